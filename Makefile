@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: MIT
+# rdma-testbed: kernel-bypass RDMA testbed with orchestration and fault injection.
+#   make            build everything into build/
+#   make deps       install the Debian packages (idempotent, root)
+#   make test       unit tests + SoftRoCE tests in the VM testbed
+#   make demo       bring up the default testbed and run the first experiment
+#   make install PREFIX=/usr/local
+#   V=1             show full commands
+VERSION := 0.1.0
+BUILD   ?= build
+OBJ     := $(BUILD)/obj
+BIN     := $(BUILD)/bin
+LIBEXEC := $(BUILD)/libexec/rdma-testbed
+BPFDIR  := $(BUILD)/lib/rdma-testbed/bpf
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
+	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -I$(OBJ)/ebpf -MMD -MP
+LDLIBS_JSON := -ljansson
+BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all clean deps test test-unit test-softroce demo bench install
+
+LIB_SRC  := $(wildcard lib/*.c)
+WL_SRC   := $(wildcard workloads/*.c)
+AGENT_SRC := $(wildcard agent/*.c)
+CTL_SRC  := $(wildcard ctl/*.c)
+INJ_SRC  := $(wildcard injector/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+SCRIPTS  := $(wildcard testbed/*.sh)
+
+obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+LIB_OBJ := $(call obj,$(LIB_SRC))
+WL_OBJ  := $(call obj,$(WL_SRC))
+
+PROGS := $(BIN)/rdmactl $(BIN)/rdma-agent $(BIN)/rdma-inject
+BPF_OBJS := $(BPFDIR)/inject.bpf.o
+LIBEXEC_FILES := $(patsubst testbed/%,$(LIBEXEC)/%,$(SCRIPTS))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES)
+
+$(OBJ)/%.o: %.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# --- eBPF: .bpf.c -> .bpf.o -> skeleton header
+$(OBJ)/ebpf/%.bpf.o: ebpf/%.bpf.c
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/ebpf/%.skel.h: $(OBJ)/ebpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BPFDIR)/%.bpf.o: $(OBJ)/ebpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(call obj,$(INJ_SRC)): $(OBJ)/ebpf/inject.skel.h
+
+# --- programs
+$(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
+
+$(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(LIB_OBJ)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_JSON) -lm
+
+$(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lbpf -lelf -lz $(LDLIBS_JSON) -lm
+
+$(LIBEXEC)/%.sh: testbed/%.sh
+	@mkdir -p $(@D)
+	$(Q)install -m 0755 $< $@
+
+# --- tests
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(WL_OBJ)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
+
+# the one test command (README, CI): unit tests, then the SoftRoCE suite
+test: all $(UNIT_BINS)
+	$(Q)bash tests/run.sh
+
+test-unit: all $(UNIT_BINS)
+	$(Q)TESTS=unit bash tests/run.sh
+
+test-softroce: all
+	$(Q)TESTS=softroce bash tests/run.sh
+
+deps:
+	$(Q)bash scripts/deps.sh
+
+demo: all
+	$(Q)bash scripts/demo.sh
+
+bench: all
+	$(Q)bash bench/write_lat_vs_perftest.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rdma-testbed \
+		$(DESTDIR)$(PREFIX)/lib/rdma-testbed/bpf
+	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(LIBEXEC_FILES) $(DESTDIR)$(PREFIX)/libexec/rdma-testbed/
+	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/rdma-testbed/bpf/
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

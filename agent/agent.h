@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef RTB_AGENT_H
+#define RTB_AGENT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include "../lib/proto.h"
+#include "../workloads/verbs.h"
+
+#define AGENT_MAX_ARMS 64
+#define AGENT_MAX_JOBS 16
+
+struct arm;
+struct job;
+
+struct agent {
+	struct vb_dev dev;
+	char name[64];
+	char token[PROTO_TOKEN_MAX + 1];
+	pthread_mutex_t lock;		/* guards arms[], jobs[], next_id */
+	struct arm *arms[AGENT_MAX_ARMS];
+	struct job *jobs[AGENT_MAX_JOBS];
+	unsigned int next_id;
+};
+
+/* one request: fills *result or err; returns 0 / -errno */
+int agent_dispatch(struct agent *a, const char *cmd, json_t *args, json_t **result, char *err,
+		   size_t errlen);
+void agent_serve_conn(struct agent *a, int fd);
+void agent_shutdown(struct agent *a);
+
+/* arm.c */
+int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int arm_connect(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int arm_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int arm_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int arm_destroy(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+void arm_destroy_all(struct agent *a);
+
+/* perftest.c: run the real perftest binaries next to our own numbers */
+int job_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int job_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+void job_kill_all(struct agent *a);
+
+#endif

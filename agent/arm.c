@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Arms: one workload instance each, with its own QPs/CQs, driven by the
+ * controller through prepare -> connect -> start -> wait -> destroy. Several
+ * arms run at once (the same workload in different recovery modes). The
+ * registry lock only guards the table; a running arm owns its thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "agent.h"
+#include "../workloads/wl.h"
+
+enum arm_state { ARM_PREPARED, ARM_CONNECTED, ARM_RUNNING, ARM_DONE };
+static const char *const state_names[] = { "prepared", "connected", "running", "done" };
+
+struct arm {
+	unsigned int id;
+	const struct wl_ops *wl;
+	struct wl_ctx ctx;
+	enum arm_state state;
+	volatile int stop;
+	pthread_t thread;
+	int rc;
+	json_t *result;
+};
+
+static struct arm **slot_of(struct agent *a, unsigned int id)
+{
+	int i;
+
+	for (i = 0; i < AGENT_MAX_ARMS; i++)
+		if (a->arms[i] && a->arms[i]->id == id)
+			return &a->arms[i];
+	return NULL;
+}
+
+static int arm_id_arg(json_t *args, unsigned int *id, char *err, size_t errlen)
+{
+	json_int_t v;
+
+	if (json_unpack(args, "{s:I}", "arm", &v) || v < 0 || v > 0xffffffffLL) {
+		snprintf(err, errlen, "missing or invalid 'arm'");
+		return -EINVAL;
+	}
+	*id = (unsigned int)v;
+	return 0;
+}
+
+/* look an arm up under the lock; returns it locked-in-table (caller unlocks) */
+static struct arm *lookup(struct agent *a, json_t *args, char *err, size_t errlen)
+{
+	struct arm **s;
+	unsigned int id;
+
+	if (arm_id_arg(args, &id, err, errlen))
+		return NULL;
+	s = slot_of(a, id);
+	if (!s)
+		snprintf(err, errlen, "no arm %u", id);
+	return s ? *s : NULL;
+}
+
+int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	const char *wname, *role;
+	json_t *opts = NULL, *ep = NULL;
+	struct arm *arm, **free_slot = NULL;
+	int i, r;
+
+	if (json_unpack(args, "{s:s,s:s,s?o}", "workload", &wname, "role", &role, "opts", &opts)) {
+		snprintf(err, errlen, "prepare: expected {workload, role, opts}");
+		return -EINVAL;
+	}
+	arm = calloc(1, sizeof(*arm));
+	if (!arm)
+		return -ENOMEM;
+	arm->wl = wl_find(wname);
+	if (!arm->wl) {
+		snprintf(err, errlen, "unknown workload '%s'", wname);
+		free(arm);
+		return -EINVAL;
+	}
+	if (!strcmp(role, "client")) {
+		arm->ctx.role = WL_CLIENT;
+	} else if (!strcmp(role, "server")) {
+		arm->ctx.role = WL_SERVER;
+	} else {
+		snprintf(err, errlen, "unknown role '%s' (expected client|server)", role);
+		free(arm);
+		return -EINVAL;
+	}
+	arm->ctx.dev = &a->dev;
+	arm->ctx.stop = &arm->stop;
+	r = arm->wl->prepare(&arm->ctx, opts, &ep);
+	if (r) {
+		snprintf(err, errlen, "%s: %s", wname, arm->ctx.err[0] ? arm->ctx.err : strerror(-r));
+		free(arm);
+		return r;
+	}
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_ARMS && !free_slot; i++)
+		if (!a->arms[i])
+			free_slot = &a->arms[i];
+	if (free_slot) {
+		arm->id = ++a->next_id;
+		*free_slot = arm;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!free_slot) {
+		snprintf(err, errlen, "too many arms (%d)", AGENT_MAX_ARMS);
+		arm->wl->destroy(&arm->ctx);
+		json_decref(ep);
+		free(arm);
+		return -ENOSPC;
+	}
+	*result = json_pack("{s:I,s:o}", "arm", (json_int_t)arm->id, "ep", ep);
+	return 0;
+}
+
+int arm_connect(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	json_t *peer;
+	struct arm *arm;
+	int r;
+
+	if (json_unpack(args, "{s:o}", "peer", &peer)) {
+		snprintf(err, errlen, "connect: missing 'peer'");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&a->lock);
+	arm = lookup(a, args, err, errlen);
+	if (!arm) {
+		r = -ENOENT;
+	} else if (arm->state != ARM_PREPARED) {
+		snprintf(err, errlen, "arm %u is %s, not prepared", arm->id, state_names[arm->state]);
+		r = -EBUSY;
+	} else {
+		r = arm->wl->connect(&arm->ctx, peer);
+		if (r)
+			snprintf(err, errlen, "%s", arm->ctx.err);
+		else
+			arm->state = ARM_CONNECTED;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!r)
+		*result = json_object();
+	return r;
+}
+
+static void *arm_thread(void *p)
+{
+	struct arm *arm = p;
+	json_t *res = NULL;
+	int r;
+
+	r = arm->wl->run(&arm->ctx, &res);
+	arm->result = res;
+	arm->rc = r;
+	__atomic_store_n(&arm->state, ARM_DONE, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int arm_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	struct arm *arm;
+	int r;
+
+	pthread_mutex_lock(&a->lock);
+	arm = lookup(a, args, err, errlen);
+	if (!arm) {
+		r = -ENOENT;
+	} else if (arm->state != ARM_CONNECTED) {
+		snprintf(err, errlen, "arm %u is %s, not connected", arm->id, state_names[arm->state]);
+		r = -EBUSY;
+	} else {
+		arm->state = ARM_RUNNING;
+		r = -pthread_create(&arm->thread, NULL, arm_thread, arm);
+		if (r) {
+			arm->state = ARM_CONNECTED;
+			snprintf(err, errlen, "arm %u: cannot start thread: %s", arm->id, strerror(-r));
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!r)
+		*result = json_object();
+	return r;
+}
+
+int arm_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	json_int_t timeout_ms = 0;
+	int waited = 0, r;
+	struct arm *arm;
+
+	json_unpack(args, "{s?I}", "timeout_ms", &timeout_ms);
+	for (;;) {
+		pthread_mutex_lock(&a->lock);
+		arm = lookup(a, args, err, errlen);
+		if (!arm) {
+			pthread_mutex_unlock(&a->lock);
+			return -ENOENT;
+		}
+		if (__atomic_load_n(&arm->state, __ATOMIC_ACQUIRE) == ARM_DONE) {
+			r = arm->rc;
+			if (r)
+				snprintf(err, errlen, "arm %u: %s", arm->id,
+					 arm->ctx.err[0] ? arm->ctx.err : strerror(-r));
+			else
+				*result = json_pack("{s:b,s:O}", "done", 1, "result", arm->result);
+			pthread_mutex_unlock(&a->lock);
+			return r;
+		}
+		if (arm->state != ARM_RUNNING) {
+			snprintf(err, errlen, "arm %u is %s, not started", arm->id,
+				 state_names[arm->state]);
+			pthread_mutex_unlock(&a->lock);
+			return -EINVAL;
+		}
+		pthread_mutex_unlock(&a->lock);
+		if (waited >= timeout_ms) {
+			*result = json_pack("{s:b}", "done", 0);
+			return 0;
+		}
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
+}
+
+static void arm_free(struct arm *arm)
+{
+	if (arm->state == ARM_RUNNING || arm->state == ARM_DONE) {
+		arm->stop = 1;
+		pthread_join(arm->thread, NULL);
+	}
+	arm->wl->destroy(&arm->ctx);
+	json_decref(arm->result);
+	free(arm);
+}
+
+int arm_destroy(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	struct arm **s, *arm;
+	unsigned int id;
+
+	if (arm_id_arg(args, &id, err, errlen))
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	s = slot_of(a, id);
+	arm = s ? *s : NULL;
+	if (s)
+		*s = NULL;
+	pthread_mutex_unlock(&a->lock);
+	if (!arm) {
+		snprintf(err, errlen, "no arm %u", id);
+		return -ENOENT;
+	}
+	arm_free(arm);
+	*result = json_object();
+	return 0;
+}
+
+void arm_destroy_all(struct agent *a)
+{
+	struct arm *arm;
+	int i;
+
+	for (i = 0; i < AGENT_MAX_ARMS; i++) {
+		pthread_mutex_lock(&a->lock);
+		arm = a->arms[i];
+		a->arms[i] = NULL;
+		pthread_mutex_unlock(&a->lock);
+		if (arm)
+			arm_free(arm);
+	}
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdma-agent: one per node, bound to one RDMA device/port/GID; serves the
+ * controller (rdmactl) over an authenticated TCP control channel.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "agent.h"
+#include "../lib/log.h"
+#include "../lib/num.h"
+
+struct conn_arg {
+	struct agent *a;
+	int fd;
+};
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void *conn_thread(void *p)
+{
+	struct conn_arg *c = p;
+
+	agent_serve_conn(c->a, c->fd);
+	free(c);
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdma-agent --dev DEV --token-file FILE [options]\n"
+		"  -d, --dev DEV          RDMA device (e.g. rxe0)\n"
+		"  -i, --ib-port N        device port (default 1)\n"
+		"  -x, --gid-index N      GID index (default: the RoCE v2 IPv4 GID, found at run time)\n"
+		"  -l, --listen ADDR:PORT control channel address (default 127.0.0.1:47100)\n"
+		"  -t, --token-file FILE  shared secret the controller must present\n"
+		"  -n, --name NAME        node name reported to the controller (default: DEV)\n"
+		"  -v, --verbose          log every request\n"
+		"  -h, --help\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dev", required_argument, NULL, 'd' },
+		{ "ib-port", required_argument, NULL, 'i' },
+		{ "gid-index", required_argument, NULL, 'x' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dev = NULL, *listen_at = "127.0.0.1:47100", *token_file = NULL, *name = NULL;
+	const char *why;
+	uint64_t port = 1, gidx = 0;
+	int have_gidx = 0, c, lfd, r, rc = 1;
+	static struct agent a;
+	struct sigaction sa;
+	pthread_attr_t attr;
+
+	log_set_prog("rdma-agent");
+	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': dev = optarg; break;
+		case 'i':
+			if (num_parse(optarg, NUM_PLAIN, 1, 255, &port, &why)) {
+				log_err("--ib-port '%s': %s", optarg, why);
+				return 2;
+			}
+			break;
+		case 'x':
+			if (num_parse(optarg, NUM_PLAIN, 0, 1023, &gidx, &why)) {
+				log_err("--gid-index '%s': %s", optarg, why);
+				return 2;
+			}
+			have_gidx = 1;
+			break;
+		case 'l': listen_at = optarg; break;
+		case 't': token_file = optarg; break;
+		case 'n': name = optarg; break;
+		case 'v': log_verbose++; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !dev || !token_file) {
+		usage(stderr);
+		return 2;
+	}
+	r = proto_token_load(token_file, a.token, sizeof(a.token));
+	if (r) {
+		log_err("%s: cannot use as token file: %s", token_file,
+			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
+		return 2;
+	}
+	snprintf(a.name, sizeof(a.name), "%s", name ? name : dev);
+	pthread_mutex_init(&a.lock, NULL);
+
+	r = vb_dev_open(&a.dev, dev, (uint8_t)port, have_gidx ? (int)gidx : -1, 10000);
+	if (r) {
+		log_err("%s: cannot open device: %s", dev,
+			r == -ENOENT ? "no RoCE v2 IPv4 GID (is an IPv4 address on its netdev?)" :
+				       strerror(-r));
+		goto destroy_lock;
+	}
+	lfd = net_listen(listen_at);
+	if (lfd < 0) {
+		log_err("%s: cannot listen: %s", listen_at, strerror(-lfd));
+		goto close_dev;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	log_info("%s: serving %s (gid index %d) on %s", a.name, a.dev.name, a.dev.gid_index,
+		 listen_at);
+
+	while (!quit) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		struct conn_arg *ca;
+		pthread_t t;
+		int fd;
+
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ca = malloc(sizeof(*ca));
+		if (!ca) {
+			close(fd);
+			continue;
+		}
+		ca->a = &a;
+		ca->fd = fd;
+		if (pthread_create(&t, &attr, conn_thread, ca)) {
+			free(ca);
+			close(fd);
+		}
+	}
+	rc = 0;
+	log_info("%s: shutting down", a.name);
+	agent_shutdown(&a);
+	pthread_attr_destroy(&attr);
+	close(lfd);
+close_dev:
+	vb_dev_close(&a.dev);
+destroy_lock:
+	pthread_mutex_destroy(&a.lock);
+	return rc;
+}

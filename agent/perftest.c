@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Run the real perftest tools (ib_write_lat, ...) on this agent's device, so
+ * that our own numbers can be compared with perftest's on the same testbed
+ * in the same run. Only perftest's binaries can be started; the agent adds
+ * the device, GID index and port (-d, -x, -p) itself. Output is captured in
+ * a file and returned whole by job_wait.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "agent.h"
+
+extern char **environ;
+
+static const char *const allowed[] = {
+	"ib_write_lat", "ib_write_bw", "ib_read_lat", "ib_read_bw", "ib_send_lat",
+	"ib_send_bw", "ib_atomic_lat", "ib_atomic_bw", NULL,
+};
+
+#define JOB_MAX_ARGS 32
+
+struct job {
+	unsigned int id;
+	pid_t pid;
+	int done;
+	int status;
+	char out[64];
+};
+
+static int listening(int port)
+{
+	char line[256], want[8];
+	const char *files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	int found = 0;
+	size_t i;
+
+	snprintf(want, sizeof(want), ":%04X", port);
+	for (i = 0; i < 2 && !found; i++) {
+		FILE *f = fopen(files[i], "re");
+
+		if (!f)
+			continue;
+		while (!found && fgets(line, sizeof(line), f)) {
+			char local[64], st[8];
+
+			if (sscanf(line, "%*d: %63s %*s %7s", local, st) != 2)
+				continue;
+			found = strlen(local) > 5 && !strcmp(local + strlen(local) - 5, want) &&
+				!strcmp(st, "0A");
+		}
+		fclose(f);
+	}
+	return found;
+}
+
+static int valid_arg(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr("-_.=,:", *s)))
+			return 0;
+	return 1;
+}
+
+int job_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	const char *prog, *peer = NULL, *argv[JOB_MAX_ARGS + 12];
+	char gidx[16], portbuf[16];
+	json_t *extra = NULL, *v;
+	posix_spawn_file_actions_t fa;
+	struct job *job;
+	int port, i, n = 0, r, slot = -1, fd;
+	size_t k;
+
+	if (json_unpack(args, "{s:s,s:i,s?o,s?s}", "prog", &prog, "port", &port, "args", &extra,
+			"peer", &peer) ||
+	    port < 1024 || port > 65535 || (extra && !json_is_array(extra))) {
+		snprintf(err, errlen, "perftest: expected {prog, port 1024..65535, args[], peer?}");
+		return -EINVAL;
+	}
+	for (i = 0; allowed[i] && strcmp(allowed[i], prog); i++)
+		;
+	if (!allowed[i]) {
+		snprintf(err, errlen, "perftest: '%s' is not a perftest binary", prog);
+		return -EPERM;
+	}
+	if ((extra && json_array_size(extra) > JOB_MAX_ARGS) || (peer && !valid_arg(peer))) {
+		snprintf(err, errlen, "perftest: bad arguments");
+		return -EINVAL;
+	}
+	snprintf(gidx, sizeof(gidx), "%d", a->dev.gid_index);
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	argv[n++] = prog;
+	argv[n++] = "-d";
+	argv[n++] = a->dev.name;
+	argv[n++] = "-x";
+	argv[n++] = gidx;
+	argv[n++] = "-p";
+	argv[n++] = portbuf;
+	json_array_foreach(extra, k, v) {
+		if (!json_is_string(v) || !valid_arg(json_string_value(v))) {
+			snprintf(err, errlen, "perftest: argument %zu is not a plain word", k);
+			return -EINVAL;
+		}
+		argv[n++] = json_string_value(v);
+	}
+	if (peer)
+		argv[n++] = peer;
+	argv[n] = NULL;
+
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_JOBS && slot < 0; i++)
+		if (!a->jobs[i])
+			slot = i;
+	if (slot >= 0) {
+		job->id = ++a->next_id;
+		a->jobs[slot] = job;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (slot < 0) {
+		free(job);
+		snprintf(err, errlen, "perftest: too many jobs");
+		return -ENOSPC;
+	}
+	snprintf(job->out, sizeof(job->out), "/tmp/rdma-agent.%d.job%u", (int)getpid(), job->id);
+	fd = open(job->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "perftest: %s: %s", job->out, strerror(errno));
+		goto fail;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	r = -posix_spawnp(&job->pid, prog, &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd);
+	if (r) {
+		snprintf(err, errlen, "perftest: cannot run %s: %s", prog, strerror(-r));
+		goto fail;
+	}
+	if (!peer) {	/* server: return once it listens, so the client can connect */
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		for (i = 0; i < 500 && !listening(port); i++) {
+			if (waitpid(job->pid, &job->status, WNOHANG) == job->pid) {
+				job->done = 1;
+				break;
+			}
+			nanosleep(&ts, NULL);
+		}
+	}
+	*result = json_pack("{s:I,s:i}", "job", (json_int_t)job->id, "pid", (int)job->pid);
+	return 0;
+fail:
+	pthread_mutex_lock(&a->lock);
+	a->jobs[slot] = NULL;
+	pthread_mutex_unlock(&a->lock);
+	unlink(job->out);
+	free(job);
+	return r;
+}
+
+static char *slurp(const char *path, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = malloc(max + 1);
+	if (buf) {
+		n = fread(buf, 1, max, f);
+		buf[n] = 0;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void job_reap(struct job *j, int kill_it)
+{
+	if (!j->done && kill_it) {
+		kill(j->pid, SIGKILL);
+		waitpid(j->pid, &j->status, 0);
+		j->done = 1;
+	}
+	unlink(j->out);
+	free(j);
+}
+
+int job_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	json_int_t id, timeout_ms = 0;
+	struct job *job = NULL;
+	int i, slot = -1, waited = 0, rc;
+	char *out;
+
+	if (json_unpack(args, "{s:I,s?I}", "job", &id, "timeout_ms", &timeout_ms)) {
+		snprintf(err, errlen, "perftest_wait: expected {job, timeout_ms}");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_JOBS; i++)
+		if (a->jobs[i] && a->jobs[i]->id == id)
+			slot = i;
+	if (slot >= 0) {
+		job = a->jobs[slot];
+		a->jobs[slot] = NULL;	/* ours while we wait */
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!job) {
+		snprintf(err, errlen, "no perftest job %lld", (long long)id);
+		return -ENOENT;
+	}
+	while (!job->done) {
+		if (waitpid(job->pid, &job->status, WNOHANG) == job->pid) {
+			job->done = 1;
+			break;
+		}
+		if (waited >= timeout_ms)
+			break;
+		nanosleep(&ts, NULL);
+		waited += 10;
+	}
+	if (!job->done) {	/* a hung perftest is killed: its output still returns */
+		kill(job->pid, SIGKILL);
+		waitpid(job->pid, &job->status, 0);
+		job->done = 1;
+		rc = -1;
+	} else {
+		rc = WIFEXITED(job->status) ? WEXITSTATUS(job->status) : 128 + WTERMSIG(job->status);
+	}
+	out = slurp(job->out, 1 << 20);
+	*result = json_pack("{s:i,s:b,s:s}", "rc", rc, "timed_out", rc == -1, "output",
+			    out ? out : "");
+	free(out);
+	job_reap(job, 1);
+	return 0;
+}
+
+void job_kill_all(struct agent *a)
+{
+	int i;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_JOBS; i++) {
+		if (a->jobs[i])
+			job_reap(a->jobs[i], 1);
+		a->jobs[i] = NULL;
+	}
+	pthread_mutex_unlock(&a->lock);
+}

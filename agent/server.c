@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's side of the control channel: one thread per connection, one
+ * request at a time per connection, verbs from one table.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "agent.h"
+#include "../lib/log.h"
+#include "../workloads/wl.h"
+
+#ifndef RTB_VERSION
+#define RTB_VERSION "0.0.0"
+#endif
+
+static json_t *hw_counter_names(const struct vb_dev *d)
+{
+	char path[256];
+	json_t *a = json_array();
+	struct dirent **ents;
+	int n, i;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters", d->name,
+		 d->port);
+	n = scandir(path, &ents, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		if (ents[i]->d_name[0] != '.' && strcmp(ents[i]->d_name, "lifespan"))
+			json_array_append_new(a, json_string(ents[i]->d_name));
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+	return a;
+}
+
+static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+{
+	char gid[64], ip[32];
+	struct ibv_port_attr pa;
+	json_t *wls;
+	const struct wl_ops *w;
+	int i, r;
+
+	(void)args;
+	r = vb_port_query(&a->dev, &pa);
+	if (r) {
+		snprintf(err, errlen, "%s: port %u: query failed: %s", a->dev.name, a->dev.port,
+			 strerror(-r));
+		return r;
+	}
+	vb_gid_str(&a->dev.gid, gid, sizeof(gid));
+	vb_gid_ipv4(&a->dev.gid, ip, sizeof(ip));
+	wls = json_array();
+	for (i = 0; (w = wl_at(i)); i++)
+		json_array_append_new(wls, json_string(w->name));
+	*result = json_pack("{s:s,s:s,s:s,s:i,s:s,s:i,s:i,s:s,s:i,s:s,s:i,s:o,s:o,s:{s:i,s:i,s:i}}",
+			    "version", RTB_VERSION, "name", a->name, "dev", a->dev.name, "port",
+			    a->dev.port, "state", vb_port_state_name(pa.state), "active_mtu",
+			    128 << pa.active_mtu, "max_mtu", 128 << pa.max_mtu, "gid", gid,
+			    "gid_index", a->dev.gid_index, "ip", ip, "pid", (int)getpid(),
+			    "workloads", wls, "hw_counters", hw_counter_names(&a->dev), "limits",
+			    "max_qp", a->dev.attr.max_qp, "max_mr_size_mb",
+			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
+			    a->dev.attr.max_qp_wr);
+	return *result ? 0 : -ENOMEM;
+}
+
+struct cmd {
+	const char *name;
+	int (*fn)(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+};
+
+static const struct cmd cmds[] = {
+	{ "hello", cmd_hello },
+	{ "prepare", arm_prepare },
+	{ "connect", arm_connect },
+	{ "start", arm_start },
+	{ "wait", arm_wait },
+	{ "destroy", arm_destroy },
+	{ "perftest_start", job_start },
+	{ "perftest_wait", job_wait },
+	{ NULL, NULL },
+};
+
+int agent_dispatch(struct agent *a, const char *cmd, json_t *args, json_t **result, char *err,
+		   size_t errlen)
+{
+	const struct cmd *c;
+
+	for (c = cmds; c->name; c++)
+		if (!strcmp(c->name, cmd))
+			return c->fn(a, args, result, err, errlen);
+	snprintf(err, errlen, "unknown command '%s'", cmd);
+	return -EINVAL;
+}
+
+static int reply(int fd, int ok, json_t *result, const char *err)
+{
+	json_t *m;
+	int r;
+
+	if (ok)
+		m = json_pack("{s:i,s:b,s:o}", "v", PROTO_VERSION, "ok", 1, "result",
+			      result ? result : json_object());
+	else
+		m = json_pack("{s:i,s:b,s:s}", "v", PROTO_VERSION, "ok", 0, "error", err);
+	if (!m)
+		return -ENOMEM;
+	r = proto_send(fd, m, 10000);
+	json_decref(m);
+	return r;
+}
+
+void agent_serve_conn(struct agent *a, int fd)
+{
+	char err[512];
+	json_t *req, *args, *result;
+	const char *tok, *cmd;
+	int r;
+
+	for (;;) {
+		r = proto_recv(fd, &req, -1);
+		if (r) {
+			if (r != -EPIPE)
+				log_info("control: dropping connection: %s", strerror(-r));
+			break;
+		}
+		tok = json_string_value(json_object_get(req, "token"));
+		cmd = json_string_value(json_object_get(req, "cmd"));
+		args = json_object_get(req, "args");
+		if (!tok || !proto_token_equal(tok, a->token)) {
+			/* no hint which part was wrong; close: a stranger gets one answer */
+			reply(fd, 0, NULL, "authentication failed");
+			json_decref(req);
+			break;
+		}
+		if (!cmd || (args && !json_is_object(args))) {
+			reply(fd, 0, NULL, "malformed request");
+			json_decref(req);
+			continue;
+		}
+		result = NULL;
+		err[0] = 0;
+		r = agent_dispatch(a, cmd, args ? args : json_object(), &result, err, sizeof(err));
+		log_dbg("cmd %s: %s", cmd, r ? err : "ok");
+		if (r && !err[0])
+			snprintf(err, sizeof(err), "%s: %s", cmd, strerror(-r));
+		r = reply(fd, !r, result, err);
+		json_decref(req);
+		if (r)
+			break;
+	}
+	close(fd);
+}
+
+void agent_shutdown(struct agent *a)
+{
+	job_kill_all(a);
+	arm_destroy_all(a);
+}

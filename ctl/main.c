@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl: the controller. parse -> dispatch (object -> verb tables, exact
+ * keywords) -> exit code: 0 ok, 1 failure, 2 bad usage.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctl.h"
+#include "../lib/log.h"
+
+#ifndef RTB_VERSION
+#define RTB_VERSION "0.0.0"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmactl [-j] [-v|-q] OBJECT VERB [ARGS]\n"
+		"  testbed up [--nodes N] [--backend auto|vm|host] [--mtu M]\n"
+		"                          bring up N SoftRoCE nodes, one rdma-agent each\n"
+		"  testbed status          nodes, devices, port state, MTU, GID, agents\n"
+		"  testbed down            stop everything the testbed started\n"
+		"  p2p lat [OPTIONS]       RC RDMA WRITE latency between two nodes (p2p lat -h)\n"
+		"  perftest [--client N] [--server N] PROG [ARGS]\n"
+		"                          run a real perftest pair on the testbed\n"
+		"  version\n"
+		"  -j, --json   JSON output    -v  verbose    -q  quiet\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct ctl *, int, char **);
+	} objs[] = {
+		{ "testbed", cmd_testbed },
+		{ "p2p", cmd_p2p },
+		{ "perftest", cmd_perftest },
+		{ NULL, NULL },
+	};
+	struct ctl ctl = { 0 };
+	int i, k;
+
+	log_set_prog("rdmactl");
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			ctl.json = 1;
+		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			log_verbose++;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			log_verbose = -1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			log_err("unknown option '%s'", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[i], "version")) {
+		printf("rdmactl %s\n", RTB_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[i], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (k = 0; objs[k].name; k++)
+		if (!strcmp(objs[k].name, argv[i]))
+			return objs[k].fn(&ctl, argc - i - 1, argv + i + 1);
+	log_err("unknown object '%s'", argv[i]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl p2p lat: the perftest-style latency test run by two agents.
+ * Options other than --client/--server go to the workload unchanged; the
+ * agent checks them against the workload's option table.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl.h"
+#include "session.h"
+#include "../lib/hist.h"
+#include "../lib/log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rdmactl [-j] p2p lat [--client NODE] [--server NODE] [--op write]\n"
+		   "                          [--size BYTES] [--iters N] [--warmup N]\n"
+		   "                          [--qp_timeout N] [--retry_cnt N] [--op_timeout T]\n"
+		   "  RC RDMA WRITE ping-pong latency (ib_write_lat's method) between two nodes;\n"
+		   "  defaults: client node0, server node1, 2 bytes, 1000 iterations.\n");
+}
+
+static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999, 0.9999 };
+static const char *const qnames[] = { "p50", "p90", "p99", "p99_9", "p99_99" };
+
+static json_t *summary(const struct hist *h)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	json_object_set_new(o, "count", json_integer((json_int_t)h->count));
+	json_object_set_new(o, "min", json_integer((json_int_t)(h->count ? h->min : 0)));
+	for (i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++)
+		json_object_set_new(o, qnames[i],
+				    json_integer((json_int_t)hist_quantile(h, quantiles[i])));
+	json_object_set_new(o, "max", json_integer((json_int_t)h->max));
+	json_object_set_new(o, "mean", json_real(hist_mean(h)));
+	json_object_set_new(o, "stdev", json_real(hist_stdev(h)));
+	return o;
+}
+
+static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
+{
+	const char *op = json_string_value(json_object_get(cres, "op"));
+	json_int_t size = json_integer_value(json_object_get(cres, "size"));
+	const char *line = "-----------------------------------------------------------------"
+			   "-----------------------------";
+
+	printf("%s\n", line);
+	printf("                 RDMA %s latency (rdma-agent, RC, %s)\n",
+	       !strcmp(op, "write") ? "Write" : op,
+	       json_is_true(json_object_get(cres, "inline")) ? "inline" : "not inline");
+	printf(" client %s (%s)  ->  server %s (%s)\n", p->tb.node[p->ci].name,
+	       p->tb.node[p->ci].dev, p->tb.node[p->si].name, p->tb.node[p->si].dev);
+	printf("%s\n", line);
+	printf(" %-8s %-10s %10s %10s %10s %10s %10s %10s %10s\n", "#bytes", "#iters", "min[us]",
+	       "p50[us]", "p90[us]", "p99[us]", "p99.9[us]", "max[us]", "avg[us]");
+	printf(" %-8lld %-10llu %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+	       (long long)size, (unsigned long long)h->count, (double)h->min / 1e3,
+	       (double)hist_quantile(h, 0.5) / 1e3, (double)hist_quantile(h, 0.9) / 1e3,
+	       (double)hist_quantile(h, 0.99) / 1e3, (double)hist_quantile(h, 0.999) / 1e3,
+	       (double)h->max / 1e3, hist_mean(h) / 1e3);
+	printf("%s\n", line);
+	printf(" latency = half round trip; percentiles from a log-linear histogram (<0.8%% error)\n");
+}
+
+int cmd_p2p(struct ctl *ctl, int argc, char **argv)
+{
+	const char *client = "node0", *server = "node1";
+	json_t *opts, *res = NULL, *cres = NULL, *sres = NULL, *cep, *sep, *out;
+	json_int_t carm = -1, sarm = -1;
+	char err[512];
+	struct pair p;
+	struct hist h;
+	int i, r, rc = 1, done;
+
+	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
+		usage(argc < 1 ? stderr : stdout);
+		return argc < 1 ? 2 : 0;
+	}
+	if (strcmp(argv[0], "lat")) {
+		log_err("p2p: unknown test '%s' (expected lat)", argv[0]);
+		return 2;
+	}
+	opts = json_pack("{s:s}", "test", "lat");
+	for (i = 1; i < argc; i++) {
+		const char *k = argv[i];
+
+		if (!strcmp(k, "-h") || !strcmp(k, "--help")) {
+			usage(stdout);
+			json_decref(opts);
+			return 0;
+		}
+		if (strncmp(k, "--", 2) || i + 1 >= argc) {
+			log_err("p2p lat: expected --option value, got '%s'", k);
+			json_decref(opts);
+			return 2;
+		}
+		if (!strcmp(k, "--client"))
+			client = argv[++i];
+		else if (!strcmp(k, "--server"))
+			server = argv[++i];
+		else
+			json_object_set_new(opts, k + 2, json_string(argv[++i]));
+		}
+	if (pair_open(&p, client, server)) {
+		json_decref(opts);
+		return 1;
+	}
+	/* prepare both; the server first so a bad option fails before any QP exists */
+	r = agentc_call(&p.s, "prepare",
+			json_pack("{s:s,s:s,s:O}", "workload", "p2p", "role", "server", "opts", opts),
+			&res, 10000, err, sizeof(err));
+	if (r)
+		goto fail;
+	sarm = json_integer_value(json_object_get(res, "arm"));
+	sep = json_incref(json_object_get(res, "ep"));
+	json_decref(res);
+	r = agentc_call(&p.c, "prepare",
+			json_pack("{s:s,s:s,s:O}", "workload", "p2p", "role", "client", "opts", opts),
+			&res, 10000, err, sizeof(err));
+	if (r) {
+		json_decref(sep);
+		goto fail;
+	}
+	carm = json_integer_value(json_object_get(res, "arm"));
+	cep = json_incref(json_object_get(res, "ep"));
+	json_decref(res);
+	r = agentc_call(&p.s, "connect", json_pack("{s:I,s:o}", "arm", sarm, "peer", cep), &res,
+			10000, err, sizeof(err));
+	json_decref(res);
+	if (!r)
+		r = agentc_call(&p.c, "connect", json_pack("{s:I,s:o}", "arm", carm, "peer", sep),
+				&res, 10000, err, sizeof(err));
+	else
+		json_decref(sep);
+	json_decref(res);
+	if (!r)
+		r = agentc_call(&p.s, "start", json_pack("{s:I}", "arm", sarm), &res, 10000, err,
+				sizeof(err));
+	json_decref(res);
+	if (!r)
+		r = agentc_call(&p.c, "start", json_pack("{s:I}", "arm", carm), &res, 10000, err,
+				sizeof(err));
+	json_decref(res);
+	if (r)
+		goto fail;
+	/* the client ends first (it records); the server ends once its last WRITE is ACKed */
+	for (done = 0; !done && !r;) {
+		r = agentc_call(&p.c, "wait", json_pack("{s:I,s:i}", "arm", carm, "timeout_ms", 1000),
+				&res, 10000, err, sizeof(err));
+		if (!r && json_is_true(json_object_get(res, "done"))) {
+			done = 1;
+			cres = json_incref(json_object_get(res, "result"));
+		}
+		json_decref(res);
+	}
+	for (done = 0; !done && !r;) {
+		r = agentc_call(&p.s, "wait", json_pack("{s:I,s:i}", "arm", sarm, "timeout_ms", 1000),
+				&res, 10000, err, sizeof(err));
+		if (!r && json_is_true(json_object_get(res, "done"))) {
+			done = 1;
+			sres = json_incref(json_object_get(res, "result"));
+		}
+		json_decref(res);
+	}
+	if (r)
+		goto fail;
+	if (hist_from_json(&h, json_object_get(cres, "lat_ns"))) {
+		snprintf(err, sizeof(err), "%s: malformed latency histogram", p.c.where);
+		goto fail;
+	}
+	if (ctl->json) {
+		out = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:o,s:o}", "schema_version", 1,
+				"test", "lat", "op", json_string_value(json_object_get(cres, "op")),
+				"size", json_object_get(cres, "size"), "iters",
+				json_object_get(cres, "iters"), "client", p.tb.node[p.ci].name,
+				"server", p.tb.node[p.si].name, "elapsed_ns",
+				json_object_get(cres, "elapsed_ns"), "lat_ns", summary(&h),
+				"lat_hist_ns", hist_to_json(&h));
+		json_dumpf(out, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(out);
+	} else {
+		print_text(&p, cres, &h);
+	}
+	rc = 0;
+	goto destroy;
+fail:
+	log_err("%s", err);
+destroy:
+	/* always release both arms, whatever failed */
+	if (carm >= 0 && !agentc_call(&p.c, "destroy", json_pack("{s:I}", "arm", carm), &res, 30000,
+				      err, sizeof(err)))
+		json_decref(res);
+	if (sarm >= 0 && !agentc_call(&p.s, "destroy", json_pack("{s:I}", "arm", sarm), &res, 30000,
+				      err, sizeof(err)))
+		json_decref(res);
+	json_decref(cres);
+	json_decref(sres);
+	json_decref(opts);
+	pair_close(&p);
+	return rc;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "opt.h"
+
+static const struct opt *find(const struct opt *t, const char *name)
+{
+	for (; t->name; t++)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
+}
+
+static size_t lev(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev, tmp;
+	size_t row[64];
+
+	if (lb >= 64)
+		return 64;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			tmp = row[j];
+			row[j] = prev + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (tmp + 1 < row[j])
+				row[j] = tmp + 1;
+			prev = tmp;
+		}
+	}
+	return row[lb];
+}
+
+const char *opt_suggest(const char *word, const char *const *names)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1, d;
+
+	for (; *names; names++) {
+		d = lev(word, *names);
+		if (d < bd) {
+			bd = d;
+			best = *names;
+		}
+	}
+	return bd <= 2 || (best && bd <= strlen(best) / 3) ? best : NULL;
+}
+
+static void unknown(const struct opt *t, const char *name, char *err, size_t errlen)
+{
+	const char *names[64], *s;
+	size_t n = 0;
+
+	for (; t->name && n < 63; t++)
+		names[n++] = t->name;
+	names[n] = NULL;
+	s = opt_suggest(name, names);
+	if (s)
+		snprintf(err, errlen, "unknown option '%s' (did you mean '%s'?)", name, s);
+	else
+		snprintf(err, errlen, "unknown option '%s'", name);
+}
+
+static enum num_kind num_kind_of(enum opt_kind k)
+{
+	switch (k) {
+	case OPT_SIZE:
+		return NUM_SIZE;
+	case OPT_TIME:
+		return NUM_TIME;
+	case OPT_PPM:
+		return NUM_PPM;
+	default:
+		return NUM_PLAIN;
+	}
+}
+
+static int set_one(const struct opt *o, void *cfg, const char *val, char *err, size_t errlen)
+{
+	const char *why;
+	uint64_t v;
+	int i, r;
+
+	if (o->kind == OPT_ENUM) {
+		for (i = 0; o->keywords[i]; i++) {
+			if (!strcmp(o->keywords[i], val)) {
+				*(int *)((char *)cfg + o->off) = i;
+				return 0;
+			}
+		}
+		snprintf(err, errlen, "%s: unknown value '%s'", o->name, val);
+		for (i = 0; o->keywords[i]; i++) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l, "%s%s", i ? "|" : " (expected ", o->keywords[i]);
+		}
+		if (strlen(err) + 2 < errlen)
+			strcat(err, ")");
+		return -EINVAL;
+	}
+	r = num_parse(val, num_kind_of(o->kind), o->min, o->max, &v, &why);
+	if (r) {
+		snprintf(err, errlen, "%s: '%s': %s (%llu..%llu)", o->name, val, why,
+			 (unsigned long long)o->min, (unsigned long long)o->max);
+		return r;
+	}
+	*(uint64_t *)((char *)cfg + o->off) = v;
+	return 0;
+}
+
+int opt_set(const struct opt *t, void *cfg, const char *name, const char *val, char *err,
+	    size_t errlen)
+{
+	const struct opt *o = find(t, name);
+
+	if (!o) {
+		unknown(t, name, err, errlen);
+		return -EINVAL;
+	}
+	return set_one(o, cfg, val, err, errlen);
+}
+
+int opt_apply_json(const struct opt *t, void *cfg, const json_t *obj, char *err, size_t errlen)
+{
+	const struct opt *o;
+	const char *k;
+	json_t *v;
+	char buf[32];
+	int r;
+
+	for (o = t; o->name; o++) {
+		r = set_one(o, cfg, o->def, err, errlen);
+		if (r)
+			return r;	/* a bad default is a bug: the unit test catches it */
+	}
+	if (!obj)
+		return 0;
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "options must be an object");
+		return -EINVAL;
+	}
+	json_object_foreach((json_t *)obj, k, v) {
+		const char *s;
+
+		o = find(t, k);
+		if (!o) {
+			unknown(t, k, err, errlen);
+			return -EINVAL;
+		}
+		if (json_is_string(v)) {
+			s = json_string_value(v);
+		} else if (json_is_integer(v) && o->kind != OPT_ENUM) {
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+			s = buf;
+		} else {
+			snprintf(err, errlen, "%s: expected %s", k,
+				 o->kind == OPT_ENUM ? "a keyword" : "a number or string");
+			return -EINVAL;
+		}
+		r = set_one(o, cfg, s, err, errlen);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+json_t *opt_to_json(const struct opt *t, const void *cfg)
+{
+	json_t *o = json_object();
+
+	for (; o && t->name; t++) {
+		const char *p = (const char *)cfg + t->off;
+
+		if (t->kind == OPT_ENUM)
+			json_object_set_new(o, t->name, json_string(t->keywords[*(const int *)p]));
+		else
+			json_object_set_new(o, t->name, json_integer((json_int_t) * (const uint64_t *)p));
+	}
+	return o;
+}
+
+void opt_help(const struct opt *t, FILE *f)
+{
+	for (; t->name; t++)
+		fprintf(f, "  --%-12s %s (default %s)\n", t->name, t->help, t->def);
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install every Debian package the build, the tests and the testbed need.
+# Idempotent: when all packages are present it only runs dpkg-query (~0.1 s).
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential pkg-config clang llvm bpftool libbpf-dev linux-libc-dev libc6-dev
+	libibverbs-dev librdmacm-dev libnl-3-dev libnl-route-3-dev libyaml-dev
+	libncurses-dev libjansson-dev libisal-dev
+	# SoftRoCE user space (host side and copied into the VM image)
+	rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
+	# testbed: VM image and boot
+	qemu-system-x86 busybox-static cpio xz-utils zstd
+	# tests
+	tmux jq python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	case $p in \#*) continue ;; esac
+	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[ "${st:0:2}" = ii ] || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	echo "deps: run 'make deps' as root (apt-get install)" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get -o DPkg::Lock::Timeout=600 update -q
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+echo "deps: done"

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Build the testbed VM image from Debian packages.
+#
+#   mkimage.sh --cache DIR --out INITRD --overlay-dir DIR
+#
+# Two layers, concatenated into one initramfs (the kernel unpacks every cpio
+# archive it finds in the initrd, later files win):
+#   base     Debian's kernel modules (rdma_rxe & co), busybox, iproute2,
+#            rdma-core with the rxe provider, perftest, bpftool and their
+#            shared libraries. Cached in DIR, keyed by a hash of every input
+#            (this script, the kernel version, the package versions), so it
+#            is rebuilt only when one of them changes.
+#   overlay  the project's own files, staged by rdmactl in --overlay-dir
+#            (init, topology script, rdma-agent, rdma-inject, BPF objects,
+#            config, token). Shared libraries of its executables are added.
+#            Rebuilt on every call: it is small (< 1 s).
+#
+# The kernel (linux-image-amd64's versioned package) is downloaded and
+# unpacked under DIR, never installed: no hooks run, /boot is untouched.
+# Prints KEY=VALUE lines on stdout: KVER, KERNEL, BASE, BASE_BUILT, BASE_S.
+set -euo pipefail
+
+CACHE= OUT= OVL=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cache) CACHE=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--overlay-dir) OVL=$2; shift 2 ;;
+	*) echo "mkimage: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+[ -n "$CACHE" ] && [ -n "$OUT" ] && [ -n "$OVL" ] || {
+	echo "usage: mkimage.sh --cache DIR --out INITRD --overlay-dir DIR" >&2; exit 2; }
+
+# Kernel modules the guest loads, in dependency order computed below.
+# virtio_* and 9p for the control NIC; sch_*/cls_bpf/act_* for the injector.
+MODULES="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe veth bridge
+	 sch_ingress cls_bpf act_bpf sch_fq sch_prio sch_netem virtio_pci virtio_net"
+BINS="ip tc bridge rdma bpftool ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong
+      ibv_ud_pingpong ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw
+      ib_atomic_lat ib_atomic_bw"
+PKGS="busybox-static iproute2 rdma-core ibverbs-providers ibverbs-utils perftest bpftool libc6"
+
+log() { echo "mkimage: $*" >&2; }
+die() { echo "mkimage: $*" >&2; exit 1; }
+mkdir -p "$CACHE"
+
+# ---------------------------------------------------------------- kernel
+resolve_kpkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/{print $2; exit}'
+}
+KPKG=$(resolve_kpkg)
+if [ -z "$KPKG" ]; then
+	apt-get -q update >/dev/null 2>&1 || true
+	KPKG=$(resolve_kpkg)
+fi
+[ -n "$KPKG" ] || die "cannot resolve linux-image-amd64 to a versioned kernel package (apt lists?)"
+KVER=${KPKG#linux-image-}
+KROOT=$CACHE/kernel-$KVER
+VMLINUZ=$KROOT/boot/vmlinuz-$KVER
+MODDIR=$KROOT/lib/modules/$KVER
+if [ ! -f "$VMLINUZ" ] || [ ! -s "$MODDIR/modules.dep" ]; then
+	log "downloading $KPKG (unpacked, not installed)"
+	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
+	chown _apt "$tmp" 2>/dev/null || true	# apt drops privileges for downloads
+	(cd "$tmp" && apt-get download -q "$KPKG" >&2) || { rm -rf "$tmp"; die "apt-get download $KPKG failed"; }
+	rm -rf "$KROOT.new"
+	dpkg-deb -x "$tmp"/"$KPKG"_*.deb "$KROOT.new"
+	depmod -b "$KROOT.new" "$KVER"	# the .deb ships no modules.dep
+	rm -rf "$tmp" "$KROOT"
+	mv "$KROOT.new" "$KROOT"
+fi
+
+# ---------------------------------------------------------------- base layer
+versions=$(dpkg-query -W -f='${Package}=${Version}\n' $PKGS 2>/dev/null | sort)
+KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; } | sha256sum | cut -c1-16)
+BASE=$CACHE/base-$KEY.cpio
+BUILT=0
+t0=$(date +%s.%N)
+
+copy_file() {	# copy a host file to the same path under $ST (dereferencing links)
+	local f=$1
+	mkdir -p "$ST$(dirname "$f")"
+	[ -e "$ST$f" ] || cp -L "$f" "$ST$f"
+}
+copy_with_libs() {
+	local f=$1 lib
+	copy_file "$f"
+	for lib in $(ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}'); do
+		copy_file "$lib"
+	done
+}
+pack() {	# dir out
+	(cd "$1" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) > "$2.tmp"
+	mv -f "$2.tmp" "$2"
+}
+
+if [ ! -s "$BASE" ]; then
+	log "building base layer $BASE"
+	BUILT=1
+	ST=$(mktemp -d "$CACHE/base.XXXXXX")
+	trap 'rm -rf "$ST"' EXIT
+	mkdir -p "$ST"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc,proc,sys,dev,run,tmp,var,root,mnt}
+	cp /bin/busybox "$ST/bin/busybox"
+	ln -s busybox "$ST/bin/sh"
+	for b in $BINS; do
+		p=$(command -v "$b") || p=/usr/sbin/$b
+		[ -x "$p" ] || die "missing host binary $b (make deps)"
+		copy_with_libs "$p"
+	done
+	copy_file /lib64/ld-linux-x86-64.so.2
+	# libibverbs dlopen()s its provider: ldd cannot see it
+	prov=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
+	[ -n "$prov" ] || die "no rxe provider (ibverbs-providers)"
+	copy_with_libs "$prov"
+	mkdir -p "$ST/etc/libibverbs.d"
+	cp /etc/libibverbs.d/rxe.driver "$ST/etc/libibverbs.d/"
+	[ -d /etc/iproute2 ] && cp -r /etc/iproute2 "$ST/etc/"
+	for d in /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc; do
+		[ -d "$d" ] && { mkdir -p "$ST$d"; cp -r "$d"/. "$ST$d/"; }
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' > "$ST/etc/passwd"
+	printf 'root:x:0:\n' > "$ST/etc/group"
+	printf '127.0.0.1 localhost\n' > "$ST/etc/hosts"
+	printf 'hosts: files\n' > "$ST/etc/nsswitch.conf"
+
+	# modules + their dependencies, in load order
+	declare -A SEEN=()
+	ORDER=()
+	dep_line() {
+		local n=$1
+		grep -E "(^|/)(${n}|${n//_/-})\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" | head -1
+	}
+	add_mod() {
+		local n=$1 line path deps d
+		line=$(dep_line "$n")
+		if [ -z "$line" ]; then
+			grep -qE "/(${n}|${n//_/-})\.ko" "$MODDIR/modules.builtin" && return 0
+			die "kernel $KVER: module $n neither modular nor built-in"
+		fi
+		path=${line%%:*}
+		deps=${line#*:}
+		[ -n "${SEEN[$path]:-}" ] && return 0
+		SEEN[$path]=1
+		for d in $deps; do add_mod "$(basename "${d%%.ko*}")"; done
+		ORDER+=("$path")
+	}
+	for m in $MODULES; do add_mod "$m"; done
+	mkdir -p "$ST/etc/rdmatb"
+	for p in "${ORDER[@]}"; do
+		mkdir -p "$ST/lib/modules/$KVER/$(dirname "$p")"
+		case $p in
+		*.ko.xz) xz -dc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.xz}" ;;
+		*.ko.zst) zstd -qdc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.zst}" ;;
+		*.ko.gz) gzip -dc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.gz}" ;;
+		*) cp "$MODDIR/$p" "$ST/lib/modules/$KVER/$p" ;;
+		esac
+		echo "${p%.ko*}.ko"
+	done > "$ST/etc/rdmatb/modules.order"
+	cp "$MODDIR"/modules.builtin* "$MODDIR"/modules.order "$ST/lib/modules/$KVER/"
+	depmod -b "$ST" "$KVER"
+	echo "$KVER" > "$ST/etc/rdmatb/kver"
+	pack "$ST" "$BASE"
+	rm -rf "$ST"
+	trap - EXIT
+	# keep the cache small: older base layers are useless now
+	for f in "$CACHE"/base-*.cpio; do [ "$f" = "$BASE" ] || rm -f "$f"; done
+fi
+t1=$(date +%s.%N)
+
+# ---------------------------------------------------------------- overlay
+ST=$(mktemp -d "$(dirname "$OUT")/overlay.XXXXXX")
+trap 'rm -rf "$ST"' EXIT
+cp -a "$OVL"/. "$ST"/
+for f in $(find "$ST" -type f -perm -u+x); do
+	file=$(head -c 4 "$f" | od -An -c | tr -d ' ')
+	[ "$file" = "177ELF" ] || continue
+	for lib in $(ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'); do
+		copy_file "$lib"
+	done
+done
+pack "$ST" "$OUT.overlay"
+cat "$BASE" "$OUT.overlay" > "$OUT.tmp"
+rm -f "$OUT.overlay"
+mv -f "$OUT.tmp" "$OUT"
+
+echo "KVER=$KVER"
+echo "KERNEL=$VMLINUZ"
+echo "BASE=$BASE"
+echo "BASE_BUILT=$BUILT"
+echo "BASE_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')"

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thin helpers over libibverbs shared by every workload: the agent's device
+ * (one device/port/GID per agent), endpoint exchange records and the QP state
+ * ladder. libibverbs mixes conventions (ibv_modify_qp returns +errno, create
+ * calls NULL + errno); everything here returns 0 / -errno.
+ */
+#ifndef RTB_VERBS_H
+#define RTB_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <jansson.h>
+#include <stdint.h>
+
+struct vb_dev {
+	struct ibv_context *ctx;
+	char name[IBV_SYSFS_NAME_MAX];
+	uint8_t port;
+	int gid_index;
+	union ibv_gid gid;
+	struct ibv_device_attr attr;
+};
+
+/* gid_index < 0: find the RoCE v2 GID with an IPv4-mapped address, waiting up
+ * to wait_ms for it to appear (rxe adds GIDs after the port goes ACTIVE) */
+int vb_dev_open(struct vb_dev *d, const char *name, uint8_t port, int gid_index, int wait_ms);
+void vb_dev_close(struct vb_dev *d);
+int vb_port_query(const struct vb_dev *d, struct ibv_port_attr *pa);
+/* "ACTIVE", "DOWN", ... (ibv_port_state_str says "active": ours match ibv_devinfo) */
+const char *vb_port_state_name(enum ibv_port_state st);
+void vb_gid_str(const union ibv_gid *g, char *buf, size_t len);
+int vb_gid_parse(const char *s, union ibv_gid *g);
+/* IPv4 address of an IPv4-mapped GID as text, "" otherwise */
+void vb_gid_ipv4(const union ibv_gid *g, char *buf, size_t len);
+
+/* what a peer needs to reach one of our QPs and buffers */
+struct vb_ep {
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t addr;
+	uint64_t len;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+};
+
+json_t *vb_ep_to_json(const struct vb_ep *ep);
+int vb_ep_from_json(struct vb_ep *ep, const json_t *j);
+
+struct vb_rc_opts {
+	uint8_t timeout;	/* 4.096 us * 2^timeout; 0 = infinite */
+	uint8_t retry_cnt;	/* 7 = infinite on rxe */
+	uint8_t rnr_retry;
+	uint8_t max_rd_atomic;
+};
+
+/* RESET -> INIT -> RTR -> RTS for an RC or UC QP */
+int vb_qp_connect(struct ibv_qp *qp, const struct vb_dev *d, uint32_t local_psn,
+		  const struct vb_ep *remote, const struct vb_rc_opts *o);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workload plug-ins (fio's ioengine model): every workload is one ops table.
+ * The agent drives an *arm* through prepare -> connect -> run -> destroy;
+ * run() executes on the arm's own thread and must watch ctx->stop.
+ */
+#ifndef RTB_WL_H
+#define RTB_WL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "../lib/opt.h"
+#include "verbs.h"
+
+enum wl_role { WL_CLIENT, WL_SERVER };
+
+struct wl_ctx {
+	const struct vb_dev *dev;
+	enum wl_role role;
+	volatile int *stop;
+	void *priv;		/* the workload's own state */
+	char err[256];		/* why the last call failed */
+};
+
+struct wl_ops {
+	const char *name;
+	const struct opt *opts;
+	/* allocate PD/CQ/QP/MR; *ep = what the peer needs to connect */
+	int (*prepare)(struct wl_ctx *c, const json_t *opts, json_t **ep);
+	int (*connect)(struct wl_ctx *c, const json_t *peer_ep);
+	/* *result: workload-specific figures (histograms as hist_to_json) */
+	int (*run)(struct wl_ctx *c, json_t **result);
+	void (*destroy)(struct wl_ctx *c);
+};
+
+const struct wl_ops *wl_find(const char *name);
+/* i-th workload, NULL past the end */
+const struct wl_ops *wl_at(int i);
+
+extern const struct wl_ops wl_p2p;
+
+#endif

@@ -103,7 +103,8 @@ $(LIBEXEC)/%.sh: testbed/%.sh
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(WL_OBJ)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
+	@mkdir -p $(OBJ)/tests
+	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
 
 # the one test command (README, CI): unit tests, then the SoftRoCE suite
 test: all $(UNIT_BINS)

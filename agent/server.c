@@ -43,7 +43,7 @@ static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, 
 	struct ibv_port_attr pa;
 	json_t *wls;
 	const struct wl_ops *w;
-	int i, r;
+	int i, r, narms = 0, njobs = 0;
 
 	(void)args;
 	r = vb_port_query(&a->dev, &pa);
@@ -54,6 +54,12 @@ static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, 
 	}
 	vb_gid_str(&a->dev.gid, gid, sizeof(gid));
 	vb_gid_ipv4(&a->dev.gid, ip, sizeof(ip));
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_ARMS; i++)
+		narms += a->arms[i] != NULL;
+	for (i = 0; i < AGENT_MAX_JOBS; i++)
+		njobs += a->jobs[i] != NULL;
+	pthread_mutex_unlock(&a->lock);
 	wls = json_array();
 	for (i = 0; (w = wl_at(i)); i++)
 		json_array_append_new(wls, json_string(w->name));
@@ -66,6 +72,10 @@ static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, 
 			    "max_qp", a->dev.attr.max_qp, "max_mr_size_mb",
 			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
 			    a->dev.attr.max_qp_wr);
+	if (*result) {
+		json_object_set_new(*result, "arms", json_integer(narms));
+		json_object_set_new(*result, "perftest_jobs", json_integer(njobs));
+	}
 	return *result ? 0 : -ENOMEM;
 }
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The test runner behind `make test`: unit tests (no root, no VM), then the
+# SoftRoCE suites (root, real rxe in the VM testbed). Every test prints
+#   PASS: name (figures) | FAIL: name (why) | SKIP: name (reason)
+# and the last line is the count the CI reads: "N passed, N failed".
+# TESTS=unit|softroce|all (default all) selects suites.
+set -u
+cd "$(dirname "$0")/.."
+TESTS=${TESTS:-all}
+LOG=${TEST_LOG:-build/test.log}
+mkdir -p "$(dirname "$LOG")"
+: > "$LOG"
+
+if [ "$TESTS" = all ] || [ "$TESTS" = unit ]; then
+	echo "== unit tests" | tee -a "$LOG"
+	for t in build/tests/test_*; do
+		[ -x "$t" ] || continue
+		n=$(basename "$t")
+		if out=$("$t" 2>&1); then
+			echo "PASS: unit/$n ($(tail -n 1 <<< "$out"))"
+		else
+			echo "$out" | sed 's/^/    /'
+			echo "FAIL: unit/$n"
+		fi
+	done 2>&1 | tee -a "$LOG"
+fi
+
+if [ "$TESTS" = all ] || [ "$TESTS" = softroce ]; then
+	echo "== softroce tests (real rdma_rxe in the VM testbed)" | tee -a "$LOG"
+	for s in tests/softroce/[0-9]*.sh; do
+		# full output in the log; PASS/FAIL/SKIP and '#' notes on the terminal
+		bash "$s" 2>&1 | tee -a "$LOG" | grep -E '^(PASS|FAIL|SKIP):|^# ' || true
+	done
+fi
+
+pass=$(grep -c '^PASS:' "$LOG")
+fail=$(grep -c '^FAIL:' "$LOG")
+skip=$(grep -c '^SKIP:' "$LOG")
+echo
+if [ "$fail" -gt 0 ]; then
+	echo "failed:"
+	grep '^FAIL:' "$LOG" | sed 's/^FAIL: /  /'
+fi
+if [ "$skip" -gt 0 ]; then
+	echo "skipped ($skip):"
+	grep '^SKIP:' "$LOG" | sed 's/^SKIP: /  /'
+fi
+echo "full log: $LOG"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

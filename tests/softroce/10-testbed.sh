@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End to end on real SoftRoCE: testbed up (3 nodes) / status / the agents'
+# RC WRITE latency / perftest on the same testbed / bad inputs / down.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+
+# bad arguments never touch a VM: checked first
+bad() {	# name expected-rc pattern cmd...
+	local n=$1 want=$2 pat=$3 out rc; shift 3
+	out=$("$@" 2>&1); rc=$?
+	if [ "$rc" = "$want" ] && grep -q -- "$pat" <<< "$out"; then pass "$n" "exit $rc"
+	else fail "$n" "exit $rc, want $want and '$pat' in: $(head -c 200 <<< "$out")"; fi
+}
+bad up_bad_nodes 2 "--nodes '0'" "$RDMACTL" testbed up --nodes 0
+bad up_bad_backend 2 "expected auto|vm|host" "$RDMACTL" testbed up --backend qemu
+bad up_bad_mtu 2 "--mtu '1500'" "$RDMACTL" testbed up --mtu 1500
+bad unknown_verb 2 "unknown verb 'upp'" "$RDMACTL" testbed upp
+bad unknown_object 2 "unknown object" "$RDMACTL" testbedd up
+
+why=$(vm_unavailable)
+if [ -n "$why" ]; then
+	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
+		 no_leaked_arms perftest down up_cached; do skip "$t" "$why"; done
+	exit 0
+fi
+trap tb_cleanup EXIT
+tb_cleanup
+
+if out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
+	pass up "$(tail -n 1 <<< "$out")"
+else
+	fail up "$(tail -n 30 <<< "$out" | tr '\n' '|')"
+	exit 0
+fi
+note "$(tail -n 1 <<< "$out")"
+
+st=$("$RDMACTL" -j testbed status); rc=$?
+if [ $rc = 0 ] && jq -e '
+	.up and .healthy and (.nodes | length == 3) and
+	([.nodes[] | .state == "ACTIVE" and .agent_reachable and .active_mtu == 1024] | all) and
+	([.nodes | to_entries[] | .value.gid == "::ffff:198.18.0.\(.key + 1)"] | all) and
+	([.nodes[] | .hw_counters | index("sent_pkts") != null] | all)' <<< "$st" >/dev/null; then
+	pass status_json "$(jq -c '[.nodes[] | "\(.name)=\(.dev)/\(.state)/\(.active_mtu)/\(.gid)"]' <<< "$st")"
+else
+	fail status_json "rc=$rc $(head -c 300 <<< "$st")"
+fi
+txt=$("$RDMACTL" testbed status)
+if [ "$(grep -c ' ACTIVE .* yes$' <<< "$txt")" = 3 ]; then pass status_text; else fail status_text "$txt"; fi
+
+out=$("$RDMACTL" testbed up --nodes 2 2>&1); rc=$?
+if [ $rc != 0 ] && grep -q 'already up' <<< "$out" && "$RDMACTL" -q testbed status >/dev/null; then
+	pass second_up "exit $rc: $out"
+else
+	fail second_up "exit $rc: $out"
+fi
+
+lat=$("$RDMACTL" -j p2p lat --iters 2000 --size 2); rc=$?
+if [ $rc = 0 ] && jq -e '.lat_ns | .count == 2000 and .min > 0 and .min <= .p50 and
+	.p50 <= .p99 and .p99 <= .p99_9 and .p99_9 <= .max' <<< "$lat" >/dev/null; then
+	pass p2p_lat "$(jq -r '.lat_ns | "p50 \(.p50/1000) us, p99 \(.p99/1000) us, max \(.max/1000) us"' <<< "$lat")"
+else
+	fail p2p_lat "rc=$rc $(head -c 300 <<< "$lat")"
+fi
+out=$("$RDMACTL" p2p lat --client node2 --server node0 --size 4k --iters 300 2>&1); rc=$?
+if [ $rc = 0 ] && grep -qE '^ 4096 +300 ' <<< "$out"; then pass p2p_lat_pair2 "node2 -> node0, 4 KiB"
+else fail p2p_lat_pair2 "rc=$rc $out"; fi
+
+ok=1
+for args in "--size 0:size" "--iterz 5:did you mean 'iters'" "--client node7:unknown node 'node7'" \
+	    "--server node0:same node" "--op read:unknown value 'read'" "--size 2M:out of range"; do
+	a=${args%%:*}; pat=${args#*:}
+	# shellcheck disable=SC2086
+	out=$("$RDMACTL" p2p lat $a 2>&1); rc=$?
+	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "p2p lat $a: exit $rc: $out"; fi
+done
+[ $ok = 1 ] && pass p2p_bad_inputs "6 bad option sets rejected with a message" || fail p2p_bad_inputs
+
+arms=$("$RDMACTL" -j testbed status | jq '[.nodes[].agent_reachable] | all')
+leak=$(for i in 0 1 2; do "$RDMACTL" -j p2p lat --client node$i --server node$(( (i + 1) % 3 )) --iters 10 >/dev/null 2>&1; done
+       python3 - "$st" <<'PY'
+import json, socket, struct, sys, os
+st = json.loads(sys.argv[1])
+tok = open(os.environ.get("RDMATB_STATE_DIR", "/run/rdma-testbed") + "/token").read().strip()
+total = 0
+for n in st["nodes"]:
+    s = socket.create_connection((n["agent_host"], n["agent_port"]), timeout=5)
+    m = json.dumps({"v": 1, "token": tok, "cmd": "hello", "args": {}}).encode()
+    s.sendall(struct.pack(">I", len(m)) + m)
+    ln = struct.unpack(">I", s.recv(4, socket.MSG_WAITALL))[0]
+    r = json.loads(s.recv(ln, socket.MSG_WAITALL))
+    total += r["result"]["arms"] + r["result"]["perftest_jobs"]
+print(total)
+PY
+)
+if [ "$arms" = true ] && [ "$leak" = 0 ]; then pass no_leaked_arms "agents healthy, 0 arms/jobs left after runs and failures"
+else fail no_leaked_arms "reachable=$arms arms_left=$leak"; fi
+
+out=$("$RDMACTL" perftest ib_write_lat -s 2 -n 500 2>&1); rc=$?
+if [ $rc = 0 ] && grep -qE '^ 2 +500 ' <<< "$out"; then
+	pass perftest "ib_write_lat: $(grep -E '^ 2 +500 ' <<< "$out" | head -1 | tr -s ' \t' ' ')"
+else
+	fail perftest "rc=$rc $(tail -n 5 <<< "$out" | tr '\n' '|')"
+fi
+
+out=$("$RDMACTL" testbed down 2>&1); rc=$?
+if [ $rc = 0 ] && no_leftovers && ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then pass down "$out"
+else fail down "rc=$rc $out"; fi
+
+if out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
+	pass up_cached "$(tail -n 1 <<< "$out")"
+else
+	fail up_cached "$(tail -n 20 <<< "$out" | tr '\n' '|')"
+fi
+"$RDMACTL" testbed down >/dev/null 2>&1
+no_leftovers || fail down_final "leftovers after the second down"

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the SoftRoCE suites: PASS/FAIL/SKIP lines, a testbed that is
+# always torn down, and the skip rule (skip only when qemu cannot run at all).
+RDMACTL=${RDMACTL:-build/bin/rdmactl}
+SUITE=${SUITE:-$(basename "$0" .sh)}
+
+pass() { echo "PASS: $SUITE/$1${2:+ ($2)}"; }
+fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; }
+skip() { echo "SKIP: $SUITE/$1 ($2)"; }
+note() { echo "# $*"; }
+# check NAME CMD...: PASS when CMD succeeds
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "command failed: $*"; fi; }
+
+# why the VM testbed cannot run here, or "" when it can
+vm_unavailable() {
+	[ "$(id -u)" = 0 ] || { echo "not root"; return; }
+	command -v "${RDMATB_QEMU:-qemu-system-x86_64}" >/dev/null || { echo "no qemu-system-x86_64 (make deps)"; return; }
+	command -v apt-get >/dev/null || { echo "no apt-get to fetch Debian's kernel"; return; }
+	echo ""
+}
+
+tb_cleanup() {
+	"$RDMACTL" -q testbed down >/dev/null 2>&1 || true
+}
+
+no_leftovers() {	# nothing of the testbed remains
+	local why=""
+	pgrep -f 'qemu-system.*rdma-testbed' >/dev/null && why="qemu still running"
+	[ -e "${RDMATB_STATE_DIR:-/run/rdma-testbed}" ] && why="$why state dir left"
+	[ -z "$why" ] || { echo "leftovers: $why" >&2; return 1; }
+}

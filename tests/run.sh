@@ -24,6 +24,14 @@ if [ "$TESTS" = all ] || [ "$TESTS" = unit ]; then
 			echo "FAIL: unit/$n"
 		fi
 	done 2>&1 | tee -a "$LOG"
+	# the BPF/user ABI header must stand alone for both compilers
+	ma=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+	if echo '#include "inject_abi.h"' | gcc -std=gnu11 -Wall -Wextra -Werror -Iebpf -x c -c -o /dev/null - 2>&1 &&
+	   echo '#include "inject_abi.h"' | clang -target bpf -Wall -Werror -Iebpf -I/usr/include/"$ma" -x c -c -o /dev/null - 2>&1; then
+		echo "PASS: unit/abi_header (ebpf/inject_abi.h alone: gcc and clang -target bpf)"
+	else
+		echo "FAIL: unit/abi_header (ebpf/inject_abi.h does not compile alone)"
+	fi 2>&1 | tee -a "$LOG"
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = softroce ]; then

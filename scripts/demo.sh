@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# make demo: the first end-to-end path on the default testbed. Brings up
+# 3 SoftRoCE nodes (VM unless this kernel has rdma_rxe), shows them, runs
+# the agents' RC RDMA WRITE latency test node0 -> node1 and perftest's
+# ib_write_lat on the same nodes, then takes the testbed down (KEEP=1 keeps
+# it up for your own commands).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RDMACTL=build/bin/rdmactl
+KEEP=${KEEP:-0}
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+brought_up=0
+if "$RDMACTL" -q testbed status >/dev/null 2>&1; then
+	step "reusing the running testbed"
+else
+	step "rdmactl testbed up --nodes 3"
+	"$RDMACTL" testbed up --nodes 3
+	brought_up=1
+fi
+done_() { if [ "$brought_up" = 1 ] && [ "$KEEP" != 1 ]; then step "rdmactl testbed down"; "$RDMACTL" testbed down; fi; }
+trap done_ EXIT
+
+step "rdmactl testbed status"
+"$RDMACTL" testbed status
+
+step "rdmactl p2p lat --client node0 --server node1 --size 2 --iters 5000"
+"$RDMACTL" p2p lat --client node0 --server node1 --size 2 --iters 5000
+
+step "the same on perftest: rdmactl perftest ib_write_lat -s 2 -n 5000 (client side)"
+"$RDMACTL" perftest ib_write_lat -s 2 -n 5000 | awk '/server on/{exit} /#bytes/{h=1} h'
+
+[ "$KEEP" = 1 ] && echo && echo "testbed kept up: 'rdmactl testbed status', 'rdmactl testbed down' when done"
+exit 0

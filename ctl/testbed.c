@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,6 +21,15 @@
 #include "../lib/num.h"
 
 static const char *const backend_names[] = { "auto", "vm", "host", NULL };
+
+/* Ctrl-C / SIGTERM during `up`: stop waiting and tear down what was started */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
 
 const char *tb_backend_name(enum tb_backend b)
 {
@@ -192,6 +202,8 @@ int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const s
 		}
 		if (nok == s->nodes)
 			break;
+		if (interrupted)
+			return -EINTR;
 		if (!alive(s))
 			return -ECHILD;
 		if (ctl_now() - t0 > timeout_s)
@@ -375,16 +387,26 @@ static int testbed_up(struct ctl *ctl, int argc, char **argv)
 				"host (this kernel has rdma_rxe)" :
 				"vm (this kernel has no rdma_rxe)");
 	}
+	{
+		struct sigaction sa = { .sa_handler = on_interrupt };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	memset(&s, 0, sizeof(s));
 	s.backend = backend;
 	s.nodes = o.nodes;
 	s.mtu = o.mtu;
 	s.netdev_mtu = o.mtu + 128; /* rxe: active MTU = netdev MTU - headers, rounded down */
 	r = backend == TB_HOST ? host_up(&s, &o) : vm_up(&s, &o);
+	if (!r && interrupted)
+		r = -EINTR;
 	if (r) {
+		if (r == -EINTR)
+			log_err("testbed up: interrupted; tearing down what was started");
 		teardown(&s);
 		close(lockfd);
-		return 1;
+		return r == -EINTR ? 130 : 1;
 	}
 	s.up_s = ctl_now() - t0;
 	r = tb_save(&s);
@@ -395,10 +417,13 @@ static int testbed_up(struct ctl *ctl, int argc, char **argv)
 		return 1;
 	}
 	close(lockfd);
-	printf("testbed up: %d nodes, backend %s%s%s, %.1f s (image %.1f s%s, boot to agents %.1f s)\n",
-	       s.nodes, tb_backend_name(s.backend), s.backend == TB_VM ? ", accel " : "",
-	       s.backend == TB_VM ? s.accel : "", s.up_s, s.image_s,
-	       s.image_built ? ", built" : ", cached", s.boot_s);
+	if (s.backend == TB_VM)
+		printf("testbed up: %d nodes, backend vm, accel %s, %.1f s (image %.1f s, %s; "
+		       "boot to agents ready %.1f s)\n",
+		       s.nodes, s.accel, s.up_s, s.image_s, s.image_built ? "built" : "cached",
+		       s.boot_s);
+	else
+		printf("testbed up: %d nodes, backend host, %.1f s\n", s.nodes, s.up_s);
 	return 0;
 }
 

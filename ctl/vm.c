@@ -493,6 +493,8 @@ int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	r = tb_wait_agents(s, o->timeout_s, vm_booting);
 	s->boot_s = ctl_now() - t0;
 	if (r) {
+		if (r == -EINTR)
+			return r;
 		log_err("testbed up: %s after %.0f s; last lines of the VM console (%s):",
 			r == -ECHILD ? "the VM failed" : "agents not ready", s->boot_s, serial);
 		tail_file(serial, 25);

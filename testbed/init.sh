@@ -36,6 +36,13 @@ for m in $(cat /etc/rdmatb/modules.order); do
 done
 echo "@@MODULES-DONE uptime=$(up)"
 
+# test images (tests/softroce) bring their own script: run it, report, power off
+if [ -x /etc/rdmatb/guest-test ]; then
+	/etc/rdmatb/guest-test
+	echo "@@GUEST-TEST-DONE rc=$?"
+	off
+fi
+
 # control NIC: the virtio one (qemu user networking, restrict=on)
 ETH=
 for d in /sys/class/net/*; do

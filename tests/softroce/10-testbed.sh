@@ -22,7 +22,7 @@ bad unknown_object 2 "unknown object" "$RDMACTL" testbedd up
 why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
-		 no_leaked_arms perftest down up_cached; do skip "$t" "$why"; done
+		 no_leaked_arms perftest down interrupt_up_cleans up_cached; do skip "$t" "$why"; done
 	exit 0
 fi
 trap tb_cleanup EXIT
@@ -107,6 +107,18 @@ fi
 out=$("$RDMACTL" testbed down 2>&1); rc=$?
 if [ $rc = 0 ] && no_leftovers && ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then pass down "$out"
 else fail down "rc=$rc $out"; fi
+
+"$RDMACTL" testbed up --nodes 2 > /tmp/rtb-int.out 2>&1 &
+p=$!
+sleep 4
+kill -INT $p
+wait $p; rc=$?
+if [ $rc = 130 ] && grep -q interrupted /tmp/rtb-int.out && no_leftovers; then
+	pass interrupt_up_cleans "Ctrl-C during up: exit 130, no qemu, no state"
+else
+	fail interrupt_up_cleans "rc=$rc $(tr '\n' '|' < /tmp/rtb-int.out)"
+fi
+rm -f /tmp/rtb-int.out
 
 if out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
 	pass up_cached "$(tail -n 1 <<< "$out")"

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs INSIDE a test VM (a kernel with rdma_rxe): the host backend of
+# `rdmactl testbed` for real -- topology.sh with the rtb prefix, local
+# agents, status, a latency run, down -- and checks that down restores
+# the links, rules, rxe devices and sysctls exactly.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export RDMATB_LIBEXEC=/usr/libexec/rdma-testbed RDMATB_BIN=/usr/bin
+S=host-backend
+pass() { echo "PASS: 20-$S/$1${2:+ ($2)}"; }
+fail() { echo "FAIL: 20-$S/$1${2:+ ($2)}"; }
+RDMA=$(ls /usr/sbin/rdma /usr/bin/rdma /sbin/rdma /bin/rdma 2>/dev/null | head -n 1)
+[ -n "$RDMA" ] || { fail down_restores "no rdma tool in the image"; exit 0; }
+agents() { for p in /proc/[0-9]*; do grep -qx rdma-agent "$p/comm" 2>/dev/null && echo "${p#/proc/}"; done; }
+snapshot() {
+	/usr/sbin/ip rule show
+	/usr/sbin/ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//'
+	"$RDMA" link show
+	cat /proc/sys/net/ipv4/conf/all/rp_filter /proc/sys/net/ipv4/conf/all/accept_local
+}
+snapshot > /tmp/before
+
+out=$(rdmactl testbed up --backend auto --nodes 3 2>&1); rc=$?
+echo "$out"
+case "$out" in *"backend host"*) ;; *) rc=99 ;; esac
+[ $rc = 0 ] && pass up_auto_picks_host "$(echo "$out" | tail -n 1)" || fail up_auto_picks_host "rc=$rc"
+
+st=$(rdmactl testbed status 2>&1); rc=$?
+echo "$st"
+n=$(echo "$st" | grep -cE '^node[0-2] +rtbrxe[0-2] +ACTIVE +1024 +::ffff:198\.18\.0\.[1-3] .* yes$')
+[ $rc = 0 ] && [ "$n" = 3 ] && pass status "3 rtbrxe nodes ACTIVE, agents reachable" || fail status "rc=$rc rows=$n"
+
+/usr/sbin/ip rule show
+out=$(rdmactl -j p2p lat --iters 500 --client node1 --server node2 2>&1); rc=$?
+echo "$out" | head -c 400; echo
+case "$out" in *'"count": 500'*) ;; *) rc=98 ;; esac
+[ $rc = 0 ] && pass p2p_lat "node1 -> node2 over rtbbr0" || fail p2p_lat "rc=$rc"
+
+out=$(rdmactl testbed up --backend host 2>&1); rc=$?
+[ $rc != 0 ] && echo "$out" | grep -q 'already up' && pass second_up_refused || fail second_up_refused "rc=$rc $out"
+
+out=$(rdmactl testbed down 2>&1); rc=$?
+echo "$out"
+snapshot > /tmp/after
+if [ $rc = 0 ] && cmp -s /tmp/before /tmp/after && [ ! -e /run/rdma-testbed ] && [ -z "$(agents)" ]; then
+	pass down_restores "rules, links, rxe devices, sysctls as before; no agents, no state"
+else
+	diff /tmp/before /tmp/after
+	fail down_restores "rc=$rc"
+fi
+exit 0

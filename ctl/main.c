@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl.h"
+#include "../lib/cli.h"
 #include "../lib/log.h"
 
 #ifndef RTB_VERSION
@@ -42,26 +43,9 @@ int main(int argc, char **argv)
 	int i, k;
 
 	log_set_prog("rdmactl");
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
-			ctl.json = 1;
-		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-			log_verbose++;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-			log_verbose = -1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else {
-			log_err("unknown option '%s'", argv[i]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (i >= argc) {
-		usage(stderr);
-		return 2;
-	}
+	i = cli_globals(argc, argv, &ctl.json, usage);
+	if (i < 0)
+		return i == CLI_EXIT_OK ? 0 : 2;
 	if (!strcmp(argv[i], "version")) {
 		printf("rdmactl %s\n", RTB_VERSION);
 		return 0;

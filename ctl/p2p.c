@@ -69,12 +69,11 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 {
 	const char *client = "node0", *server = "node1";
-	json_t *opts, *res = NULL, *cres = NULL, *sres = NULL, *cep, *sep, *out;
-	json_int_t carm = -1, sarm = -1;
+	json_t *opts, *cres = NULL, *sres = NULL, *out;
 	char err[512];
 	struct pair p;
 	struct hist h;
-	int i, r, rc = 1, done;
+	int i, rc = 1;
 
 	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		usage(argc < 1 ? stderr : stdout);
@@ -104,69 +103,12 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 			server = argv[++i];
 		else
 			json_object_set_new(opts, k + 2, json_string(argv[++i]));
-		}
+	}
 	if (pair_open(&p, client, server)) {
 		json_decref(opts);
 		return 1;
 	}
-	/* prepare both; the server first so a bad option fails before any QP exists */
-	r = agentc_call(&p.s, "prepare",
-			json_pack("{s:s,s:s,s:O}", "workload", "p2p", "role", "server", "opts", opts),
-			&res, 10000, err, sizeof(err));
-	if (r)
-		goto fail;
-	sarm = json_integer_value(json_object_get(res, "arm"));
-	sep = json_incref(json_object_get(res, "ep"));
-	json_decref(res);
-	r = agentc_call(&p.c, "prepare",
-			json_pack("{s:s,s:s,s:O}", "workload", "p2p", "role", "client", "opts", opts),
-			&res, 10000, err, sizeof(err));
-	if (r) {
-		json_decref(sep);
-		goto fail;
-	}
-	carm = json_integer_value(json_object_get(res, "arm"));
-	cep = json_incref(json_object_get(res, "ep"));
-	json_decref(res);
-	r = agentc_call(&p.s, "connect", json_pack("{s:I,s:o}", "arm", sarm, "peer", cep), &res,
-			10000, err, sizeof(err));
-	json_decref(res);
-	if (!r)
-		r = agentc_call(&p.c, "connect", json_pack("{s:I,s:o}", "arm", carm, "peer", sep),
-				&res, 10000, err, sizeof(err));
-	else
-		json_decref(sep);
-	json_decref(res);
-	if (!r)
-		r = agentc_call(&p.s, "start", json_pack("{s:I}", "arm", sarm), &res, 10000, err,
-				sizeof(err));
-	json_decref(res);
-	if (!r)
-		r = agentc_call(&p.c, "start", json_pack("{s:I}", "arm", carm), &res, 10000, err,
-				sizeof(err));
-	json_decref(res);
-	if (r)
-		goto fail;
-	/* the client ends first (it records); the server ends once its last WRITE is ACKed */
-	for (done = 0; !done && !r;) {
-		r = agentc_call(&p.c, "wait", json_pack("{s:I,s:i}", "arm", carm, "timeout_ms", 1000),
-				&res, 10000, err, sizeof(err));
-		if (!r && json_is_true(json_object_get(res, "done"))) {
-			done = 1;
-			cres = json_incref(json_object_get(res, "result"));
-		}
-		json_decref(res);
-	}
-	for (done = 0; !done && !r;) {
-		r = agentc_call(&p.s, "wait", json_pack("{s:I,s:i}", "arm", sarm, "timeout_ms", 1000),
-				&res, 10000, err, sizeof(err));
-		if (!r && json_is_true(json_object_get(res, "done"))) {
-			done = 1;
-			sres = json_incref(json_object_get(res, "result"));
-		}
-		json_decref(res);
-	}
-	if (r)
+	if (pair_run(&p, "p2p", opts, &cres, &sres, err, sizeof(err)))
 		goto fail;
 	if (hist_from_json(&h, json_object_get(cres, "lat_ns"))) {
 		snprintf(err, sizeof(err), "%s: malformed latency histogram", p.c.where);
@@ -187,17 +129,10 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 		print_text(&p, cres, &h);
 	}
 	rc = 0;
-	goto destroy;
+	goto out;
 fail:
 	log_err("%s", err);
-destroy:
-	/* always release both arms, whatever failed */
-	if (carm >= 0 && !agentc_call(&p.c, "destroy", json_pack("{s:I}", "arm", carm), &res, 30000,
-				      err, sizeof(err)))
-		json_decref(res);
-	if (sarm >= 0 && !agentc_call(&p.s, "destroy", json_pack("{s:I}", "arm", sarm), &res, 30000,
-				      err, sizeof(err)))
-		json_decref(res);
+out:
 	json_decref(cres);
 	json_decref(sres);
 	json_decref(opts);

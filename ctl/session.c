@@ -52,3 +52,89 @@ void pair_close(struct pair *p)
 	agentc_close(&p->c);
 	agentc_close(&p->s);
 }
+
+/* poll one arm until done; *result = its result (new reference) */
+static int wait_arm(struct agentc *c, json_int_t arm, json_t **result, char *err, size_t errlen)
+{
+	json_t *res = NULL;
+	int r = 0;
+
+	*result = NULL;
+	while (!r && !*result) {
+		r = agentc_call(c, "wait", json_pack("{s:I,s:i}", "arm", arm, "timeout_ms", 1000), &res,
+				10000, err, errlen);
+		if (!r && json_is_true(json_object_get(res, "done")))
+			*result = json_incref(json_object_get(res, "result"));
+		json_decref(res);
+	}
+	return r;
+}
+
+static int call_void(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen)
+{
+	json_t *res = NULL;
+	int r = agentc_call(c, cmd, args, &res, 10000, err, errlen);
+
+	json_decref(res);
+	return r;
+}
+
+static int prepare(struct agentc *c, const char *wl, const char *role, json_t *opts,
+		   json_int_t *arm, json_t **ep, char *err, size_t errlen)
+{
+	json_t *res = NULL;
+	int r;
+
+	r = agentc_call(c, "prepare",
+			json_pack("{s:s,s:s,s:O}", "workload", wl, "role", role, "opts", opts), &res,
+			10000, err, errlen);
+	if (r)
+		return r;
+	*arm = json_integer_value(json_object_get(res, "arm"));
+	*ep = json_incref(json_object_get(res, "ep"));
+	json_decref(res);
+	return 0;
+}
+
+int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t **sres,
+	     char *err, size_t errlen)
+{
+	json_int_t carm = -1, sarm = -1;
+	json_t *cep = NULL, *sep = NULL;
+	char derr[256];
+	int r;
+
+	*cres = *sres = NULL;
+	/* the server first: a bad option fails before any client QP exists */
+	r = prepare(&p->s, wl, "server", opts, &sarm, &sep, err, errlen);
+	if (!r)
+		r = prepare(&p->c, wl, "client", opts, &carm, &cep, err, errlen);
+	if (!r)
+		r = call_void(&p->s, "connect", json_pack("{s:I,s:O}", "arm", sarm, "peer", cep), err,
+			      errlen);
+	if (!r)
+		r = call_void(&p->c, "connect", json_pack("{s:I,s:O}", "arm", carm, "peer", sep), err,
+			      errlen);
+	if (!r)
+		r = call_void(&p->s, "start", json_pack("{s:I}", "arm", sarm), err, errlen);
+	if (!r)
+		r = call_void(&p->c, "start", json_pack("{s:I}", "arm", carm), err, errlen);
+	/* the client ends first; the server once its last operation is acknowledged */
+	if (!r)
+		r = wait_arm(&p->c, carm, cres, err, errlen);
+	if (!r)
+		r = wait_arm(&p->s, sarm, sres, err, errlen);
+	/* both arms are released whatever failed; a failure there is not the headline */
+	if (carm >= 0)
+		call_void(&p->c, "destroy", json_pack("{s:I}", "arm", carm), derr, sizeof(derr));
+	if (sarm >= 0)
+		call_void(&p->s, "destroy", json_pack("{s:I}", "arm", sarm), derr, sizeof(derr));
+	json_decref(cep);
+	json_decref(sep);
+	if (r) {
+		json_decref(*cres);
+		json_decref(*sres);
+		*cres = *sres = NULL;
+	}
+	return r;
+}

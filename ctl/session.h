@@ -12,5 +12,9 @@ struct pair {
 
 int pair_open(struct pair *p, const char *client, const char *server);
 void pair_close(struct pair *p);
+/* one workload on a client/server pair of arms: prepare, connect, start,
+ * wait for both, destroy both (always). Results are new references. */
+int pair_run(struct pair *p, const char *workload, json_t *opts, json_t **cres, json_t **sres,
+	     char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include "inject.skel.h"
 #include "../ebpf/inject_abi.h"
+#include "../lib/cli.h"
 #include "../lib/log.h"
 
 static int quiet_libbpf(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -130,7 +131,7 @@ static int cmd_probe(int json)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdma-inject [-j] [-v] probe\n"
+	fprintf(f, "usage: rdma-inject [-j] [-v|-q] probe\n"
 		   "  probe   tell which injector features the running kernel supports\n"
 		   "  -j      JSON output\n");
 }
@@ -141,24 +142,9 @@ int main(int argc, char **argv)
 
 	log_set_prog("rdma-inject");
 	libbpf_set_print(quiet_libbpf);
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "-v")) {
-			log_verbose++;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else {
-			log_err("unknown option '%s'", argv[i]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (i >= argc) {
-		usage(stderr);
-		return 2;
-	}
+	i = cli_globals(argc, argv, &json, usage);
+	if (i < 0)
+		return i == CLI_EXIT_OK ? 0 : 2;
 	if (!strcmp(argv[i], "probe") && i + 1 == argc)
 		return cmd_probe(json);
 	log_err("unknown command '%s'", argv[i]);

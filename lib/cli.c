@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#include <string.h>
+#include "cli.h"
+#include "log.h"
+
+int cli_globals(int argc, char **argv, int *json, void (*usage)(FILE *))
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			*json = 1;
+		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			log_verbose++;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			log_verbose = -1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return CLI_EXIT_OK;
+		} else {
+			log_err("unknown option '%s'", argv[i]);
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	return i;
+}

@@ -22,7 +22,7 @@ ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
+CFLAGS  += -I/usr/include/libnl3 -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
 	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -I$(OBJ)/ebpf -MMD -MP
 LDLIBS_JSON := -ljansson
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)
@@ -44,6 +44,8 @@ AGENT_SRC := $(wildcard agent/*.c)
 CTL_SRC  := $(wildcard ctl/*.c)
 INJ_SRC  := $(wildcard injector/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
+BPFT_SRC := $(wildcard tests/bpf/*.c)
+INJLIB_OBJ = $(filter-out $(OBJ)/injector/main.o,$(call obj,$(INJ_SRC)))
 SCRIPTS  := $(wildcard testbed/*.sh)
 
 obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
@@ -54,7 +56,9 @@ WL_OBJ  := $(call obj,$(WL_SRC))
 PROGS := $(BIN)/rdmactl $(BIN)/rdma-agent $(BIN)/rdma-inject
 BPF_OBJS := $(BPFDIR)/inject.bpf.o
 LIBEXEC_FILES := $(patsubst testbed/%,$(LIBEXEC)/%,$(SCRIPTS))
-UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC)) \
+	     $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf_%,$(BPFT_SRC))
+LIBS_INJ := -lbpf -lelf -lz -lnl-route-3 -lnl-3 $(LDLIBS_JSON) -lm
 
 all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES)
 
@@ -93,7 +97,7 @@ $(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(LIB_OBJ)
 $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -lbpf -lelf -lz $(LDLIBS_JSON) -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_INJ)
 
 $(LIBEXEC)/%.sh: testbed/%.sh
 	@mkdir -p $(@D)
@@ -105,6 +109,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(WL_OBJ)
 	@mkdir -p $(@D)
 	@mkdir -p $(OBJ)/tests
 	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
+
+$(BUILD)/tests/bpf_%: tests/bpf/%.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/inject.skel.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/tests
+	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/bpf_$*.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
 
 # the one test command (README, CI): unit tests, then the SoftRoCE suite
 test: all $(UNIT_BINS)

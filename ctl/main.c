@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	int i, k;
 
 	log_set_prog("rdmactl");
-	i = cli_globals(argc, argv, &ctl.json, usage);
+	i = cli_globals(&argc, argv, &ctl.json, usage);
 	if (i < 0)
 		return i == CLI_EXIT_OK ? 0 : 2;
 	if (!strcmp(argv[i], "version")) {

@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Everything that crosses the BPF / user space boundary of the injector.
- * Used by: ebpf/inject.bpf.c (kernel side) and injector/ (rdma-inject and
- * the agent's library). Fixed-width types, explicit padding, no pointers,
- * no bool, nothing but <linux/types.h>: CI compiles this header alone with
- * gcc and with clang -target bpf.
+ * Used by: ebpf/inject.bpf.c (kernel side), injector/ (rdma-inject and the
+ * library the agent links) and tests/bpf. Fixed-width types, explicit
+ * padding, no pointers, no bool, nothing but <linux/types.h>: CI compiles
+ * this header alone with gcc and with clang -target bpf.
+ *
+ * Rules live in an array of INJ_MAX_RULES slots. A packet's candidate rules
+ * are the AND of three bitmasks that user space keeps in step with the
+ * table (hook, opcode class, QPN), so a packet that concerns no rule costs
+ * three lookups however many rules exist. Candidates are then checked in
+ * slot order and the FIRST rule whose match fields all hold takes the
+ * packet (its `matched` counts; its action fires when its selection model
+ * says so); later rules are not looked at.
  */
 #ifndef INJECT_ABI_H
 #define INJECT_ABI_H
@@ -12,28 +20,133 @@
 #include <linux/types.h>
 
 #define INJ_ROCE_V2_PORT 4791
+#define INJ_MAX_RULES 64
+#define INJ_PIN_DIR "/sys/fs/bpf/rdma-inject"
 
-/* per-CPU counters, index = enum inj_ctr; one array per direction */
-enum inj_ctr {
-	INJ_CTR_PKTS = 0,	/* every packet the program saw */
-	INJ_CTR_BYTES,
-	INJ_CTR_ROCE_PKTS,	/* UDP dport 4791 with a BTH */
-	INJ_CTR_ROCE_BYTES,
-	INJ_CTR_ROCE_ACKS,	/* opcode 0x11 (RC ACK) */
-	INJ_CTR_CNPS,		/* opcode 0x81 */
-	INJ_CTR_MAX,
+/* skb->mark bit set on packets the injector itself re-injects (duplicates) */
+#define INJ_MARK_CLONE 0x52444d41u
+
+enum inj_dir {
+	INJ_DIR_INGRESS = 0,
+	INJ_DIR_EGRESS = 1,
 };
 
-/* what the parser extracted from one RoCEv2 packet (also the key of
- * the last-seen record user space reads for `rdma-inject stats`) */
-struct inj_pkt {
-	__u32 dqpn;		/* BTH destination QP, 24 bits */
-	__u32 psn;		/* BTH PSN, 24 bits */
-	__u8 opcode;
-	__u8 flags;		/* bit 0 solicited, bit 1 ack request */
-	__u16 len;		/* L3 length */
+/* opcode classes (bit i of a class mask) */
+enum inj_class {
+	INJ_CLS_DATA = 0,	/* SEND / WRITE (RC, UC, UD), incl. immediate and invalidate */
+	INJ_CLS_READ_REQ,	/* RDMA READ request */
+	INJ_CLS_READ_RESP,	/* RDMA READ response first/middle/last/only */
+	INJ_CLS_ACK,		/* ACK with a positive AETH syndrome */
+	INJ_CLS_NAK,		/* ACK opcode with a NAK or RNR-NAK syndrome */
+	INJ_CLS_ATOMIC,		/* CmpSwap / FetchAdd request, atomic acknowledge */
+	INJ_CLS_CNP,		/* congestion notification packet (0x81) */
+	INJ_CLS_OTHER,
+	INJ_CLS_MAX,
 };
 
-_Static_assert(sizeof(struct inj_pkt) == 12, "inj_pkt layout");
+enum inj_action {
+	INJ_ACT_COUNT = 0,	/* match and count only */
+	INJ_ACT_DROP,		/* ingress: TC_ACT_SHOT; egress: TC_ACT_STOLEN (no error to rxe) */
+	INJ_ACT_DELAY,		/* EDT timestamp, held by fq in band 1:1 of the rdma-inject prio */
+	INJ_ACT_REORDER,	/* steered to band 1:3 (netem delay): later packets overtake */
+	INJ_ACT_DUP,		/* clone and re-inject once */
+	INJ_ACT_CORRUPT,	/* flip bits before the ICRC: the receiver discards it */
+	INJ_ACT_ECN,		/* set ECN to CE (IPv4: checksum fixed) */
+	INJ_ACT_MAX,
+};
+
+/* which matched packets the action hits */
+enum inj_model {
+	INJ_MODEL_BERNOULLI = 0,	/* independently with probability prob */
+	INJ_MODEL_GEMODEL,		/* Gilbert-Elliott, netem's p r 1-h 1-k */
+	INJ_MODEL_EVERY_NTH,		/* the nth, 2nth, ... matched packet */
+	INJ_MODEL_ONLY_NTH,		/* exactly the nth matched packet, once */
+};
+
+enum inj_jitter {
+	INJ_JITTER_UNIFORM = 0,
+	INJ_JITTER_NORMAL,		/* Irwin-Hall(4) approximation, sigma = jitter */
+};
+
+/* probabilities are fractions of INJ_PROB_ONE */
+#define INJ_PROB_ONE 0xffffffffu
+
+struct inj_rule {
+	__u32 id;		/* user-visible id; 0 = free slot */
+	__u32 ifindex;		/* the hook it belongs to (also in inj_hook_mask) */
+	__u8 dir;		/* enum inj_dir */
+	__u8 action;		/* enum inj_action */
+	__u8 model;		/* enum inj_model */
+	__u8 jitter_dist;	/* enum inj_jitter */
+	__u8 ecn_ce;		/* match only packets already marked CE */
+	__u8 disabled;		/* kept in the table, out of the candidate masks */
+	__u16 pad0;
+	__u32 class_mask;	/* bit per enum inj_class; 0 = every class */
+	__s32 opcode;		/* exact BTH opcode, -1 = any */
+	__u32 qpn_lo;		/* destination QPN range, inclusive (0..0xffffff = any) */
+	__u32 qpn_hi;
+	__u32 psn_lo;		/* PSN range, inclusive */
+	__u32 psn_hi;
+	__u32 len_min;		/* IP packet length range */
+	__u32 len_max;
+	__u32 src_ip;		/* IPv4, network order, 0 = any */
+	__u32 dst_ip;
+	__u32 prob;		/* BERNOULLI: selection probability */
+	__u32 ge_p;		/* GEMODEL: good -> bad */
+	__u32 ge_r;		/* GEMODEL: bad -> good */
+	__u32 ge_h;		/* GEMODEL: P(hit | bad) (netem: 1-h) */
+	__u32 ge_k;		/* GEMODEL: P(hit | good) (netem: 1-k) */
+	__u32 nth;		/* EVERY_NTH / ONLY_NTH: n; BERNOULLI: gap (only every nth is a candidate) */
+	__u64 hold_ns;		/* REORDER: how long a selected packet is held (netem band) */
+	__u64 delay_ns;		/* DELAY: base delay */
+	__u64 jitter_ns;	/* DELAY: +- jitter */
+	__u64 start_ns;		/* active from this bpf_ktime_get_ns(); 0 = always */
+	__u64 stop_ns;		/* inactive from this time; 0 = never */
+};
+
+/* per-rule runtime state shared by all CPUs (benign races: statistics) */
+struct inj_rule_state {
+	__u64 seen;		/* matched packets, for the nth models */
+	__u32 ge_bad;		/* GEMODEL state */
+	__u32 pad0;
+};
+
+/* per-rule, per-CPU counters (summed by user space) */
+struct inj_rule_ctr {
+	__u64 matched;
+	__u64 dropped;
+	__u64 delayed;
+	__u64 reordered;
+	__u64 duplicated;
+	__u64 corrupted;
+	__u64 marked;
+	__u64 matched_bytes;
+};
+
+/* per-hook (ifindex, direction), per-CPU counters */
+struct inj_hook_ctr {
+	__u64 pkts;
+	__u64 bytes;
+	__u64 roce_pkts;
+	__u64 roce_bytes;
+};
+
+/* global knobs: array map with one entry */
+struct inj_cfg {
+	__u64 qpn_any_mask;	/* rules without an exact single QPN */
+	__u64 seed;		/* PRNG seed; 0 = from bpf_get_prandom_u32 */
+	__u32 generation;	/* bumped on every table change: PRNG reseed */
+	__u32 pad0;
+};
+
+/* key of the hook maps */
+static inline __u32 inj_hook_key(__u32 ifindex, __u32 dir)
+{
+	return (ifindex << 1) | (dir & 1);
+}
+
+/* user space: which qdiscs rdma-inject created on a device (inj_owned map) */
+#define INJ_OWN_CLSACT 1u
+#define INJ_OWN_PRIO 2u
 
 #endif

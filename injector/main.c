@@ -1,153 +1,534 @@
 // SPDX-License-Identifier: MIT
 /*
  * rdma-inject: RoCE-aware fault injection with eBPF tc programs.
- * This version: `probe` (what the running kernel supports) on the shared
- * RoCEv2 parser program; rules and attach verbs come next.
+ * parse -> open the pinned state -> one verb -> close; exit 0 / 1 / 2.
  */
 #include <errno.h>
+#include <net/if.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include <bpf/bpf.h>
 #include <jansson.h>
-#include "inject.skel.h"
-#include "../ebpf/inject_abi.h"
+#include "inj.h"
 #include "../lib/cli.h"
 #include "../lib/log.h"
+#include "../lib/num.h"
+
+static int json_out;
+static const char *pin_root;
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static int quiet_libbpf(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
 	if (lvl == LIBBPF_DEBUG && log_verbose < 1)
 		return 0;
-	if (log_verbose < 0)
-		return 0;
+	if (log_verbose < 1 && lvl == LIBBPF_WARN)
+		return 0;	/* e.g. "Kernel error message: Exclusivity flag on" */
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* "builtin" | "loaded" | "module" | "missing" for a kernel module name */
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdma-inject [-j] [-v|-q] [--pin DIR] COMMAND\n"
+		"  add dev DEV ingress|egress RULE   add a rule; the program attaches on first use\n"
+		"  run dev DEV ingress|egress RULE   add, show its counters until Ctrl-C, SIGTERM or\n"
+		"                                    the end of its window, then remove and detach\n"
+		"  del ID                            remove a rule (the hook detaches with its last rule)\n"
+		"  set ID RULE|on|off                change a rule live (same slot, counters kept)\n"
+		"  list                              rules, in the order they are checked\n"
+		"  stats                             per-rule and per-hook counters\n"
+		"  seed N                            fixed PRNG seed for reproducible runs (0 = random)\n"
+		"  flush                             detach everything, remove our qdiscs and maps\n"
+		"  probe                             what the running kernel supports\n"
+		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
+		"       [ecn ce] ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
+		"  ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder | duplicate\n"
+		"          | corrupt | ecn | flap T\n"
+		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
+		"  CLASS   data read_req read_resp ack nak atomic cnp other\n"
+		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"
+		"sender sees no error, as with loss on the wire. delay/reorder need an egress hook.\n");
+}
+
+static struct inj_ctx *open_ctx(void)
+{
+	struct inj_ctx *c = inj_open(pin_root);
+
+	if (!c)
+		log_err("cannot load the injector (%s): %s%s", pin_root ? pin_root : INJ_PIN_DIR,
+			strerror(errno), errno == EPERM ? " (needs root)" : "");
+	return c;
+}
+
+static void print_json(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2));
+	putchar('\n');
+}
+
+static json_t *rule_json(struct inj_ctx *c, const struct inj_rule *r, int with_ctr)
+{
+	char dev[IF_NAMESIZE] = "?", text[512];
+	struct inj_rule_ctr k;
+	json_t *o;
+
+	if_indextoname(r->ifindex, dev);
+	inj_rule_format(r, text, sizeof(text));
+	o = json_pack("{s:I,s:s,s:I,s:s,s:s,s:s,s:b}", "id", (json_int_t)r->id, "dev", dev,
+		      "ifindex", (json_int_t)r->ifindex, "dir", r->dir ? "egress" : "ingress",
+		      "action", inj_action_name(r->action), "rule", text, "enabled", !r->disabled);
+	if (with_ctr && !inj_rule_counters(c, r->id, &k))
+		json_object_set_new(o, "counters",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "matched",
+					      (json_int_t)k.matched, "matched_bytes",
+					      (json_int_t)k.matched_bytes, "dropped",
+					      (json_int_t)k.dropped, "delayed", (json_int_t)k.delayed,
+					      "reordered", (json_int_t)k.reordered, "duplicated",
+					      (json_int_t)k.duplicated, "corrupted",
+					      (json_int_t)k.corrupted, "marked", (json_int_t)k.marked));
+	return o;
+}
+
+static int hook_args(int argc, char **argv, struct inj_rule *r)
+{
+	if (argc < 3 || strcmp(argv[0], "dev")) {
+		log_err("expected: dev DEV ingress|egress RULE");
+		return -EINVAL;
+	}
+	r->ifindex = if_nametoindex(argv[1]);
+	if (!r->ifindex) {
+		log_err("dev %s: no such device", argv[1]);
+		return -ENODEV;
+	}
+	if (!strcmp(argv[2], "ingress")) {
+		r->dir = INJ_DIR_INGRESS;
+	} else if (!strcmp(argv[2], "egress")) {
+		r->dir = INJ_DIR_EGRESS;
+	} else {
+		log_err("dev %s: expected ingress|egress, got '%s'", argv[1], argv[2]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_add(int argc, char **argv, struct inj_rule *out)
+{
+	struct inj_rule r;
+	struct inj_ctx *c;
+	char err[256];
+	int ret;
+
+	inj_rule_init(&r);
+	if (hook_args(argc, argv, &r))
+		return 2;
+	if (inj_rule_parse(&r, argc - 3, argv + 3, 0, err, sizeof(err))) {
+		log_err("%s", err);
+		return 2;
+	}
+	c = open_ctx();
+	if (!c)
+		return 1;
+	err[0] = 0;
+	ret = inj_rule_add(c, &r, err, sizeof(err));
+	if (ret) {
+		log_err("add: %s", err[0] ? err : strerror(-ret));
+		inj_close(c);
+		return 1;
+	}
+	if (err[0])	/* a note, e.g. where a delay rule really went */
+		fprintf(stderr, "rdma-inject: %s\n", err);
+	if (out) {
+		*out = r;
+	} else if (json_out) {
+		json_t *o = rule_json(c, &r, 0);
+
+		print_json(o);
+		json_decref(o);
+	} else {
+		printf("%u\n", r.id);
+	}
+	inj_close(c);
+	return 0;
+}
+
+static int parse_id(const char *s, uint32_t *id)
+{
+	uint64_t v;
+	const char *why;
+
+	if (num_parse(s, NUM_PLAIN, 1, 0xffffffff, &v, &why)) {
+		log_err("rule id '%s': %s", s, why);
+		return -EINVAL;
+	}
+	*id = (uint32_t)v;
+	return 0;
+}
+
+static int cmd_del(int argc, char **argv)
+{
+	struct inj_ctx *c;
+	uint32_t id;
+	int r;
+
+	if (argc != 1 || parse_id(argv[0], &id))
+		return 2;
+	c = open_ctx();
+	if (!c)
+		return 1;
+	r = inj_rule_del(c, id);
+	inj_close(c);
+	if (r) {
+		log_err("del %u: %s", id, r == -ENOENT ? "no such rule" : strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	struct inj_rule r;
+	struct inj_ctx *c;
+	char err[256] = "";
+	uint32_t id;
+	int ret;
+
+	if (argc < 2 || parse_id(argv[0], &id)) {
+		log_err("expected: set ID RULE|on|off");
+		return 2;
+	}
+	c = open_ctx();
+	if (!c)
+		return 1;
+	if (inj_rule_get(c, id, &r)) {
+		log_err("set %u: no such rule", id);
+		inj_close(c);
+		return 1;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "on") || !strcmp(argv[1], "off"))) {
+		r.disabled = argv[1][1] == 'f';
+	} else if (inj_rule_parse(&r, argc - 1, argv + 1, 1, err, sizeof(err))) {
+		log_err("set %u: %s", id, err);
+		inj_close(c);
+		return 2;
+	}
+	ret = inj_rule_set(c, &r, err, sizeof(err));
+	if (ret)
+		log_err("set %u: %s", id, err[0] ? err : strerror(-ret));
+	inj_close(c);
+	return ret ? 1 : 0;
+}
+
+static int cmd_list(int with_ctr)
+{
+	struct inj_rule rules[INJ_MAX_RULES];
+	uint32_t ifx[256];
+	int dirs[256], n, nh, i;
+	struct inj_ctx *c;
+	json_t *o, *a, *h;
+
+	c = open_ctx();
+	if (!c)
+		return 1;
+	n = inj_rule_list(c, rules, INJ_MAX_RULES);
+	a = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, rule_json(c, &rules[i], with_ctr));
+	h = json_array();
+	nh = inj_hook_list(c, ifx, dirs, 256);
+	for (i = 0; i < nh; i++) {
+		char dev[IF_NAMESIZE] = "?";
+		struct inj_hook_ctr k = { 0 };
+
+		if_indextoname(ifx[i], dev);
+		inj_hook_counters(c, ifx[i], dirs[i], &k);
+		json_array_append_new(h, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I}", "dev", dev,
+						   "ifindex", (json_int_t)ifx[i], "dir",
+						   dirs[i] ? "egress" : "ingress", "pkts",
+						   (json_int_t)k.pkts, "bytes", (json_int_t)k.bytes,
+						   "roce_pkts", (json_int_t)k.roce_pkts,
+						   "roce_bytes", (json_int_t)k.roce_bytes));
+	}
+	o = json_pack("{s:i,s:o,s:o}", "schema_version", 1, "hooks", h, "rules", a);
+	if (json_out) {
+		print_json(o);
+	} else {
+		json_t *e;
+		size_t k;
+
+		printf("%-4s %-10s %-8s %s\n", "ID", "DEV", "DIR", "RULE");
+		json_array_foreach(a, k, e) {
+			printf("%-4lld %-10s %-8s %s\n", json_integer_value(json_object_get(e, "id")),
+			       json_string_value(json_object_get(e, "dev")),
+			       json_string_value(json_object_get(e, "dir")),
+			       json_string_value(json_object_get(e, "rule")));
+			if (with_ctr) {
+				json_t *k2 = json_object_get(e, "counters");
+
+				printf("     matched %lld  dropped %lld  delayed %lld  reordered %lld  "
+				       "duplicated %lld  corrupted %lld  marked %lld\n",
+				       json_integer_value(json_object_get(k2, "matched")),
+				       json_integer_value(json_object_get(k2, "dropped")),
+				       json_integer_value(json_object_get(k2, "delayed")),
+				       json_integer_value(json_object_get(k2, "reordered")),
+				       json_integer_value(json_object_get(k2, "duplicated")),
+				       json_integer_value(json_object_get(k2, "corrupted")),
+				       json_integer_value(json_object_get(k2, "marked")));
+			}
+		}
+		if (with_ctr) {
+			printf("\n%-10s %-8s %12s %14s %12s %14s\n", "HOOK", "DIR", "PKTS", "BYTES",
+			       "ROCE_PKTS", "ROCE_BYTES");
+			json_array_foreach(h, k, e)
+				printf("%-10s %-8s %12lld %14lld %12lld %14lld\n",
+				       json_string_value(json_object_get(e, "dev")),
+				       json_string_value(json_object_get(e, "dir")),
+				       json_integer_value(json_object_get(e, "pkts")),
+				       json_integer_value(json_object_get(e, "bytes")),
+				       json_integer_value(json_object_get(e, "roce_pkts")),
+				       json_integer_value(json_object_get(e, "roce_bytes")));
+		}
+	}
+	json_decref(o);
+	inj_close(c);
+	return 0;
+}
+
+/* foreground: the rule lives as long as this process */
+static int cmd_run(int argc, char **argv)
+{
+	struct inj_rule r;
+	struct inj_rule_ctr k;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct inj_ctx *c;
+	int rc;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = cmd_add(argc, argv, &r);
+	if (rc)
+		return rc;
+	c = open_ctx();
+	if (!c)
+		return 1;
+	fprintf(stderr, "rule %u active; Ctrl-C to remove it\n", r.id);
+	while (!stop) {
+		struct timespec ts = { 1, 0 };
+		struct timespec now;
+
+		nanosleep(&ts, NULL);
+		if (inj_rule_counters(c, r.id, &k))
+			break;
+		printf("rule %u: matched %llu dropped %llu delayed %llu reordered %llu duplicated %llu "
+		       "corrupted %llu marked %llu\n",
+		       r.id, (unsigned long long)k.matched, (unsigned long long)k.dropped,
+		       (unsigned long long)k.delayed, (unsigned long long)k.reordered,
+		       (unsigned long long)k.duplicated, (unsigned long long)k.corrupted,
+		       (unsigned long long)k.marked);
+		fflush(stdout);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (r.stop_ns &&
+		    (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec >= r.stop_ns)
+			break;
+	}
+	rc = inj_rule_del(c, r.id);
+	inj_close(c);
+	if (rc) {
+		log_err("run: removing rule %u: %s", r.id, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_seed(int argc, char **argv)
+{
+	struct inj_ctx *c;
+	const char *why;
+	uint64_t v;
+	int r;
+
+	if (argc != 1 || num_parse(argv[0], NUM_PLAIN, 0, UINT64_MAX, &v, &why)) {
+		log_err("expected: seed N");
+		return 2;
+	}
+	c = open_ctx();
+	if (!c)
+		return 1;
+	r = inj_set_seed(c, v);
+	inj_close(c);
+	return r ? 1 : 0;
+}
+
+static int cmd_flush(void)
+{
+	int r = inj_flush(pin_root);
+
+	if (r) {
+		log_err("flush: %s", strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+/* "builtin" | "loaded" | "module" | "missing" | "unknown" for a kernel module */
 static const char *module_state(const char *name)
 {
 	char path[512], line[512];
 	struct utsname u;
 	FILE *f;
-	const char *st = "missing";
+	const char *files[] = { "modules.builtin", "modules.dep" };
+	const char *st = "unknown";
+	size_t i, n = strlen(name);
 
 	snprintf(path, sizeof(path), "/sys/module/%s", name);
-	if (access(path, F_OK) == 0) {
-		snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
-		return access(path, F_OK) == 0 ? "loaded" : "builtin";
-	}
+	if (access(path, F_OK) == 0)
+		return "loaded";
 	if (uname(&u))
 		return st;
-	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
-	f = fopen(path, "re");
-	if (!f)
-		return st;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':'), *base;
-		size_t n = strlen(name);
-
-		if (!colon)
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/lib/modules/%s/%s", u.release, files[i]);
+		f = fopen(path, "re");
+		if (!f)
 			continue;
-		*colon = 0;
-		base = strrchr(line, '/');
-		base = base ? base + 1 : line;
-		if (!strncmp(base, name, n) && !strncmp(base + n, ".ko", 3)) {
-			st = "module";
-			break;
+		st = "missing";
+		while (fgets(line, sizeof(line), f)) {
+			char *end = strpbrk(line, ":\n"), *base;
+
+			if (end)
+				*end = 0;
+			base = strrchr(line, '/');
+			base = base ? base + 1 : line;
+			if (!strncmp(base, name, n) && !strncmp(base + n, ".ko", 3)) {
+				fclose(f);
+				return i ? "module" : "builtin";
+			}
 		}
+		fclose(f);
 	}
-	fclose(f);
 	return st;
 }
 
-struct probe_item {
+static const struct {
 	const char *name;
 	const char *what;
 	enum bpf_func_id helper;
-};
-
-static const struct probe_item helpers[] = {
-	{ "random", "probabilistic drop (bpf_get_prandom_u32)", BPF_FUNC_get_prandom_u32 },
-	{ "edt_tstamp", "delay via EDT timestamps (bpf_skb_set_tstamp)", BPF_FUNC_skb_set_tstamp },
+} helpers[] = {
+	{ "random", "probabilistic selection seeds (bpf_get_prandom_u32)", BPF_FUNC_get_prandom_u32 },
 	{ "clone", "duplicate (bpf_clone_redirect)", BPF_FUNC_clone_redirect },
-	{ "store_bytes", "corrupt / ECN mark (bpf_skb_store_bytes)", BPF_FUNC_skb_store_bytes },
+	{ "store_bytes", "corrupt, ECN mark (bpf_skb_store_bytes)", BPF_FUNC_skb_store_bytes },
+	{ "l3_csum", "ECN mark on IPv4 (bpf_l3_csum_replace)", BPF_FUNC_l3_csum_replace },
 	{ NULL, NULL, 0 },
 };
 
-static const char *const qdisc_modules[] = { "sch_ingress", "cls_bpf", "sch_fq", "sch_prio",
-					     "sch_netem", NULL };
+static const char *const modules[] = { "sch_ingress", "cls_bpf", "sch_prio", "sch_fq",
+				       "sch_netem", NULL };
 
-static int cmd_probe(int json)
+static int cmd_probe(void)
 {
-	struct inject_bpf *skel;
+	struct inj_ctx *c;
 	struct utsname u;
-	json_t *o, *h, *q;
-	int load_err, i;
+	json_t *o, *h, *m, *act;
+	int i, loads;
+	const char *fq, *netem, *prio;
 
 	uname(&u);
-	skel = inject_bpf__open();
-	load_err = skel ? inject_bpf__load(skel) : -errno;
-	inject_bpf__destroy(skel);
-	o = json_object();
-	json_object_set_new(o, "schema_version", json_integer(1));
-	json_object_set_new(o, "kernel", json_string(u.release));
-	json_object_set_new(o, "tc_program_loads", json_boolean(load_err == 0));
-	if (load_err)
-		json_object_set_new(o, "load_error", json_string(strerror(-load_err)));
+	c = inj_open("/sys/fs/bpf/rdma-inject-probe");
+	loads = c != NULL;
+	if (!loads)
+		log_err("the tc program does not load: %s", strerror(errno));
+	inj_close(c);
+	inj_flush("/sys/fs/bpf/rdma-inject-probe");
 	h = json_object();
 	for (i = 0; helpers[i].name; i++)
 		json_object_set_new(h, helpers[i].name,
 				    json_boolean(libbpf_probe_bpf_helper(BPF_PROG_TYPE_SCHED_CLS,
 									 helpers[i].helper, NULL) == 1));
-	json_object_set_new(o, "helpers", h);
-	q = json_object();
-	for (i = 0; qdisc_modules[i]; i++)
-		json_object_set_new(q, qdisc_modules[i], json_string(module_state(qdisc_modules[i])));
-	json_object_set_new(o, "modules", q);
-
-	if (json) {
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
+	m = json_object();
+	for (i = 0; modules[i]; i++)
+		json_object_set_new(m, modules[i], json_string(module_state(modules[i])));
+	fq = module_state("sch_fq");
+	netem = module_state("sch_netem");
+	prio = module_state("sch_prio");
+#define HAVE(s) (strcmp((s), "missing") != 0)
+	act = json_pack("{s:b,s:b,s:b,s:b,s:b,s:b,s:b}", "count", loads, "drop", loads, "flap",
+			loads, "duplicate", loads && json_is_true(json_object_get(h, "clone")),
+			"corrupt", loads && json_is_true(json_object_get(h, "store_bytes")), "ecn",
+			loads && json_is_true(json_object_get(h, "l3_csum")), "delay",
+			loads && HAVE(fq) && HAVE(prio));
+	json_object_set_new(act, "reorder", json_boolean(loads && HAVE(netem) && HAVE(prio)));
+#undef HAVE
+	o = json_pack("{s:i,s:s,s:b,s:o,s:o,s:o}", "schema_version", 1, "kernel", u.release,
+		      "tc_program_loads", loads, "actions", act, "helpers", h, "modules", m);
+	if (json_out) {
+		print_json(o);
 	} else {
-		printf("kernel %s\n", u.release);
-		printf("  %-12s %s\n", "tc program", load_err ? "FAILS to load" : "loads (verifier ok)");
-		if (load_err)
-			printf("  %-12s %s\n", "", strerror(-load_err));
-		for (i = 0; helpers[i].name; i++)
-			printf("  %-12s %-3s %s\n", helpers[i].name,
-			       json_is_true(json_object_get(h, helpers[i].name)) ? "yes" : "no",
-			       helpers[i].what);
-		for (i = 0; qdisc_modules[i]; i++)
-			printf("  %-12s %s\n", qdisc_modules[i],
-			       json_string_value(json_object_get(q, qdisc_modules[i])));
+		const char *k;
+		json_t *v;
+
+		printf("kernel %s: tc program %s\n", u.release, loads ? "loads" : "does NOT load");
+		printf("actions:");
+		json_object_foreach(act, k, v)
+			printf(" %s=%s", k, json_is_true(v) ? "yes" : "no");
+		printf("\nqdisc modules:");
+		json_object_foreach(m, k, v)
+			printf(" %s=%s", k, json_string_value(v));
+		printf("\n");
 	}
 	json_decref(o);
-	return load_err ? 1 : 0;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: rdma-inject [-j] [-v|-q] probe\n"
-		   "  probe   tell which injector features the running kernel supports\n"
-		   "  -j      JSON output\n");
+	return loads ? 0 : 1;
 }
 
 int main(int argc, char **argv)
 {
-	int json = 0, i;
+	int i, n;
+	const char *cmd;
 
 	log_set_prog("rdma-inject");
 	libbpf_set_print(quiet_libbpf);
-	i = cli_globals(argc, argv, &json, usage);
+	/* --pin DIR may come before the command */
+	for (i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--pin")) {
+			pin_root = argv[i + 1];
+			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
+			argc -= 2;
+			break;
+		}
+	i = cli_globals(&argc, argv, &json_out, usage);
 	if (i < 0)
 		return i == CLI_EXIT_OK ? 0 : 2;
-	if (!strcmp(argv[i], "probe") && i + 1 == argc)
-		return cmd_probe(json);
-	log_err("unknown command '%s'", argv[i]);
+	cmd = argv[i];
+	n = argc - i - 1;
+	argv += i + 1;
+	if (!strcmp(cmd, "add"))
+		return cmd_add(n, argv, NULL);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(n, argv);
+	if (!strcmp(cmd, "del"))
+		return cmd_del(n, argv);
+	if (!strcmp(cmd, "set"))
+		return cmd_set(n, argv);
+	if (!strcmp(cmd, "seed"))
+		return cmd_seed(n, argv);
+	if (n == 0 && !strcmp(cmd, "list"))
+		return cmd_list(0);
+	if (n == 0 && !strcmp(cmd, "stats"))
+		return cmd_list(1);
+	if (n == 0 && !strcmp(cmd, "flush"))
+		return cmd_flush();
+	if (n == 0 && !strcmp(cmd, "probe"))
+		return cmd_probe();
+	log_err("unknown command '%s' or wrong arguments", cmd);
 	usage(stderr);
 	return 2;
 }

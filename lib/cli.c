@@ -3,14 +3,22 @@
 #include "cli.h"
 #include "log.h"
 
-int cli_globals(int argc, char **argv, int *json, void (*usage)(FILE *))
+int cli_globals(int *argcp, char **argv, int *json, void (*usage)(FILE *))
 {
-	int i;
+	int i, k, argc = *argcp;
 
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+	/* -j is accepted anywhere ("rdma-inject stats -j", "rdmactl testbed status -j"):
+	 * it is never the value of another option, so it is taken out first */
+	for (i = k = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
 			*json = 1;
-		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+		else
+			argv[k++] = argv[i];
+	}
+	argv[k] = NULL;
+	*argcp = argc = k;
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 			log_verbose++;
 		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
 			log_verbose = -1;

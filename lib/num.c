@@ -19,7 +19,7 @@ static const struct unit size_units[] = {
 
 static const struct unit time_units[] = {
 	{ "", 1 },	  { "ns", 1 },	      { "us", 1e3 }, { "ms", 1e6 },
-	{ "s", 1e9 },	  { "m", 60e9 },      { "min", 60e9 }, { NULL, 0 },
+	{ "s", 1e9 },	  { "m", 60e9 },      { "min", 60e9 }, { "h", 3600e9 }, { NULL, 0 },
 };
 
 static const struct unit ppm_units[] = {
@@ -97,7 +97,7 @@ int num_parse(const char *s, enum num_kind kind, uint64_t min, uint64_t max, uin
 		return 0;
 	}
 	*why = kind == NUM_SIZE ? "unknown size unit (use k, M, G)" :
-	       kind == NUM_TIME ? "unknown time unit (use ns, us, ms, s)" :
+	       kind == NUM_TIME ? "unknown time unit (use ns, us, ms, s, m, h)" :
 				  "unknown unit (use % or ppm)";
 	return -EINVAL;
 }

@@ -4,7 +4,7 @@
 # SoftRoCE suites (root, real rxe in the VM testbed). Every test prints
 #   PASS: name (figures) | FAIL: name (why) | SKIP: name (reason)
 # and the last line is the count the CI reads: "N passed, N failed".
-# TESTS=unit|softroce|all (default all) selects suites.
+# TESTS=unit|bpf|softroce|all (default all) selects suites.
 set -u
 cd "$(dirname "$0")/.."
 TESTS=${TESTS:-all}
@@ -32,6 +32,23 @@ if [ "$TESTS" = all ] || [ "$TESTS" = unit ]; then
 	else
 		echo "FAIL: unit/abi_header (ebpf/inject_abi.h does not compile alone)"
 	fi 2>&1 | tee -a "$LOG"
+fi
+
+if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then
+	echo "== bpf tests (BPF_PROG_TEST_RUN on crafted RoCEv2 frames, root, no VM)" | tee -a "$LOG"
+	for t in build/tests/bpf_*; do
+		[ -x "$t" ] || continue
+		n=$(basename "$t")
+		out=$("$t" 2>&1); rc=$?
+		if [ $rc = 0 ]; then
+			echo "PASS: bpf/$n ($(tail -n 1 <<< "$out"))"
+		elif [ $rc = 77 ]; then
+			echo "SKIP: bpf/$n ($(tail -n 1 <<< "$out"))"
+		else
+			echo "$out" | sed 's/^/    /'
+			echo "FAIL: bpf/$n"
+		fi
+	done 2>&1 | tee -a "$LOG"
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = softroce ]; then

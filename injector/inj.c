@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Maps, hooks and the candidate masks of the injector (see inject_abi.h).
+ * One skeleton per direction is loaded (its rodata says which); both reuse
+ * the maps pinned under the pin root, so every hook shares one table.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "inj.h"
+#include "inject.skel.h"
+
+_Static_assert(sizeof(struct inj_rule) == 120, "inj_rule layout");
+_Static_assert(sizeof(struct inj_rule_ctr) == 64, "inj_rule_ctr layout");
+_Static_assert(sizeof(struct inj_hook_ctr) == 32, "inj_hook_ctr layout");
+_Static_assert(sizeof(struct inj_cfg) == 24, "inj_cfg layout");
+
+struct inj_ctx {
+	char pin_root[256];
+	struct inject_bpf *skel[2];	/* per direction, loaded on first use */
+	int ncpu;
+};
+
+int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errlen);
+int qdisc_prio_remove(uint32_t ifindex);
+
+static struct inject_bpf *load(struct inj_ctx *c, int dir)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = c->pin_root);
+	struct inject_bpf *s;
+	int r;
+
+	if (c->skel[dir])
+		return c->skel[dir];
+	s = inject_bpf__open_opts(&oo);
+	if (!s)
+		return NULL;
+	s->rodata->inj_dir = (__u32)dir;
+	r = inject_bpf__load(s);
+	if (r) {
+		inject_bpf__destroy(s);
+		errno = -r;
+		return NULL;
+	}
+	c->skel[dir] = s;
+	return s;
+}
+
+/* any loaded skeleton: they share the maps */
+static struct inject_bpf *maps(struct inj_ctx *c)
+{
+	return c->skel[0] ? c->skel[0] : c->skel[1];
+}
+
+/* pinning needs bpffs; mount it where tc and bpftool expect it when absent */
+static int bpffs_ensure(const char *pin_root)
+{
+	struct statfs st;
+
+	if (strncmp(pin_root, "/sys/fs/bpf/", 12))
+		return 0;
+	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mkdir("/sys/fs/bpf", 0700) && errno != EEXIST)
+		return -errno;
+	return mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") ? -errno : 0;
+}
+
+struct inj_ctx *inj_open(const char *pin_root)
+{
+	struct inj_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	snprintf(c->pin_root, sizeof(c->pin_root), "%s", pin_root ? pin_root : INJ_PIN_DIR);
+	if (bpffs_ensure(c->pin_root) || (mkdir(c->pin_root, 0700) && errno != EEXIST)) {
+		int e = errno;
+
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	c->ncpu = libbpf_num_possible_cpus();
+	if (c->ncpu < 1 || !load(c, INJ_DIR_INGRESS)) {
+		int e = errno ? errno : EINVAL;
+
+		inj_close(c);
+		errno = e;
+		return NULL;
+	}
+	return c;
+}
+
+void inj_close(struct inj_ctx *c)
+{
+	if (!c)
+		return;
+	inject_bpf__destroy(c->skel[0]);
+	inject_bpf__destroy(c->skel[1]);
+	free(c);
+}
+
+int inj_prog_fd(struct inj_ctx *c, int dir)
+{
+	struct inject_bpf *s = load(c, dir & 1);
+
+	return s ? bpf_program__fd(s->progs.inj_tc) : -errno;
+}
+
+int inj_empty_prog_fd(struct inj_ctx *c)
+{
+	return bpf_program__fd(maps(c)->progs.inj_empty);
+}
+
+void inj_rule_init(struct inj_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->opcode = -1;
+	r->qpn_hi = 0xffffff;
+	r->psn_hi = 0xffffff;
+	r->len_max = 0xffff;
+	r->prob = INJ_PROB_ONE;
+	r->action = INJ_ACT_COUNT;
+}
+
+static int rule_read(struct inj_ctx *c, uint32_t slot, struct inj_rule *r)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, r) ? -errno : 0;
+}
+
+static int find_slot(struct inj_ctx *c, uint32_t id, struct inj_rule *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < INJ_MAX_RULES; i++)
+		if (!rule_read(c, i, r) && r->id && r->id == id)
+			return (int)i;
+	return -ENOENT;
+}
+
+static int map_clear(int fd)
+{
+	uint32_t next;
+	int guard = 100000;
+
+	while (guard-- && !bpf_map_get_next_key(fd, NULL, &next))
+		if (bpf_map_delete_elem(fd, &next))
+			return -errno;
+	return 0;
+}
+
+/* rebuild hook / class / QPN masks from the rule table */
+static int masks_sync(struct inj_ctx *c)
+{
+	struct inject_bpf *s = maps(c);
+	uint64_t cls[INJ_CLS_MAX] = { 0 }, any = 0;
+	struct { uint32_t key; uint64_t mask; } hooks[INJ_MAX_RULES], qpns[INJ_MAX_RULES];
+	int nh = 0, nq = 0, k;
+	struct inj_rule r;
+	struct inj_cfg cfg;
+	uint32_t i, zero = 0;
+
+	for (i = 0; i < INJ_MAX_RULES; i++) {
+		uint64_t bit = 1ULL << i;
+		uint32_t hk;
+
+		if (rule_read(c, i, &r) || !r.id || r.disabled)
+			continue;
+		hk = inj_hook_key(r.ifindex, r.dir);
+		for (k = 0; k < nh && hooks[k].key != hk; k++)
+			;
+		if (k == nh) {
+			hooks[nh].key = hk;
+			hooks[nh++].mask = 0;
+		}
+		hooks[k].mask |= bit;
+		for (k = 0; k < INJ_CLS_MAX; k++)
+			if (!r.class_mask || (r.class_mask & (1u << k)))
+				cls[k] |= bit;
+		if (r.qpn_lo == r.qpn_hi) {
+			for (k = 0; k < nq && qpns[k].key != r.qpn_lo; k++)
+				;
+			if (k == nq) {
+				qpns[nq].key = r.qpn_lo;
+				qpns[nq++].mask = 0;
+			}
+			qpns[k].mask |= bit;
+		} else {
+			any |= bit;
+		}
+	}
+	map_clear(bpf_map__fd(s->maps.inj_hook_mask));
+	map_clear(bpf_map__fd(s->maps.inj_qpn_mask));
+	for (k = 0; k < nh; k++)
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_hook_mask), &hooks[k].key,
+					&hooks[k].mask, BPF_ANY))
+			return -errno;
+	for (k = 0; k < nq; k++)
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_qpn_mask), &qpns[k].key,
+					&qpns[k].mask, BPF_ANY))
+			return -errno;
+	for (i = 0; i < INJ_CLS_MAX; i++)
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_class_mask), &i, &cls[i], BPF_ANY))
+			return -errno;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg))
+		memset(&cfg, 0, sizeof(cfg));
+	cfg.qpn_any_mask = any;
+	cfg.generation++;
+	return bpf_map_update_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+int inj_set_seed(struct inj_ctx *c, uint64_t seed)
+{
+	int fd = bpf_map__fd(maps(c)->maps.inj_cfg);
+	struct inj_cfg cfg;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg))
+		memset(&cfg, 0, sizeof(cfg));
+	cfg.seed = seed;
+	cfg.generation++;
+	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+static int owned_or(struct inj_ctx *c, uint32_t ifindex, uint32_t flag)
+{
+	int fd = bpf_map__fd(maps(c)->maps.inj_owned);
+	uint32_t v = 0;
+
+	bpf_map_lookup_elem(fd, &ifindex, &v);
+	v |= flag;
+	return bpf_map_update_elem(fd, &ifindex, &v, BPF_ANY) ? -errno : 0;
+}
+
+static int hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
+		    .attach_point = dir == INJ_DIR_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
+	LIBBPF_OPTS(bpf_tc_opts, a, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
+	struct inj_hook_ctr zero[256];
+	uint32_t hk = inj_hook_key(ifindex, (uint32_t)dir);
+	int r, fd;
+
+	r = bpf_tc_hook_create(&hook);
+	if (!r)
+		owned_or(c, ifindex, INJ_OWN_CLSACT);	/* we made the clsact: flush removes it */
+	else if (r != -EEXIST)
+		return r;
+	if (!bpf_tc_query(&hook, &q))
+		return 0;	/* already attached (by us, earlier) */
+	fd = inj_prog_fd(c, dir);
+	if (fd < 0)
+		return fd;
+	/* the per-CPU seen counters exist before the first packet */
+	memset(zero, 0, sizeof(struct inj_hook_ctr) * (size_t)c->ncpu);
+	bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_hook_ctrs), &hk, zero, BPF_NOEXIST);
+	a.prog_fd = fd;
+	return bpf_tc_attach(&hook, &a);
+}
+
+static int hook_detach(uint32_t ifindex, int dir)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
+		    .attach_point = dir == INJ_DIR_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
+
+	if (bpf_tc_query(&hook, &q))
+		return 0;
+	q.prog_fd = q.prog_id = 0;
+	q.flags = 0;
+	return bpf_tc_detach(&hook, &q);
+}
+
+static int validate(const struct inj_rule *r, char *err, size_t errlen)
+{
+	if (!r->ifindex) {
+		snprintf(err, errlen, "a rule needs a device (dev NAME)");
+		return -EINVAL;
+	}
+	if (r->action >= INJ_ACT_MAX || r->dir > 1) {
+		snprintf(err, errlen, "bad action or direction");
+		return -EINVAL;
+	}
+	if (r->qpn_lo > r->qpn_hi || r->psn_lo > r->psn_hi || r->len_min > r->len_max) {
+		snprintf(err, errlen, "empty range (low > high)");
+		return -EINVAL;
+	}
+	if ((r->model == INJ_MODEL_EVERY_NTH || r->model == INJ_MODEL_ONLY_NTH) && !r->nth) {
+		snprintf(err, errlen, "nth must be at least 1");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int zero_slot(struct inj_ctx *c, uint32_t slot)
+{
+	struct inject_bpf *s = maps(c);
+	struct inj_rule_state st = { 0 };
+	size_t n = sizeof(struct inj_rule_ctr) * (size_t)c->ncpu;
+	void *z = calloc(1, n);
+	int r = 0;
+
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_rule_ctrs), &slot, z, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(s->maps.inj_state), &slot, &st, BPF_ANY))
+		r = -errno;
+	free(z);
+	return r;
+}
+
+/* the other end of a veth, 0 if ifindex is not one end of a pair */
+static uint32_t veth_peer(uint32_t ifindex)
+{
+	char name[IF_NAMESIZE], path[128], kind[64] = "";
+	unsigned int peer = 0;
+	FILE *f;
+
+	if (!if_indextoname(ifindex, name))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/iflink", name);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &peer) != 1)
+		peer = 0;
+	fclose(f);
+	/* iflink == ifindex for ordinary devices; veth points at its peer */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", name);
+	if (peer == ifindex || !access(path, F_OK))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/uevent", name);
+	f = fopen(path, "re");
+	if (f) {
+		char line[128];
+
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "DEVTYPE=", 8))
+				snprintf(kind, sizeof(kind), "%s", line + 8);
+		fclose(f);
+	}
+	return kind[0] ? 0 : peer;	/* veths have no DEVTYPE (bridges, vlans do) */
+}
+
+/*
+ * Delay and reorder need a queue, which only egress has. Ingress of a veth
+ * is the egress of its peer: the rule moves there (said in err as a note).
+ */
+static int place_on_egress(struct inj_rule *r, char *err, size_t errlen)
+{
+	char name[IF_NAMESIZE] = "?", peer_name[IF_NAMESIZE] = "?";
+	uint32_t peer;
+
+	if ((r->action != INJ_ACT_DELAY && r->action != INJ_ACT_REORDER) ||
+	    r->dir == INJ_DIR_EGRESS)
+		return 0;
+	if_indextoname(r->ifindex, name);
+	peer = veth_peer(r->ifindex);
+	if (!peer) {
+		snprintf(err, errlen, "%s: %s needs a queue and ingress has none; %s is not a veth, "
+			 "so put the rule on the egress of the device that sends to it",
+			 name, inj_action_name(r->action), name);
+		return -EINVAL;
+	}
+	if_indextoname(peer, peer_name);
+	snprintf(err, errlen, "note: %s ingress has no queue: %s applied on its veth peer %s egress",
+		 name, inj_action_name(r->action), peer_name);
+	r->ifindex = peer;
+	r->dir = INJ_DIR_EGRESS;
+	return 0;
+}
+
+int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen)
+{
+	struct inj_rule cur;
+	uint32_t i, free_slot = INJ_MAX_RULES, max_id = 0;
+	int ret;
+
+	ret = validate(r, err, errlen);
+	if (!ret)
+		ret = place_on_egress(r, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < INJ_MAX_RULES; i++) {
+		if (rule_read(c, i, &cur))
+			return -EIO;
+		if (!cur.id && free_slot == INJ_MAX_RULES)
+			free_slot = i;
+		if (cur.id > max_id)
+			max_id = cur.id;
+	}
+	if (free_slot == INJ_MAX_RULES) {
+		snprintf(err, errlen, "rule table full (%d rules)", INJ_MAX_RULES);
+		return -ENOSPC;
+	}
+	if (r->action == INJ_ACT_DELAY || r->action == INJ_ACT_REORDER) {
+		ret = qdisc_prio_ensure(r->ifindex, r->hold_ns, err, errlen);
+		if (ret > 0)
+			owned_or(c, r->ifindex, INJ_OWN_PRIO);
+		else if (ret < 0)
+			return ret;
+	}
+	ret = hook_attach(c, r->ifindex, r->dir);
+	if (ret) {
+		char name[IF_NAMESIZE] = "?";
+
+		if_indextoname(r->ifindex, name);
+		snprintf(err, errlen, "%s: cannot attach the tc program (%s): %s", name,
+			 r->dir ? "egress" : "ingress", strerror(-ret));
+		return ret;
+	}
+	r->id = max_id + 1;
+	ret = zero_slot(c, free_slot);
+	if (!ret && bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &free_slot, r,
+					BPF_ANY))
+		ret = -errno;
+	if (!ret)
+		ret = masks_sync(c);
+	return ret;
+}
+
+int inj_rule_get(struct inj_ctx *c, uint32_t id, struct inj_rule *r)
+{
+	return find_slot(c, id, r) < 0 ? -ENOENT : 0;
+}
+
+int inj_rule_set(struct inj_ctx *c, const struct inj_rule *r, char *err, size_t errlen)
+{
+	struct inj_rule cur;
+	uint32_t slot;
+	int s, ret;
+
+	s = find_slot(c, r->id, &cur);
+	if (s < 0) {
+		snprintf(err, errlen, "no rule %u", r->id);
+		return s;
+	}
+	ret = validate(r, err, errlen);
+	if (ret)
+		return ret;
+	if (r->ifindex != cur.ifindex || r->dir != cur.dir) {
+		snprintf(err, errlen, "a rule cannot move to another device or direction");
+		return -EINVAL;
+	}
+	slot = (uint32_t)s;
+	if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, r, BPF_ANY))
+		return -errno;
+	return masks_sync(c);
+}
+
+/* a hook no rule uses any more is detached */
+static void hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir)
+{
+	struct inj_rule r;
+	uint32_t i;
+
+	for (i = 0; i < INJ_MAX_RULES; i++)
+		if (!rule_read(c, i, &r) && r.id && r.ifindex == ifindex && r.dir == dir)
+			return;
+	hook_detach(ifindex, dir);
+}
+
+int inj_rule_del(struct inj_ctx *c, uint32_t id)
+{
+	struct inj_rule cur, empty = { 0 };
+	uint32_t slot;
+	int s, r;
+
+	s = find_slot(c, id, &cur);
+	if (s < 0)
+		return s;
+	slot = (uint32_t)s;
+	if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, &empty, BPF_ANY))
+		return -errno;
+	r = masks_sync(c);
+	hook_gc(c, cur.ifindex, cur.dir);
+	return r;
+}
+
+int inj_rule_list(struct inj_ctx *c, struct inj_rule *out, int max)
+{
+	struct inj_rule r;
+	uint32_t i;
+	int n = 0;
+
+	for (i = 0; i < INJ_MAX_RULES && n < max; i++)
+		if (!rule_read(c, i, &r) && r.id)
+			out[n++] = r;
+	return n;
+}
+
+int inj_rule_counters(struct inj_ctx *c, uint32_t id, struct inj_rule_ctr *sum)
+{
+	struct inj_rule_ctr *per;
+	struct inj_rule cur;
+	uint32_t slot;
+	int s, i;
+
+	s = find_slot(c, id, &cur);
+	if (s < 0)
+		return s;
+	slot = (uint32_t)s;
+	per = calloc((size_t)c->ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_rule_ctrs), &slot, per)) {
+		free(per);
+		return -errno;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < c->ncpu; i++) {
+		sum->matched += per[i].matched;
+		sum->dropped += per[i].dropped;
+		sum->delayed += per[i].delayed;
+		sum->reordered += per[i].reordered;
+		sum->duplicated += per[i].duplicated;
+		sum->corrupted += per[i].corrupted;
+		sum->marked += per[i].marked;
+		sum->matched_bytes += per[i].matched_bytes;
+	}
+	free(per);
+	return 0;
+}
+
+int inj_hook_counters(struct inj_ctx *c, uint32_t ifindex, int dir, struct inj_hook_ctr *sum)
+{
+	uint32_t hk = inj_hook_key(ifindex, (uint32_t)dir);
+	struct inj_hook_ctr *per;
+	int i;
+
+	per = calloc((size_t)c->ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hook_ctrs), &hk, per)) {
+		free(per);
+		return -errno;
+	}
+	for (i = 0; i < c->ncpu; i++) {
+		sum->pkts += per[i].pkts;
+		sum->bytes += per[i].bytes;
+		sum->roce_pkts += per[i].roce_pkts;
+		sum->roce_bytes += per[i].roce_bytes;
+	}
+	free(per);
+	return 0;
+}
+
+int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max)
+{
+	struct if_nameindex *all = if_nameindex(), *p;
+	int n = 0, d;
+
+	(void)c;
+	if (!all)
+		return -errno;
+	for (p = all; p->if_index && n < max; p++) {
+		for (d = 0; d < 2 && n < max; d++) {
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)p->if_index,
+				    .attach_point = d ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+			LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
+
+			if (bpf_tc_query(&hook, &q))
+				continue;
+			ifindex[n] = p->if_index;
+			dir[n++] = d;
+		}
+	}
+	if_freenameindex(all);
+	return n;
+}
+
+int inj_flush(const char *pin_root)
+{
+	static const char *const pinned[] = {
+		"inj_rules", "inj_state", "inj_rule_ctrs", "inj_hook_ctrs", "inj_hook_mask",
+		"inj_class_mask", "inj_qpn_mask", "inj_cfg", "inj_owned", NULL,
+	};
+	const char *root = pin_root ? pin_root : INJ_PIN_DIR;
+	uint32_t ifx[512], key, next;
+	int dirs[512], n, i, fd, first = 1, r = 0;
+	char path[512];
+	struct inj_ctx tmp = { 0 };
+
+	/* every filter of ours, on every device, whatever the maps say */
+	n = inj_hook_list(&tmp, ifx, dirs, 512);
+	for (i = 0; i < n; i++) {
+		int e = hook_detach(ifx[i], dirs[i]);
+
+		if (e && !r)
+			r = e;
+	}
+	/* the qdiscs we created (recorded in the pinned inj_owned map) */
+	snprintf(path, sizeof(path), "%s/inj_owned", root);
+	fd = bpf_obj_get(path);
+	while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		uint32_t own = 0;
+
+		first = 0;
+		key = next;
+		bpf_map_lookup_elem(fd, &key, &own);
+		if (own & INJ_OWN_PRIO)
+			qdisc_prio_remove(key);
+		if (own & INJ_OWN_CLSACT) {
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)key,
+				    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+			bpf_tc_hook_destroy(&hook);	/* gone with its device: fine */
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; pinned[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, pinned[i]);
+		if (unlink(path) && errno != ENOENT && !r)
+			r = -errno;
+	}
+	if (rmdir(root) && errno != ENOENT && !r)
+		r = -errno;
+	return r;
+}

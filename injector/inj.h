@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The injector library: rdma-inject's engine, linked by the agent too.
+ * All state lives in the kernel: maps pinned under a bpffs directory
+ * (default INJ_PIN_DIR) and tc filters (handle/priority INJ_TC_HANDLE), so
+ * any process -- or a later `rdma-inject flush` after a crash -- sees and
+ * can remove everything. Returns 0 / -errno; pointers NULL + errno.
+ */
+#ifndef RTB_INJ_H
+#define RTB_INJ_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "../ebpf/inject_abi.h"
+
+#define INJ_TC_HANDLE 0x52d3
+#define INJ_TC_PRIO 0x52d3
+
+struct inj_ctx;
+
+/* pin_root NULL: INJ_PIN_DIR. Creates (or reuses) the pinned maps. */
+struct inj_ctx *inj_open(const char *pin_root);
+void inj_close(struct inj_ctx *c);
+
+/* default rule: any packet of the hook, action count, BERNOULLI 100% */
+void inj_rule_init(struct inj_rule *r);
+/* validates, picks an id and a slot, attaches the hook on first use */
+int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen);
+int inj_rule_del(struct inj_ctx *c, uint32_t id);
+/* replace the rule with r->id in place (live: same slot, counters kept) */
+int inj_rule_set(struct inj_ctx *c, const struct inj_rule *r, char *err, size_t errlen);
+int inj_rule_get(struct inj_ctx *c, uint32_t id, struct inj_rule *r);
+/* all rules in slot order; returns how many */
+int inj_rule_list(struct inj_ctx *c, struct inj_rule *out, int max);
+int inj_rule_counters(struct inj_ctx *c, uint32_t id, struct inj_rule_ctr *sum);
+/* seen-packet counters of one hook (summed over CPUs) */
+int inj_hook_counters(struct inj_ctx *c, uint32_t ifindex, int dir, struct inj_hook_ctr *sum);
+/* hooks with our filter attached: fills ifindex/dir arrays, returns the count */
+int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max);
+/* fixed PRNG seed (0 = random) for reproducible runs */
+int inj_set_seed(struct inj_ctx *c, uint64_t seed);
+/* detach every filter, remove the qdiscs we created, clear and unpin the maps */
+int inj_flush(const char *pin_root);
+
+/* for tests and the benchmark: the loaded program of a direction, the empty one */
+int inj_prog_fd(struct inj_ctx *c, int dir);
+int inj_empty_prog_fd(struct inj_ctx *c);
+
+/* rule text, both ways (rule.c). Tokens as on the command line after
+ * `dev DEV DIR`: [match...] action [args] [after T] [for T]. update = 1:
+ * the tokens change an existing rule and the action may be left out. */
+int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *err,
+		   size_t errlen);
+/* "qpn 0x11 opcode data drop 1%" */
+void inj_rule_format(const struct inj_rule *r, char *buf, size_t len);
+const char *inj_action_name(int action);
+const char *inj_class_name(int cls);
+
+#endif

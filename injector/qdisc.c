@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The queue that holds delayed and reordered packets, built with libnl-route
+ * (no shelling out to tc). The BPF program decides which packet and for how
+ * long; these qdiscs only hold them:
+ *
+ *   root  prio 1: bands 3, every priority -> band 1:2 (the normal path)
+ *   1:1   fq      EDT: a packet leaves at its skb->tstamp (DELAY rules)
+ *   1:2   pfifo   (prio's default child)
+ *   1:3   netem   delay HOLD: packets steered here are overtaken (REORDER rules)
+ *
+ * The program steers with skb->priority = 1:1 or 1:3 (prio honours a
+ * priority whose major is its handle).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <netlink/netlink.h>
+#include <netlink/route/tc.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/prio.h>
+#include <netlink/route/qdisc/netem.h>
+#include <linux/pkt_sched.h>
+
+int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errlen);
+int qdisc_prio_remove(uint32_t ifindex);
+
+static struct nl_sock *sock_open(void)
+{
+	struct nl_sock *s = nl_socket_alloc();
+
+	if (s && nl_connect(s, NETLINK_ROUTE)) {
+		nl_socket_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* 1 if the device's root qdisc is already a prio with handle 1: */
+static int ours_present(struct nl_sock *s, uint32_t ifindex)
+{
+	struct nl_cache *cache;
+	struct rtnl_qdisc *q;
+	int found = 0;
+
+	if (rtnl_qdisc_alloc_cache(s, &cache))
+		return 0;
+	q = rtnl_qdisc_get_by_parent(cache, (int)ifindex, TC_H_ROOT);
+	if (q) {
+		found = rtnl_tc_get_handle(TC_CAST(q)) == TC_HANDLE(1, 0) &&
+			!strcmp(rtnl_tc_get_kind(TC_CAST(q)), "prio");
+		rtnl_qdisc_put(q);
+	}
+	nl_cache_free(cache);
+	return found;
+}
+
+static int add(struct nl_sock *s, uint32_t ifindex, uint32_t parent, uint32_t handle,
+	       const char *kind, uint64_t hold_ns, int flags)
+{
+	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), (int)ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), parent);
+	rtnl_tc_set_handle(TC_CAST(q), handle);
+	r = rtnl_tc_set_kind(TC_CAST(q), kind);
+	if (!r && !strcmp(kind, "prio")) {
+		uint8_t map[TC_PRIO_MAX + 1];
+
+		memset(map, 1, sizeof(map));	/* everything to 1:2 unless steered */
+		rtnl_qdisc_prio_set_bands(q, 3);
+		r = rtnl_qdisc_prio_set_priomap(q, map, sizeof(map));
+	} else if (!r && !strcmp(kind, "netem")) {
+		rtnl_netem_set_delay(q, (int)(hold_ns / 1000));
+		rtnl_netem_set_limit(q, 10000);
+	}
+	if (!r)
+		r = rtnl_qdisc_add(s, q, flags);
+	rtnl_qdisc_put(q);
+	return r;
+}
+
+int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errlen)
+{
+	struct nl_sock *s = sock_open();
+	int r;
+
+	if (!s) {
+		snprintf(err, errlen, "netlink: cannot open a route socket");
+		return -EIO;
+	}
+	if (ours_present(s, ifindex)) {
+		nl_socket_free(s);
+		return 0;
+	}
+	if (!hold_ns)
+		hold_ns = 1000000;
+	r = add(s, ifindex, TC_H_ROOT, TC_HANDLE(1, 0), "prio", 0, NLM_F_CREATE | NLM_F_REPLACE);
+	if (r) {
+		snprintf(err, errlen, "cannot install the prio root qdisc: %s%s", nl_geterror(r),
+			 r == -NLE_OBJ_NOTFOUND || r == -NLE_OPNOTSUPP ?
+				 " (sch_prio missing in this kernel?)" : "");
+		nl_socket_free(s);
+		return -EOPNOTSUPP;
+	}
+	r = add(s, ifindex, TC_HANDLE(1, 1), TC_HANDLE(0x10, 0), "fq", 0, NLM_F_CREATE);
+	if (r) {
+		snprintf(err, errlen, "cannot add fq (EDT delay) under 1:1: %s "
+			 "(sch_fq missing in this kernel?)", nl_geterror(r));
+		goto undo;
+	}
+	r = add(s, ifindex, TC_HANDLE(1, 3), TC_HANDLE(0x30, 0), "netem", hold_ns, NLM_F_CREATE);
+	if (r) {
+		snprintf(err, errlen, "cannot add netem (reorder hold) under 1:3: %s "
+			 "(sch_netem missing in this kernel?)", nl_geterror(r));
+		goto undo;
+	}
+	nl_socket_free(s);
+	return 1;
+undo:
+	nl_socket_free(s);
+	qdisc_prio_remove(ifindex);
+	return -EOPNOTSUPP;
+}
+
+int qdisc_prio_remove(uint32_t ifindex)
+{
+	struct nl_sock *s = sock_open();
+	struct rtnl_qdisc *q;
+	int r;
+
+	if (!s)
+		return -EIO;
+	if (!ours_present(s, ifindex)) {
+		nl_socket_free(s);
+		return 0;
+	}
+	q = rtnl_qdisc_alloc();
+	rtnl_tc_set_ifindex(TC_CAST(q), (int)ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+	rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(1, 0));
+	r = rtnl_qdisc_delete(s, q);
+	rtnl_qdisc_put(q);
+	nl_socket_free(s);
+	return r ? -EIO : 0;
+}

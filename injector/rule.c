@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Rule text <-> struct inj_rule. The grammar (exact keywords, tc-like):
+ *
+ *   MATCH*  ACTION [SELECT] [gap N] [hold T] [after T] [for T]
+ *
+ *   MATCH   qpn N[-M] | psn N[-M] | len N[-M] | src IPV4 | dst IPV4 | ecn ce
+ *           | opcode CLASS[,CLASS...] | opcode 0xNN
+ *           CLASS: data read_req read_resp ack nak atomic cnp other
+ *   ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder
+ *           | duplicate | corrupt | ecn | flap T
+ *   SELECT  P% (Bernoulli, default 100%) | every N | nth N | once
+ *           | gemodel P R [H [K]]  (netem's p r 1-h 1-k: good->bad, bad->good,
+ *             hit probability in the bad state (default 100%), in the good
+ *             state (default 0%))
+ *   gap N   with P%: only every Nth matched packet is a candidate
+ *   hold T  reorder: how long a selected packet is held (default 1ms)
+ *   after T / for T   the rule's time window from now (flap T = drop 100% for T)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "inj.h"
+#include "../lib/num.h"
+#include "../lib/opt.h"
+
+static const char *const actions[INJ_ACT_MAX + 1] = {
+	[INJ_ACT_COUNT] = "count",	   [INJ_ACT_DROP] = "drop",
+	[INJ_ACT_DELAY] = "delay",	   [INJ_ACT_REORDER] = "reorder",
+	[INJ_ACT_DUP] = "duplicate",	   [INJ_ACT_CORRUPT] = "corrupt",
+	[INJ_ACT_ECN] = "ecn",		   [INJ_ACT_MAX] = NULL,
+};
+
+static const char *const classes[INJ_CLS_MAX + 1] = {
+	[INJ_CLS_DATA] = "data",	 [INJ_CLS_READ_REQ] = "read_req",
+	[INJ_CLS_READ_RESP] = "read_resp", [INJ_CLS_ACK] = "ack",
+	[INJ_CLS_NAK] = "nak",		 [INJ_CLS_ATOMIC] = "atomic",
+	[INJ_CLS_CNP] = "cnp",		 [INJ_CLS_OTHER] = "other",
+	[INJ_CLS_MAX] = NULL,
+};
+
+static const char *const keywords[] = {
+	"qpn", "psn", "len", "src", "dst", "ecn", "opcode", "count", "drop", "delay", "reorder",
+	"duplicate", "corrupt", "flap", "every", "nth", "once", "gemodel", "gap", "hold", "after",
+	"for", "jitter", "uniform", "normal", NULL,
+};
+
+const char *inj_action_name(int a)
+{
+	return a >= 0 && a < INJ_ACT_MAX ? actions[a] : "?";
+}
+
+const char *inj_class_name(int c)
+{
+	return c >= 0 && c < INJ_CLS_MAX ? classes[c] : "?";
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* = bpf_ktime_get_ns() */
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct parser {
+	int argc, i;
+	char **argv;
+	char *err;
+	size_t errlen;
+};
+
+static const char *next(struct parser *p, const char *what)
+{
+	if (p->i >= p->argc) {
+		snprintf(p->err, p->errlen, "expected %s after '%s'", what, p->argv[p->i - 1]);
+		return NULL;
+	}
+	return p->argv[p->i++];
+}
+
+static int number(struct parser *p, const char *what, enum num_kind kind, uint64_t max,
+		  uint64_t *v)
+{
+	const char *s = next(p, what), *why;
+
+	if (!s)
+		return -EINVAL;
+	if (num_parse(s, kind, 0, max, v, &why)) {
+		snprintf(p->err, p->errlen, "%s '%s': %s", what, s, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int range(struct parser *p, const char *what, uint64_t max, uint32_t *lo, uint32_t *hi)
+{
+	const char *s = next(p, what), *why;
+	char a[32], *dash;
+	uint64_t x, y;
+
+	if (!s)
+		return -EINVAL;
+	snprintf(a, sizeof(a), "%s", s);
+	dash = strchr(a, '-');
+	if (dash)
+		*dash = 0;
+	if (num_parse(a, NUM_PLAIN, 0, max, &x, &why) ||
+	    (dash && num_parse(dash + 1, NUM_PLAIN, 0, max, &y, &why))) {
+		snprintf(p->err, p->errlen, "%s '%s': %s (0..%llu, or N-M)", what, s, why,
+			 (unsigned long long)max);
+		return -EINVAL;
+	}
+	if (!dash)
+		y = x;
+	if (x > y) {
+		snprintf(p->err, p->errlen, "%s '%s': empty range", what, s);
+		return -EINVAL;
+	}
+	*lo = (uint32_t)x;
+	*hi = (uint32_t)y;
+	return 0;
+}
+
+static uint32_t ppm_to_prob(uint64_t ppm)
+{
+	return ppm >= 1000000 ? INJ_PROB_ONE : (uint32_t)(ppm * (double)INJ_PROB_ONE / 1e6);
+}
+
+static int is_percent(const char *s)
+{
+	uint64_t v;
+
+	return s && strchr(s, '%') && !num_parse(s, NUM_PPM, 0, 1000000, &v, NULL);
+}
+
+static int prob(struct parser *p, const char *what, uint32_t *out)
+{
+	uint64_t v;
+	int r = number(p, what, NUM_PPM, 1000000, &v);
+
+	if (!r)
+		*out = ppm_to_prob(v);
+	return r;
+}
+
+/* SELECT after an action: optional */
+static int selector(struct parser *p, struct inj_rule *r)
+{
+	const char *s = p->i < p->argc ? p->argv[p->i] : NULL;
+	uint64_t v;
+
+	if (!s)
+		return 0;
+	if (is_percent(s))
+		return prob(p, "probability", &r->prob);
+	if (!strcmp(s, "every") || !strcmp(s, "nth")) {
+		p->i++;
+		r->model = s[0] == 'e' ? INJ_MODEL_EVERY_NTH : INJ_MODEL_ONLY_NTH;
+		if (number(p, s, NUM_PLAIN, 0xffffffff, &v))
+			return -EINVAL;
+		if (!v) {
+			snprintf(p->err, p->errlen, "%s: must be at least 1", s);
+			return -EINVAL;
+		}
+		r->nth = (uint32_t)v;
+		return 0;
+	}
+	if (!strcmp(s, "once")) {
+		p->i++;
+		r->model = INJ_MODEL_ONLY_NTH;
+		r->nth = 1;
+		return 0;
+	}
+	if (!strcmp(s, "gemodel")) {
+		p->i++;
+		r->model = INJ_MODEL_GEMODEL;
+		r->ge_h = INJ_PROB_ONE;
+		r->ge_k = 0;
+		if (prob(p, "gemodel p (good->bad)", &r->ge_p) ||
+		    prob(p, "gemodel r (bad->good)", &r->ge_r))
+			return -EINVAL;
+		if (is_percent(p->i < p->argc ? p->argv[p->i] : NULL) &&
+		    prob(p, "gemodel 1-h (hit when bad)", &r->ge_h))
+			return -EINVAL;
+		if (is_percent(p->i < p->argc ? p->argv[p->i] : NULL) &&
+		    prob(p, "gemodel 1-k (hit when good)", &r->ge_k))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int unknown(struct parser *p, const char *s)
+{
+	const char *near = opt_suggest(s, keywords);
+
+	if (near)
+		snprintf(p->err, p->errlen, "unknown keyword '%s' (did you mean '%s'?)", s, near);
+	else
+		snprintf(p->err, p->errlen, "unknown keyword '%s'", s);
+	return -EINVAL;
+}
+
+static int opcode(struct parser *p, struct inj_rule *r)
+{
+	const char *s = next(p, "an opcode class or 0xNN");
+	char buf[128], *tok, *save;
+	uint64_t v;
+	int k;
+
+	if (!s)
+		return -EINVAL;
+	if (!num_parse(s, NUM_PLAIN, 0, 255, &v, NULL)) {
+		r->opcode = (int32_t)v;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; classes[k] && strcmp(classes[k], tok); k++)
+			;
+		if (!classes[k]) {
+			snprintf(p->err, p->errlen,
+				 "opcode '%s': expected 0..255 or classes "
+				 "data|read_req|read_resp|ack|nak|atomic|cnp|other",
+				 tok);
+			return -EINVAL;
+		}
+		r->class_mask |= 1u << k;
+	}
+	return 0;
+}
+
+int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *err, size_t errlen)
+{
+	struct parser p = { argc, 0, argv, err, errlen };
+	uint64_t after = 0, dur = 0, v;
+	int have_action = 0, have_for = 0, a;
+	struct in_addr ip;
+	const char *s;
+
+	while (p.i < argc) {
+		s = argv[p.i++];
+		if (!strcmp(s, "qpn")) {
+			if (range(&p, "qpn", 0xffffff, &r->qpn_lo, &r->qpn_hi))
+				return -EINVAL;
+		} else if (!strcmp(s, "psn")) {
+			if (range(&p, "psn", 0xffffff, &r->psn_lo, &r->psn_hi))
+				return -EINVAL;
+		} else if (!strcmp(s, "len")) {
+			if (range(&p, "len", 0xffff, &r->len_min, &r->len_max))
+				return -EINVAL;
+		} else if (!strcmp(s, "src") || !strcmp(s, "dst")) {
+			const char *a4 = next(&p, "an IPv4 address");
+
+			if (!a4 || inet_pton(AF_INET, a4, &ip) != 1) {
+				if (a4)
+					snprintf(err, errlen, "%s '%s': expected an IPv4 address", s, a4);
+				return -EINVAL;
+			}
+			*(s[0] == 's' ? &r->src_ip : &r->dst_ip) = ip.s_addr;
+		} else if (!strcmp(s, "opcode")) {
+			if (opcode(&p, r))
+				return -EINVAL;
+		} else if (!strcmp(s, "ecn") && p.i < argc && !strcmp(argv[p.i], "ce")) {
+			p.i++;
+			r->ecn_ce = 1;
+		} else if (!strcmp(s, "after")) {
+			if (number(&p, "after", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &after))
+				return -EINVAL;
+		} else if (!strcmp(s, "for")) {
+			if (number(&p, "for", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &dur))
+				return -EINVAL;
+			have_for = 1;
+		} else if (!strcmp(s, "gap")) {
+			if (number(&p, "gap", NUM_PLAIN, 0xffffffff, &v))
+				return -EINVAL;
+			r->nth = (uint32_t)v;
+		} else if (!strcmp(s, "hold")) {
+			if (number(&p, "hold", NUM_TIME, 10000000000ULL, &v))
+				return -EINVAL;
+			r->hold_ns = v;
+		} else if (!strcmp(s, "jitter")) {
+			if (number(&p, "jitter", NUM_TIME, 10000000000ULL, &v))
+				return -EINVAL;
+			r->jitter_ns = v;
+			if (p.i < argc && (!strcmp(argv[p.i], "normal") || !strcmp(argv[p.i], "uniform")))
+				r->jitter_dist = !strcmp(argv[p.i++], "normal") ? INJ_JITTER_NORMAL :
+										 INJ_JITTER_UNIFORM;
+		} else if (!strcmp(s, "flap")) {
+			if (have_action++) {
+				snprintf(err, errlen, "one action per rule ('flap' after another)");
+				return -EINVAL;
+			}
+			r->action = INJ_ACT_DROP;
+			r->prob = INJ_PROB_ONE;
+			if (number(&p, "flap duration", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &dur))
+				return -EINVAL;
+			have_for = 1;
+		} else {
+			for (a = 0; actions[a] && strcmp(actions[a], s); a++)
+				;
+			if (!actions[a])
+				return unknown(&p, s);
+			if (have_action++) {
+				snprintf(err, errlen, "one action per rule ('%s' after another)", s);
+				return -EINVAL;
+			}
+			r->action = (uint8_t)a;
+			r->model = INJ_MODEL_BERNOULLI;	/* a new action starts a new selection */
+			r->prob = INJ_PROB_ONE;
+			r->nth = 0;
+			if (a == INJ_ACT_DELAY) {
+				if (number(&p, "delay", NUM_TIME, 10000000000ULL, &v))
+					return -EINVAL;
+				r->delay_ns = v;
+			}
+			if (selector(&p, r))
+				return -EINVAL;
+		}
+	}
+	if (!have_action && !update) {
+		snprintf(err, errlen, "no action (count|drop|delay|reorder|duplicate|corrupt|ecn|flap)");
+		return -EINVAL;
+	}
+	if (r->action == INJ_ACT_REORDER && !r->hold_ns)
+		r->hold_ns = 1000000;
+	if (after || have_for) {
+		uint64_t now = mono_ns();
+
+		r->start_ns = now + after;
+		r->stop_ns = have_for ? r->start_ns + dur : 0;
+	}
+	return 0;
+}
+
+static size_t pct(char *b, size_t len, uint32_t p)
+{
+	return (size_t)snprintf(b, len, "%.6g%%", p == INJ_PROB_ONE ? 100.0 : p * 100.0 / 4294967296.0);
+}
+
+#define APPEND(...)                                                               \
+	do {                                                                      \
+		if (n < len)                                                      \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);     \
+	} while (0)
+
+void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
+{
+	char a[32];
+	size_t n = 0;
+	int k, first = 1;
+
+	buf[0] = 0;
+	if (r->qpn_lo || r->qpn_hi != 0xffffff)
+		APPEND(r->qpn_lo == r->qpn_hi ? "qpn 0x%x " : "qpn 0x%x-0x%x ", r->qpn_lo, r->qpn_hi);
+	if (r->opcode >= 0)
+		APPEND("opcode 0x%02x ", r->opcode);
+	if (r->class_mask) {
+		APPEND("opcode ");
+		for (k = 0; k < INJ_CLS_MAX; k++)
+			if (r->class_mask & (1u << k)) {
+				APPEND("%s%s", first ? "" : ",", classes[k]);
+				first = 0;
+			}
+		APPEND(" ");
+	}
+	if (r->psn_lo || r->psn_hi != 0xffffff)
+		APPEND(r->psn_lo == r->psn_hi ? "psn %u " : "psn %u-%u ", r->psn_lo, r->psn_hi);
+	if (r->len_min || r->len_max != 0xffff)
+		APPEND("len %u-%u ", r->len_min, r->len_max);
+	if (r->src_ip)
+		APPEND("src %s ", inet_ntop(AF_INET, &r->src_ip, a, sizeof(a)));
+	if (r->dst_ip)
+		APPEND("dst %s ", inet_ntop(AF_INET, &r->dst_ip, a, sizeof(a)));
+	if (r->ecn_ce)
+		APPEND("ecn ce ");
+	APPEND("%s", inj_action_name(r->action));
+	if (r->action == INJ_ACT_DELAY) {
+		APPEND(" %.3gms", r->delay_ns / 1e6);
+		if (r->jitter_ns)
+			APPEND(" jitter %.3gms%s", r->jitter_ns / 1e6,
+			       r->jitter_dist == INJ_JITTER_NORMAL ? " normal" : "");
+	}
+	switch (r->model) {
+	case INJ_MODEL_EVERY_NTH:
+		APPEND(" every %u", r->nth);
+		break;
+	case INJ_MODEL_ONLY_NTH:
+		APPEND(" nth %u", r->nth);
+		break;
+	case INJ_MODEL_GEMODEL:
+		APPEND(" gemodel ");
+		n += pct(buf + n, n < len ? len - n : 0, r->ge_p);
+		APPEND(" ");
+		n += pct(buf + n, n < len ? len - n : 0, r->ge_r);
+		APPEND(" ");
+		n += pct(buf + n, n < len ? len - n : 0, r->ge_h);
+		APPEND(" ");
+		n += pct(buf + n, n < len ? len - n : 0, r->ge_k);
+		break;
+	default:
+		if (r->action != INJ_ACT_COUNT) {
+			APPEND(" ");
+			n += pct(buf + n, n < len ? len - n : 0, r->prob);
+		}
+		if (r->nth > 1)
+			APPEND(" gap %u", r->nth);
+	}
+	if (r->action == INJ_ACT_REORDER)
+		APPEND(" hold %.3gms", r->hold_ns / 1e6);
+	if (r->start_ns || r->stop_ns) {
+		uint64_t now = mono_ns();
+
+		if (r->stop_ns && now >= r->stop_ns)
+			APPEND(" (window over)");
+		else if (now < r->start_ns)
+			APPEND(" after %.3gs", (r->start_ns - now) / 1e9);
+		if (r->stop_ns && now < r->stop_ns)
+			APPEND(" for %.3gs", (r->stop_ns - (now > r->start_ns ? now : r->start_ns)) / 1e9);
+	}
+	if (r->disabled)
+		APPEND(" (off)");
+}

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The injector's tc program under BPF_PROG_TEST_RUN on crafted RoCEv2
+ * frames: parsing (IPv4, IPv6, every opcode class), each match field, each
+ * action's verdict and side effects, the selection models (fixed seeds,
+ * statistical tolerances), windows, first-match order, 64 rules, live
+ * changes. Real kernel, real maps; needs root. No packets leave: the
+ * frames only run through the program, on a veth pair made for the test.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../unit/expect.h"
+#include "../../injector/inj.h"
+#include "frames.h"
+
+#define DEV "injut0"
+#define PEER "injut1"
+
+static struct inj_ctx *ctx;
+static uint32_t ifx;
+static char pin[128];
+
+struct run {
+	int verdict;
+	uint32_t priority;
+	uint64_t tstamp;
+	uint8_t out[2048];
+	uint32_t out_len;
+};
+
+static int run_frame(int dir, const struct frame_spec *f, struct run *res)
+{
+	uint8_t in[2048];
+	struct __sk_buff skb = { 0 }, skb_out = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	int r;
+
+	o.data_size_in = (uint32_t)frame_build(in, f);
+	o.data_in = in;
+	o.data_out = res->out;
+	o.data_size_out = sizeof(res->out);
+	skb.ifindex = ifx;
+	o.ctx_in = &skb;
+	o.ctx_size_in = sizeof(skb);
+	o.ctx_out = &skb_out;
+	o.ctx_size_out = sizeof(skb_out);
+	o.repeat = 1;
+	r = bpf_prog_test_run_opts(inj_prog_fd(ctx, dir), &o);
+	if (r) {
+		fprintf(stderr, "test_run: %s\n", strerror(errno));
+		return -1;
+	}
+	res->verdict = (int)o.retval;
+	res->priority = skb_out.priority;
+	res->tstamp = skb_out.tstamp;
+	res->out_len = o.data_size_out;
+	return res->verdict;
+}
+
+static int verdict(int dir, const struct frame_spec *f)
+{
+	struct run r;
+
+	return run_frame(dir, f, &r);
+}
+
+static uint32_t add(int dir, const char *text)
+{
+	char buf[512], *argv[64], err[256] = "", *save;
+	struct inj_rule r;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *t = strtok_r(buf, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	inj_rule_init(&r);
+	r.ifindex = ifx;
+	r.dir = (uint8_t)dir;
+	if (inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)) ||
+	    inj_rule_add(ctx, &r, err, sizeof(err))) {
+		fprintf(stderr, "add '%s': %s\n", text, err);
+		return 0;
+	}
+	return r.id;
+}
+
+static void del_all(void)
+{
+	struct inj_rule rules[INJ_MAX_RULES];
+	int n = inj_rule_list(ctx, rules, INJ_MAX_RULES), i;
+
+	for (i = 0; i < n; i++)
+		inj_rule_del(ctx, rules[i].id);
+}
+
+static struct inj_rule_ctr ctr(uint32_t id)
+{
+	struct inj_rule_ctr k = { 0 };
+
+	inj_rule_counters(ctx, id, &k);
+	return k;
+}
+
+static const struct frame_spec base = { .opcode = 0x0a, .dqpn = 0x11, .psn = 150, .payload = 64 };
+
+static void test_classes(void)
+{
+	static const struct {
+		uint8_t op, syn;
+		const char *cls;
+	} cases[] = {
+		{ 0x04, 0, "data" },	  { 0x0a, 0, "data" },	    { 0x2a, 0, "data" },
+		{ 0x64, 0, "data" },	  { 0x0c, 0, "read_req" },  { 0x10, 0, "read_resp" },
+		{ 0x11, 0x1f, "ack" },	  { 0x11, 0x60, "nak" },    { 0x11, 0x20, "nak" },
+		{ 0x13, 0, "atomic" },	  { 0x12, 0, "atomic" },    { 0x81, 0, "cnp" },
+	};
+	const char *names[] = { "data", "read_req", "read_resp", "ack", "nak", "atomic", "cnp" };
+	size_t i, k;
+	int bad = 0;
+
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		char rule[64];
+		uint32_t id;
+
+		snprintf(rule, sizeof(rule), "opcode %s drop", names[k]);
+		id = add(INJ_DIR_INGRESS, rule);
+		EXPECT(id != 0);
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct frame_spec f = base;
+			int want = !strcmp(cases[i].cls, names[k]) ? TC_ACT_SHOT : TC_ACT_OK;
+
+			f.opcode = cases[i].op;
+			f.syndrome = cases[i].syn;
+			if (verdict(INJ_DIR_INGRESS, &f) != want) {
+				fprintf(stderr, "class %s: opcode 0x%02x syndrome 0x%02x: wrong verdict\n",
+					names[k], cases[i].op, cases[i].syn);
+				bad++;
+			}
+		}
+		del_all();
+	}
+	EXPECT(bad == 0);
+}
+
+static void test_parse_and_hooks(void)
+{
+	struct frame_spec f = base;
+	struct inj_hook_ctr h0, h1;
+	uint32_t id;
+
+	id = add(INJ_DIR_INGRESS, "qpn 0x11 drop");
+	EXPECT(inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &h0) == 0);
+	f.v6 = 1;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);	/* IPv6 parses too */
+	f.v6 = 0;
+	f.dport = 53;						/* not RoCE: untouched */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	EXPECT(inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &h1) == 0);
+	EXPECT_EQ_U(h1.pkts - h0.pkts, 2);
+	EXPECT_EQ_U(h1.roce_pkts - h0.roce_pkts, 1);
+	EXPECT_EQ_U(ctr(id).matched, 1);
+	EXPECT_EQ_U(ctr(id).dropped, 1);
+	/* an egress rule does not see ingress packets and vice versa */
+	del_all();
+	add(INJ_DIR_EGRESS, "drop");
+	f = base;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	/* egress drops are STOLEN: the sender is told nothing, like wire loss */
+	EXPECT(verdict(INJ_DIR_EGRESS, &f) == TC_ACT_STOLEN);
+	del_all();
+}
+
+static void test_match_fields(void)
+{
+	static const struct {
+		const char *rule;
+		struct frame_spec hit, miss;
+	} cases[] = {
+		{ "qpn 0x11 drop", { .opcode = 4, .dqpn = 0x11 }, { .opcode = 4, .dqpn = 0x12 } },
+		{ "qpn 16-32 drop", { .opcode = 4, .dqpn = 32 }, { .opcode = 4, .dqpn = 33 } },
+		{ "psn 100-200 drop", { .opcode = 4, .psn = 100 }, { .opcode = 4, .psn = 201 } },
+		{ "len 100-200 drop", { .opcode = 4, .payload = 60 }, { .opcode = 4, .payload = 200 } },
+		{ "src 198.18.0.3 drop", { .opcode = 4, .src = "198.18.0.3" }, { .opcode = 4 } },
+		{ "dst 198.18.0.9 drop", { .opcode = 4, .dst = "198.18.0.9" }, { .opcode = 4 } },
+		{ "ecn ce drop", { .opcode = 4, .ecn = 3 }, { .opcode = 4, .ecn = 2 } },
+		{ "opcode 0x0a drop", { .opcode = 0x0a }, { .opcode = 0x0b } },
+		{ "opcode data,ack drop", { .opcode = 0x11, .syndrome = 0 }, { .opcode = 0x0c } },
+	};
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct frame_spec h = cases[i].hit, m = cases[i].miss;
+
+		if (!add(INJ_DIR_INGRESS, cases[i].rule)) {
+			bad++;
+			continue;
+		}
+		if (!h.payload)
+			h.payload = 64;
+		if (!m.payload)
+			m.payload = 64;
+		if (verdict(INJ_DIR_INGRESS, &h) != TC_ACT_SHOT ||
+		    verdict(INJ_DIR_INGRESS, &m) != TC_ACT_OK) {
+			fprintf(stderr, "match '%s' wrong\n", cases[i].rule);
+			bad++;
+		}
+		del_all();
+	}
+	EXPECT(bad == 0);
+}
+
+static void test_actions(void)
+{
+	struct frame_spec f = base;
+	struct run r;
+	uint8_t in[2048];
+	size_t n;
+	uint32_t id;
+
+	id = add(INJ_DIR_EGRESS, "delay 2ms");
+	if (id) {	/* needs sch_prio/sch_fq on this kernel for the qdisc: else skip loudly */
+		EXPECT(run_frame(INJ_DIR_EGRESS, &f, &r) == TC_ACT_OK);
+		EXPECT(r.priority == 0x10001);
+		EXPECT(r.tstamp >= 2000000);
+		EXPECT_EQ_U(ctr(id).delayed, 1);
+		del_all();
+	} else {
+		fprintf(stderr, "SKIP delay/reorder verdicts: no sch_prio/sch_fq/sch_netem here\n");
+	}
+	id = add(INJ_DIR_INGRESS, "corrupt");
+	n = frame_build(in, &f);
+	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);
+	EXPECT(r.out_len == n && in[n - 5] != r.out[n - 5] && !memcmp(in, r.out, n - 5));
+	EXPECT_EQ_U(ctr(id).corrupted, 1);
+	del_all();
+
+	id = add(INJ_DIR_INGRESS, "ecn");
+	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);
+	EXPECT((r.out[15] & 3) == 3);			/* CE */
+	EXPECT(ip_csum(r.out + 14, 20) == 0);		/* header checksum still valid */
+	EXPECT_EQ_U(ctr(id).marked, 1);
+	f.v6 = 1;
+	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);
+	EXPECT(((r.out[15] >> 4) & 3) == 3);
+	f.v6 = 0;
+	del_all();
+
+	id = add(INJ_DIR_INGRESS, "duplicate");
+	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);
+	EXPECT_EQ_U(ctr(id).duplicated, 1);
+	del_all();
+
+	id = add(INJ_DIR_INGRESS, "count");
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	EXPECT_EQ_U(ctr(id).matched, 1);
+	EXPECT(ctr(id).matched_bytes > 100);
+	del_all();
+}
+
+/* drops among n frames; the PRNG seed is fixed so every run is the same */
+static uint64_t drops(int n)
+{
+	struct frame_spec f = base;
+	uint64_t d = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		f.psn = (uint32_t)i & 0xffffff;
+		d += verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT;
+	}
+	return d;
+}
+
+static void test_models(void)
+{
+	uint64_t a, b, d;
+	uint32_t id;
+	int i, lost_run = 0, bursts = 0, in_burst = 0;
+	struct frame_spec f = base;
+
+	inj_set_seed(ctx, 42);
+	id = add(INJ_DIR_INGRESS, "drop 10%");
+	a = drops(20000);
+	/* 2000 expected, sigma 42: +-10% is 4.7 sigma */
+	EXPECT(a > 1800 && a < 2200);
+	EXPECT_EQ_U(ctr(id).dropped, a);
+	EXPECT_EQ_U(ctr(id).matched, 20000);
+	inj_set_seed(ctx, 42);		/* same seed: the same draws */
+	b = drops(20000);
+	EXPECT_EQ_U(a, b);
+	del_all();
+
+	add(INJ_DIR_INGRESS, "drop every 5");
+	EXPECT_EQ_U(drops(1000), 200);
+	del_all();
+	add(INJ_DIR_INGRESS, "drop nth 3");
+	for (i = 1; i <= 5; i++)
+		EXPECT((verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT) == (i == 3));
+	del_all();
+	add(INJ_DIR_INGRESS, "drop 50% gap 4");	/* candidates: every 4th, half of them */
+	d = drops(40000);
+	EXPECT(d > 4500 && d < 5500);
+	del_all();
+
+	/* Gilbert-Elliott p=1% r=10%, always lost when bad: loss p/(p+r) = 9.1%,
+	 * mean burst 1/r = 10 packets */
+	inj_set_seed(ctx, 7);
+	id = add(INJ_DIR_INGRESS, "drop gemodel 1% 10%");
+	for (i = 0; i < 100000; i++) {
+		int lost = verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT;
+
+		if (lost && !in_burst)
+			bursts++;
+		in_burst = lost;
+		lost_run += lost;
+	}
+	EXPECT(lost_run > 8000 && lost_run < 10200);
+	EXPECT(bursts && (double)lost_run / bursts > 8 && (double)lost_run / bursts < 12.5);
+	fprintf(stderr, "gemodel: loss %.2f%% mean burst %.1f\n", lost_run / 1000.0,
+		bursts ? (double)lost_run / bursts : 0);
+	EXPECT_EQ_U(ctr(id).dropped, (uint64_t)lost_run);
+	del_all();
+	inj_set_seed(ctx, 0);
+}
+
+static void test_windows_order_live(void)
+{
+	struct frame_spec f = base;
+	struct inj_rule r;
+	uint32_t a, b, ids[INJ_MAX_RULES];
+	char err[256];
+	int i;
+
+	add(INJ_DIR_INGRESS, "drop after 1h");		/* not yet */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	del_all();
+	add(INJ_DIR_INGRESS, "flap 1h");		/* link down now, for an hour */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	del_all();
+
+	/* first match wins: the count rule takes the packet, the drop never sees it */
+	a = add(INJ_DIR_INGRESS, "qpn 0x11 count");
+	b = add(INJ_DIR_INGRESS, "drop");
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	EXPECT_EQ_U(ctr(a).matched, 1);
+	EXPECT_EQ_U(ctr(b).matched, 0);
+	/* live: switch the first rule off, the second takes over */
+	EXPECT(inj_rule_get(ctx, a, &r) == 0);
+	r.disabled = 1;
+	EXPECT(inj_rule_set(ctx, &r, err, sizeof(err)) == 0);
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	/* live probability change keeps the slot and the counters */
+	EXPECT(inj_rule_get(ctx, b, &r) == 0);
+	r.prob = 0;
+	EXPECT(inj_rule_set(ctx, &r, err, sizeof(err)) == 0);
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	EXPECT_EQ_U(ctr(b).matched, 2);
+	EXPECT_EQ_U(ctr(b).dropped, 1);
+	del_all();
+
+	/* 64 rules: the table fills, the last slot still works, a 65th is refused */
+	for (i = 0; i < INJ_MAX_RULES; i++) {
+		char rule[64];
+
+		snprintf(rule, sizeof(rule), "qpn %d drop", 1000 + i);
+		ids[i] = add(INJ_DIR_INGRESS, rule);
+	}
+	EXPECT(ids[INJ_MAX_RULES - 1] != 0);
+	f.dqpn = 1000 + INJ_MAX_RULES - 1;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	f.dqpn = 999;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	inj_rule_init(&r);
+	r.ifindex = ifx;
+	r.action = INJ_ACT_DROP;
+	EXPECT(inj_rule_add(ctx, &r, err, sizeof(err)) == -ENOSPC);
+	del_all();
+}
+
+static void test_parse_errors(void)
+{
+	static const char *const bad[][6] = {
+		{ "drop", "150%" }, { "qpn", "0x1000000", "drop" }, { "psn", "200-100", "drop" },
+		{ "dorp", "10%" }, { "drop", "every", "0" }, { "src", "300.1.1.1", "drop" },
+		{ "opcode", "dta", "drop" }, { "delay" }, { "qpn", "1" },
+		{ "drop", "10%", "corrupt" },
+	};
+	char err[256], *argv[6];
+	struct inj_rule r;
+	size_t i, k;
+	int accepted = 0;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (k = 0; k < 6 && bad[i][k]; k++)
+			argv[k] = (char *)bad[i][k];
+		inj_rule_init(&r);
+		err[0] = 0;
+		if (!inj_rule_parse(&r, (int)k, argv, 0, err, sizeof(err)) || !err[0]) {
+			fprintf(stderr, "accepted bad rule #%zu\n", i);
+			accepted++;
+		}
+	}
+	EXPECT(accepted == 0);
+	inj_rule_init(&r);
+	argv[0] = "dorp";
+	inj_rule_parse(&r, 1, argv, 0, err, sizeof(err));
+	EXPECT(strstr(err, "did you mean 'drop'") != NULL);
+}
+
+static int quiet(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	return lvl == LIBBPF_WARN && getenv("V") ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+int main(void)
+{
+	char cmd[256];
+
+	libbpf_set_print(quiet);
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: needs root (BPF, tc)\n");
+		return 77;
+	}
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/rdma-inject-test-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "ip link add " DEV " type veth peer name " PEER " 2>/dev/null;"
+		 "ip link set " DEV " up; ip link set " PEER " up");
+	if (system(cmd)) {
+		fprintf(stderr, "cannot create the test veth pair\n");
+		return 1;
+	}
+	ifx = if_nametoindex(DEV);
+	ctx = inj_open(pin);
+	EXPECT(ctx != NULL);
+	if (ctx) {
+		test_parse_errors();
+		test_classes();
+		test_parse_and_hooks();
+		test_match_fields();
+		test_actions();
+		test_models();
+		test_windows_order_live();
+		inj_close(ctx);
+	}
+	EXPECT(inj_flush(pin) == 0);
+	EXPECT(access(pin, F_OK) != 0);
+	if (system("tc qdisc show dev " DEV " | grep -q clsact") == 0) {
+		fprintf(stderr, "clsact left on " DEV " after flush\n");
+		expect_failures++;
+	}
+	if (system("ip link del " DEV " 2>/dev/null"))
+		fprintf(stderr, "could not delete " DEV "\n");
+	return expect_done("test_inject");
+}

@@ -42,4 +42,8 @@ int job_start(struct agent *a, json_t *args, json_t **result, char *err, size_t 
 int job_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
 void job_kill_all(struct agent *a);
 
+/* inject.c: the node's injector (rdma-inject) and hw counters */
+int inject_run(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int hw_counters(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+
 #endif

@@ -93,6 +93,8 @@ static const struct cmd cmds[] = {
 	{ "destroy", arm_destroy },
 	{ "perftest_start", job_start },
 	{ "perftest_wait", job_wait },
+	{ "inject", inject_run },
+	{ "counters", hw_counters },
 	{ NULL, NULL },
 };
 

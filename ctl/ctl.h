@@ -98,5 +98,7 @@ int agentc_call(struct agentc *c, const char *cmd, json_t *args_stolen, json_t *
 int cmd_testbed(struct ctl *ctl, int argc, char **argv);
 int cmd_p2p(struct ctl *ctl, int argc, char **argv);
 int cmd_perftest(struct ctl *ctl, int argc, char **argv);
+int cmd_inject(struct ctl *ctl, int argc, char **argv);
+int cmd_counters(struct ctl *ctl, int argc, char **argv);
 
 #endif

@@ -24,6 +24,8 @@ static void usage(FILE *f)
 		"  p2p lat [OPTIONS]       RC RDMA WRITE latency between two nodes (p2p lat -h)\n"
 		"  perftest [--client N] [--server N] PROG [ARGS]\n"
 		"                          run a real perftest pair on the testbed\n"
+		"  inject [--node N] ARGS  the node's rdma-inject (add/del/set/list/stats/flush/probe)\n"
+		"  counters [--node N]     the node's RDMA device hw counters\n"
 		"  version\n"
 		"  -j, --json   JSON output    -v  verbose    -q  quiet\n");
 }
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
 		{ "testbed", cmd_testbed },
 		{ "p2p", cmd_p2p },
 		{ "perftest", cmd_perftest },
+		{ "inject", cmd_inject },
+		{ "counters", cmd_counters },
 		{ NULL, NULL },
 	};
 	struct ctl ctl = { 0 };

@@ -42,6 +42,10 @@ int inj_set_seed(struct inj_ctx *c, uint64_t seed);
 /* detach every filter, remove the qdiscs we created, clear and unpin the maps */
 int inj_flush(const char *pin_root);
 
+/* qdiscs of the kinds the injector uses (clsact, prio, fq, netem) on any device */
+int qdisc_scan(void (*cb)(uint32_t ifindex, const char *kind, uint32_t handle, void *arg),
+	       void *arg);
+
 /* for tests and the benchmark: the loaded program of a direction, the empty one */
 int inj_prog_fd(struct inj_ctx *c, int dir);
 int inj_empty_prog_fd(struct inj_ctx *c);

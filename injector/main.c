@@ -230,6 +230,15 @@ static int cmd_set(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+static void qdisc_json(uint32_t ifindex, const char *kind, uint32_t handle, void *arg)
+{
+	char dev[IF_NAMESIZE] = "?", h[16];
+
+	if_indextoname(ifindex, dev);
+	snprintf(h, sizeof(h), "%x:", handle >> 16);
+	json_array_append_new(arg, json_pack("{s:s,s:s,s:s}", "dev", dev, "kind", kind, "handle", h));
+}
+
 static int cmd_list(int with_ctr)
 {
 	struct inj_rule rules[INJ_MAX_RULES];
@@ -260,7 +269,9 @@ static int cmd_list(int with_ctr)
 						   "roce_pkts", (json_int_t)k.roce_pkts,
 						   "roce_bytes", (json_int_t)k.roce_bytes));
 	}
-	o = json_pack("{s:i,s:o,s:o}", "schema_version", 1, "hooks", h, "rules", a);
+	o = json_pack("{s:i,s:o,s:o,s:o}", "schema_version", 1, "hooks", h, "rules", a, "qdiscs",
+		      json_array());
+	qdisc_scan(qdisc_json, json_object_get(o, "qdiscs"));
 	if (json_out) {
 		print_json(o);
 	} else {
@@ -286,6 +297,13 @@ static int cmd_list(int with_ctr)
 				       json_integer_value(json_object_get(k2, "corrupted")),
 				       json_integer_value(json_object_get(k2, "marked")));
 			}
+		}
+		if (json_array_size(json_object_get(o, "qdiscs"))) {
+			printf("qdiscs:");
+			json_array_foreach(json_object_get(o, "qdiscs"), k, e)
+				printf(" %s:%s", json_string_value(json_object_get(e, "dev")),
+				       json_string_value(json_object_get(e, "kind")));
+			printf("\n");
 		}
 		if (with_ctr) {
 			printf("\n%-10s %-8s %12s %14s %12s %14s\n", "HOOK", "DIR", "PKTS", "BYTES",

@@ -147,3 +147,45 @@ int qdisc_prio_remove(uint32_t ifindex)
 	nl_socket_free(s);
 	return r ? -EIO : 0;
 }
+
+/* every qdisc the injector may have installed (clsact, prio, fq, netem), on
+ * any device: what `rdma-inject list` shows, and what flush must leave empty */
+int qdisc_scan(void (*cb)(uint32_t ifindex, const char *kind, uint32_t handle, void *arg),
+	       void *arg);
+
+struct scan_arg {
+	void (*cb)(uint32_t, const char *, uint32_t, void *);
+	void *arg;
+};
+
+static void scan_one(struct nl_object *o, void *p)
+{
+	static const char *const kinds[] = { "clsact", "prio", "fq", "netem", NULL };
+	struct rtnl_tc *tc = (struct rtnl_tc *)o;
+	struct scan_arg *a = p;
+	const char *kind = rtnl_tc_get_kind(tc);
+	int i;
+
+	for (i = 0; kind && kinds[i]; i++)
+		if (!strcmp(kind, kinds[i]))
+			a->cb((uint32_t)rtnl_tc_get_ifindex(tc), kind, rtnl_tc_get_handle(tc), a->arg);
+}
+
+int qdisc_scan(void (*cb)(uint32_t ifindex, const char *kind, uint32_t handle, void *arg),
+	       void *arg)
+{
+	struct scan_arg a = { cb, arg };
+	struct nl_sock *s = sock_open();
+	struct nl_cache *cache;
+
+	if (!s)
+		return -EIO;
+	if (rtnl_qdisc_alloc_cache(s, &cache)) {
+		nl_socket_free(s);
+		return -EIO;
+	}
+	nl_cache_foreach(cache, scan_one, &a);
+	nl_cache_free(cache);
+	nl_socket_free(s);
+	return 0;
+}

@@ -130,11 +130,10 @@ static uint32_t ppm_to_prob(uint64_t ppm)
 	return ppm >= 1000000 ? INJ_PROB_ONE : (uint32_t)(ppm * (double)INJ_PROB_ONE / 1e6);
 }
 
+/* looks like a probability; prob() then checks its value and range */
 static int is_percent(const char *s)
 {
-	uint64_t v;
-
-	return s && strchr(s, '%') && !num_parse(s, NUM_PPM, 0, 1000000, &v, NULL);
+	return s && strchr(s, '%');
 }
 
 static int prob(struct parser *p, const char *what, uint32_t *out)

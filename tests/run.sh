@@ -49,6 +49,9 @@ if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then
 			echo "FAIL: bpf/$n"
 		fi
 	done 2>&1 | tee -a "$LOG"
+	for s in tests/bpf/*.sh; do
+		bash "$s" 2>&1 | tee -a "$LOG" | grep -E '^(PASS|FAIL|SKIP):|^  ' || true
+	done
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = softroce ]; then

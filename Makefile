@@ -115,6 +115,11 @@ $(BUILD)/tests/bpf_%: tests/bpf/%.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/injec
 	@mkdir -p $(@D) $(OBJ)/tests
 	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/bpf_$*.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
 
+$(BUILD)/bench/inject_cost: bench/inject_cost.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/inject.skel.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/bench
+	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/inject_cost.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
+
 # the one test command (README, CI): unit tests, then the SoftRoCE suite
 test: all $(UNIT_BINS)
 	$(Q)bash tests/run.sh
@@ -131,7 +136,8 @@ deps:
 demo: all
 	$(Q)bash scripts/demo.sh
 
-bench: all
+bench: all $(BUILD)/bench/inject_cost
+	$(Q)$(BUILD)/bench/inject_cost
 	$(Q)bash bench/write_lat_vs_perftest.sh
 
 install: all

@@ -47,21 +47,21 @@ struct {
 } inj_rule_ctrs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 256);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, INJ_MAX_HOOKS);
 	__type(key, __u32);
 	__type(value, struct inj_hook_ctr);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_hook_ctrs SEC(".maps");
 
-/* candidate masks: hook -> rules, class -> rules, exact QPN -> rules */
+/* candidate masks: hook -> rules (+ its counter slot), class -> rules, exact QPN -> rules */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, INJ_MAX_HOOKS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct inj_hook);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} inj_hook_mask SEC(".maps");
+} inj_hooks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -72,10 +72,10 @@ struct {
 } inj_class_mask SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INJ_QPN_BUCKETS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct inj_qpn_bucket);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_qpn_mask SEC(".maps");
 
@@ -258,7 +258,7 @@ static __always_inline int chance(__u32 p)
 	return p && rnd() < p;
 }
 
-static __always_inline int matches(const struct inj_rule *r, const struct pkt *p, __u64 now)
+static __always_inline int matches(const struct inj_rule *r, const struct pkt *p, __u64 *now)
 {
 	if (r->class_mask && !(r->class_mask & (1u << p->cls)))
 		return 0;
@@ -276,10 +276,13 @@ static __always_inline int matches(const struct inj_rule *r, const struct pkt *p
 		return 0;
 	if (r->ecn_ce && p->ecn != 3)
 		return 0;
-	if (r->start_ns && now < r->start_ns)
-		return 0;
-	if (r->stop_ns && now >= r->stop_ns)
-		return 0;
+	if (r->start_ns || r->stop_ns) {
+		/* the clock only when a window asks: bpf_ktime_get_ns costs ~10 ns */
+		if (!*now)
+			*now = bpf_ktime_get_ns();
+		if (*now < r->start_ns || (r->stop_ns && *now >= r->stop_ns))
+			return 0;
+	}
 	return 1;
 }
 
@@ -399,7 +402,7 @@ static __always_inline int ctz64(__u64 x)
 }
 
 /* one candidate per step, lowest slot first; stop at the first full match */
-static long scan_step(__u32 idx, void *ctx)
+static __always_inline long scan_step_inline(__u32 idx, void *ctx)
 {
 	struct scan *sc = ctx;
 	struct inj_rule *r;
@@ -410,23 +413,29 @@ static long scan_step(__u32 idx, void *ctx)
 	i = ctz64(sc->cand);
 	sc->cand &= sc->cand - 1;
 	r = bpf_map_lookup_elem(&inj_rules, &i);
-	if (r && r->id && matches(r, &sc->p, sc->now)) {
+	if (r && r->id && matches(r, &sc->p, &sc->now)) {
 		sc->found = (__s32)i;
 		return 1;
 	}
 	return 0;
 }
 
+static long scan_step(__u32 idx, void *ctx)
+{
+	return scan_step_inline(idx, ctx);
+}
+
 SEC("tc")
 int inj_tc(struct __sk_buff *skb)
 {
 	__u32 hk = inj_hook_key(skb->ifindex, inj_dir), zero = 0, k, i;
-	struct inj_hook_ctr *hc, nhc = {};
+	struct inj_hook_ctr *hc;
+	struct inj_hook *hook;
 	struct inj_rule_state *st;
 	struct inj_rule_ctr *rc;
 	struct inj_rule *r;
 	struct inj_cfg *cfg;
-	__u64 cand, *m, now;
+	__u64 cand, *m, now, qm;
 	struct scan sc = {};
 	struct pkt p = {};
 
@@ -434,41 +443,51 @@ int inj_tc(struct __sk_buff *skb)
 		skb->mark = 0;
 		return TC_ACT_OK;
 	}
-	hc = bpf_map_lookup_elem(&inj_hook_ctrs, &hk);
-	if (!hc) {
-		bpf_map_update_elem(&inj_hook_ctrs, &hk, &nhc, BPF_NOEXIST);
-		hc = bpf_map_lookup_elem(&inj_hook_ctrs, &hk);
-		if (!hc)
-			return TC_ACT_OK;
-	}
+	hook = bpf_map_lookup_elem(&inj_hooks, &hk);
+	if (!hook)
+		return TC_ACT_OK;	/* attached, not yet registered: nothing to do */
+	k = hook->slot;
+	hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
+	if (!hc)
+		return TC_ACT_OK;
 	hc->pkts++;
 	hc->bytes += skb->len;
 	if (parse(skb, &p))
 		return TC_ACT_OK;
 	hc->roce_pkts++;
 	hc->roce_bytes += skb->len;
-
-	m = bpf_map_lookup_elem(&inj_hook_mask, &hk);
-	if (!m || !*m)
+	cand = hook->mask;
+	if (!cand)
 		return TC_ACT_OK;
-	cand = *m;
 	k = p.cls;
 	m = bpf_map_lookup_elem(&inj_class_mask, &k);
 	cand &= m ? *m : 0;
 	if (!cand)
 		return TC_ACT_OK;
 	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
-	m = bpf_map_lookup_elem(&inj_qpn_mask, &p.dqpn);
-	cand &= (cfg ? cfg->qpn_any_mask : 0) | (m ? *m : 0);
+	if (!cfg)
+		return TC_ACT_OK;
+	qm = 0;
+	if (cfg->qpn_exact) {
+		struct inj_qpn_bucket *b;
+
+		k = p.dqpn & (INJ_QPN_BUCKETS - 1);
+		b = bpf_map_lookup_elem(&inj_qpn_mask, &k);
+		if (b && b->used && b->qpn == p.dqpn)
+			qm = b->mask;
+	}
+	cand &= cfg->qpn_any_mask | qm;
 	if (!cand)
 		return TC_ACT_OK;
 
 	sc.p = p;
 	sc.cand = cand;
-	sc.now = bpf_ktime_get_ns();
+	sc.now = 0;
 	sc.found = -1;
-	/* bpf_loop: the verifier checks the step once instead of 64 unrolled copies */
-	bpf_loop(INJ_MAX_RULES, scan_step, &sc, 0);
+	if (!(cand & (cand - 1)))
+		scan_step_inline(0, &sc);	/* one candidate (the common case): no loop */
+	else	/* bpf_loop: the verifier checks the step once, not 64 unrolled copies */
+		bpf_loop(INJ_MAX_RULES, scan_step, &sc, 0);
 	if (sc.found < 0)
 		return TC_ACT_OK;
 	i = (__u32)sc.found;
@@ -477,6 +496,8 @@ int inj_tc(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	{
 		now = sc.now;
+		if (!now && r->action == INJ_ACT_DELAY)
+			now = bpf_ktime_get_ns();
 		st = bpf_map_lookup_elem(&inj_state, &i);
 		rc = bpf_map_lookup_elem(&inj_rule_ctrs, &i);
 		if (!st || !rc)

@@ -9,7 +9,8 @@
  * Rules live in an array of INJ_MAX_RULES slots. A packet's candidate rules
  * are the AND of three bitmasks that user space keeps in step with the
  * table (hook, opcode class, QPN), so a packet that concerns no rule costs
- * three lookups however many rules exist. Candidates are then checked in
+ * three lookups however many rules exist (one hash lookup when no rule
+ * names an exact QPN). Candidates are then checked in
  * slot order and the FIRST rule whose match fields all hold takes the
  * packet (its `matched` counts; its action fires when its selection model
  * says so); later rules are not looked at.
@@ -123,7 +124,28 @@ struct inj_rule_ctr {
 	__u64 matched_bytes;
 };
 
-/* per-hook (ifindex, direction), per-CPU counters */
+#define INJ_MAX_HOOKS 256
+
+/* exact-QPN rules, direct-mapped by the QPN's low bits (an array lookup is
+ * ~1 ns, a hash lookup ~8): two QPNs that collide both fall back to the
+ * qpn_any_mask, where the full QPN check still applies */
+#define INJ_QPN_BUCKETS 4096
+
+struct inj_qpn_bucket {
+	__u32 qpn;
+	__u32 used;
+	__u64 mask;
+};
+
+/* one attached hook (device, direction): value of the inj_hooks hash map,
+ * key inj_hook_key(); user space owns it from attach to detach */
+struct inj_hook {
+	__u64 mask;		/* rules of this hook */
+	__u32 slot;		/* index into inj_hook_ctrs */
+	__u32 pad0;
+};
+
+/* per-hook, per-CPU counters: inj_hook_ctrs[slot] */
 struct inj_hook_ctr {
 	__u64 pkts;
 	__u64 bytes;
@@ -136,7 +158,7 @@ struct inj_cfg {
 	__u64 qpn_any_mask;	/* rules without an exact single QPN */
 	__u64 seed;		/* PRNG seed; 0 = from bpf_get_prandom_u32 */
 	__u32 generation;	/* bumped on every table change: PRNG reseed */
-	__u32 pad0;
+	__u32 qpn_exact;	/* some rule names one QPN: look inj_qpn_mask up */
 };
 
 /* key of the hook maps */

@@ -148,27 +148,18 @@ static int find_slot(struct inj_ctx *c, uint32_t id, struct inj_rule *r)
 	return -ENOENT;
 }
 
-static int map_clear(int fd)
-{
-	uint32_t next;
-	int guard = 100000;
-
-	while (guard-- && !bpf_map_get_next_key(fd, NULL, &next))
-		if (bpf_map_delete_elem(fd, &next))
-			return -errno;
-	return 0;
-}
-
 /* rebuild hook / class / QPN masks from the rule table */
 static int masks_sync(struct inj_ctx *c)
 {
 	struct inject_bpf *s = maps(c);
 	uint64_t cls[INJ_CLS_MAX] = { 0 }, any = 0;
 	struct { uint32_t key; uint64_t mask; } hooks[INJ_MAX_RULES], qpns[INJ_MAX_RULES];
-	int nh = 0, nq = 0, k;
+	int nh = 0, nq = 0, k, hfd = bpf_map__fd(s->maps.inj_hooks);
 	struct inj_rule r;
 	struct inj_cfg cfg;
-	uint32_t i, zero = 0;
+	struct inj_hook hv;
+	uint32_t i, zero = 0, key, next;
+	int first = 1;
 
 	for (i = 0; i < INJ_MAX_RULES; i++) {
 		uint64_t bit = 1ULL << i;
@@ -199,22 +190,58 @@ static int masks_sync(struct inj_ctx *c)
 			any |= bit;
 		}
 	}
-	map_clear(bpf_map__fd(s->maps.inj_hook_mask));
-	map_clear(bpf_map__fd(s->maps.inj_qpn_mask));
-	for (k = 0; k < nh; k++)
-		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_hook_mask), &hooks[k].key,
-					&hooks[k].mask, BPF_ANY))
+	/* every registered hook gets its mask (0 when its rules are gone) */
+	while (!bpf_map_get_next_key(hfd, first ? NULL : &key, &next)) {
+		first = 0;
+		key = next;
+		if (bpf_map_lookup_elem(hfd, &key, &hv))
+			continue;
+		hv.mask = 0;
+		for (k = 0; k < nh; k++)
+			if (hooks[k].key == key)
+				hv.mask = hooks[k].mask;
+		if (bpf_map_update_elem(hfd, &key, &hv, BPF_EXIST))
 			return -errno;
-	for (k = 0; k < nq; k++)
-		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_qpn_mask), &qpns[k].key,
-					&qpns[k].mask, BPF_ANY))
-			return -errno;
+	}
+	/* direct-mapped QPN buckets; a collision sends both QPNs' rules to "any" */
+	{
+		static struct inj_qpn_bucket b[INJ_QPN_BUCKETS];
+		int qfd = bpf_map__fd(s->maps.inj_qpn_mask);
+
+		memset(b, 0, sizeof(b));
+		for (k = 0; k < nq; k++) {
+			struct inj_qpn_bucket *e = &b[qpns[k].key & (INJ_QPN_BUCKETS - 1)];
+
+			if (!e->used) {
+				e->used = 1;
+				e->qpn = qpns[k].key;
+				e->mask = qpns[k].mask;
+			} else {
+				any |= qpns[k].mask;
+			}
+		}
+		for (k = 0; k < nq; k++) {	/* a bucket that lost a collision goes too */
+			struct inj_qpn_bucket *e = &b[qpns[k].key & (INJ_QPN_BUCKETS - 1)];
+
+			if (e->used && e->qpn != qpns[k].key) {
+				any |= e->mask;
+				e->used = 2;	/* marked: cleared below */
+			}
+		}
+		for (i = 0; i < INJ_QPN_BUCKETS; i++) {
+			if (b[i].used == 2)
+				memset(&b[i], 0, sizeof(b[i]));
+			if (bpf_map_update_elem(qfd, &i, &b[i], BPF_ANY))
+				return -errno;
+		}
+	}
 	for (i = 0; i < INJ_CLS_MAX; i++)
 		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_class_mask), &i, &cls[i], BPF_ANY))
 			return -errno;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg))
 		memset(&cfg, 0, sizeof(cfg));
 	cfg.qpn_any_mask = any;
+	cfg.qpn_exact = nq > 0;
 	cfg.generation++;
 	return bpf_map_update_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
@@ -242,16 +269,52 @@ static int owned_or(struct inj_ctx *c, uint32_t ifindex, uint32_t flag)
 	return bpf_map_update_elem(fd, &ifindex, &v, BPF_ANY) ? -errno : 0;
 }
 
+/* the hook's entry in inj_hooks, with a counter slot of its own */
+static int hook_register(struct inj_ctx *c, uint32_t hk)
+{
+	struct inject_bpf *s = maps(c);
+	int hfd = bpf_map__fd(s->maps.inj_hooks), first = 1, r = 0;
+	uint8_t used[INJ_MAX_HOOKS] = { 0 };
+	struct inj_hook hv = { 0 };
+	uint32_t key, next, slot;
+	void *zero;
+
+	if (!bpf_map_lookup_elem(hfd, &hk, &hv))
+		return 0;
+	while (!bpf_map_get_next_key(hfd, first ? NULL : &key, &next)) {
+		first = 0;
+		key = next;
+		if (!bpf_map_lookup_elem(hfd, &key, &hv) && hv.slot < INJ_MAX_HOOKS)
+			used[hv.slot] = 1;
+	}
+	for (slot = 0; slot < INJ_MAX_HOOKS && used[slot]; slot++)
+		;
+	if (slot == INJ_MAX_HOOKS)
+		return -ENOSPC;
+	zero = calloc((size_t)c->ncpu, sizeof(struct inj_hook_ctr));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_hook_ctrs), &slot, zero, BPF_ANY))
+		r = -errno;
+	free(zero);
+	memset(&hv, 0, sizeof(hv));
+	hv.slot = slot;
+	if (!r && bpf_map_update_elem(hfd, &hk, &hv, BPF_NOEXIST))
+		r = -errno;
+	return r;
+}
+
 static int hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
 		    .attach_point = dir == INJ_DIR_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
 	LIBBPF_OPTS(bpf_tc_opts, a, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
-	struct inj_hook_ctr zero[256];
-	uint32_t hk = inj_hook_key(ifindex, (uint32_t)dir);
 	int r, fd;
 
+	r = hook_register(c, inj_hook_key(ifindex, (uint32_t)dir));
+	if (r)
+		return r;
 	r = bpf_tc_hook_create(&hook);
 	if (!r)
 		owned_or(c, ifindex, INJ_OWN_CLSACT);	/* we made the clsact: flush removes it */
@@ -262,9 +325,6 @@ static int hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 	fd = inj_prog_fd(c, dir);
 	if (fd < 0)
 		return fd;
-	/* the per-CPU seen counters exist before the first packet */
-	memset(zero, 0, sizeof(struct inj_hook_ctr) * (size_t)c->ncpu);
-	bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_hook_ctrs), &hk, zero, BPF_NOEXIST);
 	a.prog_fd = fd;
 	return bpf_tc_attach(&hook, &a);
 }
@@ -469,6 +529,8 @@ static void hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir)
 		if (!rule_read(c, i, &r) && r.id && r.ifindex == ifindex && r.dir == dir)
 			return;
 	hook_detach(ifindex, dir);
+	i = inj_hook_key(ifindex, (uint32_t)dir);
+	bpf_map_delete_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &i);
 }
 
 int inj_rule_del(struct inj_ctx *c, uint32_t id)
@@ -537,13 +599,16 @@ int inj_hook_counters(struct inj_ctx *c, uint32_t ifindex, int dir, struct inj_h
 {
 	uint32_t hk = inj_hook_key(ifindex, (uint32_t)dir);
 	struct inj_hook_ctr *per;
+	struct inj_hook hv;
 	int i;
 
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &hk, &hv))
+		return -ENOENT;
 	per = calloc((size_t)c->ncpu, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hook_ctrs), &hk, per)) {
+	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hook_ctrs), &hv.slot, per)) {
 		free(per);
 		return -errno;
 	}
@@ -584,7 +649,7 @@ int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max)
 int inj_flush(const char *pin_root)
 {
 	static const char *const pinned[] = {
-		"inj_rules", "inj_state", "inj_rule_ctrs", "inj_hook_ctrs", "inj_hook_mask",
+		"inj_rules", "inj_state", "inj_rule_ctrs", "inj_hook_ctrs", "inj_hooks",
 		"inj_class_mask", "inj_qpn_mask", "inj_cfg", "inj_owned", NULL,
 	};
 	const char *root = pin_root ? pin_root : INJ_PIN_DIR;

@@ -366,6 +366,20 @@ static void test_windows_order_live(void)
 	EXPECT_EQ_U(ctr(b).dropped, 1);
 	del_all();
 
+	/* QPNs sharing a direct-mapped bucket (same low 12 bits) both still work */
+	a = add(INJ_DIR_INGRESS, "qpn 0x11 drop");
+	b = add(INJ_DIR_INGRESS, "qpn 0x1011 drop");
+	f.dqpn = 0x1011;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	f.dqpn = 0x11;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	f.dqpn = 0x2011;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	EXPECT_EQ_U(ctr(a).dropped, 1);
+	EXPECT_EQ_U(ctr(b).dropped, 1);
+	del_all();
+	f = base;
+
 	/* 64 rules: the table fills, the last slot still works, a 65th is refused */
 	for (i = 0; i < INJ_MAX_RULES; i++) {
 		char rule[64];

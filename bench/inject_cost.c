@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-packet cost of the injector's tc program, measured in the kernel with
+ * BPF_PROG_TEST_RUN (repeat) against an empty tc program, in the same run,
+ * alternating, median of rounds. The frame is a 1 KiB RoCEv2 WRITE to QPN
+ * 0x11; rule sets:
+ *   hook only   the hook has a rule, for another opcode class (masks say no)
+ *   N rules     N-1 rules for other QPNs + 1 counting rule for this QPN, last
+ *   N ranges    N rules whose QPN range covers the packet but whose PSN range
+ *               does not: every rule is a candidate and is checked (worst case)
+ */
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../injector/inj.h"
+#include "../tests/bpf/frames.h"
+
+#define REPEAT 200000
+#define ROUNDS 7
+
+static struct inj_ctx *ctx;
+static uint32_t ifx;
+
+static double run_ns(int fd, const uint8_t *frame, uint32_t len)
+{
+	struct __sk_buff skb = { .ifindex = ifx };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .ctx_in = &skb,
+		    .ctx_size_in = sizeof(skb), .repeat = REPEAT);
+
+	if (bpf_prog_test_run_opts(fd, &o)) {
+		perror("test_run");
+		exit(1);
+	}
+	return (double)o.duration;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void add(const char *text)
+{
+	char buf[256], *argv[32], err[256] = "", *save;
+	struct inj_rule r;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	inj_rule_init(&r);
+	r.ifindex = ifx;
+	if (inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)) || inj_rule_add(ctx, &r, err, sizeof(err))) {
+		fprintf(stderr, "add '%s': %s\n", text, err);
+		exit(1);
+	}
+}
+
+static void clear(void)
+{
+	struct inj_rule rules[INJ_MAX_RULES];
+	int n = inj_rule_list(ctx, rules, INJ_MAX_RULES), i;
+
+	for (i = 0; i < n; i++)
+		inj_rule_del(ctx, rules[i].id);
+}
+
+static void measure(const char *name, const uint8_t *frame, uint32_t len)
+{
+	double e[ROUNDS], p[ROUNDS], d[ROUNDS];
+	int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		e[i] = run_ns(inj_empty_prog_fd(ctx), frame, len);
+		p[i] = run_ns(inj_prog_fd(ctx, INJ_DIR_INGRESS), frame, len);
+		d[i] = p[i] - e[i];
+	}
+	qsort(e, ROUNDS, sizeof(double), cmp);
+	qsort(p, ROUNDS, sizeof(double), cmp);
+	qsort(d, ROUNDS, sizeof(double), cmp);
+	printf("%-28s %10.1f %12.1f %14.1f\n", name, e[ROUNDS / 2], p[ROUNDS / 2], d[ROUNDS / 2]);
+}
+
+static int quiet(enum libbpf_print_level l, const char *f, va_list ap)
+{
+	(void)l;
+	(void)f;
+	(void)ap;
+	return 0;
+}
+
+int main(void)
+{
+	struct frame_spec f = { .opcode = 0x0a, .dqpn = 0x11, .psn = 1000, .payload = 1024 };
+	uint8_t frame[2048];
+	uint32_t len = (uint32_t)frame_build(frame, &f);
+	char pin[96], rule[96];
+	int n, i;
+	static const int sizes[] = { 1, 16, 64 };
+
+	if (geteuid()) {
+		fprintf(stderr, "inject_cost: needs root\n");
+		return 77;
+	}
+	libbpf_set_print(quiet);
+	if (system("ip link add injb0 type veth peer name injb1 2>/dev/null; ip link set injb0 up"))
+		return 1;
+	ifx = if_nametoindex("injb0");
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/rdma-inject-bench-%d", (int)getpid());
+	ctx = inj_open(pin);
+	if (!ctx) {
+		perror("inj_open");
+		return 1;
+	}
+	printf("BPF_PROG_TEST_RUN, %d repeats x %d rounds (median), 1 KiB RoCEv2 WRITE\n", REPEAT,
+	       ROUNDS);
+	printf("%-28s %10s %12s %14s\n", "rule set", "empty[ns]", "injector[ns]", "cost[ns/pkt]");
+	add("opcode ack count");
+	measure("hook, no candidate", frame, len);
+	clear();
+	for (i = 0; i < 3; i++) {
+		char name[64];
+
+		for (n = 0; n < sizes[i] - 1; n++) {
+			snprintf(rule, sizeof(rule), "qpn %d drop 1%%", 100000 + n);
+			add(rule);
+		}
+		add("qpn 0x11 count");
+		snprintf(name, sizeof(name), "%d rules (1 matching)", sizes[i]);
+		measure(name, frame, len);
+		clear();
+	}
+	for (i = 0; i < 3; i++) {
+		char name[64];
+
+		for (n = 0; n < sizes[i]; n++)
+			add("qpn 0-100 psn 0-10 drop");
+		snprintf(name, sizeof(name), "%d ranges (all checked)", sizes[i]);
+		measure(name, frame, len);
+		clear();
+	}
+	inj_close(ctx);
+	inj_flush(pin);
+	if (system("ip link del injb0 2>/dev/null"))
+		return 1;
+	return 0;
+}

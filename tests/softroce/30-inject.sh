@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Fault injection on real SoftRoCE traffic (3-node VM testbed): measured
+# drop rates and receiver-side loss against the rule counters, and the
+# effect of every action in rxe's counters or in latency. Node i is n_i;
+# sw_i is the switch port toward node i (its egress reaches node i).
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
+       flap_retry_exceeded flush_clean"
+
+why=$(vm_unavailable)
+if [ -n "$why" ]; then
+	for t in $TESTS; do skip "$t" "$why"; done
+	exit 0
+fi
+trap 'tb_cleanup; rm -f "$TRAFFIC_LOG"' EXIT
+tb_cleanup
+if ! out=$("$C" testbed up --nodes 3 2>&1); then
+	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
+	exit 0
+fi
+
+ctr() { "$C" -j counters --node "$1" | jq ".hw_counters.$2 // 0"; }
+rule_ctr() { "$C" -j inject stats | jq ".rules[] | select(.id == $1) | .counters.$2"; }
+inject() { "$C" inject "$@"; }
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN{exit !(x >= lo && x <= hi)}'; }
+
+# --- drop rate: UC WRITEs of one MTU each (no retransmission: every packet
+# counts once), 50,000 packets node0 -> node1, rule at node1's ingress
+drop_rate() {	# name pct lo hi
+	local name=$1 pct=$2 lo=$3 hi=$4 id s0 r0 s1 r1 sent rcvd lost m d rate
+	id=$(inject add dev n1 ingress opcode data drop "$pct")
+	s0=$(ctr node0 sent_pkts); r0=$(ctr node1 rcvd_pkts)
+	"$C" perftest ib_write_bw -c UC -s 1024 -n 50000 >/dev/null 2>&1
+	s1=$(ctr node0 sent_pkts); r1=$(ctr node1 rcvd_pkts)
+	sent=$((s1 - s0)); rcvd=$((r1 - r0)); lost=$((sent - rcvd))
+	m=$(rule_ctr "$id" matched); d=$(rule_ctr "$id" dropped)
+	rate=$(awk -v d="$d" -v m="$m" 'BEGIN{printf "%.3f", m ? 100 * d / m : 0}')
+	inject del "$id"
+	if [ "$m" -ge 10000 ] && [ "$d" = "$lost" ] && within "$rate" "$lo" "$hi"; then
+		pass "$name" "set $pct: measured $rate% ($d of $m), receiver lost $lost of $sent = rule drops"
+	else
+		fail "$name" "set $pct: rate $rate% (want $lo..$hi), dropped $d matched $m, receiver lost $lost of $sent"
+	fi
+}
+drop_rate drop_5pct 5% 4 6
+drop_rate drop_1pct 1% 0.8 1.2
+
+# --- RC under 5% loss: the NIC retransmits, every iteration completes
+id=$(inject add dev n1 ingress opcode data drop 5%)
+q0=$(ctr node1 out_of_seq_request); e0=$(ctr node0 rcvd_seq_err)
+out=$("$C" -j p2p lat --iters 400 --size 4k 2>&1); rc=$?
+q1=$(ctr node1 out_of_seq_request); e1=$(ctr node0 rcvd_seq_err)
+d=$(rule_ctr "$id" dropped)
+inject del "$id"
+if [ $rc = 0 ] && [ "$(jq .lat_ns.count <<< "$out")" = 400 ] && [ "$d" -gt 0 ] &&
+   [ $((q1 - q0 + e1 - e0)) -gt 0 ]; then
+	pass rc_recovers_5pct "400/400 WRITEs done, $d dropped, out_of_seq_request +$((q1 - q0)), rcvd_seq_err +$((e1 - e0)), p99 $(jq '.lat_ns.p99/1000' <<< "$out") us"
+else
+	fail rc_recovers_5pct "rc=$rc dropped=$d oos+$((q1 - q0)) seqerr+$((e1 - e0)) $(head -c 200 <<< "$out")"
+fi
+
+# --- delay 2 ms toward node1 (sw1 egress): RTT +2 ms, half-RTT latency +1 ms
+base=$("$C" -j p2p lat --iters 300 | jq .lat_ns.p50)
+id=$(inject add dev sw1 egress delay 2ms)
+dl=$("$C" -j p2p lat --iters 300 | jq .lat_ns.p50)
+n=$(rule_ctr "$id" delayed)
+inject del "$id"
+inc=$(( (dl - base) / 1000 ))
+if [ "$n" -gt 0 ] && [ $inc -ge 900 ] && [ $inc -le 3000 ]; then
+	pass delay "p50 $((base / 1000)) -> $((dl / 1000)) us (+$inc us, expected +1000: half of the 2 ms RTT increase), $n delayed"
+else
+	fail delay "p50 $base -> $dl ns (+$inc us), delayed=$n"
+fi
+
+# --- the rest runs on RC WRITE traffic: 4 KiB = 4 packets per message
+TRAFFIC_LOG=$(mktemp /tmp/rtb-traffic.XXXXXX)
+traffic() { "$C" perftest --timeout 120 ib_write_bw -s 4096 -n 300 > "$TRAFFIC_LOG" 2>&1; }
+why_failed() { grep -iE 'error|fail|couldn|timed out|exited' "$TRAFFIC_LOG" | head -3 | tr '\n' '|'; }
+effect() {	# name rule-args counter-node counter action-counter
+	local name=$1 rule=$2 node=$3 counter=$4 what=$5 id a b k
+	# shellcheck disable=SC2086
+	id=$(inject add $rule)
+	a=$(ctr "$node" "$counter")
+	traffic; local rc=$?
+	b=$(ctr "$node" "$counter")
+	k=$(rule_ctr "$id" "$what")
+	inject del "$id"
+	if [ $rc = 0 ] && [ "$k" -gt 0 ] && [ $((b - a)) -gt 0 ]; then
+		pass "$name" "'$rule': $what $k, $node $counter +$((b - a)), transfer completed"
+	else
+		fail "$name" "'$rule': rc=$rc $what=$k $node $counter +$((b - a)) $(why_failed)"
+	fi
+}
+effect reorder "dev sw1 egress opcode data reorder 10% hold 2ms" node1 out_of_seq_request reordered
+effect duplicate "dev n1 ingress opcode data duplicate 10%" node1 duplicate_request duplicated
+effect corrupt "dev n1 ingress opcode data corrupt 5%" node1 out_of_seq_request corrupted
+
+# --- ECN: CE marks set at the switch arrive at node1 (counted by a CE-only rule)
+m=$(inject add dev sw1 egress opcode data ecn)
+c=$(inject add dev n1 ingress ecn ce count)
+traffic
+mk=$(rule_ctr "$m" marked); seen=$(rule_ctr "$c" matched)
+inject del "$m"; inject del "$c"
+if [ "$mk" -gt 0 ] && [ "$mk" = "$seen" ]; then
+	pass ecn "$mk packets marked CE at sw1 egress, $seen arrived CE-marked at n1"
+else
+	fail ecn "marked=$mk seen_ce=$seen"
+fi
+
+# --- link flap: 2 s of total loss toward node1
+id=$(inject add dev sw1 egress flap 2s)
+out=$("$C" -j p2p lat --iters 200 2>&1); rc=$?
+inject del "$id"
+mx=$(jq '.lat_ns.max // 0' <<< "$out")
+if [ $rc = 0 ] && [ "$mx" -ge 700000000 ]; then
+	pass flap_recovers "RC (retry_cnt 7) rode out the 2 s flap: 200/200, max half-RTT $((mx / 1000000)) ms"
+else
+	fail flap_recovers "rc=$rc max=$mx $(head -c 200 <<< "$out")"
+fi
+id=$(inject add dev sw1 egress flap 3s)
+out=$("$C" p2p lat --iters 200 --retry_cnt 1 --qp_timeout 8 2>&1); rc=$?
+inject del "$id"
+if [ $rc != 0 ] && grep -qi 'retry' <<< "$out"; then
+	pass flap_retry_exceeded "retry_cnt 1: $(grep -io '[^:]*retry[^;]*' <<< "$out" | head -1)"
+else
+	fail flap_retry_exceeded "rc=$rc $out"
+fi
+"$C" -q testbed status >/dev/null || fail flap_retry_exceeded "agents unhealthy after the failure"
+
+# --- flush leaves nothing: no rules, hooks or our qdiscs on any device
+inject add dev sw2 egress delay 1ms >/dev/null
+inject add dev n2 ingress drop 1% >/dev/null
+before=$("$C" -j inject list | jq -c '[.qdiscs[].kind] | sort')
+inject flush
+after=$("$C" -j inject list)
+if [ "$(jq -c '[.rules, .hooks, .qdiscs] | map(length)' <<< "$after")" = "[0,0,0]" ] &&
+   [ "$before" != "[]" ]; then
+	pass flush_clean "before: $before; after flush: no rules, hooks, clsact/prio/fq/netem qdiscs"
+else
+	fail flush_clean "before $before after $(jq -c . <<< "$after")"
+fi
+"$C" testbed down >/dev/null

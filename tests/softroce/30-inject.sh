@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
-       flap_retry_exceeded flush_clean"
+       flap_retry_exceeded egress_drop_silent flush_clean"
 
 why=$(vm_unavailable)
 if [ -n "$why" ]; then
@@ -76,9 +76,9 @@ else
 	fail delay "p50 $base -> $dl ns (+$inc us), delayed=$n"
 fi
 
-# --- the rest runs on RC WRITE traffic: 4 KiB = 4 packets per message
+# --- the rest runs on RC WRITE traffic both ways: 4 KiB = 4 packets per message
 TRAFFIC_LOG=$(mktemp /tmp/rtb-traffic.XXXXXX)
-traffic() { "$C" perftest --timeout 120 ib_write_bw -s 4096 -n 300 > "$TRAFFIC_LOG" 2>&1; }
+traffic() { "$C" p2p lat --size 4k --iters 300 > "$TRAFFIC_LOG" 2>&1; }
 why_failed() { grep -iE 'error|fail|couldn|timed out|exited' "$TRAFFIC_LOG" | head -3 | tr '\n' '|'; }
 effect() {	# name rule-args counter-node counter action-counter
 	local name=$1 rule=$2 node=$3 counter=$4 what=$5 id a b k
@@ -130,6 +130,20 @@ else
 	fail flap_retry_exceeded "rc=$rc $out"
 fi
 "$C" -q testbed status >/dev/null || fail flap_retry_exceeded "agents unhealthy after the failure"
+
+# --- a drop on the SENDER's egress is silent too (TC_ACT_STOLEN): rxe sees no
+# send error and does not resend at once; the receiver misses exactly the drops
+id=$(inject add dev n0 egress opcode data drop 5%)
+s0=$(ctr node0 sent_pkts); e0=$(ctr node0 send_err); r0=$(ctr node1 rcvd_pkts)
+"$C" perftest ib_write_bw -c UC -s 1024 -n 20000 >/dev/null 2>&1
+s1=$(ctr node0 sent_pkts); e1=$(ctr node0 send_err); r1=$(ctr node1 rcvd_pkts)
+d=$(rule_ctr "$id" dropped)
+inject del "$id"
+if [ $((e1 - e0)) = 0 ] && [ "$d" -gt 0 ] && [ $((s1 - s0 - r1 + r0)) = "$d" ]; then
+	pass egress_drop_silent "$d dropped at n0 egress, send_err +0, receiver missed $((s1 - s0 - r1 + r0))"
+else
+	fail egress_drop_silent "dropped $d send_err +$((e1 - e0)) sent $((s1 - s0)) rcvd $((r1 - r0))"
+fi
 
 # --- flush leaves nothing: no rules, hooks or our qdiscs on any device
 inject add dev sw2 egress delay 1ms >/dev/null

@@ -3,7 +3,6 @@
  * The agent's side of the control channel: one thread per connection, one
  * request at a time per connection, verbs from one table.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,24 +16,18 @@
 #define RTB_VERSION "0.0.0"
 #endif
 
-static json_t *hw_counter_names(const struct vb_dev *d)
+/* names of the device's hw counters (they vary by kernel: discovered) */
+static json_t *hw_counter_names(struct agent *a)
 {
-	char path[256];
-	json_t *a = json_array();
-	struct dirent **ents;
-	int n, i;
+	json_t *names = json_array(), *res = NULL, *v;
+	const char *k;
+	char err[128];
 
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters", d->name,
-		 d->port);
-	n = scandir(path, &ents, NULL, alphasort);
-	for (i = 0; i < n; i++) {
-		if (ents[i]->d_name[0] != '.' && strcmp(ents[i]->d_name, "lifespan"))
-			json_array_append_new(a, json_string(ents[i]->d_name));
-		free(ents[i]);
-	}
-	if (n >= 0)
-		free(ents);
-	return a;
+	if (!hw_counters(a, NULL, &res, err, sizeof(err)))
+		json_object_foreach(json_object_get(res, "hw_counters"), k, v)
+			json_array_append_new(names, json_string(k));
+	json_decref(res);
+	return names;
 }
 
 static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
@@ -68,7 +61,7 @@ static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, 
 			    a->dev.port, "state", vb_port_state_name(pa.state), "active_mtu",
 			    128 << pa.active_mtu, "max_mtu", 128 << pa.max_mtu, "gid", gid,
 			    "gid_index", a->dev.gid_index, "ip", ip, "pid", (int)getpid(),
-			    "workloads", wls, "hw_counters", hw_counter_names(&a->dev), "limits",
+			    "workloads", wls, "hw_counters", hw_counter_names(a), "limits",
 			    "max_qp", a->dev.attr.max_qp, "max_mr_size_mb",
 			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
 			    a->dev.attr.max_qp_wr);

@@ -562,64 +562,48 @@ int inj_rule_list(struct inj_ctx *c, struct inj_rule *out, int max)
 	return n;
 }
 
-int inj_rule_counters(struct inj_ctx *c, uint32_t id, struct inj_rule_ctr *sum)
+/* a per-CPU value made of u64 counters, summed over the CPUs */
+static int percpu_sum(struct inj_ctx *c, int fd, uint32_t key, void *out, size_t size)
 {
-	struct inj_rule_ctr *per;
-	struct inj_rule cur;
-	uint32_t slot;
-	int s, i;
+	size_t n = size / sizeof(uint64_t), i;
+	uint64_t *per, *sum = out;
+	int cpu;
 
-	s = find_slot(c, id, &cur);
-	if (s < 0)
-		return s;
-	slot = (uint32_t)s;
-	per = calloc((size_t)c->ncpu, sizeof(*per));
+	per = calloc((size_t)c->ncpu, size);
 	if (!per)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_rule_ctrs), &slot, per)) {
+	if (bpf_map_lookup_elem(fd, &key, per)) {
 		free(per);
 		return -errno;
 	}
-	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < c->ncpu; i++) {
-		sum->matched += per[i].matched;
-		sum->dropped += per[i].dropped;
-		sum->delayed += per[i].delayed;
-		sum->reordered += per[i].reordered;
-		sum->duplicated += per[i].duplicated;
-		sum->corrupted += per[i].corrupted;
-		sum->marked += per[i].marked;
-		sum->matched_bytes += per[i].matched_bytes;
-	}
+	memset(out, 0, size);
+	for (cpu = 0; cpu < c->ncpu; cpu++)
+		for (i = 0; i < n; i++)
+			sum[i] += per[(size_t)cpu * n + i];
 	free(per);
 	return 0;
+}
+
+int inj_rule_counters(struct inj_ctx *c, uint32_t id, struct inj_rule_ctr *sum)
+{
+	struct inj_rule cur;
+	int s = find_slot(c, id, &cur);
+
+	if (s < 0)
+		return s;
+	return percpu_sum(c, bpf_map__fd(maps(c)->maps.inj_rule_ctrs), (uint32_t)s, sum,
+			  sizeof(*sum));
 }
 
 int inj_hook_counters(struct inj_ctx *c, uint32_t ifindex, int dir, struct inj_hook_ctr *sum)
 {
 	uint32_t hk = inj_hook_key(ifindex, (uint32_t)dir);
-	struct inj_hook_ctr *per;
 	struct inj_hook hv;
-	int i;
 
 	memset(sum, 0, sizeof(*sum));
 	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &hk, &hv))
 		return -ENOENT;
-	per = calloc((size_t)c->ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hook_ctrs), &hv.slot, per)) {
-		free(per);
-		return -errno;
-	}
-	for (i = 0; i < c->ncpu; i++) {
-		sum->pkts += per[i].pkts;
-		sum->bytes += per[i].bytes;
-		sum->roce_pkts += per[i].roce_pkts;
-		sum->roce_bytes += per[i].roce_bytes;
-	}
-	free(per);
-	return 0;
+	return percpu_sum(c, bpf_map__fd(maps(c)->maps.inj_hook_ctrs), hv.slot, sum, sizeof(*sum));
 }
 
 int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max)

@@ -88,8 +88,10 @@ int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_
 		arm->ctx.role = WL_CLIENT;
 	} else if (!strcmp(role, "server")) {
 		arm->ctx.role = WL_SERVER;
+	} else if (!strcmp(role, "rank")) {
+		arm->ctx.role = WL_RANK;
 	} else {
-		snprintf(err, errlen, "unknown role '%s' (expected client|server)", role);
+		snprintf(err, errlen, "unknown role '%s' (expected client|server|rank)", role);
 		free(arm);
 		return -EINVAL;
 	}

@@ -24,6 +24,8 @@ static void usage(FILE *f)
 		"  p2p lat [OPTIONS]       RC RDMA WRITE latency between two nodes (p2p lat -h)\n"
 		"  perftest [--client N] [--server N] PROG [ARGS]\n"
 		"                          run a real perftest pair on the testbed\n"
+		"  collective OP [--nodes A,B,..] [--size S|--sizes MIN:MAX] [--iters N]\n"
+		"                          nccl-tests-style allreduce/reduce_scatter/allgather\n"
 		"  inject [--node N] ARGS  the node's rdma-inject (add/del/set/list/stats/flush/probe)\n"
 		"  counters [--node N]     the node's RDMA device hw counters\n"
 		"  version\n"
@@ -40,6 +42,7 @@ int main(int argc, char **argv)
 		{ "p2p", cmd_p2p },
 		{ "perftest", cmd_perftest },
 		{ "inject", cmd_inject },
+		{ "collective", cmd_collective },
 		{ "counters", cmd_counters },
 		{ NULL, NULL },
 	};

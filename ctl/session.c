@@ -10,6 +10,7 @@
 #include "ctl.h"
 #include "session.h"
 #include "../lib/log.h"
+#include <stdlib.h>
 
 int pair_open(struct pair *p, const char *client, const char *server)
 {
@@ -136,5 +137,127 @@ int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t
 		json_decref(*sres);
 		*cres = *sres = NULL;
 	}
+	return r;
+}
+
+int group_open(struct group *g, const char *nodes)
+{
+	char buf[256], *tok, *save;
+	int r, i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < TB_MAX_NODES; i++)
+		g->c[i].fd = -1;
+	r = tb_load(&g->tb);
+	if (r) {
+		if (r == -ENOENT)
+			log_err("no testbed is up (rdmactl testbed up)");
+		return r;
+	}
+	if (!nodes) {
+		for (i = 0; i < g->tb.nodes; i++)
+			g->node[g->n++] = i;
+	} else {
+		snprintf(buf, sizeof(buf), "%s", nodes);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int k = tb_node_index(&g->tb, tok);
+
+			if (k < 0) {
+				log_err("unknown node '%s' (testbed has node0..node%d)", tok,
+					g->tb.nodes - 1);
+				return -EINVAL;
+			}
+			for (i = 0; i < g->n; i++)
+				if (g->node[i] == k) {
+					log_err("node '%s' listed twice", tok);
+					return -EINVAL;
+				}
+			g->node[g->n++] = k;
+		}
+	}
+	if (g->n < 2) {
+		log_err("a collective needs at least 2 nodes");
+		return -EINVAL;
+	}
+	for (i = 0; i < g->n; i++) {
+		r = agentc_open(&g->c[i], &g->tb, g->node[i], 3000);
+		if (r) {
+			log_err("%s: cannot reach the agent: %s", g->c[i].where, strerror(-r));
+			group_close(g);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void group_close(struct group *g)
+{
+	int i;
+
+	for (i = 0; i < TB_MAX_NODES; i++)
+		if (g->c[i].fd >= 0)
+			agentc_close(&g->c[i]);
+}
+
+int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, char *err,
+	      size_t errlen)
+{
+	json_int_t arm[TB_MAX_NODES];
+	json_t *eps[TB_MAX_NODES] = { 0 }, *res[TB_MAX_NODES] = { 0 };
+	char derr[256];
+	int i, j, r = 0, left;
+
+	*results = NULL;
+	for (i = 0; i < g->n; i++)
+		arm[i] = -1;
+	for (i = 0; i < g->n && !r; i++) {
+		json_t *o = json_deep_copy(opts);
+
+		json_object_set_new(o, "rank", json_integer(i));
+		json_object_set_new(o, "nranks", json_integer(g->n));
+		r = prepare(&g->c[i], wl, "rank", o, &arm[i], &eps[i], err, errlen);
+		json_decref(o);
+	}
+	for (i = 0; i < g->n && !r; i++) {
+		json_t *peers = json_array();
+
+		for (j = 0; j < g->n; j++)
+			json_array_append(peers, j == i ? json_null() :
+					  json_array_get(eps[j], (size_t)i));
+		r = call_void(&g->c[i], "connect", json_pack("{s:I,s:o}", "arm", arm[i], "peer", peers),
+			      err, errlen);
+	}
+	for (i = 0; i < g->n && !r; i++)
+		r = call_void(&g->c[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
+	/* round robin with short waits: whichever rank fails is reported at once */
+	for (left = r ? 0 : g->n; left > 0 && !r;) {
+		for (i = 0; i < g->n && !r; i++) {
+			json_t *w = NULL;
+
+			if (res[i])
+				continue;
+			r = agentc_call(&g->c[i], "wait",
+					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
+					10000, err, errlen);
+			if (!r && json_is_true(json_object_get(w, "done"))) {
+				res[i] = json_incref(json_object_get(w, "result"));
+				left--;
+			}
+			json_decref(w);
+		}
+	}
+	for (i = 0; i < g->n; i++) {
+		if (arm[i] >= 0)
+			call_void(&g->c[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
+				  sizeof(derr));
+		json_decref(eps[i]);
+	}
+	if (!r) {
+		*results = json_array();
+		for (i = 0; i < g->n; i++)
+			json_array_append(*results, res[i]);
+	}
+	for (i = 0; i < g->n; i++)
+		json_decref(res[i]);
 	return r;
 }

@@ -17,4 +17,21 @@ void pair_close(struct pair *p);
 int pair_run(struct pair *p, const char *workload, json_t *opts, json_t **cres, json_t **sres,
 	     char *err, size_t errlen);
 
+/* N agents running one workload together (rank i on nodes[i]) */
+struct group {
+	struct tb_state tb;
+	int n;
+	int node[TB_MAX_NODES];
+	struct agentc c[TB_MAX_NODES];
+};
+
+/* "node0,node1,node2" or NULL = every node of the testbed */
+int group_open(struct group *g, const char *nodes);
+void group_close(struct group *g);
+/* prepare rank i with opts + {rank, nranks}, connect the full mesh, start,
+ * wait for all (a failing rank is reported at once, by node), destroy all.
+ * *results: array of per-rank results (new reference). */
+int group_run(struct group *g, const char *workload, json_t *opts, json_t **results, char *err,
+	      size_t errlen);
+
 #endif

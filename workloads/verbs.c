@@ -204,7 +204,7 @@ int vb_qp_connect(struct ibv_qp *qp, const struct vb_dev *d, uint32_t local_psn,
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	if (rc_qp) {
 		a.max_dest_rd_atomic = o->max_rd_atomic;
-		a.min_rnr_timer = 12;
+		a.min_rnr_timer = o->min_rnr_timer ? o->min_rnr_timer : 12;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	}
 	r = ibv_modify_qp(qp, &a, mask);

@@ -52,6 +52,7 @@ struct vb_rc_opts {
 	uint8_t retry_cnt;	/* 7 = infinite on rxe */
 	uint8_t rnr_retry;
 	uint8_t max_rd_atomic;
+	uint8_t min_rnr_timer;	/* 0: 12 (0.64 ms); 1 = 0.01 ms */
 };
 
 /* RESET -> INIT -> RTR -> RTS for an RC or UC QP */

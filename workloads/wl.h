@@ -12,7 +12,7 @@
 #include "../lib/opt.h"
 #include "verbs.h"
 
-enum wl_role { WL_CLIENT, WL_SERVER };
+enum wl_role { WL_CLIENT, WL_SERVER, WL_RANK };
 
 struct wl_ctx {
 	const struct vb_dev *dev;
@@ -38,5 +38,6 @@ const struct wl_ops *wl_find(const char *name);
 const struct wl_ops *wl_at(int i);
 
 extern const struct wl_ops wl_p2p;
+extern const struct wl_ops wl_collective;
 
 #endif

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * collective: nccl-tests-style collectives over N agents, float32 sum.
+ *
+ * Every rank has one RC QP per peer (a full mesh; the ring algorithms use
+ * the left and right neighbours only) on one CQ. Transfers are SENDs into
+ * RECVs posted ahead of time: the receive queue is FIFO and a neighbour's
+ * messages arrive in order, so each posted RECV names the slot its message
+ * belongs to. Flow control: once a rank has posted an iteration's RECVs it
+ * sends a 0-byte READY to its left neighbour, which waits for it before
+ * sending. (Leaning on RNR retries instead costs a jiffy per miss on rxe.)
+ *
+ *   allreduce       ring: reduce-scatter (N-1 steps) then allgather (N-1)
+ *   reduce_scatter  the first half; rank r ends with chunk r reduced
+ *   allgather       the second half, from each rank's own chunk
+ *
+ * Out of place: `in` never changes, `out` is written, so every iteration
+ * computes the same result and is checked against the exact one (inputs are
+ * small integers, their float sums exact): #wrong counts elements that differ.
+ * Each iteration's time (first send posted to last byte received and every
+ * send complete) goes to a histogram; figures follow nccl-tests: algbw =
+ * bytes / time, busbw = algbw * 2(n-1)/n (allreduce) or (n-1)/n.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sched.h>
+#include <time.h>
+#include "wl.h"
+#include "../lib/hist.h"
+
+#define MAX_RANKS 16
+
+enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER };
+static const char *const coll_ops[] = { "allreduce", "reduce_scatter", "allgather", NULL };
+
+struct coll_cfg {
+	int op;
+	uint64_t size;		/* bytes of the (full) buffer per rank */
+	uint64_t iters;
+	uint64_t warmup;
+	uint64_t rank;
+	uint64_t nranks;
+	uint64_t op_timeout;
+};
+
+#define O(f) offsetof(struct coll_cfg, f)
+static const struct opt coll_opts[] = {
+	{ "op", OPT_ENUM, O(op), 0, 0, "allreduce", coll_ops,
+	  "collective: allreduce|reduce_scatter|allgather" },
+	{ "size", OPT_SIZE, O(size), 4, 256ULL << 20, "1M", NULL, "bytes per rank (float32)" },
+	{ "iters", OPT_UINT, O(iters), 1, 1000000, "20", NULL, "measured iterations" },
+	{ "warmup", OPT_UINT, O(warmup), 0, 100000, "2", NULL, "unmeasured iterations first" },
+	{ "rank", OPT_UINT, O(rank), 0, MAX_RANKS - 1, "0", NULL, "this agent's rank (set by rdmactl)" },
+	{ "nranks", OPT_UINT, O(nranks), 2, MAX_RANKS, "2", NULL, "ranks (set by rdmactl)" },
+	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "30s", NULL,
+	  "fail when one iteration takes longer" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+#undef O
+
+struct coll {
+	struct coll_cfg cfg;
+	int n, r;
+	size_t count, chunk;	/* floats: total, per chunk (the last may be shorter) */
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[MAX_RANKS];	/* qp[j] talks to rank j; qp[r] unused */
+	uint32_t psn[MAX_RANKS];
+	struct ibv_mr *mr;
+	float *in, *out, *stage;	/* stage: N-1 chunks for reduce-scatter */
+	char *mem;
+	size_t memlen;
+	struct hist hist;
+	uint64_t wrong;
+	int sends;		/* SENDs not yet completed */
+	uint64_t recvd;		/* data RECVs completed since the start */
+	int ready;		/* READYs received and not yet used */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static size_t chunk_off(const struct coll *c, int k)
+{
+	return (size_t)k * c->chunk;
+}
+
+static size_t chunk_len(const struct coll *c, int k)
+{
+	size_t off = chunk_off(c, k);
+
+	return off >= c->count ? 0 : (c->count - off < c->chunk ? c->count - off : c->chunk);
+}
+
+/* rank r's input element j: small integers, so every float sum is exact */
+static float input_of(int r, size_t j)
+{
+	return (float)((r + 1) * (int)(j % 97 + 1));
+}
+
+static void coll_destroy(struct wl_ctx *w)
+{
+	struct coll *c = w->priv;
+	int j;
+
+	if (!c)
+		return;
+	for (j = 0; j < MAX_RANKS; j++)
+		if (c->qp[j])
+			ibv_destroy_qp(c->qp[j]);
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	free(c->mem);
+	free(c);
+	w->priv = NULL;
+}
+
+static int coll_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
+{
+	struct ibv_port_attr pa;
+	struct coll *c;
+	json_t *eps;
+	int j, r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	w->priv = c;
+	r = opt_apply_json(coll_opts, &c->cfg, opts, w->err, sizeof(w->err));
+	if (r)
+		goto fail;
+	c->n = (int)c->cfg.nranks;
+	c->r = (int)c->cfg.rank;
+	r = -EINVAL;
+	if (c->r >= c->n) {
+		snprintf(w->err, sizeof(w->err), "rank %d of %d ranks", c->r, c->n);
+		goto fail;
+	}
+	c->count = c->cfg.size / sizeof(float);
+	c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
+	c->memlen = (2 * c->count + (size_t)(c->n - 1) * c->chunk) * sizeof(float);
+	r = -ENOMEM;
+	if (posix_memalign((void **)&c->mem, 4096, c->memlen))
+		goto fail;
+	c->in = (float *)c->mem;
+	c->out = c->in + c->count;
+	c->stage = c->out + c->count;
+	for (size_t k = 0; k < c->count; k++)
+		c->in[k] = input_of(c->r, k);
+	memset(c->out, 0, (c->count + (size_t)(c->n - 1) * c->chunk) * sizeof(float));
+	c->pd = ibv_alloc_pd(w->dev->ctx);
+	c->cq = c->pd ? ibv_create_cq(w->dev->ctx, 4 * MAX_RANKS * 2 + 64, NULL, NULL, 0) : NULL;
+	c->mr = c->cq ? ibv_reg_mr(c->pd, c->mem, c->memlen, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!c->mr) {
+		snprintf(w->err, sizeof(w->err), "%s: PD/CQ/MR (%zu bytes): %s", w->dev->name, c->memlen,
+			 strerror(errno));
+		r = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	r = vb_port_query(w->dev, &pa);
+	if (r)
+		goto fail;
+	eps = json_array();
+	for (j = 0; j < c->n; j++) {
+		struct ibv_qp_init_attr qia = {
+			.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 2 * MAX_RANKS, .max_recv_wr = 4 * MAX_RANKS,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct vb_ep me = { 0 };
+
+		if (j == c->r) {
+			json_array_append_new(eps, json_null());
+			continue;
+		}
+		c->qp[j] = ibv_create_qp(c->pd, &qia);
+		if (!c->qp[j]) {
+			snprintf(w->err, sizeof(w->err), "%s: failed to create RC QP: %s", w->dev->name,
+				 strerror(errno));
+			json_decref(eps);
+			r = -errno;
+			goto fail;
+		}
+		if (getrandom(&c->psn[j], sizeof(c->psn[j]), 0) != sizeof(c->psn[j]))
+			c->psn[j] = (uint32_t)now_ns();
+		c->psn[j] &= 0xffffff;
+		me.qpn = c->qp[j]->qp_num;
+		me.psn = c->psn[j];
+		me.gid = w->dev->gid;
+		me.mtu = pa.active_mtu;
+		json_array_append_new(eps, vb_ep_to_json(&me));
+	}
+	hist_init(&c->hist);
+	*ep = eps;
+	return 0;
+fail:
+	coll_destroy(w);
+	return r;
+}
+
+/* peer: array, entry j = rank j's endpoint meant for this rank (null for self) */
+static int coll_connect(struct wl_ctx *w, const json_t *peers)
+{
+	struct coll *c = w->priv;
+	/* RNR is the flow control here: retry soon (0.01 ms), forever */
+	struct vb_rc_opts o = { .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
+				.min_rnr_timer = 1 };
+	struct vb_ep ep;
+	int j, r;
+
+	if (!json_is_array(peers) || json_array_size(peers) != (size_t)c->n) {
+		snprintf(w->err, sizeof(w->err), "expected %d peer endpoints", c->n);
+		return -EINVAL;
+	}
+	for (j = 0; j < c->n; j++) {
+		if (j == c->r)
+			continue;
+		if (vb_ep_from_json(&ep, json_array_get(peers, (size_t)j))) {
+			snprintf(w->err, sizeof(w->err), "malformed endpoint of rank %d", j);
+			return -EINVAL;
+		}
+		r = vb_qp_connect(c->qp[j], w->dev, c->psn[j], &ep, &o);
+		if (r) {
+			snprintf(w->err, sizeof(w->err), "rank %d: connect to rank %d failed: %s", c->r, j,
+				 strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* wr_id: bit 63 = recv, bit 62 = READY, low bits = the step it belongs to */
+#define WR_RECV (1ULL << 63)
+#define WR_READY (1ULL << 62)
+
+static int post_recv(struct coll *c, struct ibv_qp *qp, float *dst, size_t n, uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)dst, .length = (uint32_t)(n * sizeof(float)),
+			       .lkey = c->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = WR_RECV | id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return -ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct coll *c, struct ibv_qp *qp, const float *src, size_t n, uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = (uint32_t)(n * sizeof(float)),
+			       .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	return -ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * Completions, counted in c: sends outstanding, data RECVs done (ever) and
+ * READYs received but not yet used. Poll until all three reach the wants.
+ */
+static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int want_ready,
+		      int drain, uint64_t deadline)
+{
+	struct ibv_wc wc[16];
+	unsigned int spin = 0;
+	int n, i;
+
+	while (c->recvd < want_recvd || c->ready < want_ready || (drain && c->sends)) {
+		n = ibv_poll_cq(c->cq, 16, wc);
+		if (n < 0)
+			return -EIO;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				snprintf(w->err, sizeof(w->err), "rank %d: %s completed with %s", c->r,
+					 wc[i].wr_id & WR_RECV ? "RECV" : "SEND",
+					 ibv_wc_status_str(wc[i].status));
+				return -EIO;
+			}
+			if ((wc[i].wr_id & (WR_RECV | WR_READY)) == (WR_RECV | WR_READY))
+				c->ready++;
+			else if (wc[i].wr_id & WR_RECV)
+				c->recvd++;	/* in order: the RQ is FIFO */
+			else
+				c->sends--;
+		}
+		if (!n && !(++spin & 63)) {
+			/* ranks may outnumber CPUs (3 agents, 2 vCPUs), and rxe does its
+			 * work in kernel threads: spinning without yielding would stall
+			 * everyone for a scheduler tick */
+			sched_yield();
+			if (*w->stop) {
+				snprintf(w->err, sizeof(w->err), "stopped");
+				return -EINTR;
+			}
+			if (now_ns() > deadline) {
+				int rdy = c->ready < want_ready;
+
+				snprintf(w->err, sizeof(w->err), "rank %d: %s rank %d in time", c->r,
+					 rdy ? "no READY from" :
+					 c->recvd < want_recvd ? "no data from" : "sends unacknowledged by",
+					 rdy ? (c->r + 1) % c->n : (c->r + c->n - 1) % c->n);
+				return -ETIMEDOUT;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ring chunk bookkeeping: the chunk rank r holds reduced after reduce-scatter */
+static int ag_owner(const struct coll *c)
+{
+	return c->cfg.op == C_ALLGATHER ? c->r : (c->r + 1) % c->n;
+}
+
+/* every RECV of one iteration, in the order the left neighbour sends */
+static int post_recvs(struct coll *c)
+{
+	int n = c->n, r = c->r, s, k, ret = 0;
+	int rs = c->cfg.op != C_ALLGATHER, ag = c->cfg.op != C_REDUCE_SCATTER;
+	struct ibv_qp *left = c->qp[(r + n - 1) % n];
+
+	for (s = 0; rs && !ret && s < n - 1; s++) {
+		k = (r - s - 1 + 2 * n) % n;	/* reduce-scatter step s: chunk r-s-1 */
+		ret = post_recv(c, left, c->stage + (size_t)s * c->chunk, chunk_len(c, k), (uint64_t)s);
+	}
+	for (s = 0; ag && !ret && s < n - 1; s++) {
+		k = (ag_owner(c) - s - 1 + 2 * n) % n;	/* allgather step s: owner-s-1 */
+		ret = post_recv(c, left, c->out + chunk_off(c, k), chunk_len(c, k),
+				(uint64_t)(n + s));
+	}
+	return ret;
+}
+
+/* one ring collective (its RECVs already posted); the elapsed ns in *ns */
+static int ring_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
+{
+	int n = c->n, r = c->r, s, ret, k;
+	int rs = c->cfg.op != C_ALLGATHER, ag = c->cfg.op != C_REDUCE_SCATTER;
+	struct ibv_qp *right = c->qp[(r + 1) % n];
+	uint64_t t0 = now_ns(), deadline = t0 + c->cfg.op_timeout, base = c->recvd;
+	size_t off, len;
+
+	/* the right neighbour has posted its RECVs; keep one READY RECV posted for
+	 * the next iteration (its next READY cannot come before our sends) */
+	if ((ret = poll_until(w, c, 0, 1, 0, deadline)))
+		return ret;
+	c->ready--;
+	if ((ret = post_recv(c, right, NULL, 0, WR_READY)))
+		goto post_fail;
+	if (rs) {
+		/* reduce-scatter: step s sends chunk r-s, receives chunk r-s-1 and adds it */
+		memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), chunk_len(c, r) * sizeof(float));
+		for (s = 0; s < n - 1; s++) {
+			k = (r - s + 2 * n) % n;
+			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), s)))
+				goto post_fail;
+			c->sends++;
+			if ((ret = poll_until(w, c, base + s + 1, 0, 0, deadline)))
+				return ret;
+			k = (r - s - 1 + 2 * n) % n;
+			off = chunk_off(c, k);
+			len = chunk_len(c, k);
+			for (size_t e = 0; e < len; e++)
+				c->out[off + e] = c->in[off + e] + c->stage[(size_t)s * c->chunk + e];
+		}
+		/* rank r now holds chunk r+1 fully reduced */
+		base += n - 1;
+	}
+	if (ag) {
+		int own = ag_owner(c);
+
+		if (!rs)
+			memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r),
+			       chunk_len(c, r) * sizeof(float));
+		for (s = 0; s < n - 1; s++) {
+			k = (own - s + 2 * n) % n;	/* forward what arrived last step */
+			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), n + s)))
+				goto post_fail;
+			c->sends++;
+			if ((ret = poll_until(w, c, base + s + 1, 0, 0, deadline)))
+				return ret;
+		}
+	}
+	ret = poll_until(w, c, 0, 0, 1, deadline);
+	*ns = now_ns() - t0;
+	return ret;
+post_fail:
+	snprintf(w->err, sizeof(w->err), "rank %d: post failed: %s", r, strerror(-ret));
+	return ret;
+}
+
+/* this rank's RECVs for the next iteration are posted: tell the left neighbour */
+static int send_ready(struct coll *c)
+{
+	int ret = post_send(c, c->qp[(c->r + c->n - 1) % c->n], NULL, 0, WR_READY);
+
+	if (!ret)
+		c->sends++;	/* reaped with the next iteration's sends */
+	return ret;
+}
+
+/* elements of out that differ from the exact result */
+static uint64_t check(const struct coll *c)
+{
+	int n = c->n, r = c->r;
+	float mult = (float)(n * (n + 1) / 2);
+	uint64_t wrong = 0;
+	size_t j, lo = 0, hi = c->count;
+
+	if (c->cfg.op == C_REDUCE_SCATTER) {	/* only the owned chunk is defined */
+		lo = chunk_off(c, (r + 1) % n);
+		hi = lo + chunk_len(c, (r + 1) % n);
+	}
+	for (j = lo; j < hi; j++) {
+		float want = c->cfg.op == C_ALLGATHER ? input_of((int)(j / c->chunk), j) :
+							 mult * (float)(j % 97 + 1);
+
+		wrong += c->out[j] != want;
+	}
+	return wrong;
+}
+
+static int coll_run(struct wl_ctx *w, json_t **result)
+{
+	struct coll *c = w->priv;
+	uint64_t i, ns, total = c->cfg.warmup + c->cfg.iters, sum = 0;
+	double t_s, algbw, busbw, factor;
+	int r;
+
+	/* stale data from earlier iterations must not pass the check: the last
+	 * iteration starts from zeros, cleared before its RECVs can land */
+	if (total == 1)
+		memset(c->out, 0, c->count * sizeof(float));
+	if ((r = post_recv(c, c->qp[(c->r + 1) % c->n], NULL, 0, WR_READY)) || (r = post_recvs(c)) ||
+	    (r = send_ready(c)))
+		goto post_fail;
+	for (i = 0; i < total; i++) {
+		r = ring_once(w, c, &ns);
+		if (r)
+			return r;
+		/* the next iteration's RECVs, then READY to the left neighbour */
+		if (i + 2 == total)
+			memset(c->out, 0, c->count * sizeof(float));
+		if (i + 1 < total && ((r = post_recvs(c)) || (r = send_ready(c))))
+			goto post_fail;
+		if (i >= c->cfg.warmup) {
+			hist_record(&c->hist, ns);
+			sum += ns;
+		}
+		if (i + 1 == total)
+			c->wrong = check(c);
+	}
+	t_s = (double)sum / (double)c->cfg.iters / 1e9;
+	algbw = (double)c->cfg.size / t_s;
+	factor = c->cfg.op == C_ALLREDUCE ? 2.0 * (c->n - 1) / c->n : (double)(c->n - 1) / c->n;
+	busbw = algbw * factor;
+	goto done;
+post_fail:
+	snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
+	return r;
+done:
+	*result = json_pack("{s:s,s:I,s:I,s:i,s:i,s:I,s:f,s:f,s:f,s:I,s:o}", "op",
+			    coll_ops[c->cfg.op], "size", (json_int_t)c->cfg.size, "count",
+			    (json_int_t)c->count, "rank", c->r, "nranks", c->n, "iters",
+			    (json_int_t)c->cfg.iters, "time_avg_ns", t_s * 1e9, "algbw_bytes_per_s",
+			    algbw, "busbw_bytes_per_s", busbw, "wrong", (json_int_t)c->wrong,
+			    "time_ns", hist_to_json(&c->hist));
+	return *result ? 0 : -ENOMEM;
+}
+
+const struct wl_ops wl_collective = {
+	.name = "collective",
+	.opts = coll_opts,
+	.prepare = coll_prepare,
+	.connect = coll_connect,
+	.run = coll_run,
+	.destroy = coll_destroy,
+};

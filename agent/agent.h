@@ -21,29 +21,40 @@ struct agent {
 	struct arm *arms[AGENT_MAX_ARMS];
 	struct job *jobs[AGENT_MAX_JOBS];
 	unsigned int next_id;
+	unsigned int next_conn;		/* control connections, numbered from 1 */
 };
 
 /* one request: fills *result or err; returns 0 / -errno */
-int agent_dispatch(struct agent *a, const char *cmd, json_t *args, json_t **result, char *err,
-		   size_t errlen);
+int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *args,
+		   json_t **result, char *err, size_t errlen);
 void agent_serve_conn(struct agent *a, int fd);
 void agent_shutdown(struct agent *a);
 
 /* arm.c */
-int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-int arm_connect(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-int arm_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-int arm_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-int arm_destroy(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-void arm_destroy_all(struct agent *a);
+int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+int arm_connect(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+int arm_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+int arm_destroy(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+/* conn 0: all arms; else those made on that control connection. Returns how many. */
+int arm_release(struct agent *a, unsigned int conn);
 
 /* perftest.c: run the real perftest binaries next to our own numbers */
-int job_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-int job_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+int job_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
 void job_kill_all(struct agent *a);
 
 /* inject.c: the node's injector (rdma-inject) and hw counters */
-int inject_run(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
-int hw_counters(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
+int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen);
 
 #endif

@@ -19,6 +19,7 @@ static const char *const state_names[] = { "prepared", "connected", "running", "
 
 struct arm {
 	unsigned int id;
+	unsigned int owner;	/* the control connection that made it: its lease */
 	const struct wl_ops *wl;
 	struct wl_ctx ctx;
 	enum arm_state state;
@@ -64,7 +65,8 @@ static struct arm *lookup(struct agent *a, json_t *args, char *err, size_t errle
 	return s ? *s : NULL;
 }
 
-int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
 	const char *wname, *role;
 	json_t *opts = NULL, *ep = NULL;
@@ -97,6 +99,7 @@ int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_
 	}
 	arm->ctx.dev = &a->dev;
 	arm->ctx.stop = &arm->stop;
+	arm->owner = conn;
 	r = arm->wl->prepare(&arm->ctx, opts, &ep);
 	if (r) {
 		snprintf(err, errlen, "%s: %s", wname, arm->ctx.err[0] ? arm->ctx.err : strerror(-r));
@@ -123,8 +126,10 @@ int arm_prepare(struct agent *a, json_t *args, json_t **result, char *err, size_
 	return 0;
 }
 
-int arm_connect(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int arm_connect(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	json_t *peer;
 	struct arm *arm;
 	int r;
@@ -166,8 +171,10 @@ static void *arm_thread(void *p)
 	return NULL;
 }
 
-int arm_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int arm_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	struct arm *arm;
 	int r;
 
@@ -192,8 +199,10 @@ int arm_start(struct agent *a, json_t *args, json_t **result, char *err, size_t 
 	return r;
 }
 
-int arm_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	struct timespec ts = { 0, 5 * 1000 * 1000 };
 	json_int_t timeout_ms = 0;
 	int waited = 0, r;
@@ -244,8 +253,10 @@ static void arm_free(struct arm *arm)
 	free(arm);
 }
 
-int arm_destroy(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int arm_destroy(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	struct arm **s, *arm;
 	unsigned int id;
 
@@ -266,17 +277,24 @@ int arm_destroy(struct agent *a, json_t *args, json_t **result, char *err, size_
 	return 0;
 }
 
-void arm_destroy_all(struct agent *a)
+/* conn 0: every arm; else the arms of one control connection (its lease ended) */
+int arm_release(struct agent *a, unsigned int conn)
 {
 	struct arm *arm;
-	int i;
+	int i, n = 0;
 
 	for (i = 0; i < AGENT_MAX_ARMS; i++) {
 		pthread_mutex_lock(&a->lock);
 		arm = a->arms[i];
-		a->arms[i] = NULL;
-		pthread_mutex_unlock(&a->lock);
+		if (arm && conn && arm->owner != conn)
+			arm = NULL;
 		if (arm)
+			a->arms[i] = NULL;
+		pthread_mutex_unlock(&a->lock);
+		if (arm) {
 			arm_free(arm);
+			n++;
+		}
 	}
+	return n;
 }

@@ -89,8 +89,10 @@ static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 	}
 }
 
-int inject_run(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	char path[PATH_MAX], *argv[INJECT_MAX_ARGS + 3], *bufs[2];
 	size_t caps[2] = { 1 << 20, 64 << 10 }, k;
 	int out[2], errp[2], fds[2], st, rc, n = 0;
@@ -162,8 +164,10 @@ int inject_run(struct agent *a, json_t *args, json_t **result, char *err, size_t
 	return *result ? 0 : -ENOMEM;
 }
 
-int hw_counters(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	char dir[256], path[512], line[64];
 	struct dirent **ents;
 	json_t *o;

@@ -73,8 +73,10 @@ static int valid_arg(const char *s)
 	return 1;
 }
 
-int job_start(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	const char *prog, *peer = NULL, *argv[JOB_MAX_ARGS + 12];
 	char gidx[16], portbuf[16];
 	json_t *extra = NULL, *v;
@@ -204,8 +206,10 @@ static void job_reap(struct job *j, int kill_it)
 	free(j);
 }
 
-int job_wait(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+int job_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	json_int_t id, timeout_ms = 0;
 	struct job *job = NULL;

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/log.h"
@@ -23,15 +26,17 @@ static json_t *hw_counter_names(struct agent *a)
 	const char *k;
 	char err[128];
 
-	if (!hw_counters(a, NULL, &res, err, sizeof(err)))
+	if (!hw_counters(a, 0, NULL, &res, err, sizeof(err)))
 		json_object_foreach(json_object_get(res, "hw_counters"), k, v)
 			json_array_append_new(names, json_string(k));
 	json_decref(res);
 	return names;
 }
 
-static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen)
+static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
 {
+	(void)conn;
 	char gid[64], ip[32];
 	struct ibv_port_attr pa;
 	json_t *wls;
@@ -74,7 +79,8 @@ static int cmd_hello(struct agent *a, json_t *args, json_t **result, char *err, 
 
 struct cmd {
 	const char *name;
-	int (*fn)(struct agent *a, json_t *args, json_t **result, char *err, size_t errlen);
+	int (*fn)(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		  size_t errlen);
 };
 
 static const struct cmd cmds[] = {
@@ -91,14 +97,14 @@ static const struct cmd cmds[] = {
 	{ NULL, NULL },
 };
 
-int agent_dispatch(struct agent *a, const char *cmd, json_t *args, json_t **result, char *err,
-		   size_t errlen)
+int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *args,
+		   json_t **result, char *err, size_t errlen)
 {
 	const struct cmd *c;
 
 	for (c = cmds; c->name; c++)
 		if (!strcmp(c->name, cmd))
-			return c->fn(a, args, result, err, errlen);
+			return c->fn(a, conn, args, result, err, errlen);
 	snprintf(err, errlen, "unknown command '%s'", cmd);
 	return -EINVAL;
 }
@@ -120,12 +126,33 @@ static int reply(int fd, int ok, json_t *result, const char *err)
 	return r;
 }
 
+/*
+ * The lease: arms belong to the connection that prepared them. When it
+ * closes -- the controller exited, crashed or was killed, or keepalive found
+ * it gone (~4 s) -- its arms are stopped and destroyed.
+ */
+static void keepalive(int fd)
+{
+	int on = 1, idle = 2, intvl = 1, cnt = 2;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
 void agent_serve_conn(struct agent *a, int fd)
 {
 	char err[512];
 	json_t *req, *args, *result;
 	const char *tok, *cmd;
-	int r;
+	unsigned int conn;
+	int r, n;
+
+	pthread_mutex_lock(&a->lock);
+	conn = ++a->next_conn ? a->next_conn : ++a->next_conn;	/* never 0 */
+	pthread_mutex_unlock(&a->lock);
+	keepalive(fd);
 
 	for (;;) {
 		r = proto_recv(fd, &req, -1);
@@ -150,7 +177,9 @@ void agent_serve_conn(struct agent *a, int fd)
 		}
 		result = NULL;
 		err[0] = 0;
-		r = agent_dispatch(a, cmd, args ? args : json_object(), &result, err, sizeof(err));
+		if (!args)
+			json_object_set_new(req, "args", args = json_object());
+		r = agent_dispatch(a, conn, cmd, args, &result, err, sizeof(err));
 		log_dbg("cmd %s: %s", cmd, r ? err : "ok");
 		if (r && !err[0])
 			snprintf(err, sizeof(err), "%s: %s", cmd, strerror(-r));
@@ -160,10 +189,13 @@ void agent_serve_conn(struct agent *a, int fd)
 			break;
 	}
 	close(fd);
+	n = arm_release(a, conn);
+	if (n)
+		log_info("control connection %u closed: released its %d arm(s)", conn, n);
 }
 
 void agent_shutdown(struct agent *a)
 {
 	job_kill_all(a);
-	arm_destroy_all(a);
+	arm_release(a, 0);
 }

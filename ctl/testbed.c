@@ -457,6 +457,7 @@ static json_t *node_status(const struct tb_state *s, int i)
 	json_object_set(o, "agent_pid", json_object_get(res, "pid"));
 	json_object_set(o, "agent_version", json_object_get(res, "version"));
 	json_object_set(o, "hw_counters", json_object_get(res, "hw_counters"));
+	json_object_set(o, "arms", json_object_get(res, "arms"));
 	json_decref(res);
 	return o;
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Workloads on the 3-node VM testbed: collectives (exact results), the lease
+# (a vanished controller's arms are released), and hostile control traffic.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="allreduce reduce_scatter allgather two_ranks collective_bad_input lease hostile_messages"
+
+why=$(vm_unavailable)
+if [ -n "$why" ]; then
+	for t in $TESTS; do skip "$t" "$why"; done
+	exit 0
+fi
+trap tb_cleanup EXIT
+tb_cleanup
+if ! out=$("$C" testbed up --nodes 3 2>&1); then
+	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
+	exit 0
+fi
+
+coll() {	# name op args...
+	local name=$1 op=$2 out rc; shift 2
+	out=$("$C" -j collective "$op" "$@" 2>&1); rc=$?
+	if [ $rc = 0 ] && jq -e '.results | length > 0 and all(.wrong == 0 and .time_avg_ns > 0 and
+		.algbw_bytes_per_s > 0 and .busbw_bytes_per_s > 0 and (.ranks | length) == '"${NR:-3}"')' <<< "$out" >/dev/null; then
+		pass "$name" "$(jq -r '[.results[] | "\(.size)B \(.time_avg_ns/1000|floor)us busbw \(.busbw_bytes_per_s/1e6*100|floor/100)MB/s #wrong \(.wrong)"] | join(", ")' <<< "$out")"
+	else
+		fail "$name" "rc=$rc $(head -c 300 <<< "$out")"
+	fi
+}
+coll allreduce allreduce --sizes 4k:256k --iters 5
+coll reduce_scatter reduce_scatter --sizes 3k:12k --iters 5	# sizes not divisible by 3 ranks
+coll allgather allgather --size 100k --iters 5
+NR=2 coll two_ranks allreduce --nodes node2,node0 --size 64k --iters 5
+
+ok=1
+for a in "allreduse:unknown value 'allreduse'" "allreduce --nodes node0,node0:listed twice" \
+	 "allreduce --nodes node9:unknown node 'node9'" "allreduce --size 2:out of range" \
+	 "allreduce --nodes node1:at least 2" "allreduce --iterz 3:did you mean 'iters'"; do
+	args=${a%%:*}; pat=${a#*:}
+	# shellcheck disable=SC2086
+	out=$("$C" collective $args 2>&1); rc=$?
+	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "collective $args: rc=$rc $out"; fi
+done
+[ $ok = 1 ] && pass collective_bad_input "6 bad invocations rejected with a message" || fail collective_bad_input
+
+arms_total() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
+# the lease: a controller killed mid-run leaves no arm behind on any agent
+"$C" collective allreduce --size 1M --iters 100000 >/dev/null 2>&1 &
+p=$!
+for _ in $(seq 100); do [ "$(arms_total)" = 3 ] && break; sleep 0.1; done
+during=$(arms_total)
+kill -9 $p; wait $p 2>/dev/null
+t0=$EPOCHREALTIME; after=$during
+for _ in $(seq 100); do after=$(arms_total); [ "$after" = 0 ] && break; sleep 0.1; done
+dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+if [ "$during" = 3 ] && [ "$after" = 0 ] && "$C" -q testbed status >/dev/null; then
+	pass lease "3 arms running, controller killed (-9): all released in ${dt}s, agents healthy"
+else
+	fail lease "arms during=$during after=$after (${dt}s)"
+fi
+
+# hostile control traffic: every frame gets an error or a closed connection,
+# and the agent keeps serving
+port=$("$C" -j testbed status | jq '.nodes[0].agent_port')
+res=$(python3 - "$port" "${RDMATB_STATE_DIR:-/run/rdma-testbed}/token" <<'PY'
+import json, socket, struct, sys
+port, tok = int(sys.argv[1]), open(sys.argv[2]).read().strip()
+def conn():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    return s
+def frame(b): return struct.pack(">I", len(b)) + b
+def reply(s):
+    try:
+        h = s.recv(4, socket.MSG_WAITALL)
+        if len(h) < 4: return "closed"
+        return json.loads(s.recv(struct.unpack(">I", h)[0], socket.MSG_WAITALL))
+    except (ConnectionResetError, socket.timeout): return "closed"
+cases = {
+    "bad_token": frame(json.dumps({"v": 1, "token": "x" * 48, "cmd": "hello"}).encode()),
+    "no_token": frame(json.dumps({"v": 1, "cmd": "hello"}).encode()),
+    "wrong_version": frame(json.dumps({"v": 9, "token": tok, "cmd": "hello"}).encode()),
+    "not_json": frame(b"\x00\xffgarbage{{{"),
+    "oversized": struct.pack(">I", 0x7fffffff) + b"{}",
+    "zero_length": struct.pack(">I", 0),
+    "truncated": struct.pack(">I", 100) + b'{"v":1',
+    "array": frame(b"[1,2,3]"),
+    "unknown_cmd": frame(json.dumps({"v": 1, "token": tok, "cmd": "rm -rf"}).encode()),
+    "args_not_object": frame(json.dumps({"v": 1, "token": tok, "cmd": "hello", "args": 5}).encode()),
+    "bad_arm": frame(json.dumps({"v": 1, "token": tok, "cmd": "wait", "args": {"arm": "x"}}).encode()),
+    "huge_ints": frame(json.dumps({"v": 1, "token": tok, "cmd": "prepare", "args": {"workload": "p2p", "role": "client", "opts": {"size": 10**30}}}).encode()),
+}
+out = {}
+for name, data in cases.items():
+    s = conn()
+    s.sendall(data)
+    if name == "truncated": s.shutdown(socket.SHUT_WR)
+    r = reply(s)
+    out[name] = r if r == "closed" else ("error" if not r.get("ok") else "ok")
+    s.close()
+s = conn()
+s.sendall(frame(json.dumps({"v": 1, "token": tok, "cmd": "hello"}).encode()))
+r = reply(s)
+out["alive_after"] = "ok" if isinstance(r, dict) and r.get("ok") else "dead"
+print(json.dumps(out))
+PY
+)
+if jq -e 'to_entries | map(select(.key != "alive_after")) | all(.value == "error" or .value == "closed")' <<< "$res" >/dev/null &&
+   [ "$(jq -r .alive_after <<< "$res")" = ok ]; then
+	pass hostile_messages "12 hostile frames: $(jq -c . <<< "$res")"
+else
+	fail hostile_messages "$res"
+fi
+"$C" testbed down >/dev/null

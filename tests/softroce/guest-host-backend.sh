@@ -36,6 +36,29 @@ echo "$out" | head -c 400; echo
 case "$out" in *'"count": 500'*) ;; *) rc=98 ;; esac
 [ $rc = 0 ] && pass p2p_lat "node1 -> node2 over rtbbr0" || fail p2p_lat "rc=$rc"
 
+# kill -9 of one agent mid-collective: rdmactl names the node fast, the others let go
+rdmactl collective allreduce --size 256k --iters 100000 > /tmp/coll.out 2>&1 &
+cp=$!
+n=0
+while [ $n -lt 100 ]; do
+	[ "$(rdmactl -j testbed status | grep -c '"arms": 1')" = 3 ] && break
+	sleep 0.1; n=$((n + 1))
+done
+victim=$(rdmactl -j testbed status | grep -A 30 '"name": "node1"' | grep -m1 '"agent_pid"' | tr -dc 0-9)
+read -r t0 _ < /proc/uptime
+kill -9 "$victim"
+wait $cp; rc=$?
+read -r t1 _ < /proc/uptime
+dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
+msg=$(grep -m1 'rdmactl:' /tmp/coll.out)
+sleep 1
+left=$(rdmactl -j testbed status | grep -o '"arms": [0-9]*' | tr -dc 0-9)
+if [ $rc != 0 ] && echo "$msg" | grep -q node1 && awk -v d="$dt" 'BEGIN{exit !(d < 5)}' && [ "$left" = "00" ]; then
+	pass agent_killed "node1's agent killed -9: rdmactl failed after ${dt}s naming it ($msg); node0/node2 arms released"
+else
+	fail agent_killed "rc=$rc after ${dt}s msg='$msg' arms left on the others: '$left'"
+fi
+
 out=$(rdmactl testbed up --backend host 2>&1); rc=$?
 [ $rc != 0 ] && echo "$out" | grep -q 'already up' && pass second_up_refused || fail second_up_refused "rc=$rc $out"
 

@@ -110,6 +110,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(WL_OBJ)
 	@mkdir -p $(OBJ)/tests
 	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
 
+# the decoder fuzz test runs under ASan and UBSan, its sources compiled in
+FUZZ_SRC := lib/proto.c lib/hist.c lib/opt.c lib/num.c lib/log.c workloads/verbs.c
+$(BUILD)/tests/test_fuzz_decode: tests/unit/test_fuzz_decode.c $(FUZZ_SRC)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/tests
+	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-MF $(OBJ)/tests/test_fuzz_decode.d $^ -o $@ -libverbs $(LDLIBS_JSON) -lm
+
 $(BUILD)/tests/bpf_%: tests/bpf/%.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/inject.skel.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/tests

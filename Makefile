@@ -144,9 +144,15 @@ deps:
 demo: all
 	$(Q)bash scripts/demo.sh
 
-bench: all $(BUILD)/bench/inject_cost
+$(BUILD)/bench/hist_record: bench/hist_record.c lib/hist.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/bench
+	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/hist_record.d $^ -o $@ $(LDLIBS_JSON) -lm
+
+bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record
+	$(Q)$(BUILD)/bench/hist_record
 	$(Q)$(BUILD)/bench/inject_cost
-	$(Q)bash bench/write_lat_vs_perftest.sh
+	$(Q)bash bench/p2p_vs_perftest.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rdma-testbed \

@@ -15,11 +15,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdmactl [-j] p2p lat [--client NODE] [--server NODE] [--op write]\n"
-		   "                          [--size BYTES] [--iters N] [--warmup N]\n"
+	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE] [--op write|read|send]\n"
+		   "                          [--size BYTES] [--iters N] [--warmup N] [--tx_depth N]\n"
 		   "                          [--qp_timeout N] [--retry_cnt N] [--op_timeout T]\n"
-		   "  RC RDMA WRITE ping-pong latency (ib_write_lat's method) between two nodes;\n"
-		   "  defaults: client node0, server node1, 2 bytes, 1000 iterations.\n");
+		   "  RC point-to-point tests measured like perftest's ib_{write,read,send}_{lat,bw};\n"
+		   "  lat: WRITE/SEND half round trip, READ full round trip. Defaults: client node0,\n"
+		   "  server node1, write, 2 bytes (bw: 64k), 1000 iterations.\n");
 }
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999, 0.9999 };
@@ -49,8 +50,7 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 			   "-----------------------------";
 
 	printf("%s\n", line);
-	printf("                 RDMA %s latency (rdma-agent, RC, %s)\n",
-	       !strcmp(op, "write") ? "Write" : op,
+	printf("                 RDMA %s latency (rdma-agent, RC, %s)\n", op,
 	       json_is_true(json_object_get(cres, "inline")) ? "inline" : "not inline");
 	printf(" client %s (%s)  ->  server %s (%s)\n", p->tb.node[p->ci].name,
 	       p->tb.node[p->ci].dev, p->tb.node[p->si].name, p->tb.node[p->si].dev);
@@ -63,7 +63,36 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 	       (double)hist_quantile(h, 0.99) / 1e3, (double)hist_quantile(h, 0.999) / 1e3,
 	       (double)h->max / 1e3, hist_mean(h) / 1e3);
 	printf("%s\n", line);
-	printf(" latency = half round trip; percentiles from a log-linear histogram (<0.8%% error)\n");
+	printf(" latency = %s; percentiles from a log-linear histogram (<0.8%% error)\n",
+	       !strcmp(op, "read") ? "full round trip (as ib_read_lat)" : "half round trip");
+}
+
+static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres)
+{
+	double bw = json_real_value(json_object_get(cres, "bw_bytes_per_s"));
+	double rate = json_real_value(json_object_get(cres, "msg_rate_per_s"));
+	const char *op = json_string_value(json_object_get(cres, "op"));
+
+	if (ctl->json) {
+		json_t *o = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:f,s:f}", "schema_version", 1,
+				      "test", "bw", "op", op, "size", json_object_get(cres, "size"),
+				      "iters", json_object_get(cres, "iters"), "client",
+				      p->tb.node[p->ci].name, "server", p->tb.node[p->si].name,
+				      "elapsed_ns", json_object_get(cres, "elapsed_ns"),
+				      "bw_bytes_per_s", bw, "msg_rate_per_s", rate);
+
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(o);
+		return;
+	}
+	printf(" RDMA %s bandwidth (rdma-agent, RC): client %s (%s) -> server %s (%s)\n", op,
+	       p->tb.node[p->ci].name, p->tb.node[p->ci].dev, p->tb.node[p->si].name,
+	       p->tb.node[p->si].dev);
+	printf(" %-8s %-12s %16s %14s\n", "#bytes", "#iterations", "BW average[MiB/s]",
+	       "MsgRate[Mpps]");
+	printf(" %-8lld %-12lld %16.2f %14.6f\n", json_integer_value(json_object_get(cres, "size")),
+	       json_integer_value(json_object_get(cres, "iters")), bw / 1048576.0, rate / 1e6);
 }
 
 int cmd_p2p(struct ctl *ctl, int argc, char **argv)
@@ -79,11 +108,13 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 		usage(argc < 1 ? stderr : stdout);
 		return argc < 1 ? 2 : 0;
 	}
-	if (strcmp(argv[0], "lat")) {
-		log_err("p2p: unknown test '%s' (expected lat)", argv[0]);
+	if (strcmp(argv[0], "lat") && strcmp(argv[0], "bw")) {
+		log_err("p2p: unknown test '%s' (expected lat|bw)", argv[0]);
 		return 2;
 	}
-	opts = json_pack("{s:s}", "test", "lat");
+	opts = json_pack("{s:s}", "test", argv[0]);
+	if (!strcmp(argv[0], "bw"))
+		json_object_set_new(opts, "size", json_string("64k"));
 	for (i = 1; i < argc; i++) {
 		const char *k = argv[i];
 
@@ -93,7 +124,7 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 			return 0;
 		}
 		if (strncmp(k, "--", 2) || i + 1 >= argc) {
-			log_err("p2p lat: expected --option value, got '%s'", k);
+			log_err("p2p %s: expected --option value, got '%s'", argv[0], k);
 			json_decref(opts);
 			return 2;
 		}
@@ -110,6 +141,11 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 	}
 	if (pair_run(&p, "p2p", opts, &cres, &sres, err, sizeof(err)))
 		goto fail;
+	if (!strcmp(argv[0], "bw")) {
+		print_bw(ctl, &p, cres);
+		rc = 0;
+		goto out;
+	}
 	if (hist_from_json(&h, json_object_get(cres, "lat_ns"))) {
 		snprintf(err, sizeof(err), "%s: malformed latency histogram", p.c.where);
 		goto fail;

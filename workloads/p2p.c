@@ -9,11 +9,18 @@
  * in a log-linear histogram (lib/hist.h) per iteration: the agent ships the
  * histogram, the controller computes percentiles.
  *
- * The end is a handshake by construction: the server's last WRITE is
- * complete (ACKed) before it returns, and the client returns only after its
- * last WRITE's completion, so no packet is in flight when the controller
- * destroys the QPs (rxe with retry_cnt 7 would retry an un-ACKed one
- * forever, see DESIGN.md "Hang trap").
+ * lat/send (ib_send_lat): the same ping-pong with SEND into pre-posted RECVs;
+ * half the round trip. lat/read (ib_read_lat): the client READs size bytes
+ * and waits for the completion; the whole round trip (as perftest reports it).
+ * bw/write|read|send (ib_*_bw): the client keeps tx_depth operations in
+ * flight for iters operations; bandwidth = bytes / elapsed, plus the message
+ * rate; the server (SEND) keeps RECVs posted.
+ *
+ * The end is a handshake by construction: every operation of either side is
+ * complete (ACKed) before run() returns, and a SEND server returns only
+ * after the last message arrived, so no packet is in flight when the
+ * controller destroys the QPs (rxe with retry_cnt 7 would retry an un-ACKed
+ * one forever, see DESIGN.md "Hang trap").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,11 +31,20 @@
 #include "wl.h"
 #include "../lib/hist.h"
 
-enum p2p_test { P2P_LAT };
-enum p2p_op { P2P_WRITE };
+enum p2p_test { P2P_LAT, P2P_BW };
+enum p2p_op { P2P_WRITE, P2P_READ, P2P_SEND };
 
-static const char *const tests[] = { "lat", NULL };
-static const char *const ops[] = { "write", NULL };
+static const char *const tests[] = { "lat", "bw", NULL };
+static const char *const ops[] = { "write", "read", "send", NULL };
+static const enum ibv_wr_opcode wr_opcode[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND };
+
+#define RECV_RING 128	/* RECVs kept posted by a SEND receiver */
+/*
+ * Completions cost CPU (in rxe: a kernel round through the completer), so
+ * like perftest only every CQ_MOD-th operation (and the last) asks for one;
+ * it stands for the unsignaled ones before it.
+ */
+#define CQ_MOD 16
 
 struct p2p_cfg {
 	int test;
@@ -40,12 +56,13 @@ struct p2p_cfg {
 	uint64_t qp_timeout;
 	uint64_t retry_cnt;
 	uint64_t rnr_retry;
+	uint64_t tx_depth;
 };
 
 #define O(f) offsetof(struct p2p_cfg, f)
 static const struct opt p2p_opts[] = {
-	{ "test", OPT_ENUM, O(test), 0, 0, "lat", tests, "test: lat" },
-	{ "op", OPT_ENUM, O(op), 0, 0, "write", ops, "RDMA operation: write" },
+	{ "test", OPT_ENUM, O(test), 0, 0, "lat", tests, "test: lat|bw" },
+	{ "op", OPT_ENUM, O(op), 0, 0, "write", ops, "RDMA operation: write|read|send" },
 	{ "size", OPT_SIZE, O(size), 1, 1 << 20, "2", NULL, "message size in bytes" },
 	{ "iters", OPT_UINT, O(iters), 1, 100000000, "1000", NULL, "measured iterations" },
 	{ "warmup", OPT_UINT, O(warmup), 0, 1000000, "0", NULL, "unmeasured iterations first" },
@@ -55,6 +72,7 @@ static const struct opt p2p_opts[] = {
 	  "RC ACK timeout exponent: 4.096 us * 2^n" },
 	{ "retry_cnt", OPT_UINT, O(retry_cnt), 0, 7, "7", NULL, "RC retries (7 = infinite on rxe)" },
 	{ "rnr_retry", OPT_UINT, O(rnr_retry), 0, 7, "7", NULL, "RNR retries (7 = infinite)" },
+	{ "tx_depth", OPT_UINT, O(tx_depth), 1, 120, "120", NULL, "bw: operations in flight" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
 #undef O
@@ -65,7 +83,11 @@ struct p2p {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
-	char *buf;		/* [0, size): the peer writes here; [size, 2 size): we send from */
+	char *buf;		/* [0, size): the peer writes/sends here; [size, 2 size): we send from */
+	uint64_t recvd;		/* SEND receiver: messages received */
+	uint64_t sends_done;	/* completions of our own operations */
+	uint64_t unsignaled;	/* posted since the last signaled one */
+	uint64_t cq_mod;	/* signal every cq_mod-th: CQ_MOD, at most tx_depth */
 	uint32_t psn;
 	uint32_t max_inline;
 	struct vb_ep peer;
@@ -124,7 +146,7 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 			 strerror(errno));
 		goto fail;
 	}
-	p->cq = ibv_create_cq(c->dev->ctx, 256, NULL, NULL, 0);
+	p->cq = ibv_create_cq(c->dev->ctx, 512, NULL, NULL, 0);
 	if (!p->cq) {
 		snprintf(c->err, sizeof(c->err), "%s: failed to create CQ: %s", c->dev->name,
 			 strerror(errno));
@@ -142,7 +164,7 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	qia.recv_cq = p->cq;
 	qia.qp_type = IBV_QPT_RC;
 	qia.cap.max_send_wr = 128;
-	qia.cap.max_recv_wr = 1;
+	qia.cap.max_recv_wr = RECV_RING;
 	qia.cap.max_send_sge = 1;
 	qia.cap.max_recv_sge = 1;
 	qia.cap.max_inline_data = 236;	/* perftest's default for latency tests */
@@ -166,6 +188,7 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 		p->psn = (uint32_t)now_ns();
 	p->psn &= 0xffffff;
 	hist_init(&p->hist);
+	p->cq_mod = p->cfg.tx_depth < CQ_MOD ? p->cfg.tx_depth : CQ_MOD;
 	memset(&me, 0, sizeof(me));
 	me.qpn = p->qp->qp_num;
 	me.psn = p->psn;
@@ -209,11 +232,21 @@ static int p2p_connect(struct wl_ctx *c, const json_t *peer)
 	return r;
 }
 
-/* reap send completions; -EIO with a message on a failed one */
+static int post_recv(struct p2p *p)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = (uint32_t)p->cfg.size,
+			       .lkey = p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return -ibv_post_recv(p->qp, &wr, &bad);
+}
+
+/* reap completions: ours count down *outstanding, RECVs count up p->recvd
+ * and are re-posted; -EIO with a message on a failed one */
 static int reap(struct wl_ctx *c, struct p2p *p, uint64_t *outstanding)
 {
 	struct ibv_wc wc[16];
-	int n, i;
+	int n, i, r;
 
 	n = ibv_poll_cq(p->cq, 16, wc);
 	if (n < 0) {
@@ -222,121 +255,203 @@ static int reap(struct wl_ctx *c, struct p2p *p, uint64_t *outstanding)
 	}
 	for (i = 0; i < n; i++) {
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			snprintf(c->err, sizeof(c->err), "qp 0x%x: WRITE completed with %s",
-				 p->qp->qp_num, ibv_wc_status_str(wc[i].status));
+			snprintf(c->err, sizeof(c->err), "qp 0x%x: %s completed with %s",
+				 p->qp->qp_num, wc[i].opcode & IBV_WC_RECV ? "RECV" :
+				 ops[p->cfg.op], ibv_wc_status_str(wc[i].status));
 			return -EIO;
 		}
+		if (wc[i].opcode & IBV_WC_RECV) {
+			p->recvd++;
+			if ((r = post_recv(p))) {
+				snprintf(c->err, sizeof(c->err), "qp 0x%x: re-post RECV: %s",
+					 p->qp->qp_num, strerror(-r));
+				return r;
+			}
+		} else {
+			/* a signaled WR completes the unsignaled ones posted before it:
+			 * its wr_id says how many it covers */
+			*outstanding -= wc[i].wr_id;
+			p->sends_done += wc[i].wr_id;
+		}
 	}
-	*outstanding -= (uint64_t)n;
 	return 0;
 }
 
-static int post_write(struct wl_ctx *c, struct p2p *p, uint8_t seq)
+static int post_op(struct wl_ctx *c, struct p2p *p, uint8_t seq, int last)
 {
 	char *tx = p->buf + p->cfg.size;
+	int read = p->cfg.op == P2P_READ;
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)tx, .length = (uint32_t)p->cfg.size, .lkey = p->mr->lkey
+		/* a READ lands in our receive half; WRITE/SEND go out of the send half */
+		.addr = (uintptr_t)(read ? p->buf : tx), .length = (uint32_t)p->cfg.size,
+		.lkey = p->mr->lkey
 	};
 	struct ibv_send_wr wr = { 0 }, *bad;
 	int r;
 
-	tx[p->cfg.size - 1] = (char)seq;
+	if (!read)
+		tx[p->cfg.size - 1] = (char)seq;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED | (p->cfg.size <= p->max_inline ? IBV_SEND_INLINE : 0);
+	wr.opcode = wr_opcode[p->cfg.op];
+	p->unsignaled++;
+	if (p->unsignaled >= p->cq_mod || last || read) {
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr_id = p->unsignaled;
+		p->unsignaled = 0;
+	}
+	if (!read && p->cfg.size <= p->max_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
 	wr.wr.rdma.remote_addr = p->peer.addr;
 	wr.wr.rdma.rkey = p->peer.rkey;
 	r = ibv_post_send(p->qp, &wr, &bad);
 	if (r) {
-		snprintf(c->err, sizeof(c->err), "qp 0x%x: post WRITE failed: %s", p->qp->qp_num,
-			 strerror(r));
+		snprintf(c->err, sizeof(c->err), "qp 0x%x: post %s failed: %s", p->qp->qp_num,
+			 ops[p->cfg.op], strerror(r));
 		return -r;
 	}
 	return 0;
 }
 
-/* busy-poll the last byte of our receive buffer (what ib_write_lat does) */
-static int wait_byte(struct wl_ctx *c, struct p2p *p, uint8_t seq, uint64_t *outstanding)
+/* wait for: the last byte of our buffer to read seq (WRITE ping-pong), the
+ * RECV count to reach want_recvd (SEND), or *outstanding to drop to
+ * want_out -- whichever the caller asks; reaping all the while */
+static int wait_for(struct wl_ctx *c, struct p2p *p, int byte, uint8_t seq, uint64_t want_recvd,
+		    uint64_t *outstanding, uint64_t want_out)
 {
 	volatile uint8_t *rx = (volatile uint8_t *)p->buf + p->cfg.size - 1;
 	uint64_t start = 0;
 	unsigned int spin = 0;
 	int r;
 
-	while (*rx != seq) {
-		if (++spin & 1023)
+	for (;;) {
+		if (byte ? *rx == seq : (p->recvd >= want_recvd && *outstanding <= want_out))
+			return 0;
+		/* the byte test is the hot path: reap only now and then */
+		if (byte && (++spin & 1023))
 			continue;
-		if (*outstanding && (r = reap(c, p, outstanding)))
+		if ((*outstanding || p->cfg.op == P2P_SEND) && (r = reap(c, p, outstanding)))
 			return r;
+		if (!byte && ++spin & 1023)
+			continue;
 		if (*c->stop) {
 			snprintf(c->err, sizeof(c->err), "stopped");
 			return -EINTR;
 		}
-		if (!start)
+		if (!start) {
 			start = now_ns();
-		else if (now_ns() - start > p->cfg.op_timeout) {
-			snprintf(c->err, sizeof(c->err),
-				 "qp 0x%x: no WRITE from the peer within %.1f s", p->qp->qp_num,
+		} else if (now_ns() - start > p->cfg.op_timeout) {
+			snprintf(c->err, sizeof(c->err), "qp 0x%x: %s within %.1f s", p->qp->qp_num,
+				 byte || want_recvd > p->recvd ? "no message from the peer" :
+								"operations not completed",
 				 (double)p->cfg.op_timeout / 1e9);
 			return -ETIMEDOUT;
 		}
 	}
-	return 0;
+}
+
+/* ping-pong (WRITE, SEND) or request-response (READ) latency */
+static int run_lat(struct wl_ctx *c, struct p2p *p)
+{
+	uint64_t i, total = p->cfg.warmup + p->cfg.iters, outstanding = 0, t0, t1;
+	int client = c->role == WL_CLIENT, byte = p->cfg.op == P2P_WRITE, r = 0;
+
+	if (p->cfg.op == P2P_READ && !client)
+		return 0;	/* one-sided: the server's NIC answers */
+	for (i = 0; i < total; i++) {
+		uint8_t seq = (uint8_t)(i % 255 + 1);
+
+		if (!client && (r = wait_for(c, p, byte, seq, i + 1, &outstanding, ~0ULL)))
+			return r;
+		if (outstanding >= 96 && (r = wait_for(c, p, 0, 0, 0, &outstanding, 64)))
+			return r;
+		t0 = now_ns();
+		if ((r = post_op(c, p, seq, i + 1 == total)))
+			return r;
+		outstanding++;
+		if (!client)
+			continue;
+		if (p->cfg.op == P2P_READ)
+			r = wait_for(c, p, 0, 0, 0, &outstanding, 0);
+		else
+			r = wait_for(c, p, byte, seq, i + 1, &outstanding, ~0ULL);
+		if (r)
+			return r;
+		t1 = now_ns();
+		if (i >= p->cfg.warmup)
+			hist_record(&p->hist, p->cfg.op == P2P_READ ? t1 - t0 : (t1 - t0) / 2);
+	}
+	/* closing handshake: every operation of ours is ACKed before we return */
+	return wait_for(c, p, 0, 0, 0, &outstanding, 0);
+}
+
+/* streaming: tx_depth operations in flight; the SEND server counts arrivals */
+static int run_bw(struct wl_ctx *c, struct p2p *p, uint64_t *elapsed)
+{
+	uint64_t total = p->cfg.warmup + p->cfg.iters, posted = 0, outstanding = 0, t0 = 0;
+	int r;
+
+	if (c->role == WL_SERVER)
+		return p->cfg.op == P2P_SEND ? wait_for(c, p, 0, 0, total, &outstanding, ~0ULL) : 0;
+	while (posted < total) {
+		if (posted == p->cfg.warmup) {
+			/* the measured part starts with nothing in flight */
+			if ((r = wait_for(c, p, 0, 0, 0, &outstanding, 0)))
+				return r;
+			t0 = now_ns();
+		}
+		if (outstanding >= p->cfg.tx_depth &&
+		    (r = wait_for(c, p, 0, 0, 0, &outstanding, p->cfg.tx_depth - 1)))
+			return r;
+		/* the warm-up's last operation is signaled: the measured part starts empty */
+		if ((r = post_op(c, p, (uint8_t)posted,
+				 posted + 1 == total || posted + 1 == p->cfg.warmup)))
+			return r;
+		outstanding++;
+		posted++;
+	}
+	r = wait_for(c, p, 0, 0, 0, &outstanding, 0);
+	*elapsed = now_ns() - t0;
+	return r;
 }
 
 static int p2p_run(struct wl_ctx *c, json_t **result)
 {
 	struct p2p *p = c->priv;
-	uint64_t i, total = p->cfg.warmup + p->cfg.iters, outstanding = 0, t0, t1, start, end;
-	uint64_t deadline;
-	int r = 0;
+	uint64_t elapsed = 0, start = now_ns();
+	int r, k;
 
-	start = now_ns();
-	for (i = 0; i < total; i++) {
-		uint8_t seq = (uint8_t)(i % 255 + 1);
-
-		if (c->role == WL_SERVER && (r = wait_byte(c, p, seq, &outstanding)))
-			goto out;
-		while (outstanding >= 64 && !(r = reap(c, p, &outstanding)))
-			;
-		if (r)
-			goto out;
-		t0 = now_ns();
-		r = post_write(c, p, seq);
-		if (r)
-			goto out;
-		outstanding++;
-		if (c->role == WL_CLIENT) {
-			r = wait_byte(c, p, seq, &outstanding);
-			if (r)
-				goto out;
-			t1 = now_ns();
-			if (i >= p->cfg.warmup)
-				hist_record(&p->hist, (t1 - t0) / 2);
-		}
+	if (p->cfg.op == P2P_SEND)	/* the receive ring, before the peer can send */
+		for (k = 0; k < RECV_RING; k++)
+			if ((r = post_recv(p))) {
+				snprintf(c->err, sizeof(c->err), "post RECV: %s", strerror(-r));
+				return r;
+			}
+	if (p->cfg.test == P2P_LAT) {
+		r = run_lat(c, p);
+		elapsed = now_ns() - start;
+	} else {
+		r = run_bw(c, p, &elapsed);
 	}
-	end = now_ns();
-	/* closing handshake: every WRITE of ours is ACKed before we return */
-	deadline = now_ns() + p->cfg.op_timeout;
-	while (outstanding && !(r = reap(c, p, &outstanding))) {
-		if (now_ns() > deadline) {
-			snprintf(c->err, sizeof(c->err), "qp 0x%x: %llu WRITEs never completed",
-				 p->qp->qp_num, (unsigned long long)outstanding);
-			r = -ETIMEDOUT;
-			break;
-		}
-	}
-out:
 	if (r)
 		return r;
-	*result = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:o}", "test", tests[p->cfg.test], "op",
+	*result = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "test", tests[p->cfg.test], "op",
 			    ops[p->cfg.op], "role", c->role == WL_CLIENT ? "client" : "server",
 			    "size", (json_int_t)p->cfg.size, "iters", (json_int_t)p->cfg.iters,
-			    "elapsed_ns", (json_int_t)(end - start), "inline",
-			    (json_int_t)(p->cfg.size <= p->max_inline), "lat_ns",
-			    c->role == WL_CLIENT ? hist_to_json(&p->hist) : json_null());
-	return *result ? 0 : -ENOMEM;
+			    "elapsed_ns", (json_int_t)elapsed, "inline",
+			    (json_int_t)(p->cfg.op != P2P_READ && p->cfg.size <= p->max_inline));
+	if (!*result)
+		return -ENOMEM;
+	if (p->cfg.test == P2P_LAT && c->role == WL_CLIENT)
+		json_object_set_new(*result, "lat_ns", hist_to_json(&p->hist));
+	if (p->cfg.test == P2P_BW && c->role == WL_CLIENT && elapsed) {
+		double secs = (double)elapsed / 1e9;
+
+		json_object_set_new(*result, "bw_bytes_per_s",
+				    json_real((double)(p->cfg.iters * p->cfg.size) / secs));
+		json_object_set_new(*result, "msg_rate_per_s", json_real((double)p->cfg.iters / secs));
+	}
+	return 0;
 }
 
 const struct wl_ops wl_p2p = {

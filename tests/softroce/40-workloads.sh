@@ -6,7 +6,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="allreduce reduce_scatter allgather two_ranks collective_bad_input lease hostile_messages"
+TESTS="p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+       hostile_messages"
 
 why=$(vm_unavailable)
 if [ -n "$why" ]; then
@@ -19,6 +20,24 @@ if ! out=$("$C" testbed up --nodes 3 2>&1); then
 	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
 	exit 0
 fi
+
+ok=1; txt=
+for op in write send read; do
+	j=$("$C" -j p2p lat --op "$op" --size 64 --iters 300 --warmup 10 2>&1) || { ok=0; note "lat $op: $j"; continue; }
+	jq -e '.lat_ns.count == 300 and .lat_ns.p50 > 0 and .lat_ns.p50 <= .lat_ns.p99' <<< "$j" >/dev/null || ok=0
+	txt="$txt $op p50 $(jq '.lat_ns.p50/1000' <<< "$j")us"
+done
+[ $ok = 1 ] && pass p2p_lat_ops "$txt" || fail p2p_lat_ops "$txt"
+ok=1; txt=
+for op in write read send; do
+	for d in 1 120; do
+		j=$("$C" -j p2p bw --op "$op" --size 16k --iters 200 --tx_depth $d 2>&1) ||
+			{ ok=0; note "bw $op depth $d: $j"; continue; }
+		jq -e '.bw_bytes_per_s > 0 and .msg_rate_per_s > 0' <<< "$j" >/dev/null || ok=0
+		txt="$txt $op/d$d $(jq '.bw_bytes_per_s/1048576*10|floor/10' <<< "$j")MiB/s"
+	done
+done
+[ $ok = 1 ] && pass p2p_bw_ops "$txt" || fail p2p_bw_ops "$txt"
 
 coll() {	# name op args...
 	local name=$1 op=$2 out rc; shift 2

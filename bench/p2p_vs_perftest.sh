@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The agents' p2p tests against perftest on the same testbed, same nodes and
+# sizes, in one run: WRITE/SEND/READ latency vs ib_write_lat/ib_send_lat/
+# ib_read_lat (p50 vs t_typical), WRITE bandwidth vs ib_write_bw (average).
+# Rounds alternate agent and perftest so drift on a noisy machine hits both;
+# each verdict compares the medians over rounds. Brings a testbed up if none
+# is, and takes it down again.   ROUNDS=5 ITERS=5000 BW_ITERS=2000
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RDMACTL=${RDMACTL:-build/bin/rdmactl}
+ROUNDS=${ROUNDS:-5}
+ITERS=${ITERS:-5000}
+BW_ITERS=${BW_ITERS:-2000}
+
+ours_up=0
+if ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then
+	"$RDMACTL" testbed up --nodes 3
+	ours_up=1
+fi
+cleanup() { [ $ours_up = 1 ] && "$RDMACTL" -q testbed down >/dev/null 2>&1; return 0; }
+trap cleanup EXIT
+
+median() { sort -g | awk '{a[NR]=$1} END{if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+# perftest's first data line of the client (the server's when the client printed inf)
+pt_line() {
+	awk -v sz="$1" '/^=== .* client/{c=1} /^=== .* server/{c=0; s=1}
+	     $1 == sz && $2 ~ /^[0-9]+$/ { if (c && !cl) cl=$0; else if (s && !sl) sl=$0 }
+	     END{ if (cl !~ /inf|nan/ && cl != "") print cl; else print sl }'
+}
+
+verdicts=()
+lat() {	# op perftest-prog
+	local op=$1 prog=$2 a=() b=() r j mine theirs
+	for r in $(seq 1 "$ROUNDS"); do
+		j=$("$RDMACTL" -j p2p lat --op "$op" --size 2 --iters "$ITERS")
+		mine=$(jq '.lat_ns.p50 / 1000' <<< "$j")
+		theirs=$("$RDMACTL" perftest "$prog" -s 2 -n "$ITERS" | pt_line 2 | awk '{print $5}')
+		printf '  %-6s round %d: rdma-agent p50 %8.2f us   %-12s t_typical %8.2f us\n' \
+			"$op" "$r" "$mine" "$prog" "$theirs"
+		a+=("$mine"); b+=("$theirs")
+	done
+	A=$(printf '%s\n' "${a[@]}" | median); P=$(printf '%s\n' "${b[@]}" | median)
+	verdicts+=("$(printf '%-22s agent %8.2f us  perftest %8.2f us  ratio %.3f (target <= 1.10)' \
+		"$op latency p50" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')")")
+}
+bw() {
+	local a=() b=() r mine theirs
+	for r in $(seq 1 "$ROUNDS"); do
+		mine=$("$RDMACTL" -j p2p bw --op write --size 64k --iters "$BW_ITERS" |
+		       jq '.bw_bytes_per_s / 1048576')
+		theirs=$("$RDMACTL" perftest ib_write_bw -s 65536 -n "$BW_ITERS" | pt_line 65536 |
+			 awk '{print $4}')
+		printf '  write bw round %d: rdma-agent %8.2f MiB/s   ib_write_bw %8.2f MiB/s\n' \
+			"$r" "$mine" "$theirs"
+		a+=("$mine"); b+=("$theirs")
+	done
+	A=$(printf '%s\n' "${a[@]}" | median); P=$(printf '%s\n' "${b[@]}" | median)
+	verdicts+=("$(printf '%-22s agent %8.2f MiB/s perftest %8.2f MiB/s ratio %.3f (target >= 0.90)' \
+		"write bandwidth 64 KiB" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')")")
+}
+echo "rounds: $ROUNDS; latency: $ITERS x 2 B; bandwidth: $BW_ITERS x 64 KiB; node0 -> node1 (RC)"
+lat write ib_write_lat
+lat send ib_send_lat
+lat read ib_read_lat
+bw
+echo
+echo "medians over $ROUNDS rounds:"
+printf '  %s\n' "${verdicts[@]}"

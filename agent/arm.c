@@ -206,6 +206,7 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 	struct timespec ts = { 0, 5 * 1000 * 1000 };
 	json_int_t timeout_ms = 0;
 	int waited = 0, r;
+	enum arm_state st;
 	struct arm *arm;
 
 	json_unpack(args, "{s?I}", "timeout_ms", &timeout_ms);
@@ -216,7 +217,9 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			pthread_mutex_unlock(&a->lock);
 			return -ENOENT;
 		}
-		if (__atomic_load_n(&arm->state, __ATOMIC_ACQUIRE) == ARM_DONE) {
+		/* one read: the arm's thread may finish between two */
+		st = __atomic_load_n(&arm->state, __ATOMIC_ACQUIRE);
+		if (st == ARM_DONE) {
 			r = arm->rc;
 			if (r)
 				snprintf(err, errlen, "arm %u: %s", arm->id,
@@ -226,9 +229,8 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			pthread_mutex_unlock(&a->lock);
 			return r;
 		}
-		if (arm->state != ARM_RUNNING) {
-			snprintf(err, errlen, "arm %u is %s, not started", arm->id,
-				 state_names[arm->state]);
+		if (st != ARM_RUNNING) {
+			snprintf(err, errlen, "arm %u is %s, not started", arm->id, state_names[st]);
 			pthread_mutex_unlock(&a->lock);
 			return -EINVAL;
 		}

@@ -26,6 +26,8 @@ static void usage(FILE *f)
 		"                          run a real perftest pair on the testbed\n"
 		"  collective OP [--nodes A,B,..] [--size S|--sizes MIN:MAX] [--iters N]\n"
 		"                          nccl-tests-style allreduce/reduce_scatter/allgather\n"
+		"  storage [--rw P] [--bs B] [--iodepth N] [--iters N]\n"
+		"                          fio-like verified block I/O by RDMA READ/WRITE\n"
 		"  inject [--node N] ARGS  the node's rdma-inject (add/del/set/list/stats/flush/probe)\n"
 		"  counters [--node N]     the node's RDMA device hw counters\n"
 		"  version\n"
@@ -43,6 +45,7 @@ int main(int argc, char **argv)
 		{ "perftest", cmd_perftest },
 		{ "inject", cmd_inject },
 		{ "collective", cmd_collective },
+		{ "storage", cmd_storage },
 		{ "counters", cmd_counters },
 		{ NULL, NULL },
 	};

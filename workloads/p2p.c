@@ -79,8 +79,8 @@ static const struct opt p2p_opts[] = {
 
 struct p2p {
 	struct p2p_cfg cfg;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	struct vb_rc rc;
+	struct ibv_cq *cq;	/* shorthands for rc's */
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	char *buf;		/* [0, size): the peer writes/sends here; [size, 2 size): we send from */
@@ -108,14 +108,7 @@ static void p2p_destroy(struct wl_ctx *c)
 
 	if (!p)
 		return;
-	if (p->qp)
-		ibv_destroy_qp(p->qp);
-	if (p->mr)
-		ibv_dereg_mr(p->mr);
-	if (p->cq)
-		ibv_destroy_cq(p->cq);
-	if (p->pd)
-		ibv_dealloc_pd(p->pd);
+	vb_rc_destroy(&p->rc);
 	free(p->buf);
 	free(p);
 	c->priv = NULL;
@@ -123,9 +116,6 @@ static void p2p_destroy(struct wl_ctx *c)
 
 static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 {
-	struct ibv_qp_init_attr qia;
-	struct ibv_port_attr pa;
-	struct vb_ep me;
 	struct p2p *p;
 	int r;
 
@@ -140,70 +130,25 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (posix_memalign((void **)&p->buf, 4096, 2 * p->cfg.size))
 		goto fail;
 	memset(p->buf, 0, 2 * p->cfg.size);
-	p->pd = ibv_alloc_pd(c->dev->ctx);
-	if (!p->pd) {
-		snprintf(c->err, sizeof(c->err), "%s: failed to allocate PD: %s", c->dev->name,
-			 strerror(errno));
+	r = vb_rc_create(&p->rc, c->dev, p->buf, 2 * p->cfg.size,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			 128, RECV_RING, c->err, sizeof(c->err));
+	if (r)
 		goto fail;
-	}
-	p->cq = ibv_create_cq(c->dev->ctx, 512, NULL, NULL, 0);
-	if (!p->cq) {
-		snprintf(c->err, sizeof(c->err), "%s: failed to create CQ: %s", c->dev->name,
-			 strerror(errno));
-		goto fail;
-	}
-	p->mr = ibv_reg_mr(p->pd, p->buf, 2 * p->cfg.size,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!p->mr) {
-		snprintf(c->err, sizeof(c->err), "%s: failed to register %llu bytes: %s",
-			 c->dev->name, (unsigned long long)(2 * p->cfg.size), strerror(errno));
-		goto fail;
-	}
-	memset(&qia, 0, sizeof(qia));
-	qia.send_cq = p->cq;
-	qia.recv_cq = p->cq;
-	qia.qp_type = IBV_QPT_RC;
-	qia.cap.max_send_wr = 128;
-	qia.cap.max_recv_wr = RECV_RING;
-	qia.cap.max_send_sge = 1;
-	qia.cap.max_recv_sge = 1;
-	qia.cap.max_inline_data = 236;	/* perftest's default for latency tests */
-	p->qp = ibv_create_qp(p->pd, &qia);
-	if (!p->qp) {
-		qia.cap.max_inline_data = 0;
-		p->qp = ibv_create_qp(p->pd, &qia);
-	}
-	if (!p->qp) {
-		snprintf(c->err, sizeof(c->err), "%s: failed to create RC QP: %s", c->dev->name,
-			 strerror(errno));
-		goto fail;
-	}
-	p->max_inline = qia.cap.max_inline_data;
-	r = vb_port_query(c->dev, &pa);
-	if (r) {
-		snprintf(c->err, sizeof(c->err), "%s: failed to query port", c->dev->name);
-		goto fail;
-	}
-	if (getrandom(&p->psn, sizeof(p->psn), 0) != sizeof(p->psn))
-		p->psn = (uint32_t)now_ns();
-	p->psn &= 0xffffff;
+	p->qp = p->rc.qp;
+	p->cq = p->rc.cq;
+	p->mr = p->rc.mr;
+	p->max_inline = p->rc.max_inline;
+	p->psn = p->rc.psn;
 	hist_init(&p->hist);
 	p->cq_mod = p->cfg.tx_depth < CQ_MOD ? p->cfg.tx_depth : CQ_MOD;
-	memset(&me, 0, sizeof(me));
-	me.qpn = p->qp->qp_num;
-	me.psn = p->psn;
-	me.rkey = p->mr->rkey;
-	me.addr = (uint64_t)(uintptr_t)p->buf;
-	me.len = p->cfg.size;
-	me.gid = c->dev->gid;
-	me.mtu = pa.active_mtu;
-	*ep = vb_ep_to_json(&me);
-	return *ep ? 0 : -ENOMEM;
+	*ep = vb_rc_endpoint(&p->rc, c->dev, p->buf, p->cfg.size);
+	return *ep ? 0 : -EIO;
 fail:
 	if (r == -ENOMEM && !c->err[0])
 		snprintf(c->err, sizeof(c->err), "out of memory");
 	p2p_destroy(c);
-	return r ? r : -EIO;
+	return r;
 }
 
 static int p2p_connect(struct wl_ctx *c, const json_t *peer)

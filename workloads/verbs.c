@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include "verbs.h"
@@ -230,4 +231,83 @@ int vb_qp_connect(struct ibv_qp *qp, const struct vb_dev *d, uint32_t local_psn,
 		return -r;
 	}
 	return 0;
+}
+
+void vb_rc_destroy(struct vb_rc *rc)
+{
+	if (rc->qp)
+		ibv_destroy_qp(rc->qp);
+	if (rc->mr)
+		ibv_dereg_mr(rc->mr);
+	if (rc->cq)
+		ibv_destroy_cq(rc->cq);
+	if (rc->pd)
+		ibv_dealloc_pd(rc->pd);
+	memset(rc, 0, sizeof(*rc));
+}
+
+int vb_rc_create(struct vb_rc *rc, const struct vb_dev *d, void *buf, size_t len, int access,
+		 uint32_t send_wr, uint32_t recv_wr, char *err, size_t errlen)
+{
+	struct ibv_qp_init_attr qia = { 0 };
+	const char *what;
+	int r;
+
+	memset(rc, 0, sizeof(*rc));
+	what = "allocate a PD";
+	rc->pd = ibv_alloc_pd(d->ctx);
+	if (!rc->pd)
+		goto fail;
+	what = "create a CQ";
+	rc->cq = ibv_create_cq(d->ctx, (int)(send_wr + recv_wr + 16), NULL, NULL, 0);
+	if (!rc->cq)
+		goto fail;
+	what = "register memory";
+	rc->mr = ibv_reg_mr(rc->pd, buf, len, access);
+	if (!rc->mr)
+		goto fail;
+	qia.send_cq = rc->cq;
+	qia.recv_cq = rc->cq;
+	qia.qp_type = IBV_QPT_RC;
+	qia.cap.max_send_wr = send_wr;
+	qia.cap.max_recv_wr = recv_wr;
+	qia.cap.max_send_sge = 1;
+	qia.cap.max_recv_sge = 1;
+	qia.cap.max_inline_data = 236;	/* perftest's default; rxe may offer none */
+	what = "create an RC QP";
+	rc->qp = ibv_create_qp(rc->pd, &qia);
+	if (!rc->qp) {
+		qia.cap.max_inline_data = 0;
+		rc->qp = ibv_create_qp(rc->pd, &qia);
+	}
+	if (!rc->qp)
+		goto fail;
+	rc->max_inline = qia.cap.max_inline_data;
+	if (getrandom(&rc->psn, sizeof(rc->psn), 0) != sizeof(rc->psn))
+		rc->psn = (uint32_t)time(NULL);
+	rc->psn &= 0xffffff;
+	return 0;
+fail:
+	r = errno ? -errno : -ENOMEM;
+	snprintf(err, errlen, "%s: failed to %s (%zu bytes): %s", d->name, what, len, strerror(-r));
+	vb_rc_destroy(rc);
+	return r;
+}
+
+json_t *vb_rc_endpoint(const struct vb_rc *rc, const struct vb_dev *d, const void *addr,
+		       uint64_t len)
+{
+	struct ibv_port_attr pa;
+	struct vb_ep me = { 0 };
+
+	if (vb_port_query(d, &pa))
+		return NULL;
+	me.qpn = rc->qp->qp_num;
+	me.psn = rc->psn;
+	me.rkey = rc->mr->rkey;
+	me.addr = (uint64_t)(uintptr_t)addr;
+	me.len = len;
+	me.gid = d->gid;
+	me.mtu = pa.active_mtu;
+	return vb_ep_to_json(&me);
 }

@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 why=$(vm_unavailable)
@@ -20,6 +20,29 @@ if ! out=$("$C" testbed up --nodes 3 2>&1); then
 	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
 	exit 0
 fi
+
+ok=1; txt=
+for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --iodepth 1 --iters 300 --volume 1M" \
+	 "--rw randwrite --bs 64k --iodepth 4 --iters 200 --volume 4M" "--rw rw --rwmixread 70 --bs 8k --iters 500"; do
+	# shellcheck disable=SC2086
+	j=$("$C" -j storage $a 2>&1); rc=$?
+	if [ $rc = 0 ] && jq -e '.mismatches == 0 and .final_pass_mismatches == 0 and .iops > 0 and
+		(.read_ios + .write_ios) > 0' <<< "$j" >/dev/null; then
+		txt="$txt [$(jq -r '"\(.rw) bs \(.bs): \(.iops|floor) IOPS, \(.verified_reads) reads verified"' <<< "$j")]"
+	else
+		ok=0; note "storage $a: rc=$rc $(head -c 300 <<< "$j")"
+	fi
+done
+[ $ok = 1 ] && pass storage_verified "$txt" || fail storage_verified "$txt"
+ok=1
+for a in "--volume 1000000:not a multiple" "--rw readwrite:unknown value" "--bs 100:out of range" \
+	 "--iodepth 500:out of range" "--volume 8k --iodepth 16:fewer than iodepth"; do
+	args=${a%%:*}; pat=${a#*:}
+	# shellcheck disable=SC2086
+	out=$("$C" storage $args 2>&1); rc=$?
+	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "storage $args: rc=$rc $out"; fi
+done
+[ $ok = 1 ] && pass storage_bad_input "5 bad option sets rejected with a message" || fail storage_bad_input
 
 ok=1; txt=
 for op in write send read; do

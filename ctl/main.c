@@ -28,6 +28,8 @@ static void usage(FILE *f)
 		"                          nccl-tests-style allreduce/reduce_scatter/allgather\n"
 		"  storage [--rw P] [--bs B] [--iodepth N] [--iters N]\n"
 		"                          fio-like verified block I/O by RDMA READ/WRITE\n"
+		"  kv [--server N] [--clients A,B] [--workload a|b|c] [--ops N] [--rate R]\n"
+		"                          key-value store on one-sided READ/CAS, verified\n"
 		"  inject [--node N] ARGS  the node's rdma-inject (add/del/set/list/stats/flush/probe)\n"
 		"  counters [--node N]     the node's RDMA device hw counters\n"
 		"  version\n"
@@ -46,6 +48,7 @@ int main(int argc, char **argv)
 		{ "inject", cmd_inject },
 		{ "collective", cmd_collective },
 		{ "storage", cmd_storage },
+		{ "kv", cmd_kv },
 		{ "counters", cmd_counters },
 		{ NULL, NULL },
 	};

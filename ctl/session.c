@@ -54,24 +54,39 @@ void pair_close(struct pair *p)
 	agentc_close(&p->s);
 }
 
-/* poll one arm until done; *result = its result (new reference) */
-static int wait_arm(struct agentc *c, json_int_t arm, json_t **result, char *err, size_t errlen)
+int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results, char *err,
+	      size_t errlen)
 {
-	json_t *res = NULL;
-	int r = 0;
+	int i, r = 0, left = n;
 
-	*result = NULL;
-	while (!r && !*result) {
-		r = agentc_call(c, "wait", json_pack("{s:I,s:i}", "arm", arm, "timeout_ms", 1000), &res,
-				10000, err, errlen);
-		if (!r && json_is_true(json_object_get(res, "done")))
-			*result = json_incref(json_object_get(res, "result"));
-		json_decref(res);
+	for (i = 0; i < n; i++)
+		results[i] = NULL;
+	/* short waits in turn: whichever arm fails is reported at once */
+	while (left > 0 && !r) {
+		for (i = 0; i < n && !r; i++) {
+			json_t *w = NULL;
+
+			if (results[i])
+				continue;
+			r = agentc_call(c[i], "wait",
+					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
+					10000, err, errlen);
+			if (!r && json_is_true(json_object_get(w, "done"))) {
+				results[i] = json_incref(json_object_get(w, "result"));
+				left--;
+			}
+			json_decref(w);
+		}
 	}
+	if (r)
+		for (i = 0; i < n; i++) {
+			json_decref(results[i]);
+			results[i] = NULL;
+		}
 	return r;
 }
 
-static int call_void(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen)
+int arm_call(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen)
 {
 	json_t *res = NULL;
 	int r = agentc_call(c, cmd, args, &res, 10000, err, errlen);
@@ -80,7 +95,7 @@ static int call_void(struct agentc *c, const char *cmd, json_t *args, char *err,
 	return r;
 }
 
-static int prepare(struct agentc *c, const char *wl, const char *role, json_t *opts,
+int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
 		   json_int_t *arm, json_t **ep, char *err, size_t errlen)
 {
 	json_t *res = NULL;
@@ -107,29 +122,33 @@ int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t
 
 	*cres = *sres = NULL;
 	/* the server first: a bad option fails before any client QP exists */
-	r = prepare(&p->s, wl, "server", opts, &sarm, &sep, err, errlen);
+	r = arm_prepare_on(&p->s, wl, "server", opts, &sarm, &sep, err, errlen);
 	if (!r)
-		r = prepare(&p->c, wl, "client", opts, &carm, &cep, err, errlen);
+		r = arm_prepare_on(&p->c, wl, "client", opts, &carm, &cep, err, errlen);
 	if (!r)
-		r = call_void(&p->s, "connect", json_pack("{s:I,s:O}", "arm", sarm, "peer", cep), err,
+		r = arm_call(&p->s, "connect", json_pack("{s:I,s:O}", "arm", sarm, "peer", cep), err,
 			      errlen);
 	if (!r)
-		r = call_void(&p->c, "connect", json_pack("{s:I,s:O}", "arm", carm, "peer", sep), err,
+		r = arm_call(&p->c, "connect", json_pack("{s:I,s:O}", "arm", carm, "peer", sep), err,
 			      errlen);
 	if (!r)
-		r = call_void(&p->s, "start", json_pack("{s:I}", "arm", sarm), err, errlen);
+		r = arm_call(&p->s, "start", json_pack("{s:I}", "arm", sarm), err, errlen);
 	if (!r)
-		r = call_void(&p->c, "start", json_pack("{s:I}", "arm", carm), err, errlen);
-	/* the client ends first; the server once its last operation is acknowledged */
-	if (!r)
-		r = wait_arm(&p->c, carm, cres, err, errlen);
-	if (!r)
-		r = wait_arm(&p->s, sarm, sres, err, errlen);
+		r = arm_call(&p->c, "start", json_pack("{s:I}", "arm", carm), err, errlen);
+	if (!r) {
+		struct agentc *cs[2] = { &p->c, &p->s };
+		json_int_t arms[2] = { carm, sarm };
+		json_t *res[2];
+
+		r = arms_wait(cs, arms, 2, res, err, errlen);
+		*cres = r ? NULL : res[0];
+		*sres = r ? NULL : res[1];
+	}
 	/* both arms are released whatever failed; a failure there is not the headline */
 	if (carm >= 0)
-		call_void(&p->c, "destroy", json_pack("{s:I}", "arm", carm), derr, sizeof(derr));
+		arm_call(&p->c, "destroy", json_pack("{s:I}", "arm", carm), derr, sizeof(derr));
 	if (sarm >= 0)
-		call_void(&p->s, "destroy", json_pack("{s:I}", "arm", sarm), derr, sizeof(derr));
+		arm_call(&p->s, "destroy", json_pack("{s:I}", "arm", sarm), derr, sizeof(derr));
 	json_decref(cep);
 	json_decref(sep);
 	if (r) {
@@ -205,7 +224,7 @@ int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, c
 	json_int_t arm[TB_MAX_NODES];
 	json_t *eps[TB_MAX_NODES] = { 0 }, *res[TB_MAX_NODES] = { 0 };
 	char derr[256];
-	int i, j, r = 0, left;
+	int i, j, r = 0;
 
 	*results = NULL;
 	for (i = 0; i < g->n; i++)
@@ -215,7 +234,7 @@ int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, c
 
 		json_object_set_new(o, "rank", json_integer(i));
 		json_object_set_new(o, "nranks", json_integer(g->n));
-		r = prepare(&g->c[i], wl, "rank", o, &arm[i], &eps[i], err, errlen);
+		r = arm_prepare_on(&g->c[i], wl, "rank", o, &arm[i], &eps[i], err, errlen);
 		json_decref(o);
 	}
 	for (i = 0; i < g->n && !r; i++) {
@@ -224,31 +243,21 @@ int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, c
 		for (j = 0; j < g->n; j++)
 			json_array_append(peers, j == i ? json_null() :
 					  json_array_get(eps[j], (size_t)i));
-		r = call_void(&g->c[i], "connect", json_pack("{s:I,s:o}", "arm", arm[i], "peer", peers),
+		r = arm_call(&g->c[i], "connect", json_pack("{s:I,s:o}", "arm", arm[i], "peer", peers),
 			      err, errlen);
 	}
 	for (i = 0; i < g->n && !r; i++)
-		r = call_void(&g->c[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
-	/* round robin with short waits: whichever rank fails is reported at once */
-	for (left = r ? 0 : g->n; left > 0 && !r;) {
-		for (i = 0; i < g->n && !r; i++) {
-			json_t *w = NULL;
+		r = arm_call(&g->c[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
+	if (!r) {
+		struct agentc *cs[TB_MAX_NODES];
 
-			if (res[i])
-				continue;
-			r = agentc_call(&g->c[i], "wait",
-					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
-					10000, err, errlen);
-			if (!r && json_is_true(json_object_get(w, "done"))) {
-				res[i] = json_incref(json_object_get(w, "result"));
-				left--;
-			}
-			json_decref(w);
-		}
+		for (i = 0; i < g->n; i++)
+			cs[i] = &g->c[i];
+		r = arms_wait(cs, arm, g->n, res, err, errlen);
 	}
 	for (i = 0; i < g->n; i++) {
 		if (arm[i] >= 0)
-			call_void(&g->c[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
+			arm_call(&g->c[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
 				  sizeof(derr));
 		json_decref(eps[i]);
 	}

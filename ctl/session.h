@@ -17,6 +17,16 @@ void pair_close(struct pair *p);
 int pair_run(struct pair *p, const char *workload, json_t *opts, json_t **cres, json_t **sres,
 	     char *err, size_t errlen);
 
+/* one agent request whose result is not needed */
+int arm_call(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen);
+/* prepare an arm of a workload: *arm its id, *ep its endpoint(s) (new reference) */
+int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
+		   json_int_t *arm, json_t **ep, char *err, size_t errlen);
+/* wait for several arms at once (round robin): results[i] new references;
+ * the first failure returns at once with the node in err */
+int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results, char *err,
+	      size_t errlen);
+
 /* N agents running one workload together (rank i on nodes[i]) */
 struct group {
 	struct tb_state tb;

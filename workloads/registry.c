@@ -2,7 +2,7 @@
 #include <string.h>
 #include "wl.h"
 
-static const struct wl_ops *const all[] = { &wl_p2p, &wl_collective, &wl_storage, NULL };
+static const struct wl_ops *const all[] = { &wl_p2p, &wl_collective, &wl_storage, &wl_kv, NULL };
 
 const struct wl_ops *wl_find(const char *name)
 {

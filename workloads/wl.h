@@ -40,5 +40,6 @@ const struct wl_ops *wl_at(int i);
 extern const struct wl_ops wl_p2p;
 extern const struct wl_ops wl_collective;
 extern const struct wl_ops wl_storage;
+extern const struct wl_ops wl_kv;
 
 #endif

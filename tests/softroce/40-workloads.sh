@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 why=$(vm_unavailable)
@@ -20,6 +20,30 @@ if ! out=$("$C" testbed up --nodes 3 2>&1); then
 	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
 	exit 0
 fi
+
+# kv: two clients hammer one server (YCSB a, zipf: hot keys, CAS contention)
+j=$("$C" -j kv --workload a --ops 1500 --keys 2000 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.verified and .bad_slots == 0 and .updates_recorded == .puts and .puts > 0 and
+	(.clients | length) == 2 and .keys_found == 2000' <<< "$j" >/dev/null; then
+	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, 0 bad slots; CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
+else
+	fail kv_verified "rc=$rc $(head -c 300 <<< "$j")"
+fi
+j=$("$C" -j kv --workload b --dist uniform --rate 1000 --ops 500 --clients node0 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.verified and .clients[0].ops_per_s < 1100 and .clients[0].ops_per_s > 500' <<< "$j" >/dev/null; then
+	pass kv_open_loop "rate 1000/s: $(jq '.clients[0].ops_per_s|floor' <<< "$j") ops/s achieved"
+else
+	fail kv_open_loop "rc=$rc $(head -c 300 <<< "$j")"
+fi
+ok=1
+for a in "--workload d:unknown value 'd'" "--dist pareto:unknown value" "--clients node1:listed twice" \
+	 "--keys 0:out of range" "--opz 5:did you mean 'ops'"; do
+	args=${a%%:*}; pat=${a#*:}
+	# shellcheck disable=SC2086
+	out=$("$C" kv $args 2>&1); rc=$?
+	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "kv $args: rc=$rc $out"; fi
+done
+[ $ok = 1 ] && pass kv_bad_input "5 bad option sets rejected with a message" || fail kv_bad_input
 
 ok=1; txt=
 for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --iodepth 1 --iters 300 --volume 1M" \

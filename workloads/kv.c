@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kv: a key-value store on one-sided RDMA (the server's CPU serves nothing).
+ *
+ * Layout, in the server's registered memory: `buckets` buckets of 4 slots of
+ * 64 bytes, then one 8-byte "clients done" counter. A slot is
+ *   lockver  bit 0 = locked, the rest = version (+2 per update)
+ *   key      0 = empty
+ *   val[5]   val[0] = how many updates this key has had; val[1..4] = data
+ *   sum      checksum of (key, version, val)
+ * Key k lives in the first bucket from hash(k) on (linear probing, at most
+ * 4 buckets) with a free slot; the server places every key at prepare.
+ *
+ * GET: one READ of the bucket; the slot must be unlocked and its checksum
+ * right (else the read was torn by a concurrent update: read again).
+ * PUT: CAS lockver from v (unlocked) to v|1; READ the slot; WRITE the slot
+ * body with val[0] + 1, new data and the checksum for version v+2; WRITE
+ * lockver = v+2 (RC executes the two WRITEs in order). A failed CAS retries.
+ * Closed loop (one operation at a time) or open loop at `rate` ops/s, where
+ * latency counts from the intended start (no coordinated omission).
+ * Mixes as YCSB: a = 50% updates, b = 5%, c = read only; keys uniform or
+ * zipf(theta).
+ *
+ * Verification: each client FETCH_ADDs the done counter when it finishes;
+ * the server waits for all, then checks every slot's checksum and that the
+ * update counts add up to the PUTs the clients made (the controller compares):
+ * a lost update or a torn write cannot pass.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "wl.h"
+#include "../lib/hist.h"
+
+#define SLOTS 4
+#define PROBE 4
+#define MAX_CLIENTS 15
+
+struct kv_slot {
+	uint64_t lockver;
+	uint64_t key;
+	uint64_t val[5];
+	uint64_t sum;
+};
+_Static_assert(sizeof(struct kv_slot) == 64, "kv slot is one 64-byte line");
+
+enum kv_mix { MIX_A, MIX_B, MIX_C };
+static const char *const mixes[] = { "a", "b", "c", NULL };
+enum kv_dist { DIST_ZIPF, DIST_UNIFORM };
+static const char *const dists[] = { "zipf", "uniform", NULL };
+
+struct kv_cfg {
+	int workload;
+	int dist;
+	uint64_t keys;
+	uint64_t buckets;
+	uint64_t ops;
+	uint64_t rate;		/* ops/s, 0 = closed loop */
+	uint64_t theta_milli;	/* zipf theta x 1000 */
+	uint64_t clients;
+	uint64_t seed;
+	uint64_t op_timeout;
+};
+
+#define O(f) offsetof(struct kv_cfg, f)
+static const struct opt kv_opts[] = {
+	{ "workload", OPT_ENUM, O(workload), 0, 0, "a", mixes, "YCSB mix: a (50% updates), b (5%), c (reads)" },
+	{ "dist", OPT_ENUM, O(dist), 0, 0, "zipf", dists, "key distribution: zipf|uniform" },
+	{ "keys", OPT_UINT, O(keys), 1, 10000000, "10000", NULL, "keys in the store" },
+	{ "buckets", OPT_UINT, O(buckets), 0, 10000000, "0", NULL, "buckets of 4 slots (0 = as many as keys)" },
+	{ "ops", OPT_UINT, O(ops), 1, 100000000, "2000", NULL, "operations per client" },
+	{ "rate", OPT_UINT, O(rate), 0, 10000000, "0", NULL, "open loop ops/s per client (0: closed)" },
+	{ "theta", OPT_UINT, O(theta_milli), 0, 3000, "990", NULL, "zipf theta x 1000" },
+	{ "clients", OPT_UINT, O(clients), 1, MAX_CLIENTS, "1", NULL, "clients (set by rdmactl)" },
+	{ "seed", OPT_UINT, O(seed), 0, UINT64_MAX, "1", NULL, "random seed" },
+	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "10s", NULL,
+	  "fail when one operation takes longer" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+#undef O
+
+struct kv {
+	struct kv_cfg cfg;
+	uint64_t nb;			/* buckets */
+	char *mem;			/* server: table + done counter; client: scratch */
+	size_t memlen;
+	int nqp;
+	struct vb_rc rc[MAX_CLIENTS];	/* server: one per client; client: rc[0] */
+	struct vb_ep peer;		/* client: the server */
+	uint64_t rng;
+	double *zipf_cdf;		/* client, zipf: P(rank <= i) */
+	struct hist lat[2];		/* [0] GET, [1] PUT */
+	uint64_t gets, puts, retries, torn;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t slot_sum(const struct kv_slot *s, uint64_t version)
+{
+	uint64_t h = mix(s->key ^ mix(version));
+	int i;
+
+	for (i = 0; i < 5; i++)
+		h = mix(h ^ s->val[i]);
+	return h | 1;	/* never 0: an empty slot has sum 0 */
+}
+
+static uint64_t bucket_of(const struct kv *k, uint64_t key)
+{
+	return mix(key * 0x9e3779b97f4a7c15ULL) % k->nb;
+}
+
+static size_t table_bytes(const struct kv *k)
+{
+	return (size_t)(k->nb + PROBE) * SLOTS * sizeof(struct kv_slot);	/* probing never wraps */
+}
+
+static void kv_destroy(struct wl_ctx *c)
+{
+	struct kv *k = c->priv;
+	int i;
+
+	if (!k)
+		return;
+	for (i = 0; i < k->nqp; i++)
+		vb_rc_destroy(&k->rc[i]);
+	free(k->mem);
+	free(k->zipf_cdf);
+	free(k);
+	c->priv = NULL;
+}
+
+static int place_all(struct wl_ctx *c, struct kv *k)
+{
+	struct kv_slot *t = (struct kv_slot *)k->mem;
+	uint64_t key, b, j;
+	int s;
+
+	for (key = 1; key <= k->cfg.keys; key++) {
+		b = bucket_of(k, key);
+		for (j = 0; j < PROBE; j++) {
+			for (s = 0; s < SLOTS; s++) {
+				struct kv_slot *sl = &t[(b + j) * SLOTS + (uint64_t)s];
+
+				if (sl->key)
+					continue;
+				sl->key = key;
+				sl->val[1] = mix(key);
+				sl->sum = slot_sum(sl, 0);
+				goto placed;
+			}
+		}
+		snprintf(c->err, sizeof(c->err), "key %llu does not fit in %d buckets from its own: "
+			 "use more buckets", (unsigned long long)key, PROBE);
+		return -ENOSPC;
+placed:;
+	}
+	return 0;
+}
+
+static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
+{
+	int server = c->role == WL_SERVER, i, r;
+	struct kv *k;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	c->priv = k;
+	r = opt_apply_json(kv_opts, &k->cfg, opts, c->err, sizeof(c->err));
+	if (r)
+		goto fail;
+	k->nb = k->cfg.buckets ? k->cfg.buckets : k->cfg.keys;	/* 25% full: probing rarely needed */
+	k->memlen = server ? table_bytes(k) + 8 : PROBE * SLOTS * sizeof(struct kv_slot) + 64;
+	r = -ENOMEM;
+	if (posix_memalign((void **)&k->mem, 4096, k->memlen))
+		goto fail;
+	memset(k->mem, 0, k->memlen);
+	if (server && (r = place_all(c, k)))
+		goto fail;
+	k->nqp = server ? (int)k->cfg.clients : 1;
+	*ep = server ? json_array() : NULL;
+	for (i = 0; i < k->nqp; i++) {
+		json_t *e;
+
+		r = vb_rc_create(&k->rc[i], c->dev, k->mem, k->memlen,
+				 IBV_ACCESS_LOCAL_WRITE |
+					 (server ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+							   IBV_ACCESS_REMOTE_ATOMIC : 0),
+				 16, 1, c->err, sizeof(c->err));
+		if (r) {
+			json_decref(*ep);
+			goto fail;
+		}
+		e = vb_rc_endpoint(&k->rc[i], c->dev, k->mem, k->memlen);
+		if (server)
+			json_array_append_new(*ep, e);
+		else
+			*ep = e;
+	}
+	if (!server) {
+		hist_init(&k->lat[0]);
+		hist_init(&k->lat[1]);
+		k->rng = mix(k->cfg.seed * 7919 + (uint64_t)(uintptr_t)k);
+		if (k->cfg.dist == DIST_ZIPF) {
+			double s = 0, theta = k->cfg.theta_milli / 1000.0;
+			uint64_t n;
+
+			k->zipf_cdf = malloc(k->cfg.keys * sizeof(double));
+			if (!k->zipf_cdf)
+				goto fail;
+			for (n = 0; n < k->cfg.keys; n++)
+				k->zipf_cdf[n] = (s += 1.0 / pow((double)(n + 1), theta));
+			for (n = 0; n < k->cfg.keys; n++)
+				k->zipf_cdf[n] /= s;
+		}
+	}
+	return 0;
+fail:
+	if (r == -ENOMEM && !c->err[0])
+		snprintf(c->err, sizeof(c->err), "out of memory");
+	kv_destroy(c);
+	return r;
+}
+
+/* server: array, entry i for client i; client: {"rank": i, "ep": server's array} */
+static int kv_connect(struct wl_ctx *c, const json_t *peer)
+{
+	struct kv *k = c->priv;
+	struct vb_rc_opts o = { .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
+	int i, r;
+
+	for (i = 0; i < k->nqp; i++) {
+		const json_t *e = c->role == WL_SERVER ? json_array_get(peer, (size_t)i) : peer;
+
+		if (vb_ep_from_json(&k->peer, e)) {
+			snprintf(c->err, sizeof(c->err), "malformed endpoint %d", i);
+			return -EINVAL;
+		}
+		r = vb_qp_connect(k->rc[i].qp, c->dev, k->rc[i].psn, &k->peer, &o);
+		if (r) {
+			snprintf(c->err, sizeof(c->err), "kv: connect %d failed: %s", i, strerror(-r));
+			return r;
+		}
+	}
+	if (c->role == WL_CLIENT && k->peer.len < table_bytes(k) + 8) {
+		snprintf(c->err, sizeof(c->err), "server table smaller than the layout asked for");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* one verb, waited for: READ/WRITE of len bytes at remote offset, CAS, FAA */
+static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t local_off,
+		uint64_t remote_off, uint32_t len, uint64_t cmp, uint64_t swap)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(k->mem + local_off), .length = len,
+			       .lkey = k->rc[0].mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	uint64_t start = now_ns();
+	int n, r;
+
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = k->peer.addr + remote_off;
+		wr.wr.atomic.rkey = k->peer.rkey;
+		wr.wr.atomic.compare_add = cmp;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = k->peer.addr + remote_off;
+		wr.wr.rdma.rkey = k->peer.rkey;
+	}
+	r = ibv_post_send(k->rc[0].qp, &wr, &bad);
+	if (r) {
+		snprintf(c->err, sizeof(c->err), "kv: post failed: %s", strerror(r));
+		return -r;
+	}
+	while (!(n = ibv_poll_cq(k->rc[0].cq, 1, &wc))) {
+		if (now_ns() - start > k->cfg.op_timeout) {
+			snprintf(c->err, sizeof(c->err), "kv: no completion within %.0f s",
+				 k->cfg.op_timeout / 1e9);
+			return -ETIMEDOUT;
+		}
+		if (*c->stop) {
+			snprintf(c->err, sizeof(c->err), "stopped");
+			return -EINTR;
+		}
+	}
+	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
+		snprintf(c->err, sizeof(c->err), "kv: operation completed with %s",
+			 n < 0 ? "a poll error" : ibv_wc_status_str(wc.status));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* find key's slot: read its buckets; *idx = slot index in the table */
+static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, struct kv_slot *out)
+{
+	uint64_t b = bucket_of(k, key), j;
+	struct kv_slot *sl = (struct kv_slot *)k->mem;
+	int s, r, tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		int torn = 0;
+
+		for (j = 0; j < PROBE; j++) {
+			r = rdma(c, k, IBV_WR_RDMA_READ, 0, (b + j) * SLOTS * sizeof(*sl),
+				 SLOTS * sizeof(*sl), 0, 0);
+			if (r)
+				return r;
+			for (s = 0; s < SLOTS; s++) {
+				if (sl[s].key != key)
+					continue;
+				if ((sl[s].lockver & 1) || sl[s].sum != slot_sum(&sl[s], sl[s].lockver)) {
+					torn = 1;	/* an update in flight: read again */
+					break;
+				}
+				*idx = (b + j) * SLOTS + (uint64_t)s;
+				*out = sl[s];
+				return 0;
+			}
+			if (torn)
+				break;
+		}
+		if (!torn) {
+			snprintf(c->err, sizeof(c->err), "kv: key %llu not found", (unsigned long long)key);
+			return -ENOENT;
+		}
+		k->torn++;
+	}
+	snprintf(c->err, sizeof(c->err), "kv: key %llu stayed locked", (unsigned long long)key);
+	return -EBUSY;
+}
+
+static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
+{
+	uint64_t *cas = (uint64_t *)(k->mem + PROBE * SLOTS * sizeof(struct kv_slot));
+	struct kv_slot cur, *w = (struct kv_slot *)k->mem;
+	uint64_t idx, off, v;
+	int r;
+
+	for (;;) {
+		if ((r = lookup(c, k, key, &idx, &cur)))
+			return r;
+		off = idx * sizeof(struct kv_slot);
+		v = cur.lockver;
+		/* the CAS result lands in cas[0]: the old value */
+		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, PROBE * SLOTS * sizeof(struct kv_slot), off,
+			 8, v, v | 1);
+		if (r)
+			return r;
+		if (*cas == v)
+			break;
+		k->retries++;	/* someone else got there first */
+	}
+	/* locked: the body as it is now (the lookup may predate the last update) */
+	if ((r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
+		return r;
+	w->val[0]++;
+	w->val[1] = mix(w->val[1] + key);
+	w->lockver = v | 1;
+	w->sum = slot_sum(w, v + 2);
+	/* body (without lockver), then lockver = v + 2: in order on one RC QP */
+	if ((r = rdma(c, k, IBV_WR_RDMA_WRITE, 8, off + 8, sizeof(*w) - 8, 0, 0)))
+		return r;
+	*(uint64_t *)k->mem = v + 2;
+	return rdma(c, k, IBV_WR_RDMA_WRITE, 0, off, 8, 0, 0);
+}
+
+static uint64_t pick_key(struct kv *k)
+{
+	double u;
+	uint64_t lo = 0, hi, mid;
+
+	k->rng = mix(k->rng + 0x9e3779b97f4a7c15ULL);
+	if (k->cfg.dist == DIST_UNIFORM)
+		return k->rng % k->cfg.keys + 1;
+	u = (double)(k->rng >> 11) / 9007199254740992.0;
+	hi = k->cfg.keys - 1;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (k->zipf_cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* scatter the popular ranks over the key space */
+	return mix(lo + 1) % k->cfg.keys + 1;
+}
+
+static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
+{
+	volatile uint64_t *done = (volatile uint64_t *)(k->mem + table_bytes(k));
+	struct kv_slot *t = (struct kv_slot *)k->mem;
+	uint64_t i, updates = 0, bad = 0, found = 0;
+
+	/* clients FETCH_ADD the counter when they finish */
+	while (*done < k->cfg.clients) {
+		struct timespec ts = { 0, 2000000 };
+
+		if (*c->stop) {
+			snprintf(c->err, sizeof(c->err), "stopped");
+			return -EINTR;
+		}
+		nanosleep(&ts, NULL);
+	}
+	for (i = 0; i < (k->nb + PROBE) * SLOTS; i++) {
+		if (!t[i].key)
+			continue;
+		found++;
+		if ((t[i].lockver & 1) || t[i].sum != slot_sum(&t[i], t[i].lockver))
+			bad++;
+		updates += t[i].val[0];
+	}
+	*result = json_pack("{s:s,s:I,s:I,s:I}", "role", "server", "keys_found", (json_int_t)found,
+			    "bad_slots", (json_int_t)bad, "updates_recorded", (json_int_t)updates);
+	return *result ? 0 : -ENOMEM;
+}
+
+static int kv_run(struct wl_ctx *c, json_t **result)
+{
+	struct kv *k = c->priv;
+	uint64_t i, t_start, intended, t0, t1, idx;
+	struct kv_slot cur;
+	unsigned int upd_pct = k->cfg.workload == MIX_A ? 50 : k->cfg.workload == MIX_B ? 5 : 0;
+	double secs;
+	int r, is_put;
+
+	if (c->role == WL_SERVER)
+		return server_run(c, k, result);
+	t_start = now_ns();
+	for (i = 0; i < k->cfg.ops; i++) {
+		uint64_t key = pick_key(k);
+
+		k->rng = mix(k->rng + 1);
+		is_put = k->rng % 100 < upd_pct;
+		if (k->cfg.rate) {
+			/* open loop: each op has its slot in time; if we are late the
+			 * wait counts in its latency (no coordinated omission) */
+			intended = t_start + i * 1000000000ULL / k->cfg.rate;
+			while (now_ns() < intended)
+				;
+			t0 = intended;
+		} else {
+			t0 = now_ns();
+		}
+		r = is_put ? put(c, k, key) : lookup(c, k, key, &idx, &cur);
+		if (r)
+			return r;
+		t1 = now_ns();
+		hist_record(&k->lat[is_put], t1 - t0);
+		if (is_put)
+			k->puts++;
+		else
+			k->gets++;
+	}
+	secs = (double)(now_ns() - t_start) / 1e9;
+	/* tell the server this client is done */
+	r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, PROBE * SLOTS * sizeof(struct kv_slot),
+		 table_bytes(k), 8, 1, 0);
+	if (r)
+		return r;
+	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:o,s:o}", "role", "client", "workload",
+			    mixes[k->cfg.workload], "gets", (json_int_t)k->gets, "puts",
+			    (json_int_t)k->puts, "cas_retries", (json_int_t)k->retries, "torn_reads",
+			    (json_int_t)k->torn, "ops_per_s", (double)k->cfg.ops / secs, "get_lat_ns",
+			    hist_to_json(&k->lat[0]), "put_lat_ns", hist_to_json(&k->lat[1]));
+	return *result ? 0 : -ENOMEM;
+}
+
+const struct wl_ops wl_kv = {
+	.name = "kv",
+	.opts = kv_opts,
+	.prepare = kv_prepare,
+	.connect = kv_connect,
+	.run = kv_run,
+	.destroy = kv_destroy,
+};

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <jansson.h>
 #include <unistd.h>
 #include "agent.h"
 #include "../workloads/wl.h"
@@ -18,6 +19,7 @@ enum arm_state { ARM_PREPARED, ARM_CONNECTED, ARM_RUNNING, ARM_DONE };
 static const char *const state_names[] = { "prepared", "connected", "running", "done" };
 
 struct arm {
+	struct agent *agent;
 	unsigned int id;
 	unsigned int owner;	/* the control connection that made it: its lease */
 	const struct wl_ops *wl;
@@ -97,6 +99,7 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 		free(arm);
 		return -EINVAL;
 	}
+	arm->agent = a;
 	arm->ctx.dev = &a->dev;
 	arm->ctx.stop = &arm->stop;
 	arm->owner = conn;
@@ -158,13 +161,48 @@ int arm_connect(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 	return r;
 }
 
+static json_t *counters_now(struct agent *a)
+{
+	json_t *res = NULL, *o;
+	char err[64];
+
+	if (hw_counters(a, 0, NULL, &res, err, sizeof(err)))
+		return json_object();
+	o = json_incref(json_object_get(res, "hw_counters"));
+	json_decref(res);
+	return o;
+}
+
+/*
+ * Each run is wrapped in what it cost: the arm thread's CPU time, and the
+ * device's hw counter deltas (per device: arms running at the same time on
+ * one device share them).
+ */
 static void *arm_thread(void *p)
 {
 	struct arm *arm = p;
-	json_t *res = NULL;
+	struct timespec c0, c1;
+	json_t *res = NULL, *h0, *h1, *d, *v;
+	const char *k;
 	int r;
 
+	h0 = counters_now(arm->agent);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	r = arm->wl->run(&arm->ctx, &res);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	h1 = counters_now(arm->agent);
+	if (!r && res) {
+		d = json_object();
+		json_object_foreach(h1, k, v)
+			json_object_set_new(d, k, json_integer(json_integer_value(v) -
+							       json_integer_value(json_object_get(h0, k))));
+		json_object_set_new(res, "hw_counters_delta", d);
+		json_object_set_new(res, "cpu_ns",
+				    json_integer((json_int_t)((c1.tv_sec - c0.tv_sec) * 1000000000LL +
+							      (c1.tv_nsec - c0.tv_nsec))));
+	}
+	json_decref(h0);
+	json_decref(h1);
 	arm->result = res;
 	arm->rc = r;
 	__atomic_store_n(&arm->state, ARM_DONE, __ATOMIC_RELEASE);
@@ -234,11 +272,14 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			pthread_mutex_unlock(&a->lock);
 			return -EINVAL;
 		}
-		pthread_mutex_unlock(&a->lock);
 		if (waited >= timeout_ms) {
-			*result = json_pack("{s:b}", "done", 0);
+			*result = json_pack("{s:b,s:I}", "done", 0, "progress",
+					    (json_int_t)__atomic_load_n(&arm->ctx.progress,
+									__ATOMIC_RELAXED));
+			pthread_mutex_unlock(&a->lock);
 			return 0;
 		}
+		pthread_mutex_unlock(&a->lock);
 		nanosleep(&ts, NULL);
 		waited += 5;
 	}

@@ -11,6 +11,7 @@
 #include "session.h"
 #include "../lib/log.h"
 #include <stdlib.h>
+#include <unistd.h>
 
 int pair_open(struct pair *p, const char *client, const char *server)
 {
@@ -59,10 +60,23 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 {
 	int i, r = 0, left = n;
 
+	double t0 = ctl_now(), shown = 0;
+	int tty = isatty(2) && log_verbose >= 0;
+	json_int_t prog[TB_MAX_NODES + 1] = { 0 };
+
 	for (i = 0; i < n; i++)
 		results[i] = NULL;
 	/* short waits in turn: whichever arm fails is reported at once */
 	while (left > 0 && !r) {
+		if (tty && ctl_now() - shown >= 1 && ctl_now() - t0 >= 1) {
+			json_int_t sum = 0;
+
+			for (i = 0; i < n && i <= TB_MAX_NODES; i++)
+				sum += prog[i];
+			fprintf(stderr, "\r  running %.0f s: %lld operations done  ", ctl_now() - t0,
+				(long long)sum);
+			shown = ctl_now();
+		}
 		for (i = 0; i < n && !r; i++) {
 			json_t *w = NULL;
 
@@ -74,10 +88,14 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 			if (!r && json_is_true(json_object_get(w, "done"))) {
 				results[i] = json_incref(json_object_get(w, "result"));
 				left--;
+			} else if (!r && i <= TB_MAX_NODES) {
+				prog[i] = json_integer_value(json_object_get(w, "progress"));
 			}
 			json_decref(w);
 		}
 	}
+	if (tty && shown)
+		fprintf(stderr, "\r%60s\r", "");
 	if (r)
 		for (i = 0; i < n; i++) {
 			json_decref(results[i]);

@@ -458,6 +458,7 @@ static int coll_run(struct wl_ctx *w, json_t **result)
 			hist_record(&c->hist, ns);
 			sum += ns;
 		}
+		__atomic_store_n(&w->progress, i + 1, __ATOMIC_RELAXED);
 		if (i + 1 == total)
 			c->wrong = check(c);
 	}

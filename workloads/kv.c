@@ -473,6 +473,7 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			k->puts++;
 		else
 			k->gets++;
+		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	secs = (double)(now_ns() - t_start) / 1e9;
 	/* tell the server this client is done */

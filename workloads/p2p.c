@@ -325,6 +325,7 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 		t1 = now_ns();
 		if (i >= p->cfg.warmup)
 			hist_record(&p->hist, p->cfg.op == P2P_READ ? t1 - t0 : (t1 - t0) / 2);
+		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	/* closing handshake: every operation of ours is ACKed before we return */
 	return wait_for(c, p, 0, 0, 0, &outstanding, 0);
@@ -354,6 +355,7 @@ static int run_bw(struct wl_ctx *c, struct p2p *p, uint64_t *elapsed)
 			return r;
 		outstanding++;
 		posted++;
+		__atomic_store_n(&c->progress, posted, __ATOMIC_RELAXED);
 	}
 	r = wait_for(c, p, 0, 0, 0, &outstanding, 0);
 	*elapsed = now_ns() - t0;

@@ -333,6 +333,7 @@ static int st_run(struct wl_ctx *c, json_t **result)
 			return r;
 		nfree += r;
 		done += (uint64_t)r;
+		__atomic_store_n(&c->progress, done, __ATOMIC_RELAXED);
 	}
 	elapsed = now_ns() - t0;
 	/* final pass: every block read back once, expected at its last generation */

@@ -19,6 +19,7 @@ struct wl_ctx {
 	enum wl_role role;
 	volatile int *stop;
 	void *priv;		/* the workload's own state */
+	uint64_t progress;	/* operations done so far: bumped by run(), read by the agent */
 	char err[256];		/* why the last call failed */
 };
 

@@ -69,7 +69,7 @@ else fail p2p_lat_pair2 "rc=$rc $out"; fi
 
 ok=1
 for args in "--size 0:size" "--iterz 5:did you mean 'iters'" "--client node7:unknown node 'node7'" \
-	    "--server node0:same node" "--op read:unknown value 'read'" "--size 2M:out of range"; do
+	    "--server node0:same node" "--op fetch:unknown value 'fetch'" "--size 2M:out of range"; do
 	a=${args%%:*}; pat=${args#*:}
 	# shellcheck disable=SC2086
 	out=$("$RDMACTL" p2p lat $a 2>&1); rc=$?

@@ -15,10 +15,11 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE] [--op write|read|send]\n"
+	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE]\n"
+		   "                          [--op write|read|send|cas|faa] [--qp rc|uc]\n"
 		   "                          [--size BYTES] [--iters N] [--warmup N] [--tx_depth N]\n"
 		   "                          [--qp_timeout N] [--retry_cnt N] [--op_timeout T]\n"
-		   "  RC point-to-point tests measured like perftest's ib_{write,read,send}_{lat,bw};\n"
+		   "  point-to-point tests measured like perftest's ib_{write,read,send,atomic}_{lat,bw};\n"
 		   "  lat: WRITE/SEND half round trip, READ full round trip. Defaults: client node0,\n"
 		   "  server node1, write, 2 bytes (bw: 64k), 1000 iterations.\n");
 }
@@ -50,7 +51,8 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 			   "-----------------------------";
 
 	printf("%s\n", line);
-	printf("                 RDMA %s latency (rdma-agent, RC, %s)\n", op,
+	printf("                 RDMA %s latency (rdma-agent, %s, %s)\n", op,
+	       json_string_value(json_object_get(cres, "qp")),
 	       json_is_true(json_object_get(cres, "inline")) ? "inline" : "not inline");
 	printf(" client %s (%s)  ->  server %s (%s)\n", p->tb.node[p->ci].name,
 	       p->tb.node[p->ci].dev, p->tb.node[p->si].name, p->tb.node[p->si].dev);
@@ -64,7 +66,8 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 	       (double)h->max / 1e3, hist_mean(h) / 1e3);
 	printf("%s\n", line);
 	printf(" latency = %s; percentiles from a log-linear histogram (<0.8%% error)\n",
-	       !strcmp(op, "read") ? "full round trip (as ib_read_lat)" : "half round trip");
+	       strcmp(op, "write") && strcmp(op, "send") ? "full round trip (as ib_read_lat, ib_atomic_lat)" :
+							  "half round trip");
 }
 
 static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres)

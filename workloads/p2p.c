@@ -10,8 +10,10 @@
  * histogram, the controller computes percentiles.
  *
  * lat/send (ib_send_lat): the same ping-pong with SEND into pre-posted RECVs;
- * half the round trip. lat/read (ib_read_lat): the client READs size bytes
- * and waits for the completion; the whole round trip (as perftest reports it).
+ * half the round trip. lat/read (ib_read_lat) and lat/cas|faa
+ * (ib_atomic_lat, 8 bytes): the client issues the operation and waits for
+ * its completion; the whole round trip (as perftest reports it). qp uc runs
+ * write and send over UC (no ACKs, no retransmission).
  * bw/write|read|send (ib_*_bw): the client keeps tx_depth operations in
  * flight for iters operations; bandwidth = bytes / elapsed, plus the message
  * rate; the server (SEND) keeps RECVs posted.
@@ -32,11 +34,20 @@
 #include "../lib/hist.h"
 
 enum p2p_test { P2P_LAT, P2P_BW };
-enum p2p_op { P2P_WRITE, P2P_READ, P2P_SEND };
+enum p2p_op { P2P_WRITE, P2P_READ, P2P_SEND, P2P_CAS, P2P_FAA };
 
 static const char *const tests[] = { "lat", "bw", NULL };
-static const char *const ops[] = { "write", "read", "send", NULL };
-static const enum ibv_wr_opcode wr_opcode[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND };
+static const char *const ops[] = { "write", "read", "send", "cas", "faa", NULL };
+static const enum ibv_wr_opcode wr_opcode[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND,
+						IBV_WR_ATOMIC_CMP_AND_SWP,
+						IBV_WR_ATOMIC_FETCH_AND_ADD };
+static const char *const qp_types[] = { "rc", "uc", NULL };
+
+/* READ and atomics: the requester waits for the responder's NIC */
+static int one_sided(int op)
+{
+	return op == P2P_READ || op == P2P_CAS || op == P2P_FAA;
+}
 
 #define RECV_RING 128	/* RECVs kept posted by a SEND receiver */
 /*
@@ -57,12 +68,14 @@ struct p2p_cfg {
 	uint64_t retry_cnt;
 	uint64_t rnr_retry;
 	uint64_t tx_depth;
+	int qp;
 };
 
 #define O(f) offsetof(struct p2p_cfg, f)
 static const struct opt p2p_opts[] = {
 	{ "test", OPT_ENUM, O(test), 0, 0, "lat", tests, "test: lat|bw" },
-	{ "op", OPT_ENUM, O(op), 0, 0, "write", ops, "RDMA operation: write|read|send" },
+	{ "op", OPT_ENUM, O(op), 0, 0, "write", ops, "RDMA operation: write|read|send|cas|faa" },
+	{ "qp", OPT_ENUM, O(qp), 0, 0, "rc", qp_types, "transport: rc|uc (uc: write, send)" },
 	{ "size", OPT_SIZE, O(size), 1, 1 << 20, "2", NULL, "message size in bytes" },
 	{ "iters", OPT_UINT, O(iters), 1, 100000000, "1000", NULL, "measured iterations" },
 	{ "warmup", OPT_UINT, O(warmup), 0, 1000000, "0", NULL, "unmeasured iterations first" },
@@ -126,12 +139,22 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	r = opt_apply_json(p2p_opts, &p->cfg, opts, c->err, sizeof(c->err));
 	if (r)
 		goto fail;
+	r = -EINVAL;
+	if (p->cfg.qp == 1 && one_sided(p->cfg.op)) {
+		snprintf(c->err, sizeof(c->err), "UC has no %s (only write and send): use --qp rc",
+			 ops[p->cfg.op]);
+		goto fail;
+	}
+	if (p->cfg.op == P2P_CAS || p->cfg.op == P2P_FAA)
+		p->cfg.size = 8;	/* atomics are 8 bytes, as in ib_atomic_lat */
 	r = -ENOMEM;
 	if (posix_memalign((void **)&p->buf, 4096, 2 * p->cfg.size))
 		goto fail;
 	memset(p->buf, 0, 2 * p->cfg.size);
-	r = vb_rc_create(&p->rc, c->dev, p->buf, 2 * p->cfg.size,
-			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	r = vb_qp_create(&p->rc, c->dev, p->cfg.qp ? IBV_QPT_UC : IBV_QPT_RC, p->buf,
+			 2 * p->cfg.size,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				 (p->cfg.qp ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC),
 			 128, RECV_RING, c->err, sizeof(c->err));
 	if (r)
 		goto fail;
@@ -169,7 +192,7 @@ static int p2p_connect(struct wl_ctx *c, const json_t *peer)
 	o.timeout = (uint8_t)p->cfg.qp_timeout;
 	o.retry_cnt = (uint8_t)p->cfg.retry_cnt;
 	o.rnr_retry = (uint8_t)p->cfg.rnr_retry;
-	o.max_rd_atomic = 1;
+	o.max_rd_atomic = 16;	/* READs and atomics in flight (bw) */
 	r = vb_qp_connect(p->qp, c->dev, p->psn, &p->peer, &o);
 	if (r)
 		snprintf(c->err, sizeof(c->err), "qp 0x%x: connect to qp 0x%x failed: %s",
@@ -225,7 +248,7 @@ static int reap(struct wl_ctx *c, struct p2p *p, uint64_t *outstanding)
 static int post_op(struct wl_ctx *c, struct p2p *p, uint8_t seq, int last)
 {
 	char *tx = p->buf + p->cfg.size;
-	int read = p->cfg.op == P2P_READ;
+	int read = one_sided(p->cfg.op);
 	struct ibv_sge sge = {
 		/* a READ lands in our receive half; WRITE/SEND go out of the send half */
 		.addr = (uintptr_t)(read ? p->buf : tx), .length = (uint32_t)p->cfg.size,
@@ -247,8 +270,15 @@ static int post_op(struct wl_ctx *c, struct p2p *p, uint8_t seq, int last)
 	}
 	if (!read && p->cfg.size <= p->max_inline)
 		wr.send_flags |= IBV_SEND_INLINE;
-	wr.wr.rdma.remote_addr = p->peer.addr;
-	wr.wr.rdma.rkey = p->peer.rkey;
+	if (p->cfg.op == P2P_CAS || p->cfg.op == P2P_FAA) {
+		wr.wr.atomic.remote_addr = p->peer.addr;	/* page aligned: 8 is enough */
+		wr.wr.atomic.rkey = p->peer.rkey;
+		wr.wr.atomic.compare_add = p->cfg.op == P2P_FAA ? 1 : seq - 1;
+		wr.wr.atomic.swap = seq;
+	} else {
+		wr.wr.rdma.remote_addr = p->peer.addr;
+		wr.wr.rdma.rkey = p->peer.rkey;
+	}
 	r = ibv_post_send(p->qp, &wr, &bad);
 	if (r) {
 		snprintf(c->err, sizeof(c->err), "qp 0x%x: post %s failed: %s", p->qp->qp_num,
@@ -301,7 +331,7 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 	uint64_t i, total = p->cfg.warmup + p->cfg.iters, outstanding = 0, t0, t1;
 	int client = c->role == WL_CLIENT, byte = p->cfg.op == P2P_WRITE, r = 0;
 
-	if (p->cfg.op == P2P_READ && !client)
+	if (one_sided(p->cfg.op) && !client)
 		return 0;	/* one-sided: the server's NIC answers */
 	for (i = 0; i < total; i++) {
 		uint8_t seq = (uint8_t)(i % 255 + 1);
@@ -316,7 +346,7 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 		outstanding++;
 		if (!client)
 			continue;
-		if (p->cfg.op == P2P_READ)
+		if (one_sided(p->cfg.op))
 			r = wait_for(c, p, 0, 0, 0, &outstanding, 0);
 		else
 			r = wait_for(c, p, byte, seq, i + 1, &outstanding, ~0ULL);
@@ -324,7 +354,7 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 			return r;
 		t1 = now_ns();
 		if (i >= p->cfg.warmup)
-			hist_record(&p->hist, p->cfg.op == P2P_READ ? t1 - t0 : (t1 - t0) / 2);
+			hist_record(&p->hist, one_sided(p->cfg.op) ? t1 - t0 : (t1 - t0) / 2);
 		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	/* closing handshake: every operation of ours is ACKed before we return */
@@ -386,7 +416,9 @@ static int p2p_run(struct wl_ctx *c, json_t **result)
 			    ops[p->cfg.op], "role", c->role == WL_CLIENT ? "client" : "server",
 			    "size", (json_int_t)p->cfg.size, "iters", (json_int_t)p->cfg.iters,
 			    "elapsed_ns", (json_int_t)elapsed, "inline",
-			    (json_int_t)(p->cfg.op != P2P_READ && p->cfg.size <= p->max_inline));
+			    (json_int_t)(!one_sided(p->cfg.op) && p->cfg.size <= p->max_inline));
+	if (*result)
+		json_object_set_new(*result, "qp", json_string(qp_types[p->cfg.qp]));
 	if (!*result)
 		return -ENOMEM;
 	if (p->cfg.test == P2P_LAT && c->role == WL_CLIENT)

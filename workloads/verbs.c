@@ -249,6 +249,13 @@ void vb_rc_destroy(struct vb_rc *rc)
 int vb_rc_create(struct vb_rc *rc, const struct vb_dev *d, void *buf, size_t len, int access,
 		 uint32_t send_wr, uint32_t recv_wr, char *err, size_t errlen)
 {
+	return vb_qp_create(rc, d, IBV_QPT_RC, buf, len, access, send_wr, recv_wr, err, errlen);
+}
+
+int vb_qp_create(struct vb_rc *rc, const struct vb_dev *d, enum ibv_qp_type type, void *buf,
+		 size_t len, int access, uint32_t send_wr, uint32_t recv_wr, char *err,
+		 size_t errlen)
+{
 	struct ibv_qp_init_attr qia = { 0 };
 	const char *what;
 	int r;
@@ -268,13 +275,13 @@ int vb_rc_create(struct vb_rc *rc, const struct vb_dev *d, void *buf, size_t len
 		goto fail;
 	qia.send_cq = rc->cq;
 	qia.recv_cq = rc->cq;
-	qia.qp_type = IBV_QPT_RC;
+	qia.qp_type = type;
 	qia.cap.max_send_wr = send_wr;
 	qia.cap.max_recv_wr = recv_wr;
 	qia.cap.max_send_sge = 1;
 	qia.cap.max_recv_sge = 1;
 	qia.cap.max_inline_data = 236;	/* perftest's default; rxe may offer none */
-	what = "create an RC QP";
+	what = type == IBV_QPT_UC ? "create a UC QP" : "create an RC QP";
 	rc->qp = ibv_create_qp(rc->pd, &qia);
 	if (!rc->qp) {
 		qia.cap.max_inline_data = 0;

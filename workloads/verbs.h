@@ -55,7 +55,7 @@ struct vb_rc_opts {
 	uint8_t min_rnr_timer;	/* 0: 12 (0.64 ms); 1 = 0.01 ms */
 };
 
-/* one RC endpoint: PD, CQ, QP and one MR over the caller's buffer */
+/* one RC (or UC) endpoint: PD, CQ, QP and one MR over the caller's buffer */
 struct vb_rc {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -68,6 +68,10 @@ struct vb_rc {
 /* 0, or -errno with "dev: what failed: why" in err; on failure nothing is left */
 int vb_rc_create(struct vb_rc *rc, const struct vb_dev *d, void *buf, size_t len, int access,
 		 uint32_t send_wr, uint32_t recv_wr, char *err, size_t errlen);
+/* the same with another connected QP type (IBV_QPT_UC) */
+int vb_qp_create(struct vb_rc *rc, const struct vb_dev *d, enum ibv_qp_type type, void *buf,
+		 size_t len, int access, uint32_t send_wr, uint32_t recv_wr, char *err,
+		 size_t errlen);
 void vb_rc_destroy(struct vb_rc *rc);
 /* the endpoint record a peer needs, exposing [addr, addr + len) of the MR */
 json_t *vb_rc_endpoint(const struct vb_rc *rc, const struct vb_dev *d, const void *addr,

@@ -42,36 +42,34 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 	}
 	op = argv[0];
 	opts = json_pack("{s:s}", "op", op);
-	for (i = 1; i < argc; i++) {
-		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	{
+		const char *sizes = NULL;
+		const struct ctl_arg own[] = { { "nodes", &nodes }, { "size", &sizes },
+					       { "sizes", &sizes }, { NULL, NULL } };
+		char a[64], *colon;
 
-		if (strncmp(k, "--", 2) || !v) {
-			log_err("collective: expected --option value, got '%s'", k);
-			goto usage_err;
+		i = ctl_args("collective", argc, argv, 1, own, opts, usage);
+		if (i) {
+			json_decref(opts);
+			json_decref(all);
+			return i == CLI_EXIT_OK ? 0 : 2;
 		}
-		i++;
-		if (!strcmp(k, "--nodes")) {
-			nodes = v;
-		} else if (!strcmp(k, "--size") || !strcmp(k, "--sizes")) {
-			char a[64], *colon;
-
-			snprintf(a, sizeof(a), "%s", v);
+		if (sizes) {
+			snprintf(a, sizeof(a), "%s", sizes);
 			colon = strchr(a, ':');
 			if (colon)
 				*colon = 0;
 			if (num_parse(a, NUM_SIZE, 4, 256ULL << 20, &lo, &why) ||
 			    (colon && num_parse(colon + 1, NUM_SIZE, 4, 256ULL << 20, &hi, &why))) {
-				log_err("%s '%s': %s (4..256M, MIN:MAX)", k, v, why);
+				log_err("--size '%s': %s (4..256M, or MIN:MAX)", sizes, why);
 				goto usage_err;
 			}
 			if (!colon)
 				hi = lo;
 			if (hi < lo) {
-				log_err("%s '%s': MAX below MIN", k, v);
+				log_err("--sizes '%s': MAX below MIN", sizes);
 				goto usage_err;
 			}
-		} else {
-			json_object_set_new(opts, k + 2, json_string(v));
 		}
 	}
 	if (group_open(&g, nodes)) {

@@ -45,24 +45,14 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 	char err[512], derr[256], buf[256];
 	json_int_t puts = 0;
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
+	{
+		const struct ctl_arg own[] = { { "server", &server }, { "clients", &clients },
+					       { NULL, NULL } };
+
+		i = ctl_args("kv", argc, argv, 0, own, opts, usage);
+		if (i) {
 			json_decref(opts);
-			return 0;
-		}
-		if (strncmp(argv[i], "--", 2) || i + 1 >= argc) {
-			log_err("kv: expected --option value, got '%s'", argv[i]);
-			json_decref(opts);
-			return 2;
-		}
-		if (!strcmp(argv[i], "--server"))
-			server = argv[++i];
-		else if (!strcmp(argv[i], "--clients"))
-			clients = argv[++i];
-		else {
-			json_object_set_new(opts, argv[i] + 2, json_string(argv[i + 1]));
-			i++;
+			return i == CLI_EXIT_OK ? 0 : 2;
 		}
 	}
 	/* the server first, then the clients: one group, rank 0 = server */

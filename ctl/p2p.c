@@ -118,25 +118,15 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 	opts = json_pack("{s:s}", "test", argv[0]);
 	if (!strcmp(argv[0], "bw"))
 		json_object_set_new(opts, "size", json_string("64k"));
-	for (i = 1; i < argc; i++) {
-		const char *k = argv[i];
+	{
+		const struct ctl_arg own[] = { { "client", &client }, { "server", &server },
+					       { NULL, NULL } };
 
-		if (!strcmp(k, "-h") || !strcmp(k, "--help")) {
-			usage(stdout);
+		i = ctl_args("p2p", argc, argv, 1, own, opts, usage);
+		if (i) {
 			json_decref(opts);
-			return 0;
+			return i == CLI_EXIT_OK ? 0 : 2;
 		}
-		if (strncmp(k, "--", 2) || i + 1 >= argc) {
-			log_err("p2p %s: expected --option value, got '%s'", argv[0], k);
-			json_decref(opts);
-			return 2;
-		}
-		if (!strcmp(k, "--client"))
-			client = argv[++i];
-		else if (!strcmp(k, "--server"))
-			server = argv[++i];
-		else
-			json_object_set_new(opts, k + 2, json_string(argv[++i]));
 	}
 	if (pair_open(&p, client, server)) {
 		json_decref(opts);

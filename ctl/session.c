@@ -288,3 +288,29 @@ int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, c
 		json_decref(res[i]);
 	return r;
 }
+
+int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_arg *own,
+	     json_t *opts, void (*usage)(FILE *))
+{
+	const struct ctl_arg *a;
+	int i;
+
+	for (i = from; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (strncmp(argv[i], "--", 2) || i + 1 >= argc) {
+			log_err("%s: expected --option value, got '%s'", cmd, argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+		for (a = own; a && a->flag && strcmp(a->flag, argv[i] + 2); a++)
+			;
+		if (a && a->flag)
+			*a->dst = argv[i + 1];
+		else	/* the workload's option: the agent checks it against its table */
+			json_object_set_new(opts, argv[i] + 2, json_string(argv[i + 1]));
+		i++;
+	}
+	return 0;
+}

@@ -2,7 +2,9 @@
 #ifndef RTB_SESSION_H
 #define RTB_SESSION_H
 
+#include <stdio.h>
 #include "ctl.h"
+#include "../lib/cli.h"
 
 struct pair {
 	struct tb_state tb;
@@ -43,5 +45,17 @@ void group_close(struct group *g);
  * *results: array of per-rank results (new reference). */
 int group_run(struct group *g, const char *workload, json_t *opts, json_t **results, char *err,
 	      size_t errlen);
+
+/* the controller's own --flags of a command, the rest go to the workload */
+struct ctl_arg {
+	const char *flag;	/* without the dashes */
+	const char **dst;
+};
+
+/* --flag value pairs from argv[from]: own flags (NULL-terminated table) set
+ * their dst, any other --key value lands in opts. 0, CLI_EXIT_OK after
+ * -h/--help, CLI_EXIT_USAGE (message printed) */
+int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_arg *own,
+	     json_t *opts, void (*usage)(FILE *));
 
 #endif

@@ -42,24 +42,14 @@ int cmd_storage(struct ctl *ctl, int argc, char **argv)
 	struct pair p;
 	int i, rc = 1;
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
+	{
+		const struct ctl_arg own[] = { { "client", &client }, { "server", &server },
+					       { NULL, NULL } };
+
+		i = ctl_args("storage", argc, argv, 0, own, opts, usage);
+		if (i) {
 			json_decref(opts);
-			return 0;
-		}
-		if (strncmp(argv[i], "--", 2) || i + 1 >= argc) {
-			log_err("storage: expected --option value, got '%s'", argv[i]);
-			json_decref(opts);
-			return 2;
-		}
-		if (!strcmp(argv[i], "--client"))
-			client = argv[++i];
-		else if (!strcmp(argv[i], "--server"))
-			server = argv[++i];
-		else {
-			json_object_set_new(opts, argv[i] + 2, json_string(argv[i + 1]));
-			i++;
+			return i == CLI_EXIT_OK ? 0 : 2;
 		}
 	}
 	if (pair_open(&p, client, server)) {

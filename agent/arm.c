@@ -100,12 +100,14 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 		return -EINVAL;
 	}
 	arm->agent = a;
+	wl_ctx_init(&arm->ctx);
 	arm->ctx.dev = &a->dev;
 	arm->ctx.stop = &arm->stop;
 	arm->owner = conn;
 	r = arm->wl->prepare(&arm->ctx, opts, &ep);
 	if (r) {
 		snprintf(err, errlen, "%s: %s", wname, arm->ctx.err[0] ? arm->ctx.err : strerror(-r));
+		wl_ctx_fini(&arm->ctx);
 		free(arm);
 		return r;
 	}
@@ -121,6 +123,7 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 	if (!free_slot) {
 		snprintf(err, errlen, "too many arms (%d)", AGENT_MAX_ARMS);
 		arm->wl->destroy(&arm->ctx);
+		wl_ctx_fini(&arm->ctx);
 		json_decref(ep);
 		free(arm);
 		return -ENOSPC;
@@ -190,6 +193,12 @@ static void *arm_thread(void *p)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	r = arm->wl->run(&arm->ctx, &res);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	{
+		struct timespec n;
+
+		clock_gettime(CLOCK_MONOTONIC, &n);
+		wl_interval_flush(&arm->ctx, (uint64_t)n.tv_sec * 1000000000ULL + (uint64_t)n.tv_nsec);
+	}
 	h1 = counters_now(arm->agent);
 	if (!r && res) {
 		d = json_object();
@@ -263,7 +272,8 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 				snprintf(err, errlen, "arm %u: %s", arm->id,
 					 arm->ctx.err[0] ? arm->ctx.err : strerror(-r));
 			else
-				*result = json_pack("{s:b,s:O}", "done", 1, "result", arm->result);
+				*result = json_pack("{s:b,s:O,s:o}", "done", 1, "result", arm->result,
+						    "intervals", wl_intervals_take(&arm->ctx));
 			pthread_mutex_unlock(&a->lock);
 			return r;
 		}
@@ -273,9 +283,10 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			return -EINVAL;
 		}
 		if (waited >= timeout_ms) {
-			*result = json_pack("{s:b,s:I}", "done", 0, "progress",
+			*result = json_pack("{s:b,s:I,s:o}", "done", 0, "progress",
 					    (json_int_t)__atomic_load_n(&arm->ctx.progress,
-									__ATOMIC_RELAXED));
+									__ATOMIC_RELAXED),
+					    "intervals", wl_intervals_take(&arm->ctx));
 			pthread_mutex_unlock(&a->lock);
 			return 0;
 		}
@@ -292,6 +303,7 @@ static void arm_free(struct arm *arm)
 		pthread_join(arm->thread, NULL);
 	}
 	arm->wl->destroy(&arm->ctx);
+	wl_ctx_fini(&arm->ctx);
 	json_decref(arm->result);
 	free(arm);
 }

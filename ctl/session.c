@@ -9,6 +9,7 @@
 #include <string.h>
 #include "ctl.h"
 #include "session.h"
+#include "../lib/hist.h"
 #include "../lib/log.h"
 #include <stdlib.h>
 #include <unistd.h>
@@ -63,9 +64,16 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 	double t0 = ctl_now(), shown = 0;
 	int tty = isatty(2) && log_verbose >= 0;
 	json_int_t prog[TB_MAX_NODES + 1] = { 0 };
+	json_t *ivals[TB_MAX_NODES + 1];
+	struct hist *last = malloc(sizeof(*last));
 
-	for (i = 0; i < n; i++)
+	if (!last)
+		return -ENOMEM;
+	hist_init(last);
+	for (i = 0; i < n; i++) {
 		results[i] = NULL;
+		ivals[i] = json_array();
+	}
 	/* short waits in turn: whichever arm fails is reported at once */
 	while (left > 0 && !r) {
 		if (tty && ctl_now() - shown >= 1 && ctl_now() - t0 >= 1) {
@@ -73,8 +81,13 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 
 			for (i = 0; i < n && i <= TB_MAX_NODES; i++)
 				sum += prog[i];
-			fprintf(stderr, "\r  running %.0f s: %lld operations done  ", ctl_now() - t0,
+			fprintf(stderr, "\r  running %.0f s: %lld operations done", ctl_now() - t0,
 				(long long)sum);
+			if (last->count)	/* the latest 250 ms intervals, all arms */
+				fprintf(stderr, ", last interval p50 %.1f us p99 %.1f us",
+					hist_quantile(last, 0.5) / 1e3, hist_quantile(last, 0.99) / 1e3);
+			fprintf(stderr, "   ");
+			hist_init(last);
 			shown = ctl_now();
 		}
 		for (i = 0; i < n && !r; i++) {
@@ -85,17 +98,34 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 			r = agentc_call(c[i], "wait",
 					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
 					10000, err, errlen);
+			if (!r) {
+				json_t *iv = json_object_get(w, "intervals"), *e;
+				size_t k;
+
+				json_array_foreach(iv, k, e) {
+					struct hist h;
+
+					if (!hist_from_json(&h, json_object_get(e, "lat_ns")))
+						hist_merge(last, &h);
+				}
+				json_array_extend(ivals[i], iv);
+			}
 			if (!r && json_is_true(json_object_get(w, "done"))) {
-				results[i] = json_incref(json_object_get(w, "result"));
+				results[i] = json_deep_copy(json_object_get(w, "result"));
+				/* the intervals as streamed, for reports */
+				json_object_set(results[i], "intervals", ivals[i]);
 				left--;
-			} else if (!r && i <= TB_MAX_NODES) {
+			} else if (!r) {
 				prog[i] = json_integer_value(json_object_get(w, "progress"));
 			}
 			json_decref(w);
 		}
 	}
 	if (tty && shown)
-		fprintf(stderr, "\r%60s\r", "");
+		fprintf(stderr, "\r%100s\r", "");
+	for (i = 0; i < n; i++)
+		json_decref(ivals[i]);
+	free(last);
 	if (r)
 		for (i = 0; i < n; i++) {
 			json_decref(results[i]);

@@ -456,6 +456,7 @@ static int coll_run(struct wl_ctx *w, json_t **result)
 			goto post_fail;
 		if (i >= c->cfg.warmup) {
 			hist_record(&c->hist, ns);
+			wl_record(w, now_ns(), ns);
 			sum += ns;
 		}
 		__atomic_store_n(&w->progress, i + 1, __ATOMIC_RELAXED);

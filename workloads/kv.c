@@ -469,6 +469,7 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			return r;
 		t1 = now_ns();
 		hist_record(&k->lat[is_put], t1 - t0);
+		wl_record(c, t1, t1 - t0);
 		if (is_put)
 			k->puts++;
 		else

@@ -353,8 +353,12 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 		if (r)
 			return r;
 		t1 = now_ns();
-		if (i >= p->cfg.warmup)
-			hist_record(&p->hist, one_sided(p->cfg.op) ? t1 - t0 : (t1 - t0) / 2);
+		if (i >= p->cfg.warmup) {
+			uint64_t v = one_sided(p->cfg.op) ? t1 - t0 : (t1 - t0) / 2;
+
+			hist_record(&p->hist, v);
+			wl_record(c, t1, v);
+		}
 		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	/* closing handshake: every operation of ours is ACKed before we return */

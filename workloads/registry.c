@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdlib.h>
 #include <string.h>
 #include "wl.h"
 
@@ -17,4 +18,63 @@ const struct wl_ops *wl_find(const char *name)
 const struct wl_ops *wl_at(int i)
 {
 	return i >= 0 && i < (int)(sizeof(all) / sizeof(all[0])) ? all[i] : NULL;
+}
+
+void wl_ctx_init(struct wl_ctx *c)
+{
+	pthread_mutex_init(&c->ival_lock, NULL);
+	c->pending = json_array();
+}
+
+void wl_ctx_fini(struct wl_ctx *c)
+{
+	free(c->ival);
+	c->ival = NULL;
+	json_decref(c->pending);
+	c->pending = NULL;
+	pthread_mutex_destroy(&c->ival_lock);
+}
+
+void wl_interval_flush(struct wl_ctx *c, uint64_t now)
+{
+	json_t *e;
+
+	if (!c->ival || !c->ival->count)
+		return;
+	e = json_pack("{s:I,s:I,s:o}", "t_start_ns", (json_int_t)c->ival_start, "t_ns",
+		      (json_int_t)now, "lat_ns", hist_to_json(c->ival));
+	pthread_mutex_lock(&c->ival_lock);
+	if (json_array_size(c->pending) >= WL_MAX_PENDING) {	/* nobody is listening */
+		json_array_remove(c->pending, 0);
+		c->ival_dropped++;
+	}
+	json_array_append_new(c->pending, e);
+	pthread_mutex_unlock(&c->ival_lock);
+	hist_init(c->ival);
+	c->ival_start = now;
+}
+
+void wl_record(struct wl_ctx *c, uint64_t now, uint64_t v)
+{
+	if (!c->ival) {
+		c->ival = malloc(sizeof(*c->ival));
+		if (!c->ival)
+			return;
+		hist_init(c->ival);
+		c->ival_start = now;
+	}
+	if (now - c->ival_start >= WL_INTERVAL_NS)
+		wl_interval_flush(c, now);
+	hist_record(c->ival, v);
+}
+
+json_t *wl_intervals_take(struct wl_ctx *c)
+{
+	json_t *out;
+
+	pthread_mutex_lock(&c->ival_lock);
+	out = c->pending;
+	c->pending = json_array();
+	pthread_mutex_unlock(&c->ival_lock);
+	return out;
 }

@@ -286,6 +286,7 @@ static int complete(struct wl_ctx *c, struct st *s, int record, int *freed, int 
 			}
 			if (record) {
 				hist_record(&s->lat[sl->write], t - sl->t0);
+				wl_record(c, t, t - sl->t0);
 				s->ios[sl->write]++;
 			}
 			s->inflight[sl->block] = 0;

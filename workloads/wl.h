@@ -8,7 +8,9 @@
 #define RTB_WL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
+#include "../lib/hist.h"
 #include "../lib/opt.h"
 #include "verbs.h"
 
@@ -21,7 +23,27 @@ struct wl_ctx {
 	void *priv;		/* the workload's own state */
 	uint64_t progress;	/* operations done so far: bumped by run(), read by the agent */
 	char err[256];		/* why the last call failed */
+	/* live intervals: run() records into ival; every WL_INTERVAL_NS it
+	 * publishes the interval (as hist JSON) to `pending`, which the agent's
+	 * control thread takes. Only the run thread touches ival. */
+	struct hist *ival;
+	uint64_t ival_start;
+	pthread_mutex_t ival_lock;
+	json_t *pending;	/* [{"t_ns": end, "lat_ns": hist}], under ival_lock */
+	uint64_t ival_dropped;
 };
+
+#define WL_INTERVAL_NS 250000000ULL
+#define WL_MAX_PENDING 64
+
+/* run thread: one latency sample at time now (both ns) */
+void wl_record(struct wl_ctx *c, uint64_t now, uint64_t v);
+/* run thread, at the end: publish what the current interval holds */
+void wl_interval_flush(struct wl_ctx *c, uint64_t now);
+/* control thread: the published intervals (new reference, maybe empty) */
+json_t *wl_intervals_take(struct wl_ctx *c);
+void wl_ctx_init(struct wl_ctx *c);
+void wl_ctx_fini(struct wl_ctx *c);
 
 struct wl_ops {
 	const char *name;

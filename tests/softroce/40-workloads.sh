@@ -23,8 +23,10 @@ fi
 
 # kv: two clients hammer one server (YCSB a, zipf: hot keys, CAS contention)
 j=$("$C" -j kv --workload a --ops 1500 --keys 2000 2>&1); rc=$?
+# ... and the 250 ms intervals the agents streamed add up to every operation
 if [ $rc = 0 ] && jq -e '.verified and .bad_slots == 0 and .updates_recorded == .puts and .puts > 0 and
-	(.clients | length) == 2 and .keys_found == 2000' <<< "$j" >/dev/null; then
+	(.clients | length) == 2 and .keys_found == 2000 and
+	(.clients | all((.intervals | map(.lat_ns.count) | add) == .gets + .puts and .cpu_ns > 0))' <<< "$j" >/dev/null; then
 	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, 0 bad slots; CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
 else
 	fail kv_verified "rc=$rc $(head -c 300 <<< "$j")"
@@ -51,7 +53,9 @@ for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --io
 	# shellcheck disable=SC2086
 	j=$("$C" -j storage $a 2>&1); rc=$?
 	if [ $rc = 0 ] && jq -e '.mismatches == 0 and .final_pass_mismatches == 0 and .iops > 0 and
-		(.read_ios + .write_ios) > 0' <<< "$j" >/dev/null; then
+		(.read_ios + .write_ios) > 0 and
+		(.intervals | map(.lat_ns.count) | add) == (.read_ios + .write_ios) and
+		(.hw_counters_delta.sent_pkts // 0) > 0' <<< "$j" >/dev/null; then
 		txt="$txt [$(jq -r '"\(.rw) bs \(.bs): \(.iops|floor) IOPS, \(.verified_reads) reads verified"' <<< "$j")]"
 	else
 		ok=0; note "storage $a: rc=$rc $(head -c 300 <<< "$j")"

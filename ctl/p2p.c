@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE]\n"
-		   "                          [--op write|read|send|cas|faa] [--qp rc|uc]\n"
+		   "                          [--op write|read|send|cas|faa] [--qp rc|uc|ud]\n"
 		   "                          [--size BYTES] [--iters N] [--warmup N] [--tx_depth N]\n"
 		   "                          [--qp_timeout N] [--retry_cnt N] [--op_timeout T]\n"
 		   "  point-to-point tests measured like perftest's ib_{write,read,send,atomic}_{lat,bw};\n"
@@ -70,8 +70,9 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 							  "half round trip");
 }
 
-static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres)
+static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres, json_t *sres)
 {
+	json_t *recv = json_object_get(sres, "received");
 	double bw = json_real_value(json_object_get(cres, "bw_bytes_per_s"));
 	double rate = json_real_value(json_object_get(cres, "msg_rate_per_s"));
 	const char *op = json_string_value(json_object_get(cres, "op"));
@@ -84,6 +85,8 @@ static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres)
 				      "elapsed_ns", json_object_get(cres, "elapsed_ns"),
 				      "bw_bytes_per_s", bw, "msg_rate_per_s", rate);
 
+		if (recv)	/* SEND: what arrived (UD may drop) */
+			json_object_set(o, "received", recv);
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
@@ -96,6 +99,8 @@ static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres)
 	       "MsgRate[Mpps]");
 	printf(" %-8lld %-12lld %16.2f %14.6f\n", json_integer_value(json_object_get(cres, "size")),
 	       json_integer_value(json_object_get(cres, "iters")), bw / 1048576.0, rate / 1e6);
+	if (recv)
+		printf(" received by the server: %lld (warm-up included)\n", json_integer_value(recv));
 }
 
 int cmd_p2p(struct ctl *ctl, int argc, char **argv)
@@ -135,7 +140,7 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 	if (pair_run(&p, "p2p", opts, &cres, &sres, err, sizeof(err)))
 		goto fail;
 	if (!strcmp(argv[0], "bw")) {
-		print_bw(ctl, &p, cres);
+		print_bw(ctl, &p, cres, sres);
 		rc = 0;
 		goto out;
 	}

@@ -41,7 +41,10 @@ static const char *const ops[] = { "write", "read", "send", "cas", "faa", NULL }
 static const enum ibv_wr_opcode wr_opcode[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND,
 						IBV_WR_ATOMIC_CMP_AND_SWP,
 						IBV_WR_ATOMIC_FETCH_AND_ADD };
-static const char *const qp_types[] = { "rc", "uc", NULL };
+enum p2p_qp { QP_RC, QP_UC, QP_UD };
+static const char *const qp_types[] = { "rc", "uc", "ud", NULL };
+static const enum ibv_qp_type qp_type_of[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+#define GRH 40	/* a UD RECV buffer starts with the GRH */
 
 /* READ and atomics: the requester waits for the responder's NIC */
 static int one_sided(int op)
@@ -75,7 +78,8 @@ struct p2p_cfg {
 static const struct opt p2p_opts[] = {
 	{ "test", OPT_ENUM, O(test), 0, 0, "lat", tests, "test: lat|bw" },
 	{ "op", OPT_ENUM, O(op), 0, 0, "write", ops, "RDMA operation: write|read|send|cas|faa" },
-	{ "qp", OPT_ENUM, O(qp), 0, 0, "rc", qp_types, "transport: rc|uc (uc: write, send)" },
+	{ "qp", OPT_ENUM, O(qp), 0, 0, "rc", qp_types,
+	  "transport: rc|uc|ud (uc: write, send; ud: send of one MTU at most)" },
 	{ "size", OPT_SIZE, O(size), 1, 1 << 20, "2", NULL, "message size in bytes" },
 	{ "iters", OPT_UINT, O(iters), 1, 100000000, "1000", NULL, "measured iterations" },
 	{ "warmup", OPT_UINT, O(warmup), 0, 1000000, "0", NULL, "unmeasured iterations first" },
@@ -104,6 +108,7 @@ struct p2p {
 	uint32_t psn;
 	uint32_t max_inline;
 	struct vb_ep peer;
+	struct ibv_ah *ah;	/* UD: the peer's address */
 	struct hist hist;
 };
 
@@ -121,6 +126,8 @@ static void p2p_destroy(struct wl_ctx *c)
 
 	if (!p)
 		return;
+	if (p->ah)
+		ibv_destroy_ah(p->ah);
 	vb_rc_destroy(&p->rc);
 	free(p->buf);
 	free(p);
@@ -140,19 +147,32 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (r)
 		goto fail;
 	r = -EINVAL;
-	if (p->cfg.qp == 1 && one_sided(p->cfg.op)) {
+	if (p->cfg.qp == QP_UC && one_sided(p->cfg.op)) {
 		snprintf(c->err, sizeof(c->err), "UC has no %s (only write and send): use --qp rc",
 			 ops[p->cfg.op]);
 		goto fail;
 	}
+	if (p->cfg.qp == QP_UD) {
+		struct ibv_port_attr pa;
+
+		if (p->cfg.op != P2P_SEND) {
+			snprintf(c->err, sizeof(c->err), "UD has only send: use --op send");
+			goto fail;
+		}
+		if (!vb_port_query(c->dev, &pa) && p->cfg.size > (128u << pa.active_mtu)) {
+			snprintf(c->err, sizeof(c->err), "UD messages are one MTU at most (%u bytes)",
+				 128u << pa.active_mtu);
+			goto fail;
+		}
+	}
 	if (p->cfg.op == P2P_CAS || p->cfg.op == P2P_FAA)
 		p->cfg.size = 8;	/* atomics are 8 bytes, as in ib_atomic_lat */
 	r = -ENOMEM;
-	if (posix_memalign((void **)&p->buf, 4096, 2 * p->cfg.size))
+	/* [0, size + GRH): what the peer sends or writes here; then what we send from */
+	if (posix_memalign((void **)&p->buf, 4096, 2 * p->cfg.size + GRH))
 		goto fail;
-	memset(p->buf, 0, 2 * p->cfg.size);
-	r = vb_qp_create(&p->rc, c->dev, p->cfg.qp ? IBV_QPT_UC : IBV_QPT_RC, p->buf,
-			 2 * p->cfg.size,
+	memset(p->buf, 0, 2 * p->cfg.size + GRH);
+	r = vb_qp_create(&p->rc, c->dev, qp_type_of[p->cfg.qp], p->buf, 2 * p->cfg.size + GRH,
 			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				 (p->cfg.qp ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC),
 			 128, RECV_RING, c->err, sizeof(c->err));
@@ -193,7 +213,11 @@ static int p2p_connect(struct wl_ctx *c, const json_t *peer)
 	o.retry_cnt = (uint8_t)p->cfg.retry_cnt;
 	o.rnr_retry = (uint8_t)p->cfg.rnr_retry;
 	o.max_rd_atomic = 16;	/* READs and atomics in flight (bw) */
-	r = vb_qp_connect(p->qp, c->dev, p->psn, &p->peer, &o);
+	o.min_rnr_timer = 0;
+	if (p->cfg.qp == QP_UD)
+		r = vb_ud_connect(p->qp, p->rc.pd, c->dev, p->psn, &p->peer, &p->ah);
+	else
+		r = vb_qp_connect(p->qp, c->dev, p->psn, &p->peer, &o);
 	if (r)
 		snprintf(c->err, sizeof(c->err), "qp 0x%x: connect to qp 0x%x failed: %s",
 			 p->qp->qp_num, p->peer.qpn, strerror(-r));
@@ -202,7 +226,8 @@ static int p2p_connect(struct wl_ctx *c, const json_t *peer)
 
 static int post_recv(struct p2p *p)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = (uint32_t)p->cfg.size,
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
+			       .length = (uint32_t)p->cfg.size + (p->cfg.qp == QP_UD ? GRH : 0),
 			       .lkey = p->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
 
@@ -247,7 +272,7 @@ static int reap(struct wl_ctx *c, struct p2p *p, uint64_t *outstanding)
 
 static int post_op(struct wl_ctx *c, struct p2p *p, uint8_t seq, int last)
 {
-	char *tx = p->buf + p->cfg.size;
+	char *tx = p->buf + p->cfg.size + GRH;
 	int read = one_sided(p->cfg.op);
 	struct ibv_sge sge = {
 		/* a READ lands in our receive half; WRITE/SEND go out of the send half */
@@ -270,7 +295,11 @@ static int post_op(struct wl_ctx *c, struct p2p *p, uint8_t seq, int last)
 	}
 	if (!read && p->cfg.size <= p->max_inline)
 		wr.send_flags |= IBV_SEND_INLINE;
-	if (p->cfg.op == P2P_CAS || p->cfg.op == P2P_FAA) {
+	if (p->cfg.qp == QP_UD) {
+		wr.wr.ud.ah = p->ah;
+		wr.wr.ud.remote_qpn = p->peer.qpn;
+		wr.wr.ud.remote_qkey = VB_UD_QKEY;
+	} else if (p->cfg.op == P2P_CAS || p->cfg.op == P2P_FAA) {
 		wr.wr.atomic.remote_addr = p->peer.addr;	/* page aligned: 8 is enough */
 		wr.wr.atomic.rkey = p->peer.rkey;
 		wr.wr.atomic.compare_add = p->cfg.op == P2P_FAA ? 1 : seq - 1;
@@ -371,6 +400,23 @@ static int run_bw(struct wl_ctx *c, struct p2p *p, uint64_t *elapsed)
 	uint64_t total = p->cfg.warmup + p->cfg.iters, posted = 0, outstanding = 0, t0 = 0;
 	int r;
 
+	if (c->role == WL_SERVER && p->cfg.qp == QP_UD) {
+		/* UD drops what finds no RECV: count arrivals until the sender is done
+		 * and the line has been idle for a second */
+		uint64_t last = now_ns(), seen = 0;
+
+		while (p->recvd < total && now_ns() - last < 1000000000ULL) {
+			if ((r = reap(c, p, &outstanding)))
+				return r;
+			if (p->recvd != seen) {
+				seen = p->recvd;
+				last = now_ns();
+			}
+			if (*c->stop)
+				return -EINTR;
+		}
+		return 0;
+	}
 	if (c->role == WL_SERVER)
 		return p->cfg.op == P2P_SEND ? wait_for(c, p, 0, 0, total, &outstanding, ~0ULL) : 0;
 	while (posted < total) {
@@ -427,6 +473,8 @@ static int p2p_run(struct wl_ctx *c, json_t **result)
 		return -ENOMEM;
 	if (p->cfg.test == P2P_LAT && c->role == WL_CLIENT)
 		json_object_set_new(*result, "lat_ns", hist_to_json(&p->hist));
+	if (p->cfg.op == P2P_SEND && c->role == WL_SERVER)
+		json_object_set_new(*result, "received", json_integer((json_int_t)p->recvd));
 	if (p->cfg.test == P2P_BW && c->role == WL_CLIENT && elapsed) {
 		double secs = (double)elapsed / 1e9;
 

@@ -281,7 +281,8 @@ int vb_qp_create(struct vb_rc *rc, const struct vb_dev *d, enum ibv_qp_type type
 	qia.cap.max_send_sge = 1;
 	qia.cap.max_recv_sge = 1;
 	qia.cap.max_inline_data = 236;	/* perftest's default; rxe may offer none */
-	what = type == IBV_QPT_UC ? "create a UC QP" : "create an RC QP";
+	what = type == IBV_QPT_UD ? "create a UD QP" :
+	       type == IBV_QPT_UC ? "create a UC QP" : "create an RC QP";
 	rc->qp = ibv_create_qp(rc->pd, &qia);
 	if (!rc->qp) {
 		qia.cap.max_inline_data = 0;
@@ -317,4 +318,39 @@ json_t *vb_rc_endpoint(const struct vb_rc *rc, const struct vb_dev *d, const voi
 	me.gid = d->gid;
 	me.mtu = pa.active_mtu;
 	return vb_ep_to_json(&me);
+}
+
+int vb_ud_connect(struct ibv_qp *qp, struct ibv_pd *pd, const struct vb_dev *d, uint32_t psn,
+		  const struct vb_ep *remote, struct ibv_ah **ah)
+{
+	struct ibv_ah_attr aa = { 0 };
+	struct ibv_qp_attr a = { 0 };
+	int r;
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = d->port;
+	a.qkey = VB_UD_QKEY;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+	if (!r) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		r = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+	if (!r) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = psn;
+		r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	if (r) {
+		log_err("qp 0x%x: UD state change failed: %s", qp->qp_num, strerror(r));
+		return -r;
+	}
+	aa.is_global = 1;
+	aa.grh.dgid = remote->gid;
+	aa.grh.sgid_index = (uint8_t)d->gid_index;
+	aa.grh.hop_limit = 64;
+	aa.port_num = d->port;
+	*ah = ibv_create_ah(pd, &aa);
+	return *ah ? 0 : (errno ? -errno : -EINVAL);
 }

@@ -77,6 +77,12 @@ void vb_rc_destroy(struct vb_rc *rc);
 json_t *vb_rc_endpoint(const struct vb_rc *rc, const struct vb_dev *d, const void *addr,
 		       uint64_t len);
 
+#define VB_UD_QKEY 0x11111111u
+
+/* UD: INIT (qkey) -> RTR -> RTS, and the address handle of the peer */
+int vb_ud_connect(struct ibv_qp *qp, struct ibv_pd *pd, const struct vb_dev *d, uint32_t psn,
+		  const struct vb_ep *remote, struct ibv_ah **ah);
+
 /* RESET -> INIT -> RTR -> RTS for an RC or UC QP */
 int vb_qp_connect(struct ibv_qp *qp, const struct vb_dev *d, uint32_t local_psn,
 		  const struct vb_ep *remote, const struct vb_rc_opts *o);

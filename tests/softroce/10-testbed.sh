@@ -70,13 +70,14 @@ else fail p2p_lat_pair2 "rc=$rc $out"; fi
 ok=1
 for args in "--size 0:size" "--iterz 5:did you mean 'iters'" "--client node7:unknown node 'node7'" \
 	    "--server node0:same node" "--op fetch:unknown value 'fetch'" "--size 2M:out of range" \
-	    "--qp uc --op read:UC has no read"; do
+	    "--qp uc --op read:UC has no read" "--qp ud:UD has only send" \
+	    "--qp ud --op send --size 4k:one MTU at most"; do
 	a=${args%%:*}; pat=${args#*:}
 	# shellcheck disable=SC2086
 	out=$("$RDMACTL" p2p lat $a 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "p2p lat $a: exit $rc: $out"; fi
 done
-[ $ok = 1 ] && pass p2p_bad_inputs "7 bad option sets rejected with a message" || fail p2p_bad_inputs
+[ $ok = 1 ] && pass p2p_bad_inputs "9 bad option sets rejected with a message" || fail p2p_bad_inputs
 
 arms=$("$RDMACTL" -j testbed status | jq '[.nodes[].agent_reachable] | all')
 leak=$(for i in 0 1 2; do "$RDMACTL" -j p2p lat --client node$i --server node$(( (i + 1) % 3 )) --iters 10 >/dev/null 2>&1; done

@@ -73,7 +73,7 @@ done
 [ $ok = 1 ] && pass storage_bad_input "5 bad option sets rejected with a message" || fail storage_bad_input
 
 ok=1; txt=
-for op in write send read cas faa "write --qp uc" "send --qp uc"; do
+for op in write send read cas faa "write --qp uc" "send --qp uc" "send --qp ud"; do
 	# shellcheck disable=SC2086
 	j=$("$C" -j p2p lat --op $op --size 64 --iters 300 --warmup 10 2>&1) || { ok=0; note "lat $op: $j"; continue; }
 	jq -e '.lat_ns.count == 300 and .lat_ns.p50 > 0 and .lat_ns.p50 <= .lat_ns.p99' <<< "$j" >/dev/null || ok=0
@@ -81,7 +81,7 @@ for op in write send read cas faa "write --qp uc" "send --qp uc"; do
 done
 [ $ok = 1 ] && pass p2p_lat_ops "$txt" || fail p2p_lat_ops "$txt"
 ok=1; txt=
-for op in write read send cas "write --qp uc"; do
+for op in write read send cas "write --qp uc" "send --qp ud --size 1k"; do
 	for d in 1 120; do
 		# shellcheck disable=SC2086
 		j=$("$C" -j p2p bw --op $op --size 16k --iters 200 --tx_depth $d 2>&1) ||

@@ -84,7 +84,7 @@ ok=1; txt=
 for op in write read send cas "write --qp uc" "send --qp ud --size 1k"; do
 	for d in 1 120; do
 		# shellcheck disable=SC2086
-		j=$("$C" -j p2p bw --op $op --size 16k --iters 200 --tx_depth $d 2>&1) ||
+		j=$("$C" -j p2p bw --size 16k --iters 200 --tx_depth $d --op $op 2>&1) ||
 			{ ok=0; note "bw $op depth $d: $j"; continue; }
 		jq -e '.bw_bytes_per_s > 0 and .msg_rate_per_s > 0' <<< "$j" >/dev/null || ok=0
 		txt="$txt [$op]/d$d $(jq '.bw_bytes_per_s/1048576*10|floor/10' <<< "$j")MiB/s"

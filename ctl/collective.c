@@ -20,7 +20,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] collective OP [--nodes node0,node1,...] [--size BYTES | --sizes MIN:MAX]\n"
 		"                           [--iters N] [--warmup N] [--op_timeout T]\n"
-		"  OP: allreduce | reduce_scatter | allgather (ring, float32 sum, out of place)\n"
+		"  OP: allreduce | reduce_scatter | allgather (ring, float32 sum, out of place),\n"
+		"      broadcast [--root R] (ring pipeline) | alltoall (direct)\n"
 		"  --sizes MIN:MAX doubles from MIN to MAX (nccl-tests -b/-e/-f 2); default --size 1M\n"
 		"  time = the slowest rank's mean; algbw = size/time; busbw as in nccl-tests\n");
 }
@@ -81,7 +82,8 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 		printf("# rdmactl collective %s: %d ranks (", op, g.n);
 		for (i = 0; i < g.n; i++)
 			printf("%s%s", i ? " " : "", g.tb.node[g.node[i]].name);
-		printf("), float32 sum, RC\n");
+		printf("), float32%s, RC\n",
+		       !strcmp(op, "allreduce") || !strcmp(op, "reduce_scatter") ? " sum" : "");
 		printf("# %10s %10s %12s %12s %12s %12s %12s %8s\n", "size", "count", "time[us]",
 		       "p50[us]", "p99[us]", "algbw[GB/s]", "busbw[GB/s]", "#wrong");
 	}

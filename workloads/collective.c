@@ -11,8 +11,10 @@
  * sending. (Leaning on RNR retries instead costs a jiffy per miss on rxe.)
  *
  *   allreduce       ring: reduce-scatter (N-1 steps) then allgather (N-1)
- *   reduce_scatter  the first half; rank r ends with chunk r reduced
+ *   reduce_scatter  the first half; rank r ends with chunk r+1 reduced
  *   allgather       the second half, from each rank's own chunk
+ *   broadcast       the root's buffer down the ring, chunk by chunk (pipelined)
+ *   alltoall        chunk j of rank i goes to rank j (chunk i there), directly
  *
  * Out of place: `in` never changes, `out` is written, so every iteration
  * computes the same result and is checked against the exact one (inputs are
@@ -34,8 +36,9 @@
 
 #define MAX_RANKS 16
 
-enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER };
-static const char *const coll_ops[] = { "allreduce", "reduce_scatter", "allgather", NULL };
+enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST, C_ALLTOALL };
+static const char *const coll_ops[] = { "allreduce", "reduce_scatter", "allgather", "broadcast",
+					"alltoall", NULL };
 
 struct coll_cfg {
 	int op;
@@ -45,12 +48,14 @@ struct coll_cfg {
 	uint64_t rank;
 	uint64_t nranks;
 	uint64_t op_timeout;
+	uint64_t root;
 };
 
 #define O(f) offsetof(struct coll_cfg, f)
 static const struct opt coll_opts[] = {
 	{ "op", OPT_ENUM, O(op), 0, 0, "allreduce", coll_ops,
-	  "collective: allreduce|reduce_scatter|allgather" },
+	  "collective: allreduce|reduce_scatter|allgather|broadcast|alltoall" },
+	{ "root", OPT_UINT, O(root), 0, MAX_RANKS - 1, "0", NULL, "broadcast: the root rank" },
 	{ "size", OPT_SIZE, O(size), 4, 256ULL << 20, "1M", NULL, "bytes per rank (float32)" },
 	{ "iters", OPT_UINT, O(iters), 1, 1000000, "20", NULL, "measured iterations" },
 	{ "warmup", OPT_UINT, O(warmup), 0, 100000, "2", NULL, "unmeasured iterations first" },
@@ -78,7 +83,7 @@ struct coll {
 	uint64_t wrong;
 	int sends;		/* SENDs not yet completed */
 	uint64_t recvd;		/* data RECVs completed since the start */
-	int ready;		/* READYs received and not yet used */
+	int ready[MAX_RANKS];	/* READYs received from each rank and not yet used */
 };
 
 static uint64_t now_ns(void)
@@ -147,6 +152,16 @@ static int coll_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 	r = -EINVAL;
 	if (c->r >= c->n) {
 		snprintf(w->err, sizeof(w->err), "rank %d of %d ranks", c->r, c->n);
+		goto fail;
+	}
+	if (c->cfg.op == C_BROADCAST && c->cfg.root >= c->cfg.nranks) {
+		snprintf(w->err, sizeof(w->err), "root %llu of %d ranks",
+			 (unsigned long long)c->cfg.root, c->n);
+		goto fail;
+	}
+	if (c->cfg.op == C_ALLTOALL && c->cfg.size % (sizeof(float) * (uint64_t)c->n)) {
+		snprintf(w->err, sizeof(w->err), "alltoall: size %llu is not a multiple of 4 x %d ranks",
+			 (unsigned long long)c->cfg.size, c->n);
 		goto fail;
 	}
 	c->count = c->cfg.size / sizeof(float);
@@ -269,14 +284,15 @@ static int post_send(struct coll *c, struct ibv_qp *qp, const float *src, size_t
  * Completions, counted in c: sends outstanding, data RECVs done (ever) and
  * READYs received but not yet used. Poll until all three reach the wants.
  */
-static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int want_ready,
+static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int ready_from,
 		      int drain, uint64_t deadline)
 {
 	struct ibv_wc wc[16];
 	unsigned int spin = 0;
 	int n, i;
 
-	while (c->recvd < want_recvd || c->ready < want_ready || (drain && c->sends)) {
+	while (c->recvd < want_recvd || (ready_from >= 0 && c->ready[ready_from] < 1) ||
+	       (drain && c->sends)) {
 		n = ibv_poll_cq(c->cq, 16, wc);
 		if (n < 0)
 			return -EIO;
@@ -288,7 +304,7 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 				return -EIO;
 			}
 			if ((wc[i].wr_id & (WR_RECV | WR_READY)) == (WR_RECV | WR_READY))
-				c->ready++;
+				c->ready[wc[i].wr_id & 0xff]++;
 			else if (wc[i].wr_id & WR_RECV)
 				c->recvd++;	/* in order: the RQ is FIFO */
 			else
@@ -304,12 +320,12 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 				return -EINTR;
 			}
 			if (now_ns() > deadline) {
-				int rdy = c->ready < want_ready;
+				int rdy = ready_from >= 0 && c->ready[ready_from] < 1;
 
 				snprintf(w->err, sizeof(w->err), "rank %d: %s rank %d in time", c->r,
 					 rdy ? "no READY from" :
 					 c->recvd < want_recvd ? "no data from" : "sends unacknowledged by",
-					 rdy ? (c->r + 1) % c->n : (c->r + c->n - 1) % c->n);
+					 rdy ? ready_from : (c->r + c->n - 1) % c->n);
 				return -ETIMEDOUT;
 			}
 		}
@@ -324,12 +340,16 @@ static int ag_owner(const struct coll *c)
 }
 
 /* every RECV of one iteration, in the order the left neighbour sends */
+static int post_recvs_other(struct coll *c);
+
 static int post_recvs(struct coll *c)
 {
 	int n = c->n, r = c->r, s, k, ret = 0;
 	int rs = c->cfg.op != C_ALLGATHER, ag = c->cfg.op != C_REDUCE_SCATTER;
 	struct ibv_qp *left = c->qp[(r + n - 1) % n];
 
+	if (c->cfg.op == C_BROADCAST || c->cfg.op == C_ALLTOALL)
+		return post_recvs_other(c);
 	for (s = 0; rs && !ret && s < n - 1; s++) {
 		k = (r - s - 1 + 2 * n) % n;	/* reduce-scatter step s: chunk r-s-1 */
 		ret = post_recv(c, left, c->stage + (size_t)s * c->chunk, chunk_len(c, k), (uint64_t)s);
@@ -339,6 +359,50 @@ static int post_recvs(struct coll *c)
 		ret = post_recv(c, left, c->out + chunk_off(c, k), chunk_len(c, k),
 				(uint64_t)(n + s));
 	}
+	return ret;
+}
+
+/* broadcast and alltoall have their own RECVs (ring ops: post_recvs) */
+static int post_recvs_other(struct coll *c)
+{
+	int n = c->n, r = c->r, k, ret = 0;
+
+	if (c->cfg.op == C_BROADCAST) {
+		if (r == (int)c->cfg.root)
+			return 0;
+		for (k = 0; k < n && !ret; k++)
+			ret = post_recv(c, c->qp[(r + n - 1) % n], c->out + chunk_off(c, k),
+					chunk_len(c, k), (uint64_t)k);
+		return ret;
+	}
+	for (k = 0; k < n && !ret; k++)	/* alltoall: rank k's chunk r into our chunk k */
+		if (k != r)
+			ret = post_recv(c, c->qp[k], c->out + chunk_off(c, k), c->chunk, (uint64_t)k);
+	return ret;
+}
+
+/* alltoall: READY from every peer, our chunk j straight to rank j */
+static int alltoall_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
+{
+	int n = c->n, r = c->r, j, ret;
+	uint64_t t0 = now_ns(), deadline = t0 + c->cfg.op_timeout, base = c->recvd;
+
+	memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), c->chunk * sizeof(float));
+	for (j = 0; j < n; j++) {
+		if (j == r)
+			continue;
+		if ((ret = poll_until(w, c, 0, j, 0, deadline)))
+			return ret;
+		c->ready[j]--;
+		if ((ret = post_recv(c, c->qp[j], NULL, 0, WR_READY | (uint64_t)j)) ||
+		    (ret = post_send(c, c->qp[j], c->in + chunk_off(c, j), c->chunk, (uint64_t)j))) {
+			snprintf(w->err, sizeof(w->err), "rank %d: post failed: %s", r, strerror(-ret));
+			return ret;
+		}
+		c->sends++;
+	}
+	ret = poll_until(w, c, base + (uint64_t)(n - 1), -1, 1, deadline);
+	*ns = now_ns() - t0;
 	return ret;
 }
 
@@ -353,11 +417,30 @@ static int ring_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 
 	/* the right neighbour has posted its RECVs; keep one READY RECV posted for
 	 * the next iteration (its next READY cannot come before our sends) */
-	if ((ret = poll_until(w, c, 0, 1, 0, deadline)))
+	if (c->cfg.op == C_ALLTOALL)
+		return alltoall_once(w, c, ns);
+	if ((ret = poll_until(w, c, 0, (r + 1) % n, 0, deadline)))
 		return ret;
-	c->ready--;
-	if ((ret = post_recv(c, right, NULL, 0, WR_READY)))
+	c->ready[(r + 1) % n]--;
+	if ((ret = post_recv(c, right, NULL, 0, WR_READY | (uint64_t)((r + 1) % n))))
 		goto post_fail;
+	if (c->cfg.op == C_BROADCAST) {
+		/* chunk by chunk down the ring: forward each as it arrives */
+		int root = (int)c->cfg.root;
+
+		if (r == root)
+			memcpy(c->out, c->in, c->count * sizeof(float));
+		for (k = 0; k < n; k++) {
+			if (r != root && (ret = poll_until(w, c, base + k + 1, -1, 0, deadline)))
+				return ret;
+			if ((r + 1) % n == root)
+				continue;	/* the ring ends here */
+			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), k)))
+				goto post_fail;
+			c->sends++;
+		}
+		rs = ag = 0;
+	}
 	if (rs) {
 		/* reduce-scatter: step s sends chunk r-s, receives chunk r-s-1 and adds it */
 		memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), chunk_len(c, r) * sizeof(float));
@@ -366,7 +449,7 @@ static int ring_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), s)))
 				goto post_fail;
 			c->sends++;
-			if ((ret = poll_until(w, c, base + s + 1, 0, 0, deadline)))
+			if ((ret = poll_until(w, c, base + s + 1, -1, 0, deadline)))
 				return ret;
 			k = (r - s - 1 + 2 * n) % n;
 			off = chunk_off(c, k);
@@ -388,11 +471,11 @@ static int ring_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), n + s)))
 				goto post_fail;
 			c->sends++;
-			if ((ret = poll_until(w, c, base + s + 1, 0, 0, deadline)))
+			if ((ret = poll_until(w, c, base + s + 1, -1, 0, deadline)))
 				return ret;
 		}
 	}
-	ret = poll_until(w, c, 0, 0, 1, deadline);
+	ret = poll_until(w, c, 0, -1, 1, deadline);
 	*ns = now_ns() - t0;
 	return ret;
 post_fail:
@@ -403,10 +486,26 @@ post_fail:
 /* this rank's RECVs for the next iteration are posted: tell the left neighbour */
 static int send_ready(struct coll *c)
 {
-	int ret = post_send(c, c->qp[(c->r + c->n - 1) % c->n], NULL, 0, WR_READY);
+	int j, ret = 0, left = (c->r + c->n - 1) % c->n;
 
-	if (!ret)
-		c->sends++;	/* reaped with the next iteration's sends */
+	for (j = 0; j < c->n && !ret; j++) {
+		if (j == c->r || (c->cfg.op != C_ALLTOALL && j != left))
+			continue;
+		ret = post_send(c, c->qp[j], NULL, 0, WR_READY);
+		if (!ret)
+			c->sends++;	/* reaped with the next iteration's sends */
+	}
+	return ret;
+}
+
+/* one READY RECV posted toward every rank we will wait for */
+static int post_ready_recvs(struct coll *c)
+{
+	int j, ret = 0, right = (c->r + 1) % c->n;
+
+	for (j = 0; j < c->n && !ret; j++)
+		if (j != c->r && (c->cfg.op == C_ALLTOALL || j == right))
+			ret = post_recv(c, c->qp[j], NULL, 0, WR_READY | (uint64_t)j);
 	return ret;
 }
 
@@ -423,8 +522,16 @@ static uint64_t check(const struct coll *c)
 		hi = lo + chunk_len(c, (r + 1) % n);
 	}
 	for (j = lo; j < hi; j++) {
-		float want = c->cfg.op == C_ALLGATHER ? input_of((int)(j / c->chunk), j) :
-							 mult * (float)(j % 97 + 1);
+		float want;
+
+		if (c->cfg.op == C_ALLGATHER)
+			want = input_of((int)(j / c->chunk), j);
+		else if (c->cfg.op == C_BROADCAST)
+			want = input_of((int)c->cfg.root, j);
+		else if (c->cfg.op == C_ALLTOALL)	/* rank j/chunk's chunk r */
+			want = input_of((int)(j / c->chunk), (size_t)r * c->chunk + j % c->chunk);
+		else
+			want = mult * (float)(j % 97 + 1);
 
 		wrong += c->out[j] != want;
 	}
@@ -442,8 +549,7 @@ static int coll_run(struct wl_ctx *w, json_t **result)
 	 * iteration starts from zeros, cleared before its RECVs can land */
 	if (total == 1)
 		memset(c->out, 0, c->count * sizeof(float));
-	if ((r = post_recv(c, c->qp[(c->r + 1) % c->n], NULL, 0, WR_READY)) || (r = post_recvs(c)) ||
-	    (r = send_ready(c)))
+	if ((r = post_ready_recvs(c)) || (r = post_recvs(c)) || (r = send_ready(c)))
 		goto post_fail;
 	for (i = 0; i < total; i++) {
 		r = ring_once(w, c, &ns);
@@ -465,7 +571,9 @@ static int coll_run(struct wl_ctx *w, json_t **result)
 	}
 	t_s = (double)sum / (double)c->cfg.iters / 1e9;
 	algbw = (double)c->cfg.size / t_s;
-	factor = c->cfg.op == C_ALLREDUCE ? 2.0 * (c->n - 1) / c->n : (double)(c->n - 1) / c->n;
+	/* nccl-tests' bus bandwidth factors */
+	factor = c->cfg.op == C_ALLREDUCE ? 2.0 * (c->n - 1) / c->n :
+		 c->cfg.op == C_BROADCAST ? 1.0 : (double)(c->n - 1) / c->n;
 	busbw = algbw * factor;
 	goto done;
 post_fail:

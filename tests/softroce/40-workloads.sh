@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 why=$(vm_unavailable)
@@ -105,18 +105,21 @@ coll() {	# name op args...
 coll allreduce allreduce --sizes 4k:256k --iters 5
 coll reduce_scatter reduce_scatter --sizes 3k:12k --iters 5	# sizes not divisible by 3 ranks
 coll allgather allgather --size 100k --iters 5
+coll broadcast broadcast --sizes 4k:32k --root 2 --iters 3
+coll alltoall alltoall --sizes 12k:48k --iters 3
 NR=2 coll two_ranks allreduce --nodes node2,node0 --size 64k --iters 5
 
 ok=1
 for a in "allreduse:unknown value 'allreduse'" "allreduce --nodes node0,node0:listed twice" \
 	 "allreduce --nodes node9:unknown node 'node9'" "allreduce --size 2:out of range" \
-	 "allreduce --nodes node1:at least 2" "allreduce --iterz 3:did you mean 'iters'"; do
+	 "allreduce --nodes node1:at least 2" "allreduce --iterz 3:did you mean 'iters'" \
+	 "alltoall --size 10k:not a multiple" "broadcast --root 5:root 5 of 3"; do
 	args=${a%%:*}; pat=${a#*:}
 	# shellcheck disable=SC2086
 	out=$("$C" collective $args 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "collective $args: rc=$rc $out"; fi
 done
-[ $ok = 1 ] && pass collective_bad_input "6 bad invocations rejected with a message" || fail collective_bad_input
+[ $ok = 1 ] && pass collective_bad_input "8 bad invocations rejected with a message" || fail collective_bad_input
 
 arms_total() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
 # the lease: a controller killed mid-run leaves no arm behind on any agent

@@ -22,6 +22,12 @@ struct agent {
 	struct job *jobs[AGENT_MAX_JOBS];
 	unsigned int next_id;
 	unsigned int next_conn;		/* control connections, numbered from 1 */
+	/* injector rules added with "lease": removed when their connection closes */
+	struct {
+		unsigned int conn;
+		unsigned int id;
+	} leased[64];
+	int nleased;
 };
 
 /* one request: fills *result or err; returns 0 / -errno */
@@ -41,6 +47,8 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 		 size_t errlen);
 int arm_destroy(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen);
+int arm_stop(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+	     size_t errlen);
 /* conn 0: all arms; else those made on that control connection. Returns how many. */
 int arm_release(struct agent *a, unsigned int conn);
 
@@ -54,6 +62,8 @@ void job_kill_all(struct agent *a);
 /* inject.c: the node's injector (rdma-inject) and hw counters */
 int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen);
+/* remove the rules leased by a control connection; returns how many */
+int inject_release(struct agent *a, unsigned int conn);
 int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen);
 

@@ -296,6 +296,24 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 	}
 }
 
+/* ask a running arm to stop; its wait then reports "stopped" */
+int arm_stop(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+	     size_t errlen)
+{
+	struct arm *arm;
+
+	(void)conn;
+	pthread_mutex_lock(&a->lock);
+	arm = lookup(a, args, err, errlen);
+	if (arm)
+		arm->stop = 1;
+	pthread_mutex_unlock(&a->lock);
+	if (!arm)
+		return -ENOENT;
+	*result = json_object();
+	return 0;
+}
+
 static void arm_free(struct arm *arm)
 {
 	if (arm->state == ARM_RUNNING || arm->state == ARM_DONE) {

@@ -2,9 +2,11 @@
 /*
  * The node's injector and counters, for the controller:
  *   inject   runs rdma-inject (installed next to the agent) with the given
- *            arguments and -j, and returns its exit code and output. The
- *            injector keeps its state in the kernel, so any later call, or
- *            a flush, sees what earlier ones did.
+ *            arguments and returns its exit code and output. The injector
+ *            keeps its state in the kernel, so any later call, or a flush,
+ *            sees what earlier ones did. With "lease": true, rules added
+ *            belong to the control connection: they go when it closes
+ *            (a controller that vanishes leaves no faults behind).
  *   counters the device's hw counters (names discovered at run time).
  */
 #include <dirent.h>
@@ -89,28 +91,91 @@ static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 	}
 }
 
-int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
-		 size_t errlen)
+/* run rdma-inject with args; *out / *errout are the outputs (free them) */
+static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char **errout,
+			char *err, size_t errlen)
 {
-	(void)conn;
 	char path[PATH_MAX], *argv[INJECT_MAX_ARGS + 3], *bufs[2];
-	size_t caps[2] = { 1 << 20, 64 << 10 }, k;
-	int out[2], errp[2], fds[2], st, rc, n = 0;
+	size_t caps[2] = { 1 << 20, 64 << 10 };
+	int o[2], e[2], fds[2], st, r, i, n = 0;
 	posix_spawn_file_actions_t fa;
-	json_t *list, *v;
 	pid_t pid;
 
-	(void)a;
-	if (json_unpack(args, "{s:o}", "args", &list) || !json_is_array(list) ||
-	    json_array_size(list) > INJECT_MAX_ARGS) {
-		snprintf(err, errlen, "inject: expected {args: [...]} (at most %d)", INJECT_MAX_ARGS);
-		return -EINVAL;
-	}
 	if (inject_path(path, sizeof(path))) {
 		snprintf(err, errlen, "inject: rdma-inject is not installed next to the agent");
 		return -ENOENT;
 	}
 	argv[n++] = path;
+	for (i = 0; i < nargs && i < INJECT_MAX_ARGS; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (pipe2(o, O_CLOEXEC))
+		return -errno;
+	if (pipe2(e, O_CLOEXEC)) {
+		close(o[0]);
+		close(o[1]);
+		return -errno;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+	r = posix_spawn(&pid, path, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(o[1]);
+	close(e[1]);
+	bufs[0] = r ? NULL : malloc(caps[0]);
+	bufs[1] = r ? NULL : malloc(caps[1]);
+	if (r || !bufs[0] || !bufs[1]) {
+		free(bufs[0]);
+		free(bufs[1]);
+		close(o[0]);
+		close(e[0]);
+		if (!r) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -ENOMEM;
+		}
+		snprintf(err, errlen, "inject: cannot run %s: %s", path, strerror(r));
+		return -r;
+	}
+	fds[0] = o[0];
+	fds[1] = e[0];
+	drain(fds, bufs, caps, INJECT_TIMEOUT_MS);
+	if (waitpid(pid, &st, WNOHANG) != pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	*out = bufs[0];
+	*errout = bufs[1];
+	return 0;
+}
+
+/* the id an "add" printed: "7" or, with -j, {"id": 7, ...} */
+static unsigned int added_id(const char *out)
+{
+	json_t *j = json_loads(out, 0, NULL);
+	unsigned int id = j ? (unsigned int)json_integer_value(json_object_get(j, "id")) :
+			      (unsigned int)strtoul(out, NULL, 10);
+
+	json_decref(j);
+	return id;
+}
+
+int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+	       size_t errlen)
+{
+	char *argv[INJECT_MAX_ARGS], *out = NULL, *eout = NULL;
+	int n = 0, rc, r, lease = 0;
+	json_t *list, *v;
+	size_t k;
+
+	if (json_unpack(args, "{s:o,s?b}", "args", &list, "lease", &lease) ||
+	    !json_is_array(list) || json_array_size(list) > INJECT_MAX_ARGS) {
+		snprintf(err, errlen, "inject: expected {args: [...], lease?} (at most %d args)",
+			 INJECT_MAX_ARGS);
+		return -EINVAL;
+	}
 	json_array_foreach(list, k, v) {
 		if (!json_is_string(v)) {
 			snprintf(err, errlen, "inject: argument %zu is not a string", k);
@@ -118,50 +183,55 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 		}
 		argv[n++] = (char *)json_string_value(v);
 	}
-	argv[n] = NULL;
-	if (pipe2(out, O_CLOEXEC))
-		return -errno;
-	if (pipe2(errp, O_CLOEXEC)) {
-		close(out[0]);
-		close(out[1]);
-		return -errno;
+	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
+	if (r)
+		return r;
+	if (lease && rc == 0) {
+		int i;
+
+		for (i = 0; i < n && (argv[i][0] == '-' || !strcmp(argv[i], "--pin")); i++)
+			;
+		if (i < n && !strcmp(argv[i], "add")) {
+			unsigned int id = added_id(out);
+
+			pthread_mutex_lock(&a->lock);
+			if (id && a->nleased < (int)(sizeof(a->leased) / sizeof(a->leased[0]))) {
+				a->leased[a->nleased].conn = conn;
+				a->leased[a->nleased++].id = id;
+			}
+			pthread_mutex_unlock(&a->lock);
+		}
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(out[1]);
-	close(errp[1]);
-	if (rc) {
-		close(out[0]);
-		close(errp[0]);
-		snprintf(err, errlen, "inject: cannot run %s: %s", path, strerror(rc));
-		return -rc;
-	}
-	bufs[0] = malloc(caps[0]);
-	bufs[1] = malloc(caps[1]);
-	if (!bufs[0] || !bufs[1]) {
-		free(bufs[0]);
-		free(bufs[1]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		close(out[0]);
-		close(errp[0]);
-		return -ENOMEM;
-	}
-	fds[0] = out[0];
-	fds[1] = errp[0];
-	drain(fds, bufs, caps, INJECT_TIMEOUT_MS);
-	if (waitpid(pid, &st, WNOHANG) != pid) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	*result = json_pack("{s:i,s:s,s:s}", "rc", rc, "stdout", bufs[0], "stderr", bufs[1]);
-	free(bufs[0]);
-	free(bufs[1]);
+	*result = json_pack("{s:i,s:s,s:s}", "rc", rc, "stdout", out, "stderr", eout);
+	free(out);
+	free(eout);
 	return *result ? 0 : -ENOMEM;
+}
+
+int inject_release(struct agent *a, unsigned int conn)
+{
+	unsigned int ids[64];
+	int i, n = 0, k = 0, rc;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < a->nleased; i++) {
+		if (a->leased[i].conn == conn)
+			ids[n++] = a->leased[i].id;
+		else
+			a->leased[k++] = a->leased[i];
+	}
+	a->nleased = k;
+	pthread_mutex_unlock(&a->lock);
+	for (i = 0; i < n; i++) {
+		char id[16], *args[2] = { "del", id }, *out = NULL, *eout = NULL, err[128];
+
+		snprintf(id, sizeof(id), "%u", ids[i]);
+		if (!spawn_inject(args, 2, &rc, &out, &eout, err, sizeof(err))) {
+			free(out);
+			free(eout);
+		}
+	}
+	return n;
 }
 
 int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,

@@ -71,6 +71,7 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
 			    a->dev.attr.max_qp_wr);
 	if (*result) {
+		json_object_set_new(*result, "qp_types", json_pack("[sss]", "rc", "uc", "ud"));
 		json_object_set_new(*result, "arms", json_integer(narms));
 		json_object_set_new(*result, "perftest_jobs", json_integer(njobs));
 	}
@@ -89,6 +90,7 @@ static const struct cmd cmds[] = {
 	{ "connect", arm_connect },
 	{ "start", arm_start },
 	{ "wait", arm_wait },
+	{ "stop", arm_stop },
 	{ "destroy", arm_destroy },
 	{ "perftest_start", job_start },
 	{ "perftest_wait", job_wait },
@@ -127,9 +129,10 @@ static int reply(int fd, int ok, json_t *result, const char *err)
 }
 
 /*
- * The lease: arms belong to the connection that prepared them. When it
- * closes -- the controller exited, crashed or was killed, or keepalive found
- * it gone (~4 s) -- its arms are stopped and destroyed.
+ * The lease: arms (and injector rules added with "lease") belong to the
+ * connection that made them. When it closes -- the controller exited,
+ * crashed or was killed, or keepalive found it gone (~4 s) -- its arms are
+ * stopped and destroyed and its rules removed.
  */
 static void keepalive(int fd)
 {
@@ -192,6 +195,9 @@ void agent_serve_conn(struct agent *a, int fd)
 	n = arm_release(a, conn);
 	if (n)
 		log_info("control connection %u closed: released its %d arm(s)", conn, n);
+	n = inject_release(a, conn);
+	if (n)
+		log_info("control connection %u closed: removed its %d leased rule(s)", conn, n);
 }
 
 void agent_shutdown(struct agent *a)

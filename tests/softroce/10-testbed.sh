@@ -91,7 +91,12 @@ for n in st["nodes"]:
     m = json.dumps({"v": 1, "token": tok, "cmd": "hello", "args": {}}).encode()
     s.sendall(struct.pack(">I", len(m)) + m)
     ln = struct.unpack(">I", s.recv(4, socket.MSG_WAITALL))[0]
-    r = json.loads(s.recv(ln, socket.MSG_WAITALL))
+    b = b""
+    while len(b) < ln:   # recv may stop at a segment boundary
+        c = s.recv(ln - len(b))
+        if not c: raise ConnectionError("closed")
+        b += c
+    r = json.loads(b)
     total += r["result"]["arms"] + r["result"]["perftest_jobs"]
 print(total)
 PY

@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="inject_lease arm_stop broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 why=$(vm_unavailable)
@@ -151,7 +151,12 @@ def reply(s):
     try:
         h = s.recv(4, socket.MSG_WAITALL)
         if len(h) < 4: return "closed"
-        return json.loads(s.recv(struct.unpack(">I", h)[0], socket.MSG_WAITALL))
+        n, b = struct.unpack(">I", h)[0], b""
+        while len(b) < n:
+            c = s.recv(n - len(b))
+            if not c: return "closed"
+            b += c
+        return json.loads(b)
     except (ConnectionResetError, socket.timeout): return "closed"
 cases = {
     "bad_token": frame(json.dumps({"v": 1, "token": "x" * 48, "cmd": "hello"}).encode()),
@@ -187,5 +192,58 @@ if jq -e 'to_entries | map(select(.key != "alive_after")) | all(.value == "error
 	pass hostile_messages "12 hostile frames: $(jq -c . <<< "$res")"
 else
 	fail hostile_messages "$res"
+fi
+# a controller's session: leased injector rules and a stop, over the raw protocol
+res=$(python3 - "$("$C" -j testbed status)" "${RDMATB_STATE_DIR:-/run/rdma-testbed}/token" <<'PY'
+import json, socket, struct, subprocess, sys, time
+st, tok = json.loads(sys.argv[1]), open(sys.argv[2]).read().strip()
+ports = [n["agent_port"] for n in st["nodes"]]
+def conn(i): return socket.create_connection(("127.0.0.1", ports[i]), timeout=30)
+def recvall(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c: raise ConnectionError("closed")
+        b += c
+    return b
+def call(s, cmd, args):
+    m = json.dumps({"v": 1, "token": tok, "cmd": cmd, "args": args}).encode()
+    s.sendall(struct.pack(">I", len(m)) + m)
+    n = struct.unpack(">I", recvall(s, 4))[0]
+    return json.loads(recvall(s, n))
+def rules():
+    out = subprocess.run(["build/bin/rdmactl", "-j", "inject", "list"], capture_output=True, text=True).stdout
+    return len(json.loads(out)["rules"])
+res = {}
+s = conn(0)
+r = call(s, "inject", {"args": ["add", "dev", "sw2", "egress", "drop", "1%"], "lease": True})
+during = rules()
+s.close()
+time.sleep(1)
+res["inject_lease"] = {"rc": r["result"]["rc"], "during": during, "after": rules()}
+a, b = conn(0), conn(1)
+opts = {"test": "lat", "iters": "100000000"}
+sa = call(b, "prepare", {"workload": "p2p", "role": "server", "opts": opts})["result"]
+ca = call(a, "prepare", {"workload": "p2p", "role": "client", "opts": opts})["result"]
+call(b, "connect", {"arm": sa["arm"], "peer": ca["ep"]}); call(a, "connect", {"arm": ca["arm"], "peer": sa["ep"]})
+call(b, "start", {"arm": sa["arm"]}); call(a, "start", {"arm": ca["arm"]})
+time.sleep(1)
+prog = call(a, "wait", {"arm": ca["arm"], "timeout_ms": 10})["result"]["progress"]
+call(a, "stop", {"arm": ca["arm"]})
+w = call(a, "wait", {"arm": ca["arm"], "timeout_ms": 5000})
+res["arm_stop"] = {"progress": prog, "ok": w["ok"], "error": w.get("error", "")}
+call(a, "destroy", {"arm": ca["arm"]}); call(b, "destroy", {"arm": sa["arm"]})
+print(json.dumps(res))
+PY
+)
+if jq -e '.inject_lease | .rc == 0 and .during == 1 and .after == 0' <<< "$res" >/dev/null; then
+	pass inject_lease "a leased rule lives while its connection does: $(jq -c .inject_lease <<< "$res")"
+else
+	fail inject_lease "$res"
+fi
+if jq -e '.arm_stop | .progress > 0 and (.ok | not) and (.error | test("stopped"))' <<< "$res" >/dev/null; then
+	pass arm_stop "$(jq -c .arm_stop <<< "$res")"
+else
+	fail arm_stop "$res"
 fi
 "$C" testbed down >/dev/null

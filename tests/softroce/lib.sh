@@ -29,3 +29,16 @@ no_leftovers() {	# nothing of the testbed remains
 	[ -e "${RDMATB_STATE_DIR:-/run/rdma-testbed}" ] && why="$why state dir left"
 	[ -z "$why" ] || { echo "leftovers: $why" >&2; return 1; }
 }
+
+# jq -e succeeds on empty input (no output, exit 0): in these tests an empty
+# answer is a failure, so -e also requires input
+jq() {
+	if [ "${1:-}" = -e ]; then
+		local input
+		input=$(cat)
+		[ -n "$input" ] || return 1
+		command jq "$@" <<< "$input"
+	else
+		command jq "$@"
+	fi
+}

@@ -149,8 +149,14 @@ $(BUILD)/bench/hist_record: bench/hist_record.c lib/hist.c
 	@mkdir -p $(@D) $(OBJ)/bench
 	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/hist_record.d $^ -o $@ $(LDLIBS_JSON) -lm
 
-bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record
+$(BUILD)/bench/fwht: bench/fwht.c lib/fwht.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/bench
+	$(Q)$(CC) $(CFLAGS) -O3 -MF $(OBJ)/bench/fwht.d $^ -o $@ -lm
+
+bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/fwht
 	$(Q)$(BUILD)/bench/hist_record
+	$(Q)$(BUILD)/bench/fwht
 	$(Q)$(BUILD)/bench/inject_cost
 	$(Q)bash bench/p2p_vs_perftest.sh
 

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#include <stdint.h>
+#include <string.h>
+#include "fwht.h"
+
+static int pow2(size_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+int fwht_naive(float *x, size_t n)
+{
+	size_t h, i, j;
+
+	if (!pow2(n))
+		return -1;
+	for (h = 1; h < n; h *= 2)
+		for (i = 0; i < n; i += 2 * h)
+			for (j = i; j < i + h; j++) {
+				float a = x[j], b = x[j + h];
+
+				x[j] = a + b;
+				x[j + h] = a - b;
+			}
+	return 0;
+}
+
+typedef float v8 __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+/*
+ * One kernel body, compiled twice (AVX2 and portable) through this macro:
+ * the code is the same, the target attribute decides the instructions.
+ */
+#define FWHT_KERNEL(name, attr)                                                        \
+	attr static void name(float *x, size_t n)                                      \
+	{                                                                              \
+		const v8 s1 = { 1, -1, 1, -1, 1, -1, 1, -1 };                         \
+		const v8 s2 = { 1, 1, -1, -1, 1, 1, -1, -1 };                         \
+		const v8 s4 = { 1, 1, 1, 1, -1, -1, -1, -1 };                         \
+		const v8i lo1 = { 0, 0, 2, 2, 4, 4, 6, 6 }, hi1 = { 1, 1, 3, 3, 5, 5, 7, 7 }; \
+		const v8i lo2 = { 0, 1, 0, 1, 4, 5, 4, 5 }, hi2 = { 2, 3, 2, 3, 6, 7, 6, 7 }; \
+		const v8i lo4 = { 0, 1, 2, 3, 0, 1, 2, 3 }, hi4 = { 4, 5, 6, 7, 4, 5, 6, 7 }; \
+		size_t i, j, h;                                                        \
+		/* stages 1, 2, 4: inside each vector */                               \
+		for (i = 0; i < n; i += 8) {                                           \
+			v8 v;                                                          \
+			memcpy(&v, x + i, sizeof(v));                                  \
+			v = __builtin_shuffle(v, lo1) + s1 * __builtin_shuffle(v, hi1); \
+			v = __builtin_shuffle(v, lo2) + s2 * __builtin_shuffle(v, hi2); \
+			v = __builtin_shuffle(v, lo4) + s4 * __builtin_shuffle(v, hi4); \
+			memcpy(x + i, &v, sizeof(v));                                  \
+		}                                                                      \
+		/* stages h and 2h in one pass: radix-4 butterflies on 4 vectors */    \
+		for (h = 8; 2 * h < n; h *= 4)                                         \
+			for (i = 0; i < n; i += 4 * h)                                 \
+				for (j = i; j < i + h; j += 8) {                       \
+					v8 a, b, c, d, p, q, r, s;                     \
+					memcpy(&a, x + j, 32);                         \
+					memcpy(&b, x + j + h, 32);                     \
+					memcpy(&c, x + j + 2 * h, 32);                 \
+					memcpy(&d, x + j + 3 * h, 32);                 \
+					p = a + b;                                     \
+					q = a - b;                                     \
+					r = c + d;                                     \
+					s = c - d;                                     \
+					a = p + r;                                     \
+					b = q + s;                                     \
+					c = p - r;                                     \
+					d = q - s;                                     \
+					memcpy(x + j, &a, 32);                         \
+					memcpy(x + j + h, &b, 32);                     \
+					memcpy(x + j + 2 * h, &c, 32);                 \
+					memcpy(x + j + 3 * h, &d, 32);                 \
+				}                                                      \
+		/* an odd stage left over: radix 2 */                                  \
+		if (h < n)                                                             \
+			for (j = 0; j < h; j += 8) {                                   \
+				v8 a, b, p;                                            \
+				memcpy(&a, x + j, 32);                                 \
+				memcpy(&b, x + j + h, 32);                             \
+				p = a + b;                                             \
+				b = a - b;                                             \
+				memcpy(x + j, &p, 32);                                 \
+				memcpy(x + j + h, &b, 32);                             \
+			}                                                              \
+	}
+
+#if defined(__x86_64__) || defined(__i386__)
+FWHT_KERNEL(fwht_avx2, __attribute__((target("avx2"))))
+#define HAVE_AVX2_KERNEL 1
+#endif
+FWHT_KERNEL(fwht_portable, )
+
+static void (*kernel)(float *, size_t);
+static const char *kernel_name = "portable";
+
+static void choose(void)
+{
+#ifdef HAVE_AVX2_KERNEL
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2")) {
+		kernel_name = "avx2";
+		__atomic_store_n(&kernel, fwht_avx2, __ATOMIC_RELEASE);
+		return;
+	}
+#endif
+	__atomic_store_n(&kernel, fwht_portable, __ATOMIC_RELEASE);
+}
+
+const char *fwht_kernel(void)
+{
+	if (!__atomic_load_n(&kernel, __ATOMIC_ACQUIRE))
+		choose();
+	return kernel_name;
+}
+
+int fwht(float *x, size_t n)
+{
+	void (*k)(float *, size_t) = __atomic_load_n(&kernel, __ATOMIC_ACQUIRE);
+
+	if (!pow2(n))
+		return -1;
+	if (n < 8)
+		return fwht_naive(x, n);
+	if (!k) {
+		choose();
+		k = kernel;
+	}
+	k(x, n);
+	return 0;
+}

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/log.h"
@@ -71,6 +72,26 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
 			    a->dev.attr.max_qp_wr);
 	if (*result) {
+		char cs[64] = "";
+		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				"re");
+		struct timespec t0, t1, tmp;
+		int k;
+
+		if (f) {
+			if (fgets(cs, sizeof(cs), f))
+				cs[strcspn(cs, "\n")] = 0;
+			fclose(f);
+		}
+		/* what one timestamp costs here (latencies include one) */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (k = 0; k < 1000; k++)
+			clock_gettime(CLOCK_MONOTONIC, &tmp);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		json_object_set_new(*result, "clocksource", json_string(cs));
+		json_object_set_new(*result, "clock_gettime_ns",
+				    json_integer(((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+						  (t1.tv_nsec - t0.tv_nsec)) / 1000));
 		json_object_set_new(*result, "qp_types", json_pack("[sss]", "rc", "uc", "ud"));
 		json_object_set_new(*result, "arms", json_integer(narms));
 		json_object_set_new(*result, "perftest_jobs", json_integer(njobs));

@@ -65,6 +65,8 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 	       (double)hist_quantile(h, 0.99) / 1e3, (double)hist_quantile(h, 0.999) / 1e3,
 	       (double)h->max / 1e3, hist_mean(h) / 1e3);
 	printf("%s\n", line);
+	printf(" timestamp cost taken off each sample: %lld ns (clock_gettime on this node)\n",
+	       json_integer_value(json_object_get(cres, "timer_overhead_ns")));
 	printf(" latency = %s; percentiles from a log-linear histogram (<0.8%% error)\n",
 	       strcmp(op, "write") && strcmp(op, "send") ? "full round trip (as ib_read_lat, ib_atomic_lat)" :
 							  "half round trip");
@@ -156,6 +158,7 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 				"server", p.tb.node[p.si].name, "elapsed_ns",
 				json_object_get(cres, "elapsed_ns"), "lat_ns", summary(&h),
 				"lat_hist_ns", hist_to_json(&h));
+		json_object_set(out, "timer_overhead_ns", json_object_get(cres, "timer_overhead_ns"));
 		json_dumpf(out, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(out);

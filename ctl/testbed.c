@@ -458,6 +458,8 @@ static json_t *node_status(const struct tb_state *s, int i)
 	json_object_set(o, "agent_version", json_object_get(res, "version"));
 	json_object_set(o, "hw_counters", json_object_get(res, "hw_counters"));
 	json_object_set(o, "arms", json_object_get(res, "arms"));
+	json_object_set(o, "clocksource", json_object_get(res, "clocksource"));
+	json_object_set(o, "clock_gettime_ns", json_object_get(res, "clock_gettime_ns"));
 	json_decref(res);
 	return o;
 }

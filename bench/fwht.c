@@ -5,24 +5,10 @@
  * and the speed-up.
  */
 #include <stdio.h>
+#include "bench.h"
 #include <stdlib.h>
 #include <time.h>
 #include "../lib/fwht.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static double per_elem(int (*f)(float *, size_t), float *x, size_t n)
 {
@@ -30,13 +16,13 @@ static double per_elem(int (*f)(float *, size_t), float *x, size_t n)
 	size_t reps = (1 << 24) / n + 1, r, k;
 
 	for (k = 0; k < 7; k++) {
-		double t0 = now();
+		double t0 = bench_now();
 
 		for (r = 0; r < reps; r++)
 			f(x, n);
-		t[k] = (now() - t0) / (double)reps / (double)n * 1e9;
+		t[k] = (bench_now() - t0) / (double)reps / (double)n * 1e9;
 	}
-	qsort(t, 7, sizeof(double), cmp);
+	qsort(t, 7, sizeof(double), bench_cmp);
 	return t[3];
 }
 

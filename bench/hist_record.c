@@ -6,27 +6,13 @@
  * generator's cost is in both loops.
  */
 #include <stdio.h>
+#include "bench.h"
 #include <stdlib.h>
 #include <time.h>
 #include "../lib/hist.h"
 
 #define N (1 << 16)
 #define REPS 3000
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(void)
 {
@@ -45,21 +31,21 @@ int main(void)
 	}
 	hist_init(&h);
 	for (r = 0; r < 5; r++) {
-		double t0 = now();
+		double t0 = bench_now();
 
 		for (k = 0; k < REPS; k++)
 			for (i = 0; i < N; i++)
 				sink += v[i];
-		base[r] = now() - t0;
-		t0 = now();
+		base[r] = bench_now() - t0;
+		t0 = bench_now();
 		for (k = 0; k < REPS; k++)
 			for (i = 0; i < N; i++)
 				hist_record(&h, v[i]);
-		rec[r] = now() - t0;
+		rec[r] = bench_now() - t0;
 		per[r] = (rec[r] - base[r]) / ((double)REPS * N) * 1e9;
 	}
-	qsort(per, 5, sizeof(double), cmp);
-	qsort(rec, 5, sizeof(double), cmp);
+	qsort(per, 5, sizeof(double), bench_cmp);
+	qsort(rec, 5, sizeof(double), bench_cmp);
 	printf("hist_record: %.2f ns per call (%.2f ns with the loop; %llu samples, p50 %.1f us)\n",
 	       per[2], rec[2] / ((double)REPS * N) * 1e9, (unsigned long long)h.count,
 	       hist_quantile(&h, 0.5) / 1e3);

@@ -11,6 +11,7 @@
  */
 #include <net/if.h>
 #include <stdio.h>
+#include "bench.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,13 +37,6 @@ static double run_ns(int fd, const uint8_t *frame, uint32_t len)
 		exit(1);
 	}
 	return (double)o.duration;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void add(const char *text)
@@ -81,9 +75,9 @@ static void measure(const char *name, const uint8_t *frame, uint32_t len)
 		p[i] = run_ns(inj_prog_fd(ctx, INJ_DIR_INGRESS), frame, len);
 		d[i] = p[i] - e[i];
 	}
-	qsort(e, ROUNDS, sizeof(double), cmp);
-	qsort(p, ROUNDS, sizeof(double), cmp);
-	qsort(d, ROUNDS, sizeof(double), cmp);
+	qsort(e, ROUNDS, sizeof(double), bench_cmp);
+	qsort(p, ROUNDS, sizeof(double), bench_cmp);
+	qsort(d, ROUNDS, sizeof(double), bench_cmp);
 	printf("%-28s %10.1f %12.1f %14.1f\n", name, e[ROUNDS / 2], p[ROUNDS / 2], d[ROUNDS / 2]);
 }
 

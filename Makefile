@@ -24,7 +24,8 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu
 CFLAGS  ?= -O2 -g
 CFLAGS  += -I/usr/include/libnl3 -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
 	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -I$(OBJ)/ebpf -MMD -MP
-LDLIBS_JSON := -ljansson
+# libraries every program gets with lib/: JSON (jansson), erasure coding (ISA-L)
+LDLIBS_LIB := -ljansson -lisal
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)
 
 ifeq ($(V),1)
@@ -58,7 +59,7 @@ BPF_OBJS := $(BPFDIR)/inject.bpf.o
 LIBEXEC_FILES := $(patsubst testbed/%,$(LIBEXEC)/%,$(SCRIPTS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC)) \
 	     $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf_%,$(BPFT_SRC))
-LIBS_INJ := -lbpf -lelf -lz -lnl-route-3 -lnl-3 $(LDLIBS_JSON) -lm
+LIBS_INJ := -lbpf -lelf -lz -lnl-route-3 -lnl-3 $(LDLIBS_LIB) -lm
 
 all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES)
 
@@ -87,12 +88,12 @@ $(call obj,$(INJ_SRC)): $(OBJ)/ebpf/inject.skel.h
 $(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lpthread -lm
 
 $(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_JSON) -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_LIB) -lm
 
 $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)
@@ -108,7 +109,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(WL_OBJ)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	@mkdir -p $(OBJ)/tests
-	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ -libverbs $(LDLIBS_JSON) -lpthread -lm
+	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ -libverbs $(LDLIBS_LIB) -lpthread -lm
 
 # the decoder fuzz test runs under ASan and UBSan, its sources compiled in
 FUZZ_SRC := lib/proto.c lib/hist.c lib/opt.c lib/num.c lib/log.c workloads/verbs.c
@@ -116,7 +117,7 @@ $(BUILD)/tests/test_fuzz_decode: tests/unit/test_fuzz_decode.c $(FUZZ_SRC)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/tests
 	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-MF $(OBJ)/tests/test_fuzz_decode.d $^ -o $@ -libverbs $(LDLIBS_JSON) -lm
+		-MF $(OBJ)/tests/test_fuzz_decode.d $^ -o $@ -libverbs $(LDLIBS_LIB) -lm
 
 $(BUILD)/tests/bpf_%: tests/bpf/%.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/inject.skel.h
 	$(call msg,CC,$@)
@@ -147,7 +148,7 @@ demo: all
 $(BUILD)/bench/hist_record: bench/hist_record.c lib/hist.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/bench
-	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/hist_record.d $^ -o $@ $(LDLIBS_JSON) -lm
+	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/hist_record.d $^ -o $@ $(LDLIBS_LIB) -lm
 
 $(BUILD)/bench/fwht: bench/fwht.c lib/fwht.c
 	$(call msg,CC,$@)

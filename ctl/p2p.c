@@ -159,6 +159,12 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 				json_object_get(cres, "elapsed_ns"), "lat_ns", summary(&h),
 				"lat_hist_ns", hist_to_json(&h));
 		json_object_set(out, "timer_overhead_ns", json_object_get(cres, "timer_overhead_ns"));
+		/* what the run cost: CPU of each side's arm, the client device's counters */
+		json_object_set(out, "client_cpu_ns", json_object_get(cres, "cpu_ns"));
+		json_object_set(out, "server_cpu_ns", json_object_get(sres, "cpu_ns"));
+		json_object_set(out, "client_hw_counters_delta",
+				json_object_get(cres, "hw_counters_delta"));
+		json_object_set(out, "intervals", json_object_get(cres, "intervals"));
 		json_dumpf(out, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(out);

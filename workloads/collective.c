@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <arpa/inet.h>
 #include <sched.h>
 #include <time.h>
 #include "wl.h"
@@ -49,13 +50,25 @@ struct coll_cfg {
 	uint64_t nranks;
 	uint64_t op_timeout;
 	uint64_t root;
+	int mode;
+	uint64_t step_timeout_min;	/* lossy: a step waits at least this long */
+	uint64_t step_timeout_max;	/* lossy: and at most this long */
 };
+
+enum coll_mode { M_RC, M_LOSSY };
+static const char *const modes[] = { "rc", "lossy", NULL };
 
 #define O(f) offsetof(struct coll_cfg, f)
 static const struct opt coll_opts[] = {
 	{ "op", OPT_ENUM, O(op), 0, 0, "allreduce", coll_ops,
 	  "collective: allreduce|reduce_scatter|allgather|broadcast|alltoall" },
 	{ "root", OPT_UINT, O(root), 0, MAX_RANKS - 1, "0", NULL, "broadcast: the root rank" },
+	{ "mode", OPT_ENUM, O(mode), 0, 0, "rc", modes,
+	  "recovery: rc (NIC retransmits) | lossy (UC, adaptive step timeout, losses zero-filled)" },
+	{ "step_timeout_min", OPT_TIME, O(step_timeout_min), 100000, 60000000000ULL, "5ms", NULL,
+	  "lossy: shortest step timeout" },
+	{ "step_timeout_max", OPT_TIME, O(step_timeout_max), 100000, 60000000000ULL, "500ms", NULL,
+	  "lossy: longest step timeout (a silent peer costs this per step)" },
 	{ "size", OPT_SIZE, O(size), 4, 256ULL << 20, "1M", NULL, "bytes per rank (float32)" },
 	{ "iters", OPT_UINT, O(iters), 1, 1000000, "20", NULL, "measured iterations" },
 	{ "warmup", OPT_UINT, O(warmup), 0, 100000, "2", NULL, "unmeasured iterations first" },
@@ -84,6 +97,19 @@ struct coll {
 	int sends;		/* SENDs not yet completed */
 	uint64_t recvd;		/* data RECVs completed since the start */
 	int ready[MAX_RANKS];	/* READYs received from each rank and not yet used */
+	/* lossy mode: data on UC QPs as WRITE_WITH_IMM, one per MTU piece */
+	struct ibv_qp *dq[MAX_RANKS];
+	uint32_t dpsn[MAX_RANKS];
+	struct vb_ep peer_data[MAX_RANKS];	/* the peer's UC QP and its buffer */
+	size_t piece;		/* floats per piece (one MTU) */
+	size_t pieces;		/* pieces per chunk */
+	uint8_t *got;		/* [step][piece] arrival bitmap of this iteration */
+	uint32_t arrived[2 * MAX_RANKS];	/* pieces seen per step */
+	uint64_t last_arrival[2 * MAX_RANKS];	/* when the latest piece of a step came */
+	int recv_posted;	/* WRITE_WITH_IMM RECVs outstanding on the left UC QP */
+	uint32_t iter;		/* iteration number, in the immediate */
+	double step_ewma_ns;	/* adaptive timeout: recent step durations */
+	uint64_t lost_pieces, pieces_expected, timeouts;
 };
 
 static uint64_t now_ns(void)
@@ -119,9 +145,13 @@ static void coll_destroy(struct wl_ctx *w)
 
 	if (!c)
 		return;
-	for (j = 0; j < MAX_RANKS; j++)
+	for (j = 0; j < MAX_RANKS; j++) {
 		if (c->qp[j])
 			ibv_destroy_qp(c->qp[j]);
+		if (c->dq[j])
+			ibv_destroy_qp(c->dq[j]);
+	}
+	free(c->got);
 	if (c->mr)
 		ibv_dereg_mr(c->mr);
 	if (c->cq)
@@ -137,7 +167,7 @@ static int coll_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 {
 	struct ibv_port_attr pa;
 	struct coll *c;
-	json_t *eps;
+	json_t *eps, *e;
 	int j, r;
 
 	c = calloc(1, sizeof(*c));
@@ -177,8 +207,20 @@ static int coll_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 		c->in[k] = input_of(c->r, k);
 	memset(c->out, 0, (c->count + (size_t)(c->n - 1) * c->chunk) * sizeof(float));
 	c->pd = ibv_alloc_pd(w->dev->ctx);
-	c->cq = c->pd ? ibv_create_cq(w->dev->ctx, 4 * MAX_RANKS * 2 + 64, NULL, NULL, 0) : NULL;
-	c->mr = c->cq ? ibv_reg_mr(c->pd, c->mem, c->memlen, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (c->cfg.mode == M_LOSSY &&
+	    c->cfg.op != C_ALLREDUCE && c->cfg.op != C_REDUCE_SCATTER && c->cfg.op != C_ALLGATHER) {
+		snprintf(w->err, sizeof(w->err), "mode lossy: allreduce, reduce_scatter, allgather only");
+		r = -EINVAL;
+		goto fail;
+	}
+	if (c->cfg.mode == M_LOSSY && c->pd)	/* bigger CQ: a completion per piece */
+		c->cq = ibv_create_cq(w->dev->ctx, 8192, NULL, NULL, 0);
+	else
+		c->cq = c->pd ? ibv_create_cq(w->dev->ctx, 4 * MAX_RANKS * 2 + 64, NULL, NULL, 0) : NULL;
+	c->mr = c->cq ? ibv_reg_mr(c->pd, c->mem, c->memlen,
+				   IBV_ACCESS_LOCAL_WRITE |
+					   (c->cfg.mode == M_LOSSY ? IBV_ACCESS_REMOTE_WRITE : 0)) :
+			NULL;
 	if (!c->mr) {
 		snprintf(w->err, sizeof(w->err), "%s: PD/CQ/MR (%zu bytes): %s", w->dev->name, c->memlen,
 			 strerror(errno));
@@ -216,7 +258,52 @@ static int coll_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 		me.psn = c->psn[j];
 		me.gid = w->dev->gid;
 		me.mtu = pa.active_mtu;
-		json_array_append_new(eps, vb_ep_to_json(&me));
+		e = vb_ep_to_json(&me);
+		if (c->cfg.mode == M_LOSSY) {
+			struct ibv_qp_init_attr dqa = {
+				.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_UC,
+				.cap = { .max_send_wr = 4096, .max_recv_wr = 4096,
+					 .max_send_sge = 1, .max_recv_sge = 1 },
+			};
+
+			c->dq[j] = ibv_create_qp(c->pd, &dqa);
+			if (!c->dq[j]) {
+				snprintf(w->err, sizeof(w->err), "%s: failed to create UC QP: %s",
+					 w->dev->name, strerror(errno));
+				json_decref(e);
+				json_decref(eps);
+				r = -errno;
+				goto fail;
+			}
+			c->dpsn[j] = c->psn[j] ^ 0x5a5a5a;
+			me.qpn = c->dq[j]->qp_num;
+			me.psn = c->dpsn[j];
+			me.rkey = c->mr->rkey;
+			me.addr = (uint64_t)(uintptr_t)c->mem;
+			me.len = c->memlen;
+			json_object_set_new(e, "uc", vb_ep_to_json(&me));
+		}
+		json_array_append_new(eps, e);
+	}
+	if (c->cfg.mode == M_LOSSY) {
+		/* one MTU per WRITE_WITH_IMM: a loss costs one piece, not the rest of
+		 * the message (UC drops a message's tail after a lost packet) */
+		c->piece = (128u << pa.active_mtu) / sizeof(float);
+		c->pieces = (c->chunk + c->piece - 1) / c->piece;
+		if (2 * (size_t)(c->n - 1) * c->pieces > 4000 || c->pieces > 0xffff) {
+			snprintf(w->err, sizeof(w->err), "mode lossy: %zu pieces per iteration, at most "
+				 "4000 (use a smaller size or more ranks)",
+				 2 * (size_t)(c->n - 1) * c->pieces);
+			json_decref(eps);
+			r = -EINVAL;
+			goto fail;
+		}
+		c->got = calloc(2 * (size_t)c->n * c->pieces, 1);
+		if (!c->got) {
+			json_decref(eps);
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
 	hist_init(&c->hist);
 	*ep = eps;
@@ -248,6 +335,14 @@ static int coll_connect(struct wl_ctx *w, const json_t *peers)
 			return -EINVAL;
 		}
 		r = vb_qp_connect(c->qp[j], w->dev, c->psn[j], &ep, &o);
+		if (!r && c->cfg.mode == M_LOSSY) {
+			if (vb_ep_from_json(&c->peer_data[j],
+					    json_object_get(json_array_get(peers, (size_t)j), "uc"))) {
+				snprintf(w->err, sizeof(w->err), "rank %d: no UC endpoint", j);
+				return -EINVAL;
+			}
+			r = vb_qp_connect(c->dq[j], w->dev, c->dpsn[j], &c->peer_data[j], &o);
+		}
 		if (r) {
 			snprintf(w->err, sizeof(w->err), "rank %d: connect to rank %d failed: %s", c->r, j,
 				 strerror(-r));
@@ -257,9 +352,12 @@ static int coll_connect(struct wl_ctx *w, const json_t *peers)
 	return 0;
 }
 
-/* wr_id: bit 63 = recv, bit 62 = READY, low bits = the step it belongs to */
+/* wr_id: bit 63 = recv, bit 62 = READY, bit 61 = lossy data, low bits = step */
 #define WR_RECV (1ULL << 63)
 #define WR_READY (1ULL << 62)
+#define WR_LOSSY (1ULL << 61)
+
+static void lossy_arrival(struct coll *c, uint32_t imm);
 
 static int post_recv(struct coll *c, struct ibv_qp *qp, float *dst, size_t n, uint64_t id)
 {
@@ -291,7 +389,9 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 	unsigned int spin = 0;
 	int n, i;
 
-	while (c->recvd < want_recvd || (ready_from >= 0 && c->ready[ready_from] < 1) ||
+	int once = !want_recvd && ready_from < 0 && !drain;	/* just one pass */
+
+	while (once-- > 0 || c->recvd < want_recvd || (ready_from >= 0 && c->ready[ready_from] < 1) ||
 	       (drain && c->sends)) {
 		n = ibv_poll_cq(c->cq, 16, wc);
 		if (n < 0)
@@ -303,7 +403,12 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 					 ibv_wc_status_str(wc[i].status));
 				return -EIO;
 			}
-			if ((wc[i].wr_id & (WR_RECV | WR_READY)) == (WR_RECV | WR_READY))
+			if (wc[i].wr_id & WR_LOSSY) {
+				if (wc[i].wr_id & WR_RECV)
+					lossy_arrival(c, ntohl(wc[i].imm_data));
+				else
+					c->sends--;
+			} else if ((wc[i].wr_id & (WR_RECV | WR_READY)) == (WR_RECV | WR_READY))
 				c->ready[wc[i].wr_id & 0xff]++;
 			else if (wc[i].wr_id & WR_RECV)
 				c->recvd++;	/* in order: the RQ is FIFO */
@@ -333,6 +438,145 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 	return 0;
 }
 
+/*
+ * Lossy mode (after OptiReduce / Celeris): data moves on UC QPs as one
+ * WRITE_WITH_IMM per MTU piece straight into the receiver's buffer; the
+ * immediate names (iteration, step, piece), the receiver keeps an arrival
+ * bitmap per step and ends a step when every piece is there or its timeout
+ * fires. Missing pieces are zero-filled and counted: nothing is
+ * retransmitted and a step never hangs. The timeout adapts: three times a
+ * moving average of recent complete steps, clamped to [step_timeout_min,
+ * step_timeout_max]. READY (flow control) stays on the RC QPs.
+ */
+static size_t npieces(const struct coll *c, int k)
+{
+	return (chunk_len(c, k) + c->piece - 1) / c->piece;
+}
+
+static uint8_t *got_of(struct coll *c, int gstep)
+{
+	return c->got + (size_t)gstep * c->pieces;
+}
+
+static void lossy_arrival(struct coll *c, uint32_t imm)
+{
+	uint32_t it = imm >> 24, gstep = (imm >> 16) & 0xff, pc = imm & 0xffff;
+	uint8_t *g;
+
+	c->recv_posted--;
+	if (it != (c->iter & 0xff) || gstep >= 2 * (uint32_t)c->n || pc >= c->pieces)
+		return;	/* late, from an iteration already given up on */
+	g = got_of(c, (int)gstep);
+	if (!g[pc]) {
+		g[pc] = 1;
+		c->arrived[gstep]++;
+		c->last_arrival[gstep] = now_ns();
+	}
+}
+
+static int lossy_post_recvs(struct coll *c)
+{
+	int left = (c->r + c->n - 1) % c->n, need = (int)(2 * (size_t)(c->n - 1) * c->pieces) + 8;
+	struct ibv_recv_wr wr = { .wr_id = WR_RECV | WR_LOSSY, .num_sge = 0 }, *bad;
+	int ret = 0;
+
+	/* RECVs of lost pieces were never used: top up to what one iteration needs */
+	while (!ret && c->recv_posted < need) {
+		ret = -ibv_post_recv(c->dq[left], &wr, &bad);
+		if (!ret)
+			c->recv_posted++;
+	}
+	return ret;
+}
+
+/* our chunk region [src, src + len) to the right neighbour's byte offset dst */
+static int lossy_send(struct coll *c, const float *src, size_t len, size_t dst_off, int gstep)
+{
+	int right = (c->r + 1) % c->n, ret;
+	size_t p, np = (len + c->piece - 1) / c->piece;
+
+	for (p = 0; p < np; p++) {
+		size_t n = len - p * c->piece < c->piece ? len - p * c->piece : c->piece;
+		struct ibv_sge sge = { .addr = (uintptr_t)(src + p * c->piece),
+				       .length = (uint32_t)(n * sizeof(float)), .lkey = c->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = WR_LOSSY, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM }, *bad;
+
+		wr.imm_data = htonl(((c->iter & 0xff) << 24) | ((uint32_t)gstep << 16) | (uint32_t)p);
+		wr.wr.rdma.remote_addr = c->peer_data[right].addr + dst_off +
+					 p * c->piece * sizeof(float);
+		wr.wr.rdma.rkey = c->peer_data[right].rkey;
+		if (p + 1 == np) {	/* one completion per step: it frees the SQ slots */
+			wr.send_flags = IBV_SEND_SIGNALED;
+			c->sends++;
+		}
+		ret = -ibv_post_send(c->dq[right], &wr, &bad);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Wait for step gstep (chunk k into [dst, dst + len)); zero-fill what missed it.
+ * The deadline follows OptiReduce's estimate: when a fraction f of the step
+ * had arrived by time t (the latest arrival), the whole should take t / f;
+ * wait 1.5 times that plus step_timeout_min. Before anything arrived the sender may just be late (a
+ * straggler is not a loss): wait, but never beyond step_timeout_max from the
+ * start of the step -- a silent peer costs that much per step, and no more.
+ */
+static int lossy_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *dst)
+{
+	uint8_t *g = got_of(c, gstep);
+	size_t need = npieces(c, k), p, len = chunk_len(c, k);
+	uint64_t t0 = now_ns(), now, dl, hard = t0 + c->cfg.step_timeout_max;
+	double lo = (double)c->cfg.step_timeout_min;
+	unsigned int spin = 0;
+	int r;
+
+	c->pieces_expected += need;
+	for (;;) {
+		if (c->arrived[gstep] >= need)
+			break;
+		now = now_ns();
+		/* a late sender is not a loss: nothing arrived yet means wait (to the cap).
+		 * Else extrapolate from when the last piece came: if a fraction f
+		 * arrived by then, all of it should by t / f */
+		dl = c->arrived[gstep] ?
+			     t0 + (uint64_t)(1.5 * (double)(c->last_arrival[gstep] > t0 ?
+							    c->last_arrival[gstep] - t0 : 0) *
+					     (double)need / (double)c->arrived[gstep] + lo) :
+			     hard;
+		if (dl > hard)
+			dl = hard;
+		if (now >= dl)
+			break;
+		r = poll_until(w, c, 0, -1, 0, dl);	/* one pass over the CQ */
+		if (r)
+			return r;
+		if (!(++spin & 63)) {
+			sched_yield();	/* ranks and rxe share the CPUs */
+			if (*w->stop)
+				return -EINTR;
+		}
+	}
+	if (c->arrived[gstep] >= need) {
+		double d = (double)(now_ns() - t0);
+
+		c->step_ewma_ns = c->step_ewma_ns ? 0.8 * c->step_ewma_ns + 0.2 * d : d;
+		return 0;
+	}
+	c->timeouts++;
+	for (p = 0; p < need; p++) {
+		if (g[p])
+			continue;
+		c->lost_pieces++;
+		memset(dst + p * c->piece, 0,
+		       (len - p * c->piece < c->piece ? len - p * c->piece : c->piece) * sizeof(float));
+	}
+	return 0;
+}
+
 /* ring chunk bookkeeping: the chunk rank r holds reduced after reduce-scatter */
 static int ag_owner(const struct coll *c)
 {
@@ -350,6 +594,13 @@ static int post_recvs(struct coll *c)
 
 	if (c->cfg.op == C_BROADCAST || c->cfg.op == C_ALLTOALL)
 		return post_recvs_other(c);
+	if (c->cfg.mode == M_LOSSY) {
+		/* a new iteration: its arrivals count from zero */
+		c->iter++;
+		memset(c->got, 0, 2 * (size_t)c->n * c->pieces);
+		memset(c->arrived, 0, sizeof(c->arrived));
+		return lossy_post_recvs(c);
+	}
 	for (s = 0; rs && !ret && s < n - 1; s++) {
 		k = (r - s - 1 + 2 * n) % n;	/* reduce-scatter step s: chunk r-s-1 */
 		ret = post_recv(c, left, c->stage + (size_t)s * c->chunk, chunk_len(c, k), (uint64_t)s);
@@ -446,11 +697,22 @@ static int ring_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 		memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), chunk_len(c, r) * sizeof(float));
 		for (s = 0; s < n - 1; s++) {
 			k = (r - s + 2 * n) % n;
-			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), s)))
-				goto post_fail;
-			c->sends++;
-			if ((ret = poll_until(w, c, base + s + 1, -1, 0, deadline)))
-				return ret;
+			if (c->cfg.mode == M_LOSSY) {
+				if ((ret = lossy_send(c, c->out + chunk_off(c, k), chunk_len(c, k),
+						      (size_t)((char *)(c->stage + (size_t)s * c->chunk) -
+							       c->mem), s)))
+					goto post_fail;
+				k = (r - s - 1 + 2 * n) % n;
+				if ((ret = lossy_wait(w, c, s, k, c->stage + (size_t)s * c->chunk)))
+					return ret;
+			} else {
+				if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k),
+						     s)))
+					goto post_fail;
+				c->sends++;
+				if ((ret = poll_until(w, c, base + s + 1, -1, 0, deadline)))
+					return ret;
+			}
 			k = (r - s - 1 + 2 * n) % n;
 			off = chunk_off(c, k);
 			len = chunk_len(c, k);
@@ -468,6 +730,17 @@ static int ring_once(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 			       chunk_len(c, r) * sizeof(float));
 		for (s = 0; s < n - 1; s++) {
 			k = (own - s + 2 * n) % n;	/* forward what arrived last step */
+			if (c->cfg.mode == M_LOSSY) {
+				int gs = (rs ? n - 1 : 0) + s, kr = (own - s - 1 + 2 * n) % n;
+
+				if ((ret = lossy_send(c, c->out + chunk_off(c, k), chunk_len(c, k),
+						      (size_t)((char *)(c->out + chunk_off(c, k)) - c->mem),
+						      gs)))
+					goto post_fail;
+				if ((ret = lossy_wait(w, c, gs, kr, c->out + chunk_off(c, kr))))
+					return ret;
+				continue;
+			}
 			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), n + s)))
 				goto post_fail;
 			c->sends++;
@@ -586,6 +859,18 @@ done:
 			    (json_int_t)c->cfg.iters, "time_avg_ns", t_s * 1e9, "algbw_bytes_per_s",
 			    algbw, "busbw_bytes_per_s", busbw, "wrong", (json_int_t)c->wrong,
 			    "time_ns", hist_to_json(&c->hist));
+	if (*result) {
+		json_object_set_new(*result, "mode", json_string(modes[c->cfg.mode]));
+		if (c->cfg.mode == M_LOSSY) {
+			json_object_set_new(*result, "lost_pieces", json_integer((json_int_t)c->lost_pieces));
+			json_object_set_new(*result, "pieces_expected",
+					    json_integer((json_int_t)c->pieces_expected));
+			json_object_set_new(*result, "lost_fraction",
+					    json_real(c->pieces_expected ? (double)c->lost_pieces /
+									   (double)c->pieces_expected : 0));
+			json_object_set_new(*result, "step_timeouts", json_integer((json_int_t)c->timeouts));
+		}
+	}
 	return *result ? 0 : -ENOMEM;
 }
 

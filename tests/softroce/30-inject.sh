@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
+TESTS="lossy_1pct lossy_20pct lossy_flap drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
        flap_retry_exceeded egress_drop_silent flush_clean"
 
 why=$(vm_unavailable)
@@ -27,6 +27,36 @@ ctr() { "$C" -j counters --node "$1" | jq ".hw_counters.$2 // 0"; }
 rule_ctr() { "$C" -j inject stats | jq ".rules[] | select(.id == $1) | .counters.$2"; }
 inject() { "$C" inject "$@"; }
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN{exit !(x >= lo && x <= hi)}'; }
+
+# --- the lossy recovery mode (UC, adaptive step timeout) against real drops at
+# every node's ingress: it reports about the injected fraction and never hangs
+lossy() {	# name pct lo hi args...
+	local name=$1 pct=$2 lo=$3 hi=$4 j rc t0 dt; shift 4
+	for i in 0 1 2; do inject add dev n$i ingress opcode data drop "$pct" >/dev/null; done
+	t0=$EPOCHREALTIME
+	j=$("$C" -j collective allreduce --mode lossy "$@" 2>&1); rc=$?
+	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+	inject flush >/dev/null
+	if [ $rc = 0 ] && jq -e --argjson lo "$lo" --argjson hi "$hi" \
+		'.results[0] | .lost_fraction >= $lo and .lost_fraction <= $hi' <<< "$j" >/dev/null; then
+		pass "$name" "drop $pct: lost $(jq '.results[0].lost_fraction*10000|floor/100' <<< "$j")% of pieces, p50 $(jq '.results[0].time_p50_ns/1e6*10|floor/10' <<< "$j") ms, p99 $(jq '.results[0].time_p99_ns/1e6*10|floor/10' <<< "$j") ms, ${dt}s"
+	else
+		fail "$name" "drop $pct: rc=$rc $(head -c 300 <<< "$j")"
+	fi
+}
+lossy lossy_1pct 1% 0.003 0.03 --size 64k --iters 30
+lossy lossy_20pct 20% 0.1 0.4 --size 64k --iters 10
+# one node's traffic cut for 2 s: steps lose that node's pieces and go on
+id=$(inject add dev sw1 egress opcode data flap 2s)
+t0=$EPOCHREALTIME
+j=$("$C" -j collective allreduce --mode lossy --size 64k --iters 20 --step_timeout_max 300ms 2>&1); rc=$?
+dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
+inject flush >/dev/null
+if [ $rc = 0 ] && jq -e '.results[0].lost_pieces > 0' <<< "$j" >/dev/null; then
+	pass lossy_flap "2 s cut toward node1: completed in ${dt}s, lost $(jq '.results[0].lost_fraction*10000|floor/100' <<< "$j")%"
+else
+	fail lossy_flap "rc=$rc $(head -c 300 <<< "$j")"
+fi
 
 # --- drop rate: UC WRITEs of one MTU each (no retransmission: every packet
 # counts once), 50,000 packets node0 -> node1, rule at node1's ingress

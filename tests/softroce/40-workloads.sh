@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="inject_lease arm_stop broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 why=$(vm_unavailable)
@@ -108,18 +108,27 @@ coll allgather allgather --size 100k --iters 5
 coll broadcast broadcast --sizes 4k:32k --root 2 --iters 3
 coll alltoall alltoall --sizes 12k:48k --iters 3
 NR=2 coll two_ranks allreduce --nodes node2,node0 --size 64k --iters 5
+# lossy mode without faults: exact, unless the testbed itself lost a packet
+j=$("$C" -j collective allreduce --mode lossy --sizes 16k:64k --iters 5 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.results | length == 3 and all(.lost_fraction < 0.02 and
+	(.lost_pieces > 0 or .wrong == 0) and (.ranks | all(.mode == "lossy")))' <<< "$j" >/dev/null; then
+	pass lossy_exact "$(jq -c '[.results[] | {size, wrong, lost_fraction}]' <<< "$j")"
+else
+	fail lossy_exact "rc=$rc $(head -c 300 <<< "$j")"
+fi
 
 ok=1
 for a in "allreduse:unknown value 'allreduse'" "allreduce --nodes node0,node0:listed twice" \
 	 "allreduce --nodes node9:unknown node 'node9'" "allreduce --size 2:out of range" \
 	 "allreduce --nodes node1:at least 2" "allreduce --iterz 3:did you mean 'iters'" \
-	 "alltoall --size 10k:not a multiple" "broadcast --root 5:root 5 of 3"; do
+	 "alltoall --size 10k:not a multiple" "broadcast --root 5:root 5 of 3" \
+	 "broadcast --mode lossy:allreduce, reduce_scatter, allgather only"; do
 	args=${a%%:*}; pat=${a#*:}
 	# shellcheck disable=SC2086
 	out=$("$C" collective $args 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "collective $args: rc=$rc $out"; fi
 done
-[ $ok = 1 ] && pass collective_bad_input "8 bad invocations rejected with a message" || fail collective_bad_input
+[ $ok = 1 ] && pass collective_bad_input "9 bad invocations rejected with a message" || fail collective_bad_input
 
 arms_total() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
 # the lease: a controller killed mid-run leaves no arm behind on any agent

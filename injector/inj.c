@@ -4,6 +4,7 @@
  * One skeleton per direction is loaded (its rodata says which); both reuse
  * the maps pinned under the pin root, so every hook shares one table.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -632,10 +633,6 @@ int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max)
 
 int inj_flush(const char *pin_root)
 {
-	static const char *const pinned[] = {
-		"inj_rules", "inj_state", "inj_rule_ctrs", "inj_hook_ctrs", "inj_hooks",
-		"inj_class_mask", "inj_qpn_mask", "inj_cfg", "inj_owned", NULL,
-	};
 	const char *root = pin_root ? pin_root : INJ_PIN_DIR;
 	uint32_t ifx[512], key, next;
 	int dirs[512], n, i, fd, first = 1, r = 0;
@@ -669,10 +666,20 @@ int inj_flush(const char *pin_root)
 	}
 	if (fd >= 0)
 		close(fd);
-	for (i = 0; pinned[i]; i++) {
-		snprintf(path, sizeof(path), "%s/%s", root, pinned[i]);
-		if (unlink(path) && errno != ENOENT && !r)
-			r = -errno;
+	/* every pin of ours, also those of older versions (other map names) */
+	{
+		DIR *d = opendir(root);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
+			if (unlink(path) && errno != ENOENT && !r)
+				r = -errno;
+		}
+		if (d)
+			closedir(d);
 	}
 	if (rmdir(root) && errno != ENOENT && !r)
 		r = -errno;

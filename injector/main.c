@@ -247,10 +247,16 @@ static int cmd_list(int with_ctr)
 	struct inj_ctx *c;
 	json_t *o, *a, *h;
 
-	c = open_ctx();
-	if (!c)
-		return 1;
-	n = inj_rule_list(c, rules, INJ_MAX_RULES);
+	/* nothing pinned: nothing to list (and listing must not create state) */
+	if (access(pin_root ? pin_root : INJ_PIN_DIR, F_OK)) {
+		c = NULL;
+		n = 0;
+	} else {
+		c = open_ctx();
+		if (!c)
+			return 1;
+		n = inj_rule_list(c, rules, INJ_MAX_RULES);
+	}
 	a = json_array();
 	for (i = 0; i < n; i++)
 		json_array_append_new(a, rule_json(c, &rules[i], with_ctr));
@@ -261,7 +267,8 @@ static int cmd_list(int with_ctr)
 		struct inj_hook_ctr k = { 0 };
 
 		if_indextoname(ifx[i], dev);
-		inj_hook_counters(c, ifx[i], dirs[i], &k);
+		if (c)
+			inj_hook_counters(c, ifx[i], dirs[i], &k);
 		json_array_append_new(h, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I}", "dev", dev,
 						   "ifindex", (json_int_t)ifx[i], "dir",
 						   dirs[i] ? "egress" : "ingress", "pkts",

@@ -69,3 +69,9 @@ I run dev injc0 ingress drop 1% for 1s > /dev/null 2>&1; rc=$?
 [ $rc = 0 ] && ! tc filter show dev injc0 ingress | grep -q . && pass run_window_end || fail run_window_end "rc=$rc"
 I flush >/dev/null
 clean && pass final_clean || fail final_clean
+# listing a clean system creates no state; flush also removes pins of older versions
+I -j list > /dev/null
+[ ! -e "$PIN" ] && pass list_creates_nothing || fail list_creates_nothing "$PIN exists after list"
+mkdir -p "$PIN" && bpftool map create "$PIN/inj_old_name" type array key 4 value 4 entries 1 name inj_old 2>/dev/null
+I flush && [ ! -e "$PIN" ] && pass flush_stale_pins "a pinned map of an unknown name is removed too" ||
+	fail flush_stale_pins "$(ls "$PIN" 2>&1)"

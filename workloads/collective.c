@@ -65,7 +65,7 @@ static const struct opt coll_opts[] = {
 	{ "root", OPT_UINT, O(root), 0, MAX_RANKS - 1, "0", NULL, "broadcast: the root rank" },
 	{ "mode", OPT_ENUM, O(mode), 0, 0, "rc", modes,
 	  "recovery: rc (NIC retransmits) | lossy (UC, adaptive step timeout, losses zero-filled)" },
-	{ "step_timeout_min", OPT_TIME, O(step_timeout_min), 100000, 60000000000ULL, "5ms", NULL,
+	{ "step_timeout_min", OPT_TIME, O(step_timeout_min), 100000, 60000000000ULL, "20ms", NULL,
 	  "lossy: shortest step timeout" },
 	{ "step_timeout_max", OPT_TIME, O(step_timeout_max), 100000, 60000000000ULL, "500ms", NULL,
 	  "lossy: longest step timeout (a silent peer costs this per step)" },

@@ -3,21 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fwht.h"
+#include "mix.h"
 #include "rht.h"
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 /* the sign of element i of the diagonal: one hash bit, the same on every rank */
 static float sign_of(uint64_t seed, size_t i)
 {
-	return mix(seed ^ ((uint64_t)i >> 6) * 0x9e3779b97f4a7c15ULL) >> (i & 63) & 1 ? -1.0f : 1.0f;
+	return rtb_mix64(seed ^ ((uint64_t)i >> 6) * 0x9e3779b97f4a7c15ULL) >> (i & 63) & 1 ? -1.0f : 1.0f;
 }
 
 size_t rht_wire_len(size_t n, size_t block)

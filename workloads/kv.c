@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include "wl.h"
+#include "../lib/mix.h"
 #include "../lib/hist.h"
 
 #define SLOTS 4
@@ -96,36 +97,19 @@ struct kv {
 	uint64_t gets, puts, retries, torn;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 static uint64_t slot_sum(const struct kv_slot *s, uint64_t version)
 {
-	uint64_t h = mix(s->key ^ mix(version));
+	uint64_t h = rtb_mix64(s->key ^ rtb_mix64(version));
 	int i;
 
 	for (i = 0; i < 5; i++)
-		h = mix(h ^ s->val[i]);
+		h = rtb_mix64(h ^ s->val[i]);
 	return h | 1;	/* never 0: an empty slot has sum 0 */
 }
 
 static uint64_t bucket_of(const struct kv *k, uint64_t key)
 {
-	return mix(key * 0x9e3779b97f4a7c15ULL) % k->nb;
+	return rtb_mix64(key * 0x9e3779b97f4a7c15ULL) % k->nb;
 }
 
 static size_t table_bytes(const struct kv *k)
@@ -163,7 +147,7 @@ static int place_all(struct wl_ctx *c, struct kv *k)
 				if (sl->key)
 					continue;
 				sl->key = key;
-				sl->val[1] = mix(key);
+				sl->val[1] = rtb_mix64(key);
 				sl->sum = slot_sum(sl, 0);
 				goto placed;
 			}
@@ -219,7 +203,7 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (!server) {
 		hist_init(&k->lat[0]);
 		hist_init(&k->lat[1]);
-		k->rng = mix(k->cfg.seed * 7919 + (uint64_t)(uintptr_t)k);
+		k->rng = rtb_mix64(k->cfg.seed * 7919 + (uint64_t)(uintptr_t)k);
 		if (k->cfg.dist == DIST_ZIPF) {
 			double s = 0, theta = k->cfg.theta_milli / 1000.0;
 			uint64_t n;
@@ -277,7 +261,7 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc;
-	uint64_t start = now_ns();
+	uint64_t start = wl_now_ns();
 	int n, r;
 
 	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -295,7 +279,7 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 		return -r;
 	}
 	while (!(n = ibv_poll_cq(k->rc[0].cq, 1, &wc))) {
-		if (now_ns() - start > k->cfg.op_timeout) {
+		if (wl_now_ns() - start > k->cfg.op_timeout) {
 			snprintf(c->err, sizeof(c->err), "kv: no completion within %.0f s",
 				 k->cfg.op_timeout / 1e9);
 			return -ETIMEDOUT;
@@ -377,7 +361,7 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 	if ((r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
 		return r;
 	w->val[0]++;
-	w->val[1] = mix(w->val[1] + key);
+	w->val[1] = rtb_mix64(w->val[1] + key);
 	w->lockver = v | 1;
 	w->sum = slot_sum(w, v + 2);
 	/* body (without lockver), then lockver = v + 2: in order on one RC QP */
@@ -392,7 +376,7 @@ static uint64_t pick_key(struct kv *k)
 	double u;
 	uint64_t lo = 0, hi, mid;
 
-	k->rng = mix(k->rng + 0x9e3779b97f4a7c15ULL);
+	k->rng = rtb_mix64(k->rng + 0x9e3779b97f4a7c15ULL);
 	if (k->cfg.dist == DIST_UNIFORM)
 		return k->rng % k->cfg.keys + 1;
 	u = (double)(k->rng >> 11) / 9007199254740992.0;
@@ -405,7 +389,7 @@ static uint64_t pick_key(struct kv *k)
 			hi = mid;
 	}
 	/* scatter the popular ranks over the key space */
-	return mix(lo + 1) % k->cfg.keys + 1;
+	return rtb_mix64(lo + 1) % k->cfg.keys + 1;
 }
 
 static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
@@ -448,26 +432,26 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 
 	if (c->role == WL_SERVER)
 		return server_run(c, k, result);
-	t_start = now_ns();
+	t_start = wl_now_ns();
 	for (i = 0; i < k->cfg.ops; i++) {
 		uint64_t key = pick_key(k);
 
-		k->rng = mix(k->rng + 1);
+		k->rng = rtb_mix64(k->rng + 1);
 		is_put = k->rng % 100 < upd_pct;
 		if (k->cfg.rate) {
 			/* open loop: each op has its slot in time; if we are late the
 			 * wait counts in its latency (no coordinated omission) */
 			intended = t_start + i * 1000000000ULL / k->cfg.rate;
-			while (now_ns() < intended)
+			while (wl_now_ns() < intended)
 				;
 			t0 = intended;
 		} else {
-			t0 = now_ns();
+			t0 = wl_now_ns();
 		}
 		r = is_put ? put(c, k, key) : lookup(c, k, key, &idx, &cur);
 		if (r)
 			return r;
-		t1 = now_ns();
+		t1 = wl_now_ns();
 		hist_record(&k->lat[is_put], t1 - t0);
 		wl_record(c, t1, t1 - t0);
 		if (is_put)
@@ -476,7 +460,7 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			k->gets++;
 		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
-	secs = (double)(now_ns() - t_start) / 1e9;
+	secs = (double)(wl_now_ns() - t_start) / 1e9;
 	/* tell the server this client is done */
 	r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, PROBE * SLOTS * sizeof(struct kv_slot),
 		 table_bytes(k), 8, 1, 0);

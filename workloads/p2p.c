@@ -113,14 +113,6 @@ struct p2p {
 	struct hist hist;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * A measured interval t1 - t0 contains about one clock_gettime() call (the
  * end of the first, the start of the second). With a TSC clocksource that is
@@ -134,9 +126,9 @@ static uint64_t timer_cost(void)
 	int i, k, j;
 
 	for (i = 0; i < 15; i++) {
-		t = now_ns();
+		t = wl_now_ns();
 		for (k = 0; k < 64; k++)
-			tmp = now_ns();
+			tmp = wl_now_ns();
 		d[i] = (tmp - t) / 64;
 	}
 	for (i = 1; i < 15; i++)	/* insertion sort: 15 values */
@@ -372,8 +364,8 @@ static int wait_for(struct wl_ctx *c, struct p2p *p, int byte, uint8_t seq, uint
 			return -EINTR;
 		}
 		if (!start) {
-			start = now_ns();
-		} else if (now_ns() - start > p->cfg.op_timeout) {
+			start = wl_now_ns();
+		} else if (wl_now_ns() - start > p->cfg.op_timeout) {
 			snprintf(c->err, sizeof(c->err), "qp 0x%x: %s within %.1f s", p->qp->qp_num,
 				 byte || want_recvd > p->recvd ? "no message from the peer" :
 								"operations not completed",
@@ -398,7 +390,7 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 			return r;
 		if (outstanding >= 96 && (r = wait_for(c, p, 0, 0, 0, &outstanding, 64)))
 			return r;
-		t0 = now_ns();
+		t0 = wl_now_ns();
 		if ((r = post_op(c, p, seq, i + 1 == total)))
 			return r;
 		outstanding++;
@@ -410,7 +402,7 @@ static int run_lat(struct wl_ctx *c, struct p2p *p)
 			r = wait_for(c, p, byte, seq, i + 1, &outstanding, ~0ULL);
 		if (r)
 			return r;
-		t1 = now_ns();
+		t1 = wl_now_ns();
 		if (i >= p->cfg.warmup) {
 			uint64_t dt = t1 - t0 > p->timer_ns ? t1 - t0 - p->timer_ns : 0;
 			uint64_t v = one_sided(p->cfg.op) ? dt : dt / 2;
@@ -433,14 +425,14 @@ static int run_bw(struct wl_ctx *c, struct p2p *p, uint64_t *elapsed)
 	if (c->role == WL_SERVER && p->cfg.qp == QP_UD) {
 		/* UD drops what finds no RECV: count arrivals until the sender is done
 		 * and the line has been idle for a second */
-		uint64_t last = now_ns(), seen = 0;
+		uint64_t last = wl_now_ns(), seen = 0;
 
-		while (p->recvd < total && now_ns() - last < 1000000000ULL) {
+		while (p->recvd < total && wl_now_ns() - last < 1000000000ULL) {
 			if ((r = reap(c, p, &outstanding)))
 				return r;
 			if (p->recvd != seen) {
 				seen = p->recvd;
-				last = now_ns();
+				last = wl_now_ns();
 			}
 			if (*c->stop)
 				return -EINTR;
@@ -454,7 +446,7 @@ static int run_bw(struct wl_ctx *c, struct p2p *p, uint64_t *elapsed)
 			/* the measured part starts with nothing in flight */
 			if ((r = wait_for(c, p, 0, 0, 0, &outstanding, 0)))
 				return r;
-			t0 = now_ns();
+			t0 = wl_now_ns();
 		}
 		if (outstanding >= p->cfg.tx_depth &&
 		    (r = wait_for(c, p, 0, 0, 0, &outstanding, p->cfg.tx_depth - 1)))
@@ -468,14 +460,14 @@ static int run_bw(struct wl_ctx *c, struct p2p *p, uint64_t *elapsed)
 		__atomic_store_n(&c->progress, posted, __ATOMIC_RELAXED);
 	}
 	r = wait_for(c, p, 0, 0, 0, &outstanding, 0);
-	*elapsed = now_ns() - t0;
+	*elapsed = wl_now_ns() - t0;
 	return r;
 }
 
 static int p2p_run(struct wl_ctx *c, json_t **result)
 {
 	struct p2p *p = c->priv;
-	uint64_t elapsed = 0, start = now_ns();
+	uint64_t elapsed = 0, start = wl_now_ns();
 	int r, k;
 
 	if (p->cfg.op == P2P_SEND)	/* the receive ring, before the peer can send */
@@ -486,7 +478,7 @@ static int p2p_run(struct wl_ctx *c, json_t **result)
 			}
 	if (p->cfg.test == P2P_LAT) {
 		r = run_lat(c, p);
-		elapsed = now_ns() - start;
+		elapsed = wl_now_ns() - start;
 	} else {
 		r = run_bw(c, p, &elapsed);
 	}

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "wl.h"
+#include "../lib/mix.h"
 #include "../lib/hist.h"
 
 enum st_rw { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW };
@@ -76,40 +77,23 @@ struct st {
 	uint64_t ios[2], mismatches, verified, rng;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mix(uint64_t x)	/* splitmix64's finalizer */
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 static void pattern(const struct st *s, uint64_t block, uint32_t gen, uint64_t *w, size_t words)
 {
-	uint64_t base = mix(s->cfg.seed ^ mix(block * 0x9e3779b97f4a7c15ULL + gen));
+	uint64_t base = rtb_mix64(s->cfg.seed ^ rtb_mix64(block * 0x9e3779b97f4a7c15ULL + gen));
 	size_t i;
 
 	for (i = 0; i < words; i++)
-		w[i] = mix(base + i);
+		w[i] = rtb_mix64(base + i);
 }
 
 static int pattern_ok(const struct st *s, uint64_t block, uint32_t gen, const uint64_t *w,
 		      size_t words)
 {
-	uint64_t base = mix(s->cfg.seed ^ mix(block * 0x9e3779b97f4a7c15ULL + gen));
+	uint64_t base = rtb_mix64(s->cfg.seed ^ rtb_mix64(block * 0x9e3779b97f4a7c15ULL + gen));
 	size_t i;
 
 	for (i = 0; i < words; i++)
-		if (w[i] != mix(base + i))
+		if (w[i] != rtb_mix64(base + i))
 			return 0;
 	return 1;
 }
@@ -168,7 +152,7 @@ static int st_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 			goto fail;
 		hist_init(&s->lat[0]);
 		hist_init(&s->lat[1]);
-		s->rng = mix(s->cfg.seed + 1);
+		s->rng = rtb_mix64(s->cfg.seed + 1);
 	}
 	r = vb_rc_create(&s->rc, c->dev, s->mem, s->memlen,
 			 IBV_ACCESS_LOCAL_WRITE |
@@ -209,7 +193,7 @@ static int st_connect(struct wl_ctx *c, const json_t *peer)
 
 static uint64_t rnd(struct st *s)
 {
-	s->rng = mix(s->rng + 0x9e3779b97f4a7c15ULL);
+	s->rng = rtb_mix64(s->rng + 0x9e3779b97f4a7c15ULL);
 	return s->rng;
 }
 
@@ -244,7 +228,7 @@ static int post_io(struct wl_ctx *c, struct st *s, int k, uint64_t block, int wr
 		pattern(s, block, s->gen[block] + 1, (uint64_t *)buf, s->cfg.bs / 8);
 	wr.wr.rdma.remote_addr = s->peer.addr + block * s->cfg.bs;
 	wr.wr.rdma.rkey = s->peer.rkey;
-	s->slot[k] = (struct slot){ .block = block, .write = write, .busy = 1, .t0 = now_ns() };
+	s->slot[k] = (struct slot){ .block = block, .write = write, .busy = 1, .t0 = wl_now_ns() };
 	s->inflight[block] = 1;
 	r = ibv_post_send(s->rc.qp, &wr, &bad);
 	if (r)
@@ -257,7 +241,7 @@ static int post_io(struct wl_ctx *c, struct st *s, int k, uint64_t block, int wr
 static int complete(struct wl_ctx *c, struct st *s, int record, int *freed, int nfree_max)
 {
 	struct ibv_wc wc[16];
-	uint64_t start = now_ns();
+	uint64_t start = wl_now_ns();
 	int n, i, got = 0;
 
 	while (!got) {
@@ -267,7 +251,7 @@ static int complete(struct wl_ctx *c, struct st *s, int record, int *freed, int 
 		for (i = 0; i < n; i++) {
 			int k = (int)wc[i].wr_id;
 			struct slot *sl = &s->slot[k];
-			uint64_t t = now_ns();
+			uint64_t t = wl_now_ns();
 
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				snprintf(c->err, sizeof(c->err), "block %llu: %s completed with %s",
@@ -298,7 +282,7 @@ static int complete(struct wl_ctx *c, struct st *s, int record, int *freed, int 
 				snprintf(c->err, sizeof(c->err), "stopped");
 				return -EINTR;
 			}
-			if (now_ns() - start > s->cfg.op_timeout) {
+			if (wl_now_ns() - start > s->cfg.op_timeout) {
 				snprintf(c->err, sizeof(c->err), "I/O not completed within %.0f s",
 					 s->cfg.op_timeout / 1e9);
 				return -ETIMEDOUT;
@@ -320,7 +304,7 @@ static int st_run(struct wl_ctx *c, json_t **result)
 	nfree = (int)s->cfg.iodepth;
 	for (k = 0; k < nfree; k++)
 		freelist[k] = nfree - 1 - k;
-	t0 = now_ns();
+	t0 = wl_now_ns();
 	while (done < s->cfg.iters) {
 		while (nfree && issued < s->cfg.iters) {
 			k = freelist[--nfree];
@@ -336,7 +320,7 @@ static int st_run(struct wl_ctx *c, json_t **result)
 		done += (uint64_t)r;
 		__atomic_store_n(&c->progress, done, __ATOMIC_RELAXED);
 	}
-	elapsed = now_ns() - t0;
+	elapsed = wl_now_ns() - t0;
 	/* final pass: every block read back once, expected at its last generation */
 	final_bad = s->mismatches;
 	for (b = 0; b < s->nblocks;) {

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 #include "../lib/hist.h"
 #include "../lib/opt.h"
 #include "verbs.h"
@@ -32,6 +33,15 @@ struct wl_ctx {
 	json_t *pending;	/* [{"t_ns": end, "lat_ns": hist}], under ival_lock */
 	uint64_t ival_dropped;
 };
+
+/* CLOCK_MONOTONIC in ns: what every workload stamps with (= bpf_ktime_get_ns) */
+static inline uint64_t wl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 #define WL_INTERVAL_NS 250000000ULL
 #define WL_MAX_PENDING 64

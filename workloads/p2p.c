@@ -215,11 +215,13 @@ fail:
 	return r;
 }
 
+static int post_recv(struct p2p *p);
+
 static int p2p_connect(struct wl_ctx *c, const json_t *peer)
 {
 	struct p2p *p = c->priv;
 	struct vb_rc_opts o;
-	int r;
+	int r, k;
 
 	if (vb_ep_from_json(&p->peer, peer)) {
 		snprintf(c->err, sizeof(c->err), "malformed peer endpoint");
@@ -239,10 +241,20 @@ static int p2p_connect(struct wl_ctx *c, const json_t *peer)
 		r = vb_ud_connect(p->qp, p->rc.pd, c->dev, p->psn, &p->peer, &p->ah);
 	else
 		r = vb_qp_connect(p->qp, c->dev, p->psn, &p->peer, &o);
-	if (r)
+	if (r) {
 		snprintf(c->err, sizeof(c->err), "qp 0x%x: connect to qp 0x%x failed: %s",
 			 p->qp->qp_num, p->peer.qpn, strerror(-r));
-	return r;
+		return r;
+	}
+	/* the receive ring now, not in run(): both sides connect before either
+	 * starts, and a SEND that finds no RECV is dropped on UC and UD (RC
+	 * would only delay it with RNR retries) */
+	for (k = 0; p->cfg.op == P2P_SEND && k < RECV_RING; k++)
+		if ((r = post_recv(p))) {
+			snprintf(c->err, sizeof(c->err), "post RECV: %s", strerror(-r));
+			return r;
+		}
+	return 0;
 }
 
 static int post_recv(struct p2p *p)
@@ -468,14 +480,8 @@ static int p2p_run(struct wl_ctx *c, json_t **result)
 {
 	struct p2p *p = c->priv;
 	uint64_t elapsed = 0, start = wl_now_ns();
-	int r, k;
+	int r;
 
-	if (p->cfg.op == P2P_SEND)	/* the receive ring, before the peer can send */
-		for (k = 0; k < RECV_RING; k++)
-			if ((r = post_recv(p))) {
-				snprintf(c->err, sizeof(c->err), "post RECV: %s", strerror(-r));
-				return r;
-			}
 	if (p->cfg.test == P2P_LAT) {
 		r = run_lat(c, p);
 		elapsed = wl_now_ns() - start;

@@ -1,0 +1,1182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The collective engine (see coll.h for the modes).
+ *
+ * Every rank has one RC QP per peer (a full mesh; the ring algorithms use
+ * the left and right neighbours) on one CQ. In rc mode the data are SENDs
+ * into RECVs posted ahead of time: the receive queue is FIFO and a
+ * neighbour's messages arrive in order, so each RECV names the slot its
+ * message belongs to. Flow control: once a rank has posted an iteration's
+ * RECVs it sends a 0-byte READY to its left neighbour, which waits for it
+ * before sending (leaning on RNR retries instead costs a jiffy a miss).
+ *
+ *   allreduce       ring: reduce-scatter (N-1 steps) then allgather (N-1)
+ *   reduce_scatter  the first half; rank r ends with chunk r+1 reduced
+ *   allgather       the second half, from each rank's own chunk
+ *   broadcast       the root's buffer down the ring, chunk by chunk (pipelined)
+ *   alltoall        chunk j of rank i goes to rank j (chunk i there), directly
+ *
+ * The UC modes (lossy, hadamard, ec), after OptiReduce and Celeris: the
+ * data go on a UC QP per peer as one WRITE_WITH_IMM per MTU piece straight
+ * into the receiver's buffer, chained into one post per step (on rxe each
+ * post is a doorbell system call). The immediate names (iteration, step,
+ * piece). Each step ends with two 0-byte end markers. The receiver keeps an
+ * arrival bitmap per step and ends it when
+ *   - every piece is there (ec: every group has enough to be rebuilt), or
+ *   - an end marker came and the link then idled for idle_grace (UC keeps
+ *     a QP's packets in order: after the marker nothing more is coming), or
+ *   - the agreed timeout passed since the step began and nothing came for
+ *     as long again (both markers lost, or the sender went quiet), or
+ *   - step_timeout_max passed (a silent peer costs this per step, no more;
+ *     while nothing at all has come, a late sender is waited for till then).
+ * The agreed timeout (OptiReduce's adaptive timeout): every rank estimates
+ * timeout_mult x an EWMA of its steps' times (from its sends to the last
+ * arrival, extrapolated by the fraction received when pieces were lost) and sends it, as the immediate
+ * of its READYs, to every rank; each uses min(median of the estimates,
+ * step_timeout_max), at least step_timeout_min. Missing pieces are
+ * zero-filled and counted. READYs stay on RC with a short ACK timeout (a
+ * lost READY costs a jiffy or two, not the 67 ms of the data QPs' default).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include "coll.h"
+#include "../lib/ec.h"
+#include "../lib/rht.h"
+
+#define MAX_RANKS COLL_MAX_RANKS
+#define MARKER 0xffffu
+#define READY_RECVS 4	/* READY RECVs kept posted per peer (UC modes) */
+#define CTL_TIMEOUT 10	/* UC modes' READY QPs: 4.2 ms, about a jiffy */
+
+const char *const coll_ops[] = { "allreduce", "reduce_scatter", "allgather", "broadcast",
+				 "alltoall", NULL };
+const char *const coll_modes[] = { "rc", "lossy", "hadamard", "ec", NULL };
+const char *const coll_prios[] = { "none", "magnitude", NULL };
+const char *const coll_onoff[] = { "off", "on", NULL };
+
+struct coll {
+	struct coll_cfg cfg;
+	int n, r, uc;
+	size_t ucount;		/* floats of the user's buffer */
+	size_t count, chunk;	/* floats on the wire (hadamard: padded), per chunk */
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[MAX_RANKS];	/* qp[j] talks to rank j; qp[r] unused */
+	uint32_t psn[MAX_RANKS];
+	struct ibv_mr *mr;
+	float *in, *out, *stage;	/* stage: N-1 chunks for reduce-scatter */
+	float *uin, *uout;	/* user domain: in/out, or the hadamard buffers */
+	char *mem;
+	size_t memlen;
+	int sends;		/* data sends not yet completed */
+	int csends;		/* UC modes: READY sends not yet completed (never waited for) */
+	uint64_t recvd;		/* data RECVs completed since the start */
+	int ready[MAX_RANKS];	/* READYs received from each rank and not yet used */
+	/* UC modes */
+	struct ibv_qp *dq[MAX_RANKS];
+	uint32_t dpsn[MAX_RANKS];
+	struct vb_ep peer_data[MAX_RANKS];	/* the peer's UC QP and its buffer */
+	size_t piece;		/* floats per piece (one MTU) */
+	size_t pieces;		/* data pieces per chunk (at most) */
+	size_t groups;		/* ec groups per chunk (at most) */
+	size_t slots;		/* piece numbers per step: data, then parity */
+	float *prx, *ptx, *tail, *zero;	/* parity received / sent (per step), scratch */
+	uint8_t *got;		/* [gstep][slot] arrival bitmap of this iteration */
+	uint16_t *garr;		/* ec: [gstep][group] pieces arrived */
+	uint32_t arrived[2 * MAX_RANKS];	/* data pieces seen per step */
+	uint32_t gready[2 * MAX_RANKS];	/* ec: groups that can be rebuilt */
+	uint32_t step_np[2 * MAX_RANKS];	/* data pieces of each step */
+	uint8_t marker[2 * MAX_RANKS];
+	uint64_t last_arrival[2 * MAX_RANKS];	/* as polled, not as arrived */
+	int recv_posted;	/* WRITE_WITH_IMM RECVs outstanding on the left UC QP */
+	uint32_t iter;		/* iteration number, in the immediate */
+	struct ibv_send_wr *swr;	/* one step's chained WRITE_WITH_IMMs */
+	struct ibv_sge *sge;
+	struct ibv_recv_wr *rwr;
+	uint32_t *order;	/* priority: the pieces' send order */
+	float *mag;
+	double ewma_ns;
+	uint32_t est_us[MAX_RANKS];	/* every rank's latest timeout estimate */
+	struct ec *ec;
+	struct coll_stats st;
+	uint64_t it_lost, it_expected;	/* this iteration's */
+};
+
+static size_t chunk_off(const struct coll *c, int k)
+{
+	return (size_t)k * c->chunk;
+}
+
+static size_t chunk_len(const struct coll *c, int k)
+{
+	size_t off = chunk_off(c, k);
+
+	return off >= c->count ? 0 : (c->count - off < c->chunk ? c->count - off : c->chunk);
+}
+
+static size_t npieces(const struct coll *c, int k)
+{
+	return (chunk_len(c, k) + c->piece - 1) / c->piece;
+}
+
+/* ring chunk bookkeeping: the chunk rank r holds reduced after reduce-scatter */
+static int ag_owner(const struct coll *c)
+{
+	return c->cfg.op == C_ALLGATHER ? c->r : (c->r + 1) % c->n;
+}
+
+/* the chunk received in global step gstep (reduce-scatter 0..n-2, then allgather) */
+static int step_chunk(const struct coll *c, int gstep)
+{
+	int n = c->n, rs = c->cfg.op != C_ALLGATHER;
+
+	if (rs && gstep < n - 1)
+		return (c->r - gstep - 1 + 2 * n) % n;
+	return (ag_owner(c) - (gstep - (rs ? n - 1 : 0)) - 1 + 2 * n) % n;
+}
+
+float *coll_input(struct coll *c)
+{
+	return c->uin;
+}
+
+const float *coll_output(const struct coll *c)
+{
+	return c->uout;
+}
+
+size_t coll_count(const struct coll *c)
+{
+	return c->ucount;
+}
+
+void coll_get_stats(const struct coll *c, struct coll_stats *s)
+{
+	*s = c->st;
+}
+
+void coll_close(struct coll *c)
+{
+	int j;
+
+	if (!c)
+		return;
+	for (j = 0; j < MAX_RANKS; j++) {
+		if (c->qp[j])
+			ibv_destroy_qp(c->qp[j]);
+		if (c->dq[j])
+			ibv_destroy_qp(c->dq[j]);
+	}
+	free(c->got);
+	free(c->garr);
+	free(c->swr);
+	free(c->sge);
+	free(c->rwr);
+	free(c->order);
+	free(c->mag);
+	ec_free(c->ec);
+	if (c->uin != c->in)
+		free(c->uin);
+	if (c->uout != c->out)
+		free(c->uout);
+	if (c->mr)
+		ibv_dereg_mr(c->mr);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	free(c->mem);
+	free(c);
+}
+
+static int create_uc(struct wl_ctx *w, struct coll *c, int j, json_t *e, enum ibv_mtu mtu,
+		     uint32_t wr)
+{
+	struct ibv_qp_init_attr dqa = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct vb_ep me = { 0 };
+
+	c->dq[j] = ibv_create_qp(c->pd, &dqa);
+	if (!c->dq[j]) {
+		snprintf(w->err, sizeof(w->err), "%s: failed to create UC QP (%u WRs): %s",
+			 w->dev->name, wr, strerror(errno));
+		return -errno;
+	}
+	c->dpsn[j] = c->psn[j] ^ 0x5a5a5a;
+	me.qpn = c->dq[j]->qp_num;
+	me.psn = c->dpsn[j];
+	me.gid = w->dev->gid;
+	me.mtu = mtu;
+	me.rkey = c->mr->rkey;
+	me.addr = (uint64_t)(uintptr_t)c->mem;
+	me.len = c->memlen;
+	json_object_set_new(e, "uc", vb_ep_to_json(&me));
+	return 0;
+}
+
+static int check_cfg(struct wl_ctx *w, const struct coll_cfg *cfg)
+{
+	const char *why = NULL;
+
+	if (cfg->rank >= cfg->nranks)
+		why = "rank is not below nranks";
+	else if (cfg->op == C_BROADCAST && cfg->root >= cfg->nranks)
+		why = "broadcast: root is not below nranks";
+	else if (cfg->op == C_ALLTOALL && cfg->size % (sizeof(float) * cfg->nranks))
+		why = "alltoall: size is not a multiple of 4 x nranks";
+	else if (cfg->mode != M_RC && cfg->op != C_ALLREDUCE && cfg->op != C_REDUCE_SCATTER &&
+		 cfg->op != C_ALLGATHER)
+		why = "the lossy modes run allreduce, reduce_scatter and allgather only";
+	else if (cfg->mode == M_HADAMARD && cfg->op != C_ALLREDUCE)
+		why = "mode hadamard: allreduce only (the transform commutes with the sum)";
+	else if (cfg->mode == M_HADAMARD && (cfg->block & (cfg->block - 1)))
+		why = "block: expected a power of two";
+	else if (cfg->mode == M_EC && cfg->ec_k + cfg->ec_m > 255)
+		why = "ec_k + ec_m: at most 255";
+	else if (cfg->step_timeout_min > cfg->step_timeout_max)
+		why = "step_timeout_min is above step_timeout_max";
+	if (why)
+		snprintf(w->err, sizeof(w->err), "%s", why);
+	return why ? -EINVAL : 0;
+}
+
+int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, json_t **ep)
+{
+	struct ibv_port_attr pa;
+	size_t par = 0, need = 0;
+	struct coll *c;
+	json_t *eps = NULL, *e;
+	int j, r, g;
+
+	*cp = NULL;
+	if ((r = check_cfg(w, cfg)))
+		return r;
+	if ((r = vb_port_query(w->dev, &pa)))
+		return r;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	c->n = (int)cfg->nranks;
+	c->r = (int)cfg->rank;
+	c->uc = cfg->mode != M_RC;
+	c->ucount = cfg->size / sizeof(float);
+	c->count = cfg->mode == M_HADAMARD ? rht_wire_len(c->ucount, cfg->block) : c->ucount;
+	c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
+	r = -EINVAL;
+	if (c->uc) {
+		/* one MTU per WRITE_WITH_IMM: a loss costs one piece, not the rest of
+		 * the message (UC drops a message's tail after a lost packet) */
+		c->piece = (128u << pa.active_mtu) / sizeof(float);
+		c->pieces = (c->chunk + c->piece - 1) / c->piece;
+		if (cfg->mode == M_EC) {
+			c->groups = (c->pieces + cfg->ec_k - 1) / cfg->ec_k;
+			par = c->groups * cfg->ec_m;	/* parity pieces per step */
+		}
+		c->slots = c->pieces + par;
+		need = 2 * (size_t)(c->n - 1) * (c->slots + 2) + 8;
+		if (need > 12000 || c->slots >= MARKER) {
+			snprintf(w->err, sizeof(w->err),
+				 "mode %s: %zu pieces per iteration, at most 12000 (a smaller size "
+				 "or more ranks)", coll_modes[cfg->mode], need);
+			goto fail;
+		}
+	}
+	c->memlen = (2 * c->count + (size_t)(c->n - 1) * c->chunk +
+		     4 * (size_t)(c->n - 1) * par * c->piece + 2 * c->piece) * sizeof(float);
+	r = -ENOMEM;
+	if (posix_memalign((void **)&c->mem, 4096, c->memlen))
+		goto fail;
+	memset(c->mem, 0, c->memlen);
+	c->in = (float *)c->mem;
+	c->out = c->in + c->count;
+	c->stage = c->out + c->count;
+	c->prx = c->stage + (size_t)(c->n - 1) * c->chunk;
+	c->ptx = c->prx + 2 * (size_t)(c->n - 1) * par * c->piece;
+	c->tail = c->ptx + 2 * (size_t)(c->n - 1) * par * c->piece;
+	c->zero = c->tail + c->piece;
+	c->uin = c->in;
+	c->uout = c->out;
+	if (cfg->mode == M_HADAMARD) {
+		c->uin = calloc(c->ucount, sizeof(float));
+		c->uout = calloc(c->ucount, sizeof(float));
+		if (!c->uin || !c->uout)
+			goto fail;
+	}
+	if (c->uc) {
+		c->got = calloc(2 * (size_t)c->n * c->slots, 1);
+		c->garr = calloc(2 * (size_t)c->n * (c->groups ? c->groups : 1), sizeof(*c->garr));
+		c->swr = calloc(c->slots + 2, sizeof(*c->swr));
+		c->sge = calloc(c->slots + 2, sizeof(*c->sge));
+		c->rwr = calloc(need, sizeof(*c->rwr));
+		c->order = calloc(c->pieces, sizeof(*c->order));
+		c->mag = calloc(c->pieces, sizeof(*c->mag));
+		if (!c->got || !c->garr || !c->swr || !c->sge || !c->rwr || !c->order || !c->mag)
+			goto fail;
+		for (g = 0; g < 2 * (c->n - 1); g++)
+			c->step_np[g] = (uint32_t)npieces(c, step_chunk(c, g));
+		if (cfg->mode == M_EC && !(c->ec = ec_new((int)cfg->ec_k, (int)cfg->ec_m))) {
+			snprintf(w->err, sizeof(w->err), "ec_k %llu, ec_m %llu: %s",
+				 (unsigned long long)cfg->ec_k, (unsigned long long)cfg->ec_m,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	c->pd = ibv_alloc_pd(w->dev->ctx);
+	c->cq = c->pd ? ibv_create_cq(w->dev->ctx, (int)need + 8 * MAX_RANKS + 64, NULL, NULL, 0) :
+			NULL;
+	c->mr = c->cq ? ibv_reg_mr(c->pd, c->mem, c->memlen,
+				   IBV_ACCESS_LOCAL_WRITE | (c->uc ? IBV_ACCESS_REMOTE_WRITE : 0)) :
+			NULL;
+	if (!c->mr) {
+		snprintf(w->err, sizeof(w->err), "%s: PD/CQ/MR (%zu bytes): %s", w->dev->name, c->memlen,
+			 strerror(errno));
+		r = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	eps = json_array();
+	for (j = 0; j < c->n; j++) {
+		struct ibv_qp_init_attr qia = {
+			.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 2 * MAX_RANKS, .max_recv_wr = 4 * MAX_RANKS,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct vb_ep me = { 0 };
+
+		if (j == c->r) {
+			json_array_append_new(eps, json_null());
+			continue;
+		}
+		c->qp[j] = ibv_create_qp(c->pd, &qia);
+		if (!c->qp[j]) {
+			snprintf(w->err, sizeof(w->err), "%s: failed to create RC QP: %s", w->dev->name,
+				 strerror(errno));
+			r = -errno;
+			goto fail;
+		}
+		if (getrandom(&c->psn[j], sizeof(c->psn[j]), 0) != sizeof(c->psn[j]))
+			c->psn[j] = (uint32_t)wl_now_ns();
+		c->psn[j] &= 0xffffff;
+		me.qpn = c->qp[j]->qp_num;
+		me.psn = c->psn[j];
+		me.gid = w->dev->gid;
+		me.mtu = pa.active_mtu;
+		e = vb_ep_to_json(&me);
+		json_array_append_new(eps, e);
+		if (c->uc && (r = create_uc(w, c, j, e, pa.active_mtu,
+					    (uint32_t)(need < 64 ? 64 : need))))
+			goto fail;
+	}
+	*ep = eps;
+	*cp = c;
+	return 0;
+fail:
+	json_decref(eps);
+	coll_close(c);
+	return r;
+}
+
+/* peers: array, entry j = rank j's endpoint meant for this rank (null for self) */
+int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
+{
+	/* RNR is the flow control's backstop: retry soon (0.01 ms), forever */
+	struct vb_rc_opts o = { .timeout = (uint8_t)c->cfg.rc_timeout,
+				.retry_cnt = (uint8_t)c->cfg.rc_retry_cnt,
+				.rnr_retry = (uint8_t)c->cfg.rc_rnr_retry, .max_rd_atomic = 1,
+				.min_rnr_timer = 1 };
+	struct vb_ep ep;
+	int j, r;
+
+	if (c->uc) {	/* the RC QPs carry READYs only */
+		o.timeout = CTL_TIMEOUT;
+		o.retry_cnt = 7;
+		o.rnr_retry = 7;
+	}
+	if (!json_is_array(peers) || json_array_size(peers) != (size_t)c->n) {
+		snprintf(w->err, sizeof(w->err), "expected %d peer endpoints", c->n);
+		return -EINVAL;
+	}
+	for (j = 0; j < c->n; j++) {
+		if (j == c->r)
+			continue;
+		if (vb_ep_from_json(&ep, json_array_get(peers, (size_t)j))) {
+			snprintf(w->err, sizeof(w->err), "malformed endpoint of rank %d", j);
+			return -EINVAL;
+		}
+		r = vb_qp_connect(c->qp[j], w->dev, c->psn[j], &ep, &o);
+		if (!r && c->uc) {
+			if (vb_ep_from_json(&c->peer_data[j],
+					    json_object_get(json_array_get(peers, (size_t)j), "uc"))) {
+				snprintf(w->err, sizeof(w->err), "rank %d: no UC endpoint", j);
+				return -EINVAL;
+			}
+			if (c->peer_data[j].len != c->memlen) {
+				snprintf(w->err, sizeof(w->err),
+					 "rank %d: buffer of %llu bytes, ours %zu (different options?)",
+					 j, (unsigned long long)c->peer_data[j].len, c->memlen);
+				return -EINVAL;
+			}
+			r = vb_qp_connect(c->dq[j], w->dev, c->dpsn[j], &c->peer_data[j], &o);
+		}
+		if (r) {
+			snprintf(w->err, sizeof(w->err), "rank %d: connect to rank %d failed: %s", c->r, j,
+				 strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* wr_id: bit 63 = recv, bit 62 = READY, bit 61 = UC data, low bits = step/rank */
+#define WR_RECV (1ULL << 63)
+#define WR_READY (1ULL << 62)
+#define WR_LOSSY (1ULL << 61)
+
+static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now);
+
+static int post_recv(struct coll *c, struct ibv_qp *qp, float *dst, size_t n, uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)dst, .length = (uint32_t)(n * sizeof(float)),
+			       .lkey = c->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = WR_RECV | id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return -ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct coll *c, struct ibv_qp *qp, const float *src, size_t n, uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = (uint32_t)(n * sizeof(float)),
+			       .lkey = c->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	return -ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * Completions, counted in c: sends outstanding, data RECVs done (ever) and
+ * READYs received but not yet used. Poll until all three reach the wants
+ * (or, with nothing wanted, once).
+ */
+static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int ready_from,
+		      int drain, uint64_t deadline)
+{
+	struct ibv_wc wc[64];
+	unsigned int spin = 0;
+	int n, i, once = !want_recvd && ready_from < 0 && !drain;
+
+	while (once-- > 0 || c->recvd < want_recvd || (ready_from >= 0 && c->ready[ready_from] < 1) ||
+	       (drain && c->sends)) {
+		uint64_t batch_now = 0;
+
+		n = ibv_poll_cq(c->cq, 64, wc);
+		if (n < 0)
+			return -EIO;
+		for (i = 0; i < n; i++) {
+			uint64_t id = wc[i].wr_id;
+
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				snprintf(w->err, sizeof(w->err), "rank %d: %s completed with %s", c->r,
+					 id & WR_RECV ? "RECV" : "SEND",
+					 ibv_wc_status_str(wc[i].status));
+				return -EIO;
+			}
+			if (id & WR_LOSSY) {
+				if (id & WR_RECV)
+					uc_arrival(c, ntohl(wc[i].imm_data), &batch_now);
+				else
+					c->sends--;
+			} else if ((id & (WR_RECV | WR_READY)) == (WR_RECV | WR_READY)) {
+				int src = (int)(id & 0xff);
+
+				c->ready[src]++;
+				if (c->uc) {	/* the peer's estimate; keep the RECVs topped up */
+					if (wc[i].wc_flags & IBV_WC_WITH_IMM)
+						c->est_us[src] = ntohl(wc[i].imm_data);
+					if (post_recv(c, c->qp[src], NULL, 0, WR_READY | (uint64_t)src))
+						return -EIO;
+				}
+			} else if (id & WR_RECV) {
+				c->recvd++;	/* in order: the RQ is FIFO */
+			} else if (id & WR_READY) {
+				c->csends--;
+			} else {
+				c->sends--;
+			}
+		}
+		if (!n && !(++spin & 63)) {
+			/* ranks may outnumber CPUs (3 agents, 2 vCPUs), and rxe does its
+			 * work in kernel threads: spinning without yielding would stall
+			 * everyone for a scheduler tick */
+			sched_yield();
+			if (*w->stop) {
+				snprintf(w->err, sizeof(w->err), "stopped");
+				return -EINTR;
+			}
+			if (wl_now_ns() > deadline) {
+				int rdy = ready_from >= 0 && c->ready[ready_from] < 1;
+
+				snprintf(w->err, sizeof(w->err), "rank %d: %s rank %d in time", c->r,
+					 rdy ? "no READY from" :
+					 c->recvd < want_recvd ? "no data from" : "sends unacknowledged by",
+					 rdy ? ready_from : (c->r + c->n - 1) % c->n);
+				return -ETIMEDOUT;
+			}
+		}
+	}
+	return 0;
+}
+
+static uint8_t *got_of(struct coll *c, int gstep)
+{
+	return c->got + (size_t)gstep * c->slots;
+}
+
+static uint16_t *garr_of(struct coll *c, int gstep)
+{
+	return c->garr + (size_t)gstep * (c->groups ? c->groups : 1);
+}
+
+/* data pieces in group g of a step with np pieces */
+static uint32_t group_k(const struct coll *c, uint32_t np, size_t g)
+{
+	size_t k = c->cfg.ec_k, lo = g * k;
+
+	return lo >= np ? 0 : (uint32_t)(np - lo < k ? np - lo : k);
+}
+
+/* batch_now: one timestamp per polled batch (a clock read costs ~1.4 us under
+ * TCG's hpet: not once per piece) */
+static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now)
+{
+	uint32_t it = imm >> 24, gstep = (imm >> 16) & 0xff, pc = imm & 0xffff;
+	uint8_t *g;
+
+	c->recv_posted--;
+	if (it != (c->iter & 0xff) || gstep >= 2 * (uint32_t)(c->n - 1))
+		return;	/* late, from an iteration already given up on */
+	if (!*batch_now)
+		*batch_now = wl_now_ns();
+	if (pc == MARKER) {
+		c->marker[gstep] = 1;
+		c->last_arrival[gstep] = *batch_now;
+		return;
+	}
+	if (pc >= c->slots)
+		return;
+	g = got_of(c, (int)gstep);
+	if (g[pc])
+		return;
+	g[pc] = 1;
+	if (pc < c->pieces)
+		c->arrived[gstep]++;
+	if (c->ec) {
+		size_t grp = pc < c->pieces ? pc / c->cfg.ec_k : (pc - c->pieces) / c->cfg.ec_m;
+		uint16_t *ga = garr_of(c, (int)gstep);
+
+		if (++ga[grp] == group_k(c, c->step_np[gstep], grp))
+			c->gready[gstep]++;
+	}
+	c->last_arrival[gstep] = *batch_now;
+}
+
+static int uc_post_recvs(struct coll *c)
+{
+	int left = (c->r + c->n - 1) % c->n;
+	int need = (int)(2 * (size_t)(c->n - 1) * (c->slots + 2)) + 8;
+	struct ibv_recv_wr *bad;
+	int k = 0, ret;
+
+	/* RECVs of lost pieces were never used: top up to what one iteration
+	 * needs, in one chained call */
+	while (c->recv_posted + k < need) {
+		c->rwr[k] = (struct ibv_recv_wr){ .wr_id = WR_RECV | WR_LOSSY, .num_sge = 0 };
+		if (k)
+			c->rwr[k - 1].next = &c->rwr[k];
+		k++;
+	}
+	if (!k)
+		return 0;
+	ret = -ibv_post_recv(c->dq[left], c->rwr, &bad);
+	if (!ret)
+		c->recv_posted += k;
+	return ret;
+}
+
+static int cmp_mag(const void *a, const void *b, void *arg)
+{
+	const float *mag = arg;
+	float x = mag[*(const uint32_t *)a], y = mag[*(const uint32_t *)b];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void uc_wr(struct coll *c, int k, const float *src, size_t n, uint64_t dst_off, uint32_t imm)
+{
+	int right = (c->r + 1) % c->n;
+
+	c->sge[k] = (struct ibv_sge){ .addr = (uintptr_t)src, .length = (uint32_t)(n * sizeof(float)),
+				      .lkey = c->mr->lkey };
+	c->swr[k] = (struct ibv_send_wr){ .wr_id = WR_LOSSY, .sg_list = n ? &c->sge[k] : NULL,
+					  .num_sge = n ? 1 : 0,
+					  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM };
+	c->swr[k].imm_data = htonl(imm);
+	c->swr[k].wr.rdma.remote_addr = c->peer_data[right].addr + dst_off;
+	c->swr[k].wr.rdma.rkey = c->peer_data[right].rkey;
+	if (k)
+		c->swr[k - 1].next = &c->swr[k];
+}
+
+/* ec: the parity of every group of the chunk at src (np pieces, len floats) */
+static void ec_parity(struct coll *c, const float *src, size_t np, size_t len, float *ptx)
+{
+	unsigned char *data[256], *par[256];
+	size_t g, i, kk = c->cfg.ec_k, m = c->cfg.ec_m;
+
+	for (g = 0; g * kk < np; g++) {
+		for (i = 0; i < kk; i++) {
+			size_t p = g * kk + i;
+
+			if (p >= np) {
+				data[i] = (unsigned char *)c->zero;
+			} else if ((p + 1) * c->piece > len) {	/* the short last piece */
+				memset(c->tail, 0, c->piece * sizeof(float));
+				memcpy(c->tail, src + p * c->piece, (len - p * c->piece) * sizeof(float));
+				data[i] = (unsigned char *)c->tail;
+			} else {
+				data[i] = (unsigned char *)(src + p * c->piece);
+			}
+		}
+		for (i = 0; i < m; i++)
+			par[i] = (unsigned char *)(ptx + (g * m + i) * c->piece);
+		ec_encode(c->ec, c->piece * sizeof(float), data, par);
+	}
+}
+
+/* one step: our chunk region [src, src + len) to the right neighbour's byte
+ * offset dst_off, parity after the data (ec), then two end markers; all in
+ * one chained post (on rxe every post is a doorbell system call) */
+static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off, int gstep)
+{
+	int right = (c->r + 1) % c->n, k = 0;
+	size_t p, np = (len + c->piece - 1) / c->piece, q, par;
+	uint32_t hdr = ((c->iter & 0xff) << 24) | ((uint32_t)gstep << 16);
+	struct ibv_send_wr *bad;
+
+	for (p = 0; p < np; p++)
+		c->order[p] = (uint32_t)p;
+	if (c->cfg.priority == P_MAGNITUDE && np > 1) {
+		/* Celeris-style: the pieces that carry the most go first, so a step cut
+		 * short by its timeout loses the least */
+		for (p = 0; p < np; p++) {
+			size_t e, hi = len - p * c->piece < c->piece ? len - p * c->piece : c->piece;
+			float s = 0;
+
+			for (e = 0; e < hi; e++)
+				s += fabsf(src[p * c->piece + e]);
+			c->mag[p] = s;
+		}
+		qsort_r(c->order, np, sizeof(*c->order), cmp_mag, c->mag);
+	}
+	for (q = 0; q < np; q++, k++) {
+		p = c->order[q];
+		uc_wr(c, k, src + p * c->piece,
+		      len - p * c->piece < c->piece ? len - p * c->piece : c->piece,
+		      dst_off + p * c->piece * sizeof(float), hdr | (uint32_t)p);
+	}
+	if (c->ec) {
+		/* a parity area per step: the last step's may still be on the wire */
+		float *ptx = c->ptx + (size_t)gstep * c->groups * c->cfg.ec_m * c->piece;
+
+		ec_parity(c, src, np, len, ptx);
+		par = ((np + c->cfg.ec_k - 1) / c->cfg.ec_k) * c->cfg.ec_m;
+		for (q = 0; q < par; q++, k++)
+			uc_wr(c, k, ptx + q * c->piece, c->piece,
+			      (uint64_t)((char *)(c->prx + ((size_t)gstep * c->groups * c->cfg.ec_m + q) *
+								 c->piece) - c->mem),
+			      hdr | (uint32_t)(c->pieces + q));
+	}
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
+	c->swr[k - 1].next = NULL;
+	/* one completion per step: it frees the SQ slots */
+	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
+	c->sends++;
+	return -ibv_post_send(c->dq[right], c->swr, &bad);
+}
+
+/* min(median of the ranks' estimates, cap), at least step_timeout_min */
+static uint64_t agreed_timeout(struct coll *c)
+{
+	uint64_t v[MAX_RANKS], t;
+	int i, j, m = 0;
+
+	c->est_us[c->r] = (uint32_t)(c->ewma_ns * (double)c->cfg.timeout_mult_ppm / 1e6 / 1e3);
+	for (i = 0; i < c->n; i++) {
+		if (!c->est_us[i])
+			continue;
+		for (j = m++; j > 0 && v[j - 1] > c->est_us[i]; j--)
+			v[j] = v[j - 1];
+		v[j] = c->est_us[i];
+	}
+	t = m ? (m & 1 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2) * 1000 : c->cfg.step_timeout_max;
+	if (t > c->cfg.step_timeout_max)
+		t = c->cfg.step_timeout_max;
+	if (t < c->cfg.step_timeout_min)
+		t = c->cfg.step_timeout_min;
+	return t;
+}
+
+/* ec: rebuild what the groups' parity can; returns pieces rebuilt */
+static uint64_t ec_rebuild(struct coll *c, int gstep, float *dst, size_t np, size_t len)
+{
+	unsigned char *ch[256], present[256];
+	uint8_t *got = got_of(c, gstep);
+	size_t g, i, kk = c->cfg.ec_k, m = c->cfg.ec_m;
+	uint64_t fixed = 0;
+
+	for (g = 0; g * kk < np; g++) {
+		size_t miss = 0, dmiss = 0, tailp = SIZE_MAX;
+
+		for (i = 0; i < kk + m; i++) {
+			size_t p = g * kk + i;
+
+			if (i < kk) {
+				present[i] = p >= np || got[p];
+				if (p >= np)
+					ch[i] = (unsigned char *)c->zero;
+				else if ((p + 1) * c->piece > len) {
+					tailp = p;
+					memset(c->tail, 0, c->piece * sizeof(float));
+					if (got[p])
+						memcpy(c->tail, dst + p * c->piece,
+						       (len - p * c->piece) * sizeof(float));
+					ch[i] = (unsigned char *)c->tail;
+				} else
+					ch[i] = (unsigned char *)(dst + p * c->piece);
+				dmiss += !present[i];
+			} else {
+				present[i] = got[c->pieces + g * m + (i - kk)];
+				ch[i] = (unsigned char *)(c->prx + ((size_t)gstep * c->groups * m +
+								    g * m + (i - kk)) * c->piece);
+			}
+			miss += !present[i];
+		}
+		if (!dmiss || miss > m)
+			continue;
+		if (ec_recover(c->ec, c->piece * sizeof(float), ch, present))
+			continue;
+		for (i = 0; i < kk; i++) {
+			size_t p = g * kk + i;
+
+			if (p < np && !got[p]) {
+				got[p] = 1;
+				fixed++;
+				if (p == tailp)
+					memcpy(dst + p * c->piece, c->tail,
+					       (len - p * c->piece) * sizeof(float));
+			}
+		}
+	}
+	return fixed;
+}
+
+/*
+ * Wait for step gstep (chunk k into [dst, dst + len)), as the comment at the
+ * top says; then rebuild (ec), zero-fill what is still missing, and update
+ * this rank's estimate.
+ */
+static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *dst)
+{
+	uint8_t *g = got_of(c, gstep);
+	size_t need = npieces(c, k), p, len = chunk_len(c, k);
+	size_t ngroups = c->ec ? (need + c->cfg.ec_k - 1) / c->cfg.ec_k : 0;
+	uint64_t t0 = wl_now_ns(), now, dl, hard = t0 + c->cfg.step_timeout_max;
+	uint64_t agreed = agreed_timeout(c);
+	unsigned int spin = 0;
+	int r, timed_out = 0;
+
+	c->st.agreed_timeout_ns = agreed;
+	c->st.steps++;
+	c->st.pieces_expected += need;
+	c->it_expected += need;
+	for (;;) {
+		if (c->arrived[gstep] >= need || (c->ec && c->gready[gstep] >= ngroups))
+			break;
+		now = wl_now_ns();
+		if (c->marker[gstep] && now - c->last_arrival[gstep] >= c->cfg.idle_grace) {
+			c->st.marker_ends++;
+			break;
+		}
+		/* past the agreed timeout, with the link idle for as long again (the
+		 * end markers were lost, or the peer went quiet): the rest is lost.
+		 * Nothing at all yet: a late sender is not a loss, wait (to the cap) */
+		dl = hard;
+		if (c->arrived[gstep]) {
+			uint64_t idle = c->last_arrival[gstep] +
+					(agreed > c->cfg.step_timeout_min ? agreed : c->cfg.step_timeout_min);
+
+			dl = t0 + agreed > idle ? t0 + agreed : idle;
+			if (dl > hard)
+				dl = hard;
+		}
+		if (now >= dl) {
+			timed_out = 1;
+			c->st.silent_steps += !c->arrived[gstep];
+			break;
+		}
+		if ((r = poll_until(w, c, 0, -1, 0, dl)))	/* one pass over the CQ */
+			return r;
+		if (!(++spin & 63)) {
+			sched_yield();	/* ranks and rxe share the CPUs */
+			if (*w->stop)
+				return -EINTR;
+		}
+	}
+	c->st.timeouts += (uint64_t)timed_out;
+	if (c->arrived[gstep] && c->last_arrival[gstep] > t0) {
+		/* the step's time (its last arrival, as polled), extrapolated to all
+		 * of it when pieces are missing */
+		double d = (double)(c->last_arrival[gstep] - t0) * (double)need /
+			   (double)c->arrived[gstep], a = (double)c->cfg.ewma_ppm / 1e6;
+
+		c->ewma_ns = c->ewma_ns ? (1 - a) * c->ewma_ns + a * d : d;
+	}
+	if (c->arrived[gstep] >= need)
+		return 0;
+	if (c->ec)
+		c->st.recovered_pieces += ec_rebuild(c, gstep, dst, need, len);
+	for (p = 0; p < need; p++) {
+		size_t n = len - p * c->piece < c->piece ? len - p * c->piece : c->piece;
+
+		if (g[p])
+			continue;
+		c->st.lost_pieces++;
+		c->st.lost_bytes += n * sizeof(float);
+		c->it_lost++;
+		memset(dst + p * c->piece, 0, n * sizeof(float));
+	}
+	return 0;
+}
+
+/* every RECV of one iteration, in the order the left neighbour sends */
+static int post_recvs_other(struct coll *c);
+
+static int post_recvs(struct coll *c)
+{
+	int n = c->n, r = c->r, s, k, ret = 0;
+	int rs = c->cfg.op != C_ALLGATHER, ag = c->cfg.op != C_REDUCE_SCATTER;
+	struct ibv_qp *left = c->qp[(r + n - 1) % n];
+
+	if (c->cfg.op == C_BROADCAST || c->cfg.op == C_ALLTOALL)
+		return post_recvs_other(c);
+	if (c->uc) {
+		/* a new iteration: its arrivals count from zero */
+		c->iter++;
+		memset(c->got, 0, 2 * (size_t)c->n * c->slots);
+		memset(c->garr, 0, 2 * (size_t)c->n * (c->groups ? c->groups : 1) * sizeof(*c->garr));
+		memset(c->arrived, 0, sizeof(c->arrived));
+		memset(c->gready, 0, sizeof(c->gready));
+		memset(c->marker, 0, sizeof(c->marker));
+		memset(c->last_arrival, 0, sizeof(c->last_arrival));
+		return uc_post_recvs(c);
+	}
+	for (s = 0; rs && !ret && s < n - 1; s++) {
+		k = (r - s - 1 + 2 * n) % n;	/* reduce-scatter step s: chunk r-s-1 */
+		ret = post_recv(c, left, c->stage + (size_t)s * c->chunk, chunk_len(c, k), (uint64_t)s);
+	}
+	for (s = 0; ag && !ret && s < n - 1; s++) {
+		k = (ag_owner(c) - s - 1 + 2 * n) % n;	/* allgather step s: owner-s-1 */
+		ret = post_recv(c, left, c->out + chunk_off(c, k), chunk_len(c, k),
+				(uint64_t)(n + s));
+	}
+	return ret;
+}
+
+/* broadcast and alltoall have their own RECVs (ring ops: post_recvs) */
+static int post_recvs_other(struct coll *c)
+{
+	int n = c->n, r = c->r, k, ret = 0;
+
+	if (c->cfg.op == C_BROADCAST) {
+		if (r == (int)c->cfg.root)
+			return 0;
+		for (k = 0; k < n && !ret; k++)
+			ret = post_recv(c, c->qp[(r + n - 1) % n], c->out + chunk_off(c, k),
+					chunk_len(c, k), (uint64_t)k);
+		return ret;
+	}
+	for (k = 0; k < n && !ret; k++)	/* alltoall: rank k's chunk r into our chunk k */
+		if (k != r)
+			ret = post_recv(c, c->qp[k], c->out + chunk_off(c, k), c->chunk, (uint64_t)k);
+	return ret;
+}
+
+/* alltoall: READY from every peer, our chunk j straight to rank j */
+static int alltoall_once(struct wl_ctx *w, struct coll *c, uint64_t deadline)
+{
+	int n = c->n, r = c->r, j, ret;
+	uint64_t base = c->recvd;
+
+	memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), c->chunk * sizeof(float));
+	for (j = 0; j < n; j++) {
+		if (j == r)
+			continue;
+		if ((ret = poll_until(w, c, 0, j, 0, deadline)))
+			return ret;
+		c->ready[j]--;
+		if ((ret = post_recv(c, c->qp[j], NULL, 0, WR_READY | (uint64_t)j)) ||
+		    (ret = post_send(c, c->qp[j], c->in + chunk_off(c, j), c->chunk, (uint64_t)j))) {
+			snprintf(w->err, sizeof(w->err), "rank %d: post failed: %s", r, strerror(-ret));
+			return ret;
+		}
+		c->sends++;
+	}
+	return poll_until(w, c, base + (uint64_t)(n - 1), -1, 1, deadline);
+}
+
+static void add_chunk(struct coll *c, int k, const float *stage)
+{
+	size_t off = chunk_off(c, k), len = chunk_len(c, k), e;
+
+	for (e = 0; e < len; e++)
+		c->out[off + e] = c->in[off + e] + stage[e];
+}
+
+/* one ring collective, its RECVs already posted */
+static int ring_once(struct wl_ctx *w, struct coll *c)
+{
+	int n = c->n, r = c->r, s, ret, k, right_rank = (r + 1) % n;
+	int rs = c->cfg.op != C_ALLGATHER, ag = c->cfg.op != C_REDUCE_SCATTER;
+	struct ibv_qp *right = c->qp[right_rank];
+	uint64_t deadline = wl_now_ns() + c->cfg.op_timeout, base = c->recvd;
+
+	if (c->cfg.op == C_ALLTOALL)
+		return alltoall_once(w, c, deadline);
+	/* the right neighbour has posted its RECVs. rc: keep one READY RECV posted
+	 * for the next iteration (its next READY cannot come before our sends);
+	 * the UC modes repost as READYs complete */
+	if ((ret = poll_until(w, c, 0, right_rank, 0, deadline)))
+		return ret;
+	c->ready[right_rank]--;
+	if (!c->uc && (ret = post_recv(c, right, NULL, 0, WR_READY | (uint64_t)right_rank)))
+		goto post_fail;
+	if (c->cfg.op == C_BROADCAST) {
+		/* chunk by chunk down the ring: forward each as it arrives */
+		int root = (int)c->cfg.root;
+
+		if (r == root)
+			memcpy(c->out, c->in, c->count * sizeof(float));
+		for (k = 0; k < n; k++) {
+			if (r != root && (ret = poll_until(w, c, base + k + 1, -1, 0, deadline)))
+				return ret;
+			if ((r + 1) % n == root)
+				continue;	/* the ring ends here */
+			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), k)))
+				goto post_fail;
+			c->sends++;
+		}
+		rs = ag = 0;
+	}
+	if (rs) {
+		/* reduce-scatter: step s sends chunk r-s, receives chunk r-s-1 and adds it */
+		memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), chunk_len(c, r) * sizeof(float));
+		for (s = 0; s < n - 1; s++) {
+			float *st = c->stage + (size_t)s * c->chunk;
+
+			k = (r - s + 2 * n) % n;
+			if (c->uc) {
+				if ((ret = uc_send(c, c->out + chunk_off(c, k), chunk_len(c, k),
+						   (size_t)((char *)st - c->mem), s)))
+					goto post_fail;
+				if ((ret = uc_wait(w, c, s, (r - s - 1 + 2 * n) % n, st)))
+					return ret;
+			} else {
+				if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k),
+						     s)))
+					goto post_fail;
+				c->sends++;
+				if ((ret = poll_until(w, c, base + s + 1, -1, 0, deadline)))
+					return ret;
+			}
+			add_chunk(c, (r - s - 1 + 2 * n) % n, st);
+		}
+		/* rank r now holds chunk r+1 fully reduced */
+		base += n - 1;
+	}
+	if (ag) {
+		int own = ag_owner(c);
+
+		if (!rs)
+			memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r),
+			       chunk_len(c, r) * sizeof(float));
+		for (s = 0; s < n - 1; s++) {
+			k = (own - s + 2 * n) % n;	/* forward what arrived last step */
+			if (c->uc) {
+				int gs = (rs ? n - 1 : 0) + s, kr = (own - s - 1 + 2 * n) % n;
+
+				if ((ret = uc_send(c, c->out + chunk_off(c, k), chunk_len(c, k),
+						   (size_t)((char *)(c->out + chunk_off(c, k)) - c->mem),
+						   gs)))
+					goto post_fail;
+				if ((ret = uc_wait(w, c, gs, kr, c->out + chunk_off(c, kr))))
+					return ret;
+				continue;
+			}
+			if ((ret = post_send(c, right, c->out + chunk_off(c, k), chunk_len(c, k), n + s)))
+				goto post_fail;
+			c->sends++;
+			if ((ret = poll_until(w, c, base + s + 1, -1, 0, deadline)))
+				return ret;
+		}
+	}
+	return poll_until(w, c, 0, -1, 1, deadline);
+post_fail:
+	snprintf(w->err, sizeof(w->err), "rank %d: post failed: %s", r, strerror(-ret));
+	return ret;
+}
+
+/* this rank's RECVs for the next iteration are posted: tell the left
+ * neighbour (UC modes: every rank, with our timeout estimate) */
+static int send_ready(struct coll *c)
+{
+	int j, ret = 0, left = (c->r + c->n - 1) % c->n;
+	uint32_t est = (uint32_t)(c->ewma_ns * (double)c->cfg.timeout_mult_ppm / 1e6 / 1e3);
+
+	for (j = 0; j < c->n && !ret; j++) {
+		struct ibv_send_wr wr = { .wr_id = WR_READY, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		if (j == c->r || (!c->uc && c->cfg.op != C_ALLTOALL && j != left))
+			continue;
+		if (c->uc) {
+			wr.opcode = IBV_WR_SEND_WITH_IMM;
+			wr.imm_data = htonl(est);
+			ret = -ibv_post_send(c->qp[j], &wr, &bad);
+			c->csends += !ret;	/* reaped whenever; never waited for */
+		} else {
+			wr.wr_id = 0;
+			ret = -ibv_post_send(c->qp[j], &wr, &bad);
+			c->sends += !ret;	/* reaped with the next iteration's sends */
+		}
+	}
+	return ret;
+}
+
+/* READY RECVs posted toward every rank we will hear from */
+static int post_ready_recvs(struct coll *c)
+{
+	int j, i, ret = 0, right = (c->r + 1) % c->n;
+
+	for (j = 0; j < c->n && !ret; j++) {
+		if (j == c->r || (!c->uc && c->cfg.op != C_ALLTOALL && j != right))
+			continue;
+		for (i = 0; i < (c->uc ? READY_RECVS : 1) && !ret; i++)
+			ret = post_recv(c, c->qp[j], NULL, 0, WR_READY | (uint64_t)j);
+	}
+	return ret;
+}
+
+int coll_begin(struct wl_ctx *w, struct coll *c)
+{
+	int r;
+
+	if ((r = post_ready_recvs(c)) || (r = post_recvs(c)) || (r = send_ready(c)))
+		snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
+	return r;
+}
+
+int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
+{
+	uint64_t t0 = wl_now_ns();
+	int r;
+
+	c->it_lost = c->it_expected = 0;
+	if (c->cfg.mode == M_HADAMARD &&
+	    rht_encode(c->uin, c->ucount, c->in, (size_t)c->cfg.block, c->cfg.seed)) {
+		snprintf(w->err, sizeof(w->err), "hadamard: encode failed");
+		return -ENOMEM;
+	}
+	if ((r = ring_once(w, c)))
+		return r;
+	if (c->cfg.mode == M_HADAMARD) {
+		/* 1/q: the fraction of coefficients that made it through this rank */
+		float scale = c->cfg.rescale && c->it_expected > c->it_lost ?
+				      (float)((double)c->it_expected /
+					      (double)(c->it_expected - c->it_lost)) : 1.0f;
+
+		if (rht_decode(c->out, c->ucount, c->uout, (size_t)c->cfg.block, c->cfg.seed,
+			       scale)) {
+			snprintf(w->err, sizeof(w->err), "hadamard: decode failed");
+			return -ENOMEM;
+		}
+	}
+	*ns = wl_now_ns() - t0;
+	return 0;
+}
+
+int coll_next(struct wl_ctx *w, struct coll *c, int clear)
+{
+	int r;
+
+	if (clear)	/* the next one is checked: nothing stale may pass */
+		memset(c->out, 0, c->count * sizeof(float));
+	if ((r = post_recvs(c)) || (r = send_ready(c))) {
+		snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+void grad_err_add(struct grad_err *g, const float *got, const double *exact, size_t n)
+{
+	double se = 0, sx = 0, sg = 0, dot = 0, linf = 0, xinf = 0, nmse, cs;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		double d = (double)got[i] - exact[i];
+
+		se += d * d;
+		sx += exact[i] * exact[i];
+		sg += (double)got[i] * (double)got[i];
+		dot += (double)got[i] * exact[i];
+		if (fabs(d) > linf)
+			linf = fabs(d);
+		if (fabs(exact[i]) > xinf)
+			xinf = fabs(exact[i]);
+	}
+	nmse = sx > 0 ? se / sx : se;
+	cs = sx > 0 && sg > 0 ? dot / sqrt(sx * sg) : (se == 0 ? 1 : 0);
+	if (!g->n++) {
+		g->cos_min = cs;
+		g->nmse_max = g->linf_max = g->linf_rel_max = 0;
+	}
+	g->nmse_sum += nmse;
+	g->cos_sum += cs;
+	if (nmse > g->nmse_max)
+		g->nmse_max = nmse;
+	if (linf > g->linf_max)
+		g->linf_max = linf;
+	if (xinf > 0 && linf / xinf > g->linf_rel_max)
+		g->linf_rel_max = linf / xinf;
+	if (cs < g->cos_min)
+		g->cos_min = cs;
+}
+
+json_t *grad_err_json(const struct grad_err *g)
+{
+	double n = g->n ? (double)g->n : 1;
+
+	return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "samples", (json_int_t)g->n, "nmse_mean",
+			 g->nmse_sum / n, "nmse_max", g->nmse_max, "linf_max", g->linf_max,
+			 "linf_rel_max", g->linf_rel_max, "cosine_mean", g->n ? g->cos_sum / n : 1.0,
+			 "cosine_min", g->n ? g->cos_min : 1.0);
+}

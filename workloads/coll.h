@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collective engine: ring collectives over one agent per rank, with the
+ * recovery mode chosen per arm. The `collective` workload times it; the
+ * `train` workload allreduces its gradients through it.
+ *
+ *   rc        RC QPs, SEND/RECV; the NIC retransmits (go-back-N on rxe)
+ *   lossy     UC QPs, one WRITE_WITH_IMM per MTU piece, arrival bitmaps,
+ *             end-of-step markers and an adaptive step timeout; what is
+ *             lost is zero-filled and counted, never retransmitted
+ *   hadamard  lossy, on the randomized Hadamard transform of the buffer
+ *             (lib/rht): a loss becomes small noise spread over many
+ *             elements; exact within float rounding when nothing is lost
+ *   ec        lossy plus ISA-L parity (lib/ec): m parity pieces per group
+ *             of k rebuild up to m lost pieces of the group
+ */
+#ifndef RTB_COLL_H
+#define RTB_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "wl.h"
+
+#define COLL_MAX_RANKS 16
+
+enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST, C_ALLTOALL };
+enum coll_mode { M_RC, M_LOSSY, M_HADAMARD, M_EC };
+enum coll_prio { P_NONE, P_MAGNITUDE };
+
+extern const char *const coll_ops[];
+extern const char *const coll_modes[];
+
+/* the transport knobs, shared by every workload built on the engine */
+struct coll_cfg {
+	int op;
+	uint64_t size;		/* bytes of the (full) buffer per rank */
+	uint64_t rank, nranks, root;
+	uint64_t op_timeout;
+	int mode;
+	uint64_t step_timeout_min, step_timeout_max, idle_grace;
+	uint64_t timeout_mult_ppm, ewma_ppm;
+	int priority;
+	uint64_t block;		/* hadamard */
+	int rescale;		/* hadamard: 1/q */
+	uint64_t ec_k, ec_m;
+	uint64_t rc_timeout, rc_retry_cnt, rc_rnr_retry;
+	uint64_t seed;		/* hadamard diagonal; shared by every rank */
+};
+
+/* option table entries for struct coll_cfg at offset BASE in a workload's cfg */
+#define COLL_OPTS(BASE)                                                                            \
+	{ "mode", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, mode), 0, 0, "rc", coll_modes,      \
+	  "recovery: rc (NIC retransmits) | lossy (UC, losses zero-filled) | hadamard (lossy on "  \
+	  "a randomized Hadamard transform) | ec (lossy + ISA-L parity)" },                         \
+	{ "step_timeout_min", OPT_TIME, (BASE) + offsetof(struct coll_cfg, step_timeout_min),      \
+	  100000, 60000000000ULL, "20ms", NULL, "lossy: a step's timeout is at least this" },      \
+	{ "step_timeout_max", OPT_TIME, (BASE) + offsetof(struct coll_cfg, step_timeout_max),      \
+	  100000, 60000000000ULL, "500ms", NULL,                                                   \
+	  "lossy: cap of the agreed timeout (a silent peer costs this per step)" },                \
+	{ "idle_grace", OPT_TIME, (BASE) + offsetof(struct coll_cfg, idle_grace), 0,               \
+	  10000000000ULL, "1ms", NULL,                                                             \
+	  "lossy: after a step's end marker, end once the link idled this long" },                 \
+	{ "timeout_mult", OPT_PPM, (BASE) + offsetof(struct coll_cfg, timeout_mult_ppm), 1000000,  \
+	  100000000, "150%", NULL, "lossy: a rank's timeout estimate = this x its step-time EWMA" }, \
+	{ "ewma", OPT_PPM, (BASE) + offsetof(struct coll_cfg, ewma_ppm), 1000, 1000000, "20%",     \
+	  NULL, "lossy: weight of the newest step in the step-time average" },                     \
+	{ "priority", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, priority), 0, 0, "none",        \
+	  coll_prios, "lossy: send order within a step: none | magnitude (largest pieces first)" }, \
+	{ "block", OPT_UINT, (BASE) + offsetof(struct coll_cfg, block), 8, 1 << 20, "256", NULL,  \
+	  "hadamard: transform block (floats, a power of two)" },                                  \
+	{ "rescale", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, rescale), 0, 0, "off",           \
+	  coll_onoff, "hadamard: scale by 1/q (q = fraction received) for an unbiased estimate" },  \
+	{ "ec_k", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_k), 1, 128, "8", NULL,           \
+	  "ec: data pieces per group" },                                                           \
+	{ "ec_m", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_m), 0, 16, "1", NULL,            \
+	  "ec: parity pieces per group (rebuild up to m lost)" },                                  \
+	{ "rc_timeout", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rc_timeout), 0, 31, "14",     \
+	  NULL, "rc: local ACK timeout, 4.096 us x 2^N (14: 67 ms; 0: infinite)" },                \
+	{ "rc_retry_cnt", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rc_retry_cnt), 0, 7, "7",   \
+	  NULL, "rc: retransmissions before failing (7 = infinite on rxe)" },                      \
+	{ "rc_rnr_retry", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rc_rnr_retry), 0, 7, "7",   \
+	  NULL, "rc: RNR retries (7 = infinite)" },                                                \
+	{ "seed", OPT_UINT, (BASE) + offsetof(struct coll_cfg, seed), 0, UINT64_MAX, "1", NULL,    \
+	  "hadamard diagonal and synthetic data seed (the same on every rank)" },                  \
+	{ "rank", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rank), 0, COLL_MAX_RANKS - 1, "0",  \
+	  NULL, "this agent's rank (set by rdmactl)" },                                            \
+	{ "nranks", OPT_UINT, (BASE) + offsetof(struct coll_cfg, nranks), 2, COLL_MAX_RANKS, "2",  \
+	  NULL, "ranks (set by rdmactl)" },                                                        \
+	{ "op_timeout", OPT_TIME, (BASE) + offsetof(struct coll_cfg, op_timeout), 1000000,         \
+	  3600000000000ULL, "30s", NULL, "fail when one iteration takes longer" }
+
+extern const char *const coll_prios[];
+extern const char *const coll_onoff[];
+
+struct coll;
+
+/* what a run lost, recovered and how far its results were from exact */
+struct coll_stats {
+	uint64_t steps, pieces_expected, lost_pieces, lost_bytes, recovered_pieces, timeouts,
+		marker_ends, silent_steps;
+	uint64_t agreed_timeout_ns;	/* the last one used */
+};
+
+/* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */
+int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, json_t **ep);
+int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers);
+/* the buffer the next step reduces (user domain, size bytes) and its result */
+float *coll_input(struct coll *c);
+const float *coll_output(const struct coll *c);
+size_t coll_count(const struct coll *c);
+/* post the first iteration's receives; once, after connect */
+int coll_begin(struct wl_ctx *w, struct coll *c);
+/* one collective over coll_input() into coll_output(); *ns = its time */
+int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns);
+/* after the output was used: post the next step's receives. clear: zero the
+ * output first (the next step is checked: nothing stale may pass) */
+int coll_next(struct wl_ctx *w, struct coll *c, int clear);
+void coll_get_stats(const struct coll *c, struct coll_stats *s);
+void coll_close(struct coll *c);
+
+/* gradient error of got[] against exact[] (n elements), accumulated */
+struct grad_err {
+	uint64_t n;		/* samples (steps) */
+	double nmse_sum, nmse_max, linf_max, linf_rel_max, cos_sum, cos_min;
+};
+void grad_err_add(struct grad_err *g, const float *got, const double *exact, size_t n);
+json_t *grad_err_json(const struct grad_err *g);
+
+#endif

@@ -1,43 +1,214 @@
 // SPDX-License-Identifier: MIT
 /*
- * rdmactl collective: nccl-tests for the testbed. One line per size, with
- * nccl-tests' columns (time, algbw, busbw, #wrong) plus step-time
- * percentiles from the merged per-rank histograms. Exit 1 if any element is
- * wrong.
+ * rdmactl collective: nccl-tests for the testbed, and the side-by-side
+ * comparison of the recovery modes.
+ *
+ * One line per size and mode, with nccl-tests' columns (time, algbw, busbw,
+ * #wrong) plus step-time percentiles from the merged per-rank histograms,
+ * and for the lossy modes the lost fraction, gradient error and NIC
+ * retransmissions. `--modes rc,lossy,hadamard` compares modes in one run:
+ * the iterations are split into --rounds rounds, and each round runs every
+ * mode in turn on the same nodes under the same injector rules. Modes take
+ * turns rather than run at once so that each has the CPUs (and rxe's kernel
+ * threads) to itself while measured: run together, the one stalled in
+ * retransmission timeouts would hand its CPU time to the others. Exit 1 if
+ * any element is wrong where nothing was lost.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ctl.h"
 #include "session.h"
 #include "../lib/hist.h"
 #include "../lib/log.h"
 #include "../lib/num.h"
 
+#define MAX_MODES 4
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmactl [-j] collective OP [--nodes node0,node1,...] [--size BYTES | --sizes MIN:MAX]\n"
-		"                           [--iters N] [--warmup N] [--op_timeout T]\n"
+		"                           [--mode M | --modes M1,M2,... [--rounds R]] [--iters N]\n"
+		"                           [--warmup N] [--data ints|gauss|laplace] [workload options]\n"
 		"  OP: allreduce | reduce_scatter | allgather (ring, float32 sum, out of place),\n"
 		"      broadcast [--root R] (ring pipeline) | alltoall (direct)\n"
-		"  --mode rc|lossy: lossy = UC, one WRITE_WITH_IMM per MTU, adaptive step timeout,\n"
-		"      losses zero-filled and reported (ring ops; see --step_timeout_min/max)\n"
+		"  --mode rc|lossy|hadamard|ec (ring ops; hadamard: allreduce only):\n"
+		"      rc        RC QPs, the NIC retransmits (--rc_timeout, --rc_retry_cnt)\n"
+		"      lossy     UC, one WRITE_WITH_IMM per MTU, end markers, adaptive step\n"
+		"                timeout; losses zero-filled and reported\n"
+		"      hadamard  lossy on a randomized Hadamard transform (--block, --rescale)\n"
+		"      ec        lossy plus ISA-L parity (--ec_k, --ec_m)\n"
+		"  --modes compares modes in one run, taking turns in --rounds rounds (default 5)\n"
 		"  --sizes MIN:MAX doubles from MIN to MAX (nccl-tests -b/-e/-f 2); default --size 1M\n"
-		"  time = the slowest rank's mean; algbw = size/time; busbw as in nccl-tests\n");
+		"  time = the slowest rank's mean; algbw = size/time; busbw as in nccl-tests\n"
+		"  `rdma-agent --list` (or -h on the agent) lists every workload option\n");
+}
+
+/* what one mode gathered over the rounds of one size */
+struct acc {
+	const char *mode;
+	struct hist h;
+	double tsum;		/* sum over rounds of the slowest rank's mean x iters */
+	uint64_t iters, wrong, lost, expected, lost_bytes, recovered, timeouts, retrans;
+	double nmse_sum, nmse_max, linf_sum, linf_max, linf_rel_max, cos_sum, cos_min;
+	uint64_t gsamples;
+	json_t *hw;		/* hw counter deltas summed over ranks and rounds */
+	json_t *rounds;		/* the per-rank results of every round */
+	int uc;
+};
+
+static void acc_add(struct acc *a, json_t *results, uint64_t iters)
+{
+	double tmax = 0;
+	json_t *e;
+	size_t k;
+
+	json_array_foreach(results, k, e) {
+		struct hist one;
+		double t = json_real_value(json_object_get(e, "time_avg_ns"));
+		json_t *g = json_object_get(e, "grad_error"), *hw = json_object_get(e, "hw_counters_delta");
+		const char *key;
+		json_t *v;
+
+		if (!hist_from_json(&one, json_object_get(e, "time_ns")))
+			hist_merge(&a->h, &one);
+		if (t > tmax)
+			tmax = t;
+		a->wrong += (uint64_t)json_integer_value(json_object_get(e, "wrong"));
+		a->lost += (uint64_t)json_integer_value(json_object_get(e, "lost_pieces"));
+		a->expected += (uint64_t)json_integer_value(json_object_get(e, "pieces_expected"));
+		a->lost_bytes += (uint64_t)json_integer_value(json_object_get(e, "lost_bytes"));
+		a->recovered += (uint64_t)json_integer_value(json_object_get(e, "recovered_pieces"));
+		a->timeouts += (uint64_t)json_integer_value(json_object_get(e, "step_timeouts"));
+		a->uc = a->uc || json_object_get(e, "lost_pieces");
+		if (g) {
+			uint64_t n = (uint64_t)json_integer_value(json_object_get(g, "samples"));
+			double x;
+
+			a->nmse_sum += json_real_value(json_object_get(g, "nmse_mean")) * (double)n;
+			a->cos_sum += json_real_value(json_object_get(g, "cosine_mean")) * (double)n;
+			a->linf_sum += json_real_value(json_object_get(g, "linf_mean")) * (double)n;
+			x = json_real_value(json_object_get(g, "nmse_max"));
+			a->nmse_max = x > a->nmse_max ? x : a->nmse_max;
+			x = json_real_value(json_object_get(g, "linf_max"));
+			a->linf_max = x > a->linf_max ? x : a->linf_max;
+			x = json_real_value(json_object_get(g, "linf_rel_max"));
+			a->linf_rel_max = x > a->linf_rel_max ? x : a->linf_rel_max;
+			x = json_real_value(json_object_get(g, "cosine_min"));
+			a->cos_min = !a->gsamples || x < a->cos_min ? x : a->cos_min;
+			a->gsamples += n;
+		}
+		json_object_foreach(hw, key, v) {
+			json_int_t old = json_integer_value(json_object_get(a->hw, key));
+
+			json_object_set_new(a->hw, key, json_integer(old + json_integer_value(v)));
+		}
+		/* rxe: a timeout retransmission, or go-back-N after a NAK */
+		a->retrans += (uint64_t)json_integer_value(json_object_get(hw, "completer_retry_err")) +
+			      (uint64_t)json_integer_value(json_object_get(hw, "rcvd_seq_err"));
+	}
+	a->tsum += tmax * (double)iters;
+	a->iters += iters;
+	json_array_append(a->rounds, results);
+}
+
+static json_t *acc_json(const struct acc *a, uint64_t size, double factor)
+{
+	double t = a->iters ? a->tsum / (double)a->iters : 0, algbw = t > 0 ? (double)size / (t / 1e9) : 0;
+	double n = a->gsamples ? (double)a->gsamples : 1;
+	json_t *o;
+
+	o = json_pack("{s:I,s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I,s:I,s:o,s:O,s:O}", "size",
+		      (json_int_t)size, "mode", a->mode, "iters", (json_int_t)a->iters,
+		      "time_avg_ns", t, "time_p50_ns", (json_int_t)hist_quantile(&a->h, 0.5),
+		      "time_p90_ns", (json_int_t)hist_quantile(&a->h, 0.9), "time_p99_ns",
+		      (json_int_t)hist_quantile(&a->h, 0.99), "time_p999_ns",
+		      (json_int_t)hist_quantile(&a->h, 0.999), "time_max_ns", (json_int_t)a->h.max,
+		      "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", algbw * factor, "wrong",
+		      (json_int_t)a->wrong, "retransmissions", (json_int_t)a->retrans, "time_hist_ns",
+		      hist_to_json(&a->h), "hw_counters_delta", a->hw, "ranks",
+		      json_array_get(a->rounds, json_array_size(a->rounds) - 1));
+	if (o && json_array_size(a->rounds) > 1)	/* "ranks": the last round's */
+		json_object_set(o, "rounds", a->rounds);
+	if (o && a->gsamples)
+		json_object_set_new(o, "grad_error",
+				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",
+					      a->nmse_sum / n, "nmse_max", a->nmse_max, "linf_mean",
+					      a->linf_sum / n, "linf_max", a->linf_max,
+					      "linf_rel_max", a->linf_rel_max,
+					      "cosine_mean", a->cos_sum / n, "cosine_min", a->cos_min));
+	if (o && a->uc) {
+		json_object_set_new(o, "lost_pieces", json_integer((json_int_t)a->lost));
+		json_object_set_new(o, "lost_bytes", json_integer((json_int_t)a->lost_bytes));
+		json_object_set_new(o, "lost_fraction",
+				    json_real(a->expected ? (double)a->lost / (double)a->expected : 0));
+		json_object_set_new(o, "recovered_pieces", json_integer((json_int_t)a->recovered));
+		json_object_set_new(o, "step_timeouts", json_integer((json_int_t)a->timeouts));
+	}
+	return o;
+}
+
+static void print_line(const json_t *o)
+{
+	double p = json_real_value(json_object_get(o, "lost_fraction")) * 100;
+	const json_t *g = json_object_get(o, "grad_error");
+
+	printf("  %10lld %-8s %10.1f %10.1f %10.1f %10.1f %10.4f %8lld %8lld",
+	       json_integer_value(json_object_get(o, "size")),
+	       json_string_value(json_object_get(o, "mode")),
+	       json_real_value(json_object_get(o, "time_avg_ns")) / 1e3,
+	       (double)json_integer_value(json_object_get(o, "time_p50_ns")) / 1e3,
+	       (double)json_integer_value(json_object_get(o, "time_p99_ns")) / 1e3,
+	       (double)json_integer_value(json_object_get(o, "time_max_ns")) / 1e3,
+	       json_real_value(json_object_get(o, "busbw_bytes_per_s")) / 1e9,
+	       json_integer_value(json_object_get(o, "wrong")),
+	       json_integer_value(json_object_get(o, "retransmissions")));
+	if (json_object_get(o, "lost_pieces"))
+		printf(" %7.3f%%", p);
+	else
+		printf(" %8s", "-");
+	if (g)
+		printf(" %9.2e %9.3g %8.5f", json_real_value(json_object_get(g, "nmse_mean")),
+		       json_real_value(json_object_get(g, "linf_mean")),
+		       json_real_value(json_object_get(g, "cosine_mean")));
+	putchar('\n');
+}
+
+static int parse_modes(const char *s, const char **modes, char *buf, size_t len)
+{
+	static const char *const known[] = { "rc", "lossy", "hadamard", "ec", NULL };
+	int n = 0, i;
+	char *tok, *save;
+
+	snprintf(buf, len, "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; known[i] && strcmp(known[i], tok); i++)
+			;
+		if (!known[i] || n == MAX_MODES) {
+			log_err("--modes '%s': %s", s, !known[i] ? "expected rc, lossy, hadamard or ec" :
+				"at most 4 modes");
+			return -1;
+		}
+		modes[n++] = known[i];
+	}
+	if (!n)
+		log_err("--modes '%s': expected rc, lossy, hadamard or ec", s);
+	return n ? n : -1;
 }
 
 int cmd_collective(struct ctl *ctl, int argc, char **argv)
 {
-	const char *nodes = NULL, *why, *op;
-	uint64_t lo = 1 << 20, hi = 1 << 20, size;
+	const char *nodes = NULL, *why, *op, *sizes = NULL, *modes_s = NULL, *rounds_s = NULL;
+	const char *modes[MAX_MODES] = { NULL };
+	uint64_t lo = 1 << 20, hi = 1 << 20, size, rounds = 1, iters = 20, warm;
 	json_t *opts, *all = json_array(), *results;
 	struct group g;
-	char err[512];
-	int i, rc = 0, r;
+	char err[512], mbuf[64];
+	int i, m, nm = 1, rc = 0, r, any_uc = 0;
 	uint64_t wrong_total = 0;
-	int lossy = 0;
 
 	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		usage(argc < 1 ? stderr : stdout);
@@ -47,9 +218,9 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 	op = argv[0];
 	opts = json_pack("{s:s}", "op", op);
 	{
-		const char *sizes = NULL;
 		const struct ctl_arg own[] = { { "nodes", &nodes }, { "size", &sizes },
-					       { "sizes", &sizes }, { NULL, NULL } };
+					       { "sizes", &sizes }, { "modes", &modes_s },
+					       { "rounds", &rounds_s }, { NULL, NULL } };
 		char a[64], *colon;
 
 		i = ctl_args("collective", argc, argv, 1, own, opts, usage);
@@ -75,6 +246,32 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 				goto usage_err;
 			}
 		}
+		if (modes_s && json_object_get(opts, "mode")) {
+			log_err("--mode and --modes: give one of them");
+			goto usage_err;
+		}
+		if (modes_s && (nm = parse_modes(modes_s, modes, mbuf, sizeof(mbuf))) < 0)
+			goto usage_err;
+		if (!modes_s)
+			modes[0] = json_string_value(json_object_get(opts, "mode")) ?
+					   json_string_value(json_object_get(opts, "mode")) : "rc";
+		rounds = modes_s ? 5 : 1;
+		if (rounds_s && num_parse(rounds_s, NUM_PLAIN, 1, 1000, &rounds, &why)) {
+			log_err("--rounds '%s': %s (1..1000)", rounds_s, why);
+			goto usage_err;
+		}
+		if (json_object_get(opts, "iters") &&
+		    num_parse(json_string_value(json_object_get(opts, "iters")), NUM_PLAIN, 1, 1000000,
+			      &iters, &why)) {
+			log_err("--iters '%s': %s (1..1000000)",
+				json_string_value(json_object_get(opts, "iters")), why);
+			goto usage_err;
+		}
+		if (iters < rounds) {
+			log_err("--iters %llu: fewer than --rounds %llu", (unsigned long long)iters,
+				(unsigned long long)rounds);
+			goto usage_err;
+		}
 	}
 	if (group_open(&g, nodes)) {
 		json_decref(opts);
@@ -85,84 +282,94 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 		printf("# rdmactl collective %s: %d ranks (", op, g.n);
 		for (i = 0; i < g.n; i++)
 			printf("%s%s", i ? " " : "", g.tb.node[g.node[i]].name);
-		printf("), float32%s, %s\n",
-		       !strcmp(op, "allreduce") || !strcmp(op, "reduce_scatter") ? " sum" : "",
-		       json_string_value(json_object_get(opts, "mode")) ?
-			       json_string_value(json_object_get(opts, "mode")) : "rc");
-		printf("# %10s %10s %12s %12s %12s %12s %12s %8s%s\n", "size", "count", "time[us]",
-		       "p50[us]", "p99[us]", "algbw[GB/s]", "busbw[GB/s]", "#wrong",
-		       json_string_value(json_object_get(opts, "mode")) &&
-				       !strcmp(json_string_value(json_object_get(opts, "mode")), "lossy") ?
-			       "     lost" : "");
+		printf("), float32%s", !strcmp(op, "allreduce") || !strcmp(op, "reduce_scatter") ?
+					       " sum" : "");
+		if (nm > 1)
+			printf(", %llu rounds of %d modes taking turns", (unsigned long long)rounds, nm);
+		printf("\n# %10s %-8s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s %8s\n", "size", "mode",
+		       "time[us]", "p50[us]", "p99[us]", "max[us]", "busbw[GB/s]", "#wrong", "retrans",
+		       "lost", "nmse", "linf", "cosine");
 	}
-	for (size = lo; size <= hi; size *= 2) {
-		struct hist h;
-		double tmax = 0, algbw, busbw, factor;
-		json_t *e, *line;
-		uint64_t wrong = 0, lost = 0, expected = 0;
-		size_t k;
+	for (size = lo; size <= hi && !rc; size *= 2) {
+		struct acc acc[MAX_MODES];
+		double factor = 1;
+		uint64_t done = 0;
 
+		memset(acc, 0, sizeof(acc));
+		for (m = 0; m < nm; m++) {
+			acc[m].mode = modes[m];
+			hist_init(&acc[m].h);
+			acc[m].hw = json_object();
+			acc[m].rounds = json_array();
+		}
 		json_object_set_new(opts, "size", json_integer((json_int_t)size));
-		r = group_run(&g, "collective", opts, &results, err, sizeof(err));
-		if (r) {
-			log_err("%s", err);
-			rc = 1;
-			break;
-		}
-		hist_init(&h);
-		json_array_foreach(results, k, e) {
-			struct hist one;
-			double t = json_real_value(json_object_get(e, "time_avg_ns"));
+		for (uint64_t rd = 0; rd < rounds && !rc; rd++) {
+			/* spread iters over the rounds; warm-up in the first round only */
+			uint64_t n = iters / rounds + (rd < iters % rounds);
 
-			if (!hist_from_json(&one, json_object_get(e, "time_ns")))
-				hist_merge(&h, &one);
-			if (t > tmax)
-				tmax = t;
-			wrong += (uint64_t)json_integer_value(json_object_get(e, "wrong"));
-			lost += (uint64_t)json_integer_value(json_object_get(e, "lost_pieces"));
-			expected += (uint64_t)json_integer_value(json_object_get(e, "pieces_expected"));
+			warm = rd ? 0 : 2;
+			if (json_object_get(opts, "warmup") && !rd)
+				warm = (uint64_t)atoll(json_string_value(json_object_get(opts, "warmup")));
+			for (m = 0; m < nm && !rc; m++) {
+				json_t *o = json_deep_copy(opts);
+
+				json_object_set_new(o, "mode", json_string(modes[m]));
+				json_object_set_new(o, "iters", json_integer((json_int_t)n));
+				json_object_set_new(o, "warmup", json_integer((json_int_t)warm));
+				r = group_run(&g, "collective", o, &results, err, sizeof(err));
+				json_decref(o);
+				if (r) {
+					log_err("%s%s%s", nm > 1 ? modes[m] : "", nm > 1 ? ": " : "", err);
+					rc = 1;
+					break;
+				}
+				factor = json_real_value(json_object_get(json_array_get(results, 0),
+									 "busbw_bytes_per_s")) /
+					 json_real_value(json_object_get(json_array_get(results, 0),
+									 "algbw_bytes_per_s"));
+				acc_add(&acc[m], results, n);
+				json_decref(results);
+			}
+			done += n;
+			if (!ctl->json && nm > 1 && isatty(2))
+				fprintf(stderr, "\r  %llu: round %llu/%llu, %llu/%llu iterations per mode ",
+					(unsigned long long)size, (unsigned long long)rd + 1,
+					(unsigned long long)rounds, (unsigned long long)done,
+					(unsigned long long)iters);
 		}
-		lossy = lossy || json_object_get(json_array_get(results, 0), "lost_pieces");
-		factor = json_real_value(json_object_get(json_array_get(results, 0), "busbw_bytes_per_s")) /
-			 json_real_value(json_object_get(json_array_get(results, 0), "algbw_bytes_per_s"));
-		algbw = (double)size / (tmax / 1e9);
-		busbw = algbw * factor;
-		/* wrong elements are a failure unless the lossy mode lost pieces:
-		 * then they are what losing data means (zero-filled) */
-		if (!lost)
-			wrong_total += wrong;
-		line = json_pack("{s:I,s:O,s:f,s:I,s:I,s:I,s:f,s:f,s:I,s:o,s:O}", "size",
-				 (json_int_t)size, "count",
-				 json_object_get(json_array_get(results, 0), "count"), "time_avg_ns", tmax,
-				 "time_p50_ns", (json_int_t)hist_quantile(&h, 0.5), "time_p99_ns",
-				 (json_int_t)hist_quantile(&h, 0.99), "time_max_ns", (json_int_t)h.max,
-				 "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", busbw, "wrong",
-				 (json_int_t)wrong, "time_hist_ns", hist_to_json(&h), "ranks", results);
-		if (json_object_get(json_array_get(results, 0), "lost_pieces")) {
-			json_object_set_new(line, "lost_pieces", json_integer((json_int_t)lost));
-			json_object_set_new(line, "lost_fraction",
-					    json_real(expected ? (double)lost / (double)expected : 0));
+		if (!ctl->json && nm > 1 && isatty(2))
+			fprintf(stderr, "\r%60s\r", "");
+		for (m = 0; m < nm && !rc; m++) {
+			json_t *line = acc_json(&acc[m], size, factor);
+
+			/* wrong elements are a failure unless a lossy mode lost pieces:
+			 * then they are what losing data means (zero-filled) */
+			if (!acc[m].lost)
+				wrong_total += acc[m].wrong;
+			any_uc = any_uc || acc[m].uc;
+			if (!ctl->json)
+				print_line(line);
+			json_array_append_new(all, line);
 		}
-		json_array_append_new(all, line);
-		if (!ctl->json && lossy)
-			printf("  %10llu %10lld %12.1f %12.1f %12.1f %12.4f %12.4f %8llu %7.3f%%\n",
-			       (unsigned long long)size,
-			       json_integer_value(json_object_get(json_array_get(results, 0), "count")),
-			       tmax / 1e3, hist_quantile(&h, 0.5) / 1e3, hist_quantile(&h, 0.99) / 1e3,
-			       algbw / 1e9, busbw / 1e9, (unsigned long long)wrong,
-			       expected ? 100.0 * (double)lost / (double)expected : 0);
-		else if (!ctl->json)
-			printf("  %10llu %10lld %12.1f %12.1f %12.1f %12.4f %12.4f %8llu\n",
-			       (unsigned long long)size,
-			       json_integer_value(json_object_get(json_array_get(results, 0), "count")),
-			       tmax / 1e3, hist_quantile(&h, 0.5) / 1e3, hist_quantile(&h, 0.99) / 1e3,
-			       algbw / 1e9, busbw / 1e9, (unsigned long long)wrong);
-		json_decref(results);
+		if (!rc && nm > 1 && !ctl->json) {
+			for (m = 1; m < nm; m++) {
+				double p = (double)hist_quantile(&acc[m].h, 0.99);
+
+				printf("#   p99 %s / p99 %s = %.2f\n", modes[0], modes[m],
+				       p > 0 ? (double)hist_quantile(&acc[0].h, 0.99) / p : 0);
+			}
+		}
+		for (m = 0; m < nm; m++) {
+			json_decref(acc[m].hw);
+			json_decref(acc[m].rounds);
+		}
 		fflush(stdout);
 	}
+	(void)any_uc;
 	if (ctl->json && !rc) {
-		json_t *o = json_pack("{s:i,s:s,s:i,s:O,s:o}", "schema_version", 1, "op", op, "nranks",
-				      g.n, "opts", opts, "results", all);
+		json_t *o = json_pack("{s:i,s:s,s:i,s:I,s:O,s:o}", "schema_version", 2, "op", op,
+				      "nranks", g.n, "rounds", (json_int_t)rounds, "opts", opts,
+				      "results", all);
 
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');

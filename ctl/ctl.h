@@ -100,6 +100,7 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv);
 int cmd_perftest(struct ctl *ctl, int argc, char **argv);
 int cmd_inject(struct ctl *ctl, int argc, char **argv);
 int cmd_collective(struct ctl *ctl, int argc, char **argv);
+int cmd_train(struct ctl *ctl, int argc, char **argv);
 int cmd_storage(struct ctl *ctl, int argc, char **argv);
 int cmd_kv(struct ctl *ctl, int argc, char **argv);
 int cmd_counters(struct ctl *ctl, int argc, char **argv);

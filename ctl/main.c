@@ -26,6 +26,9 @@ static void usage(FILE *f)
 		"                          run a real perftest pair on the testbed\n"
 		"  collective OP [--nodes A,B,..] [--size S|--sizes MIN:MAX] [--iters N]\n"
 		"                          nccl-tests-style allreduce/reduce_scatter/allgather\n"
+		"      [--mode M | --modes rc,lossy,hadamard,ec]  recovery modes, side by side\n"
+		"  train [--modes rc,hadamard] [--steps N]\n"
+		"                          data-parallel SGD; time to accuracy per recovery mode\n"
 		"  storage [--rw P] [--bs B] [--iodepth N] [--iters N]\n"
 		"                          fio-like verified block I/O by RDMA READ/WRITE\n"
 		"  kv [--server N] [--clients A,B] [--workload a|b|c] [--ops N] [--rate R]\n"
@@ -47,6 +50,7 @@ int main(int argc, char **argv)
 		{ "perftest", cmd_perftest },
 		{ "inject", cmd_inject },
 		{ "collective", cmd_collective },
+		{ "train", cmd_train },
 		{ "storage", cmd_storage },
 		{ "kv", cmd_kv },
 		{ "counters", cmd_counters },

@@ -3,7 +3,9 @@
 # make demo: the first end-to-end path on the default testbed. Brings up
 # 3 SoftRoCE nodes (VM unless this kernel has rdma_rxe), shows them, runs
 # the agents' RC RDMA WRITE latency test node0 -> node1 and perftest's
-# ib_write_lat on the same nodes, then takes the testbed down (KEEP=1 keeps
+# ib_write_lat on the same nodes, then the recovery modes side by side: a
+# 1 MiB allreduce in rc, lossy and hadamard mode under 1% dropped data
+# packets at every node's ingress. Then takes the testbed down (KEEP=1 keeps
 # it up for your own commands).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,17 @@ step "rdmactl p2p lat --client node0 --server node1 --size 2 --iters 5000"
 
 step "the same on perftest: rdmactl perftest ib_write_lat -s 2 -n 5000 (client side)"
 "$RDMACTL" perftest ib_write_lat -s 2 -n 5000 | awk '/server on/{exit} /#bytes/{h=1} h'
+
+step "1% of RoCE data packets dropped at every node's ingress (rdma-inject)"
+inject_flush() { "$RDMACTL" inject flush >/dev/null 2>&1 || true; }
+trap 'inject_flush; done_' EXIT
+for i in 0 1 2; do "$RDMACTL" inject add dev "n$i" ingress opcode data drop 1% >/dev/null; done
+"$RDMACTL" inject list
+
+step "rdmactl collective allreduce --modes rc,lossy,hadamard --size 1M --iters 24 --rounds 3 --data laplace"
+"$RDMACTL" collective allreduce --modes rc,lossy,hadamard --size 1M --iters 24 --rounds 3 --data laplace
+"$RDMACTL" inject stats
+inject_flush
 
 [ "$KEEP" = 1 ] && echo && echo "testbed kept up: 'rdmactl testbed status', 'rdmactl testbed down' when done"
 exit 0

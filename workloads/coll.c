@@ -222,30 +222,36 @@ static int create_uc(struct wl_ctx *w, struct coll *c, int j, json_t *e, enum ib
 	return 0;
 }
 
-static int check_cfg(struct wl_ctx *w, const struct coll_cfg *cfg)
+static int check_cfg(struct wl_ctx *w, const struct coll_cfg *c)
 {
-	const char *why = NULL;
+	char *e = w->err;
+	size_t n = sizeof(w->err);
 
-	if (cfg->rank >= cfg->nranks)
-		why = "rank is not below nranks";
-	else if (cfg->op == C_BROADCAST && cfg->root >= cfg->nranks)
-		why = "broadcast: root is not below nranks";
-	else if (cfg->op == C_ALLTOALL && cfg->size % (sizeof(float) * cfg->nranks))
-		why = "alltoall: size is not a multiple of 4 x nranks";
-	else if (cfg->mode != M_RC && cfg->op != C_ALLREDUCE && cfg->op != C_REDUCE_SCATTER &&
-		 cfg->op != C_ALLGATHER)
-		why = "the lossy modes run allreduce, reduce_scatter and allgather only";
-	else if (cfg->mode == M_HADAMARD && cfg->op != C_ALLREDUCE)
-		why = "mode hadamard: allreduce only (the transform commutes with the sum)";
-	else if (cfg->mode == M_HADAMARD && (cfg->block & (cfg->block - 1)))
-		why = "block: expected a power of two";
-	else if (cfg->mode == M_EC && cfg->ec_k + cfg->ec_m > 255)
-		why = "ec_k + ec_m: at most 255";
-	else if (cfg->step_timeout_min > cfg->step_timeout_max)
-		why = "step_timeout_min is above step_timeout_max";
-	if (why)
-		snprintf(w->err, sizeof(w->err), "%s", why);
-	return why ? -EINVAL : 0;
+	if (c->rank >= c->nranks)
+		snprintf(e, n, "rank %llu of %llu ranks", (unsigned long long)c->rank,
+			 (unsigned long long)c->nranks);
+	else if (c->op == C_BROADCAST && c->root >= c->nranks)
+		snprintf(e, n, "root %llu of %llu ranks", (unsigned long long)c->root,
+			 (unsigned long long)c->nranks);
+	else if (c->op == C_ALLTOALL && c->size % (sizeof(float) * c->nranks))
+		snprintf(e, n, "alltoall: size %llu is not a multiple of 4 x %llu ranks",
+			 (unsigned long long)c->size, (unsigned long long)c->nranks);
+	else if (c->mode != M_RC && c->op != C_ALLREDUCE && c->op != C_REDUCE_SCATTER &&
+		 c->op != C_ALLGATHER)
+		snprintf(e, n, "mode %s: allreduce, reduce_scatter, allgather only", coll_modes[c->mode]);
+	else if (c->mode == M_HADAMARD && c->op != C_ALLREDUCE)
+		snprintf(e, n, "mode hadamard: allreduce only (the transform commutes with the sum)");
+	else if (c->mode == M_HADAMARD && c->block && (c->block < 8 || (c->block & (c->block - 1))))
+		snprintf(e, n, "block %llu: expected a power of two >= 8 (or 0: chosen by size)",
+			 (unsigned long long)c->block);
+	else if (c->mode == M_EC && c->ec_k + c->ec_m > 255)
+		snprintf(e, n, "ec_k + ec_m = %llu: at most 255",
+			 (unsigned long long)(c->ec_k + c->ec_m));
+	else if (c->step_timeout_min > c->step_timeout_max)
+		snprintf(e, n, "step_timeout_min is above step_timeout_max");
+	else
+		return 0;
+	return -EINVAL;
 }
 
 int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, json_t **ep)
@@ -269,7 +275,14 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 	c->r = (int)cfg->rank;
 	c->uc = cfg->mode != M_RC;
 	c->ucount = cfg->size / sizeof(float);
-	c->count = cfg->mode == M_HADAMARD ? rht_wire_len(c->ucount, cfg->block) : c->ucount;
+	if (cfg->mode == M_HADAMARD && !cfg->block) {
+		/* larger blocks spread a loss thinner: the largest that pads little */
+		for (c->cfg.block = 65536; c->cfg.block > 8; c->cfg.block /= 2)
+			if (rht_wire_len(c->ucount, c->cfg.block) - c->ucount <= c->ucount / 64)
+				break;
+	}
+	c->st.block = c->cfg.block;
+	c->count = cfg->mode == M_HADAMARD ? rht_wire_len(c->ucount, c->cfg.block) : c->ucount;
 	c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
 	r = -EINVAL;
 	if (c->uc) {
@@ -282,7 +295,9 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 			par = c->groups * cfg->ec_m;	/* parity pieces per step */
 		}
 		c->slots = c->pieces + par;
-		need = 2 * (size_t)(c->n - 1) * (c->slots + 2) + 8;
+		/* an iteration's pieces, plus a step's worth still arriving from the last
+		 * one (ec ends a step before its last parity and markers are in) */
+		need = (2 * (size_t)(c->n - 1) + 1) * (c->slots + 2) + 8;
 		if (need > 12000 || c->slots >= MARKER) {
 			snprintf(w->err, sizeof(w->err),
 				 "mode %s: %zu pieces per iteration, at most 12000 (a smaller size "
@@ -591,7 +606,7 @@ static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now)
 static int uc_post_recvs(struct coll *c)
 {
 	int left = (c->r + c->n - 1) % c->n;
-	int need = (int)(2 * (size_t)(c->n - 1) * (c->slots + 2)) + 8;
+	int need = (int)((2 * (size_t)(c->n - 1) + 1) * (c->slots + 2)) + 8;
 	struct ibv_recv_wr *bad;
 	int k = 0, ret;
 
@@ -1160,6 +1175,7 @@ void grad_err_add(struct grad_err *g, const float *got, const double *exact, siz
 		g->nmse_max = g->linf_max = g->linf_rel_max = 0;
 	}
 	g->nmse_sum += nmse;
+	g->linf_sum += linf;
 	g->cos_sum += cs;
 	if (nmse > g->nmse_max)
 		g->nmse_max = nmse;
@@ -1175,8 +1191,9 @@ json_t *grad_err_json(const struct grad_err *g)
 {
 	double n = g->n ? (double)g->n : 1;
 
-	return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "samples", (json_int_t)g->n, "nmse_mean",
-			 g->nmse_sum / n, "nmse_max", g->nmse_max, "linf_max", g->linf_max,
+	return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "samples", (json_int_t)g->n,
+			 "nmse_mean", g->nmse_sum / n, "nmse_max", g->nmse_max, "linf_mean",
+			 g->linf_sum / n, "linf_max", g->linf_max,
 			 "linf_rel_max", g->linf_rel_max, "cosine_mean", g->n ? g->cos_sum / n : 1.0,
 			 "cosine_min", g->n ? g->cos_min : 1.0);
 }

@@ -66,8 +66,9 @@ struct coll_cfg {
 	  NULL, "lossy: weight of the newest step in the step-time average" },                     \
 	{ "priority", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, priority), 0, 0, "none",        \
 	  coll_prios, "lossy: send order within a step: none | magnitude (largest pieces first)" }, \
-	{ "block", OPT_UINT, (BASE) + offsetof(struct coll_cfg, block), 8, 1 << 20, "256", NULL,  \
-	  "hadamard: transform block (floats, a power of two)" },                                  \
+	{ "block", OPT_UINT, (BASE) + offsetof(struct coll_cfg, block), 0, 1 << 20, "0", NULL,    \
+	  "hadamard: transform block (floats, a power of two; 0: the largest up to 64k that "      \
+	  "pads the buffer by at most 1/64)" },                                                    \
 	{ "rescale", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, rescale), 0, 0, "off",           \
 	  coll_onoff, "hadamard: scale by 1/q (q = fraction received) for an unbiased estimate" },  \
 	{ "ec_k", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_k), 1, 128, "8", NULL,           \
@@ -99,6 +100,7 @@ struct coll_stats {
 	uint64_t steps, pieces_expected, lost_pieces, lost_bytes, recovered_pieces, timeouts,
 		marker_ends, silent_steps;
 	uint64_t agreed_timeout_ns;	/* the last one used */
+	uint64_t block;		/* hadamard: the block used */
 };
 
 /* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */
@@ -121,7 +123,7 @@ void coll_close(struct coll *c);
 /* gradient error of got[] against exact[] (n elements), accumulated */
 struct grad_err {
 	uint64_t n;		/* samples (steps) */
-	double nmse_sum, nmse_max, linf_max, linf_rel_max, cos_sum, cos_min;
+	double nmse_sum, nmse_max, linf_sum, linf_max, linf_rel_max, cos_sum, cos_min;
 };
 void grad_err_add(struct grad_err *g, const float *got, const double *exact, size_t n);
 json_t *grad_err_json(const struct grad_err *g);

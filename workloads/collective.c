@@ -235,6 +235,8 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 				      (json_int_t)st.silent_steps, "agreed_timeout_ns",
 				      (json_int_t)st.agreed_timeout_ns);
 
+		if (w->cfg.cc.mode == M_HADAMARD)
+			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
 		if (json_object_update(*result, o))
 			json_decref(*result), *result = NULL;
 		json_decref(o);

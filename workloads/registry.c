@@ -3,7 +3,8 @@
 #include <string.h>
 #include "wl.h"
 
-static const struct wl_ops *const all[] = { &wl_p2p, &wl_collective, &wl_storage, &wl_kv, NULL };
+static const struct wl_ops *const all[] = { &wl_p2p,	  &wl_collective, &wl_train,
+					    &wl_storage, &wl_kv,	  NULL };
 
 const struct wl_ops *wl_find(const char *name)
 {

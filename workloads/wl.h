@@ -72,6 +72,7 @@ const struct wl_ops *wl_at(int i);
 
 extern const struct wl_ops wl_p2p;
 extern const struct wl_ops wl_collective;
+extern const struct wl_ops wl_train;
 extern const struct wl_ops wl_storage;
 extern const struct wl_ops wl_kv;
 

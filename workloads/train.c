@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * train: data-parallel SGD over N agents, the gradients allreduced through
+ * the collective engine in the arm's recovery mode.
+ *
+ * Every rank holds a replica of the MLP (lib/mlp.h, about 204k parameters
+ * with the defaults: a gradient is 800 KiB, hundreds of MTU packets). Step
+ * t: rank r computes the gradient of its own batch (samples (t*N + r)*batch
+ * onwards of the synthetic task), the engine sums the gradients, every rank
+ * applies the mean. A lossy mode may hand ranks slightly different sums;
+ * the replicas then drift apart a little, as they would in a real job.
+ *
+ * The training clock counts the steps (compute and allreduce) and stops
+ * while the model is evaluated on a fixed held-out set every eval_every
+ * steps, so evaluation costs no arm anything. Time to accuracy (TTA) is the
+ * training clock at the first evaluation reaching `target`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "coll.h"
+#include "../lib/hist.h"
+#include "../lib/mlp.h"
+
+struct train_cfg {
+	struct coll_cfg cc;
+	uint64_t steps, batch, lr_ppm, momentum_ppm, target_ppm, eval_every, eval_samples, final_samples;
+	uint64_t input, hidden1, hidden2, classes;
+};
+
+#define O(f) offsetof(struct train_cfg, f)
+static const struct opt train_opts[] = {
+	{ "steps", OPT_UINT, O(steps), 1, 1000000, "150", NULL, "training steps" },
+	{ "batch", OPT_UINT, O(batch), 1, 4096, "8", NULL, "samples per rank per step" },
+	{ "lr", OPT_PPM, O(lr_ppm), 1, 10000000, "2%", NULL, "learning rate (2% = 0.02)" },
+	{ "momentum", OPT_PPM, O(momentum_ppm), 0, 999999, "90%", NULL, "SGD momentum" },
+	{ "target", OPT_PPM, O(target_ppm), 1, 1000000, "80%", NULL,
+	  "accuracy whose first reaching is the time to accuracy" },
+	{ "eval_every", OPT_UINT, O(eval_every), 1, 1000000, "10", NULL,
+	  "evaluate every N steps (off the training clock)" },
+	{ "eval_samples", OPT_UINT, O(eval_samples), 16, 100000, "256", NULL,
+	  "held-out samples per evaluation" },
+	{ "final_samples", OPT_UINT, O(final_samples), 16, 1000000, "2048", NULL,
+	  "held-out samples for the final accuracy" },
+	{ "input", OPT_UINT, O(input), 2, 4096, "128", NULL, "input dimension" },
+	{ "hidden1", OPT_UINT, O(hidden1), 1, 8192, "512", NULL, "first hidden layer" },
+	{ "hidden2", OPT_UINT, O(hidden2), 1, 8192, "264", NULL, "second hidden layer" },
+	{ "classes", OPT_UINT, O(classes), 2, 1000, "10", NULL, "classes" },
+	COLL_OPTS(O(cc)),
+	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
+};
+#undef O
+
+struct train {
+	struct train_cfg cfg;
+	struct coll *c;
+	struct mlp m;
+	struct task t;
+	float *xb, *xe, *g;
+	int *yb, *ye;
+	struct hist step_h, comm_h;
+};
+
+static void train_destroy(struct wl_ctx *w)
+{
+	struct train *t = w->priv;
+
+	if (!t)
+		return;
+	coll_close(t->c);
+	mlp_free(&t->m);
+	task_free(&t->t);
+	free(t->xb);
+	free(t->xe);
+	free(t->g);
+	free(t->yb);
+	free(t->ye);
+	free(t);
+	w->priv = NULL;
+}
+
+static int train_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
+{
+	struct train *t;
+	struct train_cfg *k;
+	uint64_t i;
+	int r;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	w->priv = t;
+	k = &t->cfg;
+	r = opt_apply_json(train_opts, k, opts, w->err, sizeof(w->err));
+	if (r)
+		goto fail;
+	r = -ENOMEM;
+	/* the same initial model on every rank: the seed is shared */
+	if (mlp_init(&t->m, (int)k->input, (int)k->hidden1, (int)k->hidden2, (int)k->classes,
+		     k->cc.seed) ||
+	    task_init(&t->t, (int)k->input, (int)k->classes, k->cc.seed))
+		goto fail;
+	t->xb = malloc(k->batch * k->input * sizeof(float));
+	t->yb = malloc(k->batch * sizeof(int));
+	i = k->eval_samples > k->final_samples ? k->eval_samples : k->final_samples;
+	t->xe = malloc(i * k->input * sizeof(float));
+	t->ye = malloc(i * sizeof(int));
+	t->g = malloc(t->m.nparams * sizeof(float));
+	if (!t->xb || !t->yb || !t->xe || !t->ye || !t->g)
+		goto fail;
+	i = k->eval_samples > k->final_samples ? k->eval_samples : k->final_samples;
+	while (i--)	/* held out: far from any training index */
+		task_sample(&t->t, (1ULL << 40) + i, t->xe + i * k->input, &t->ye[i]);
+	k->cc.op = C_ALLREDUCE;
+	k->cc.size = t->m.nparams * sizeof(float);
+	r = coll_open(w, &k->cc, &t->c, ep);
+	if (r)
+		goto fail;
+	hist_init(&t->step_h);
+	hist_init(&t->comm_h);
+	return 0;
+fail:
+	train_destroy(w);
+	return r;
+}
+
+static int train_connect(struct wl_ctx *w, const json_t *peers)
+{
+	struct train *t = w->priv;
+
+	return coll_connect_peers(w, t->c, peers);
+}
+
+static int train_run(struct wl_ctx *w, json_t **result)
+{
+	struct train *t = w->priv;
+	struct train_cfg *k = &t->cfg;
+	uint64_t step, i, clock = 0, tta = 0, ns, n = k->cc.nranks;
+	float lr = (float)k->lr_ppm / 1e6f, mom = (float)k->momentum_ppm / 1e6f;
+	double loss = 0, acc = 0, eloss = 0, target = (double)k->target_ppm / 1e6;
+	json_t *curve = json_array();
+	struct coll_stats st;
+	int r;
+
+	if ((r = coll_begin(w, t->c)))
+		goto out;
+	for (step = 0; step < k->steps; step++) {
+		uint64_t t0 = wl_now_ns(), base = (step * n + k->cc.rank) * k->batch;
+		float *in = coll_input(t->c);
+		const float *sum;
+
+		for (i = 0; i < k->batch; i++)
+			task_sample(&t->t, base + i, t->xb + i * k->input, &t->yb[i]);
+		loss = mlp_grad(&t->m, t->xb, t->yb, (int)k->batch, in);
+		if ((r = coll_step(w, t->c, &ns)))
+			goto out;
+		sum = coll_output(t->c);
+		for (i = 0; i < t->m.nparams; i++)
+			t->g[i] = sum[i] / (float)n;
+		mlp_sgd(&t->m, t->g, lr, mom);
+		if (step + 1 < k->steps && (r = coll_next(w, t->c, 0)))
+			goto out;
+		ns = wl_now_ns() - t0;
+		clock += ns;
+		hist_record(&t->step_h, ns);
+		wl_record(w, wl_now_ns(), ns);
+		__atomic_store_n(&w->progress, step + 1, __ATOMIC_RELAXED);
+		if ((step + 1) % k->eval_every && step + 1 < k->steps)
+			continue;
+		/* off the clock */
+		acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->eval_samples, &eloss);
+		if (!tta && acc >= target)
+			tta = clock;
+		json_array_append_new(curve, json_pack("{s:I,s:I,s:f,s:f,s:f}", "step",
+						       (json_int_t)step + 1, "time_ns",
+						       (json_int_t)clock, "train_loss", loss,
+						       "eval_loss", eloss, "accuracy", acc));
+	}
+	/* the final accuracy on the larger held-out set (the evaluations use its
+	 * first eval_samples) */
+	acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->final_samples, &eloss);
+	coll_get_stats(t->c, &st);
+	*result = json_pack("{s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:o,s:o,s:o}", "mode",
+			    coll_modes[k->cc.mode], "params", (json_int_t)t->m.nparams, "steps",
+			    (json_int_t)k->steps, "batch", (json_int_t)k->batch, "rank",
+			    (json_int_t)k->cc.rank, "target", target, "final_accuracy", acc,
+			    "final_loss", eloss, "train_time_ns", (json_int_t)clock,
+			    "tta_ns", tta ? json_integer((json_int_t)tta) : json_null(), "time_ns",
+			    hist_to_json(&t->step_h), "curve", curve);
+	curve = NULL;
+	if (*result && k->cc.mode != M_RC)
+		json_object_update_new(*result,
+					json_pack("{s:I,s:I,s:f,s:I,s:I}", "lost_pieces",
+						  (json_int_t)st.lost_pieces, "pieces_expected",
+						  (json_int_t)st.pieces_expected, "lost_fraction",
+						  st.pieces_expected ? (double)st.lost_pieces /
+								       (double)st.pieces_expected : 0.0,
+						  "recovered_pieces", (json_int_t)st.recovered_pieces,
+						  "step_timeouts", (json_int_t)st.timeouts));
+	r = *result ? 0 : -ENOMEM;
+out:
+	json_decref(curve);
+	return r;
+}
+
+const struct wl_ops wl_train = {
+	.name = "train",
+	.opts = train_opts,
+	.prepare = train_prepare,
+	.connect = train_connect,
+	.run = train_run,
+	.destroy = train_destroy,
+};

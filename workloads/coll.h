@@ -53,7 +53,7 @@ struct coll_cfg {
 	  "recovery: rc (NIC retransmits) | lossy (UC, losses zero-filled) | hadamard (lossy on "  \
 	  "a randomized Hadamard transform) | ec (lossy + ISA-L parity)" },                         \
 	{ "step_timeout_min", OPT_TIME, (BASE) + offsetof(struct coll_cfg, step_timeout_min),      \
-	  100000, 60000000000ULL, "20ms", NULL, "lossy: a step's timeout is at least this" },      \
+	  100000, 60000000000ULL, "50ms", NULL, "lossy: a step's timeout is at least this" },      \
 	{ "step_timeout_max", OPT_TIME, (BASE) + offsetof(struct coll_cfg, step_timeout_max),      \
 	  100000, 60000000000ULL, "500ms", NULL,                                                   \
 	  "lossy: cap of the agreed timeout (a silent peer costs this per step)" },                \

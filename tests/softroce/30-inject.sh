@@ -11,17 +11,8 @@ C=$RDMACTL
 TESTS="lossy_1pct lossy_20pct lossy_flap drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
        flap_retry_exceeded egress_drop_silent flush_clean"
 
-why=$(vm_unavailable)
-if [ -n "$why" ]; then
-	for t in $TESTS; do skip "$t" "$why"; done
-	exit 0
-fi
-trap 'tb_cleanup; rm -f "$TRAFFIC_LOG"' EXIT
-tb_cleanup
-if ! out=$("$C" testbed up --nodes 3 2>&1); then
-	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
-	exit 0
-fi
+SUITE_EXIT='rm -f "$TRAFFIC_LOG"'
+suite_up || exit 0
 
 ctr() { "$C" -j counters --node "$1" | jq ".hw_counters.$2 // 0"; }
 rule_ctr() { "$C" -j inject stats | jq ".rules[] | select(.id == $1) | .counters.$2"; }

@@ -9,17 +9,7 @@ C=$RDMACTL
 TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
-why=$(vm_unavailable)
-if [ -n "$why" ]; then
-	for t in $TESTS; do skip "$t" "$why"; done
-	exit 0
-fi
-trap tb_cleanup EXIT
-tb_cleanup
-if ! out=$("$C" testbed up --nodes 3 2>&1); then
-	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
-	exit 0
-fi
+suite_up || exit 0
 
 # kv: two clients hammer one server (YCSB a, zipf: hot keys, CAS contention)
 j=$("$C" -j kv --workload a --ops 1500 --keys 2000 2>&1); rc=$?

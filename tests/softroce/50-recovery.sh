@@ -11,17 +11,7 @@ C=$RDMACTL
 TESTS="modes_exact side_by_side_1pct ec_rebuilds_single_losses hang_free_20pct hang_free_flap
        train_tta_1pct modes_bad_input"
 
-why=$(vm_unavailable)
-if [ -n "$why" ]; then
-	for t in $TESTS; do skip "$t" "$why"; done
-	exit 0
-fi
-trap 'tb_cleanup' EXIT
-tb_cleanup
-if ! out=$("$C" testbed up --nodes 3 2>&1); then
-	for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
-	exit 0
-fi
+suite_up || exit 0
 drop_all() { for i in 0 1 2; do "$C" inject add dev n$i ingress opcode data drop "$@" >/dev/null || return 1; done; }
 flush() { "$C" inject flush >/dev/null; }
 mode() { jq -c --arg m "$2" '.results[] | select(.mode == $m)' <<< "$1"; }

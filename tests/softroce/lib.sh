@@ -42,3 +42,21 @@ jq() {
 		command jq "$@"
 	fi
 }
+
+# suite_up: a fresh 3-node testbed for the suite's $TESTS, torn down at exit
+# (and $SUITE_EXIT run first, if set). Returns 1 after every test was marked
+# SKIP (no VM here) or FAIL (it would not come up): the caller exits 0.
+suite_up() {
+	local why out
+	why=$(vm_unavailable)
+	if [ -n "$why" ]; then
+		for t in $TESTS; do skip "$t" "$why"; done
+		return 1
+	fi
+	trap 'eval "${SUITE_EXIT:-:}"; tb_cleanup' EXIT
+	tb_cleanup
+	if ! out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
+		for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
+		return 1
+	fi
+}

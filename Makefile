@@ -25,7 +25,7 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -I/usr/include/libnl3 -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
 	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -I$(OBJ)/ebpf -MMD -MP
 # libraries every program gets with lib/: JSON (jansson), erasure coding (ISA-L)
-LDLIBS_LIB := -ljansson -lisal
+LDLIBS_LIB := -ljansson -lisal -lyaml
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)
 
 ifeq ($(V),1)
@@ -90,10 +90,12 @@ $(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lpthread -lm
 
-$(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(LIB_OBJ)
+# rdmactl checks profiles against the workloads' option tables and
+# rdma-inject's rule grammar: it links both
+$(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(WL_OBJ) $(OBJ)/injector/rule.o $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_LIB) -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lz -lpthread -lm
 
 $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)

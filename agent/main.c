@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/log.h"
+#include "../lib/opt.h"
+#include "../workloads/wl.h"
 #include "../lib/num.h"
 
 struct conn_arg {
@@ -50,6 +52,7 @@ static void usage(FILE *f)
 		"  -t, --token-file FILE  shared secret the controller must present\n"
 		"  -n, --name NAME        node name reported to the controller (default: DEV)\n"
 		"  -v, --verbose          log every request\n"
+		"  -L, --list             every workload's options (what profiles and rdmactl take)\n"
 		"  -h, --help\n");
 }
 
@@ -64,6 +67,7 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "list", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev = NULL, *listen_at = "127.0.0.1:47100", *token_file = NULL, *name = NULL;
@@ -75,7 +79,7 @@ int main(int argc, char **argv)
 	pthread_attr_t attr;
 
 	log_set_prog("rdma-agent");
-	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:vhL", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'i':
@@ -96,6 +100,12 @@ int main(int argc, char **argv)
 		case 'n': name = optarg; break;
 		case 'v': log_verbose++; break;
 		case 'h': usage(stdout); return 0;
+		case 'L':
+			for (r = 0; wl_at(r); r++) {
+				printf("%s%s:\n", r ? "\n" : "", wl_at(r)->name);
+				opt_help(wl_at(r)->opts, stdout);
+			}
+			return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -92,6 +92,9 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 		json_object_set_new(*result, "clock_gettime_ns",
 				    json_integer(((t1.tv_sec - t0.tv_sec) * 1000000000LL +
 						  (t1.tv_nsec - t0.tv_nsec)) / 1000));
+		/* the node's CLOCK_MONOTONIC: what interval timestamps are in */
+		json_object_set_new(*result, "now_ns",
+				    json_integer((json_int_t)t1.tv_sec * 1000000000LL + t1.tv_nsec));
 		json_object_set_new(*result, "qp_types", json_pack("[sss]", "rc", "uc", "ud"));
 		json_object_set_new(*result, "arms", json_integer(narms));
 		json_object_set_new(*result, "perftest_jobs", json_integer(njobs));

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ctl.h"
+#include "report.h"
 #include "session.h"
 #include "../lib/hist.h"
 #include "../lib/log.h"
@@ -45,110 +46,6 @@ static void usage(FILE *f)
 		"  --sizes MIN:MAX doubles from MIN to MAX (nccl-tests -b/-e/-f 2); default --size 1M\n"
 		"  time = the slowest rank's mean; algbw = size/time; busbw as in nccl-tests\n"
 		"  `rdma-agent --list` (or -h on the agent) lists every workload option\n");
-}
-
-/* what one mode gathered over the rounds of one size */
-struct acc {
-	const char *mode;
-	struct hist h;
-	double tsum;		/* sum over rounds of the slowest rank's mean x iters */
-	uint64_t iters, wrong, lost, expected, lost_bytes, recovered, timeouts, retrans;
-	double nmse_sum, nmse_max, linf_sum, linf_max, linf_rel_max, cos_sum, cos_min;
-	uint64_t gsamples;
-	json_t *hw;		/* hw counter deltas summed over ranks and rounds */
-	json_t *rounds;		/* the per-rank results of every round */
-	int uc;
-};
-
-static void acc_add(struct acc *a, json_t *results, uint64_t iters)
-{
-	double tmax = 0;
-	json_t *e;
-	size_t k;
-
-	json_array_foreach(results, k, e) {
-		struct hist one;
-		double t = json_real_value(json_object_get(e, "time_avg_ns"));
-		json_t *g = json_object_get(e, "grad_error"), *hw = json_object_get(e, "hw_counters_delta");
-		const char *key;
-		json_t *v;
-
-		if (!hist_from_json(&one, json_object_get(e, "time_ns")))
-			hist_merge(&a->h, &one);
-		if (t > tmax)
-			tmax = t;
-		a->wrong += (uint64_t)json_integer_value(json_object_get(e, "wrong"));
-		a->lost += (uint64_t)json_integer_value(json_object_get(e, "lost_pieces"));
-		a->expected += (uint64_t)json_integer_value(json_object_get(e, "pieces_expected"));
-		a->lost_bytes += (uint64_t)json_integer_value(json_object_get(e, "lost_bytes"));
-		a->recovered += (uint64_t)json_integer_value(json_object_get(e, "recovered_pieces"));
-		a->timeouts += (uint64_t)json_integer_value(json_object_get(e, "step_timeouts"));
-		a->uc = a->uc || json_object_get(e, "lost_pieces");
-		if (g) {
-			uint64_t n = (uint64_t)json_integer_value(json_object_get(g, "samples"));
-			double x;
-
-			a->nmse_sum += json_real_value(json_object_get(g, "nmse_mean")) * (double)n;
-			a->cos_sum += json_real_value(json_object_get(g, "cosine_mean")) * (double)n;
-			a->linf_sum += json_real_value(json_object_get(g, "linf_mean")) * (double)n;
-			x = json_real_value(json_object_get(g, "nmse_max"));
-			a->nmse_max = x > a->nmse_max ? x : a->nmse_max;
-			x = json_real_value(json_object_get(g, "linf_max"));
-			a->linf_max = x > a->linf_max ? x : a->linf_max;
-			x = json_real_value(json_object_get(g, "linf_rel_max"));
-			a->linf_rel_max = x > a->linf_rel_max ? x : a->linf_rel_max;
-			x = json_real_value(json_object_get(g, "cosine_min"));
-			a->cos_min = !a->gsamples || x < a->cos_min ? x : a->cos_min;
-			a->gsamples += n;
-		}
-		json_object_foreach(hw, key, v) {
-			json_int_t old = json_integer_value(json_object_get(a->hw, key));
-
-			json_object_set_new(a->hw, key, json_integer(old + json_integer_value(v)));
-		}
-		/* rxe: a timeout retransmission, or go-back-N after a NAK */
-		a->retrans += (uint64_t)json_integer_value(json_object_get(hw, "completer_retry_err")) +
-			      (uint64_t)json_integer_value(json_object_get(hw, "rcvd_seq_err"));
-	}
-	a->tsum += tmax * (double)iters;
-	a->iters += iters;
-	json_array_append(a->rounds, results);
-}
-
-static json_t *acc_json(const struct acc *a, uint64_t size, double factor)
-{
-	double t = a->iters ? a->tsum / (double)a->iters : 0, algbw = t > 0 ? (double)size / (t / 1e9) : 0;
-	double n = a->gsamples ? (double)a->gsamples : 1;
-	json_t *o;
-
-	o = json_pack("{s:I,s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I,s:I,s:o,s:O,s:O}", "size",
-		      (json_int_t)size, "mode", a->mode, "iters", (json_int_t)a->iters,
-		      "time_avg_ns", t, "time_p50_ns", (json_int_t)hist_quantile(&a->h, 0.5),
-		      "time_p90_ns", (json_int_t)hist_quantile(&a->h, 0.9), "time_p99_ns",
-		      (json_int_t)hist_quantile(&a->h, 0.99), "time_p999_ns",
-		      (json_int_t)hist_quantile(&a->h, 0.999), "time_max_ns", (json_int_t)a->h.max,
-		      "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", algbw * factor, "wrong",
-		      (json_int_t)a->wrong, "retransmissions", (json_int_t)a->retrans, "time_hist_ns",
-		      hist_to_json(&a->h), "hw_counters_delta", a->hw, "ranks",
-		      json_array_get(a->rounds, json_array_size(a->rounds) - 1));
-	if (o && json_array_size(a->rounds) > 1)	/* "ranks": the last round's */
-		json_object_set(o, "rounds", a->rounds);
-	if (o && a->gsamples)
-		json_object_set_new(o, "grad_error",
-				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",
-					      a->nmse_sum / n, "nmse_max", a->nmse_max, "linf_mean",
-					      a->linf_sum / n, "linf_max", a->linf_max,
-					      "linf_rel_max", a->linf_rel_max,
-					      "cosine_mean", a->cos_sum / n, "cosine_min", a->cos_min));
-	if (o && a->uc) {
-		json_object_set_new(o, "lost_pieces", json_integer((json_int_t)a->lost));
-		json_object_set_new(o, "lost_bytes", json_integer((json_int_t)a->lost_bytes));
-		json_object_set_new(o, "lost_fraction",
-				    json_real(a->expected ? (double)a->lost / (double)a->expected : 0));
-		json_object_set_new(o, "recovered_pieces", json_integer((json_int_t)a->recovered));
-		json_object_set_new(o, "step_timeouts", json_integer((json_int_t)a->timeouts));
-	}
-	return o;
 }
 
 static void print_line(const json_t *o)
@@ -291,17 +188,11 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 		       "lost", "nmse", "linf", "cosine");
 	}
 	for (size = lo; size <= hi && !rc; size *= 2) {
-		struct acc acc[MAX_MODES];
-		double factor = 1;
+		struct arm_acc acc[MAX_MODES];
 		uint64_t done = 0;
 
-		memset(acc, 0, sizeof(acc));
-		for (m = 0; m < nm; m++) {
-			acc[m].mode = modes[m];
-			hist_init(&acc[m].h);
-			acc[m].hw = json_object();
-			acc[m].rounds = json_array();
-		}
+		for (m = 0; m < nm; m++)
+			arm_acc_init(&acc[m], modes[m], modes[m]);
 		json_object_set_new(opts, "size", json_integer((json_int_t)size));
 		for (uint64_t rd = 0; rd < rounds && !rc; rd++) {
 			/* spread iters over the rounds; warm-up in the first round only */
@@ -323,11 +214,7 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 					rc = 1;
 					break;
 				}
-				factor = json_real_value(json_object_get(json_array_get(results, 0),
-									 "busbw_bytes_per_s")) /
-					 json_real_value(json_object_get(json_array_get(results, 0),
-									 "algbw_bytes_per_s"));
-				acc_add(&acc[m], results, n);
+				arm_acc_add(&acc[m], results, n);
 				json_decref(results);
 			}
 			done += n;
@@ -340,7 +227,7 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 		if (!ctl->json && nm > 1 && isatty(2))
 			fprintf(stderr, "\r%60s\r", "");
 		for (m = 0; m < nm && !rc; m++) {
-			json_t *line = acc_json(&acc[m], size, factor);
+			json_t *line = arm_acc_json(&acc[m]);
 
 			/* wrong elements are a failure unless a lossy mode lost pieces:
 			 * then they are what losing data means (zero-filled) */
@@ -359,10 +246,8 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 				       p > 0 ? (double)hist_quantile(&acc[0].h, 0.99) / p : 0);
 			}
 		}
-		for (m = 0; m < nm; m++) {
-			json_decref(acc[m].hw);
-			json_decref(acc[m].rounds);
-		}
+		for (m = 0; m < nm; m++)
+			arm_acc_fini(&acc[m]);
 		fflush(stdout);
 	}
 	(void)any_uc;

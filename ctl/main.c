@@ -29,6 +29,10 @@ static void usage(FILE *f)
 		"      [--mode M | --modes rc,lossy,hadamard,ec]  recovery modes, side by side\n"
 		"  train [--modes rc,hadamard] [--steps N]\n"
 		"                          data-parallel SGD; time to accuracy per recovery mode\n"
+		"  validate PROFILE... [--set k.path=v]   check experiment profiles (file:line:col)\n"
+		"  run PROFILE [-o DIR] [--set k.path=v]  run one; report.json, summary.csv, *.hlog,\n"
+		"                          report.html in DIR\n"
+		"  report DIR [--format text|json|csv|html] | report DIR_A DIR_B   re-render, compare\n"
 		"  storage [--rw P] [--bs B] [--iodepth N] [--iters N]\n"
 		"                          fio-like verified block I/O by RDMA READ/WRITE\n"
 		"  kv [--server N] [--clients A,B] [--workload a|b|c] [--ops N] [--rate R]\n"
@@ -51,6 +55,9 @@ int main(int argc, char **argv)
 		{ "inject", cmd_inject },
 		{ "collective", cmd_collective },
 		{ "train", cmd_train },
+		{ "validate", cmd_validate },
+		{ "run", cmd_run },
+		{ "report", cmd_report },
 		{ "storage", cmd_storage },
 		{ "kv", cmd_kv },
 		{ "counters", cmd_counters },

@@ -56,6 +56,8 @@ void pair_close(struct pair *p)
 	agentc_close(&p->s);
 }
 
+volatile sig_atomic_t ctl_interrupted;
+
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results, char *err,
 	      size_t errlen)
 {
@@ -76,6 +78,11 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 	}
 	/* short waits in turn: whichever arm fails is reported at once */
 	while (left > 0 && !r) {
+		if (ctl_interrupted) {
+			snprintf(err, errlen, "interrupted");
+			r = -EINTR;
+			break;
+		}
 		if (tty && ctl_now() - shown >= 1 && ctl_now() - t0 >= 1) {
 			json_int_t sum = 0;
 

@@ -2,6 +2,7 @@
 #ifndef RTB_SESSION_H
 #define RTB_SESSION_H
 
+#include <signal.h>
 #include <stdio.h>
 #include "ctl.h"
 #include "../lib/cli.h"
@@ -24,6 +25,8 @@ int arm_call(struct agentc *c, const char *cmd, json_t *args, char *err, size_t 
 /* prepare an arm of a workload: *arm its id, *ep its endpoint(s) (new reference) */
 int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
 		   json_int_t *arm, json_t **ep, char *err, size_t errlen);
+/* set by a SIGINT handler: arms_wait returns -EINTR ("interrupted") */
+extern volatile sig_atomic_t ctl_interrupted;
 /* wait for several arms at once (round robin): results[i] new references;
  * the first failure returns at once with the node in err */
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results, char *err,

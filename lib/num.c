@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <stdio.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -100,4 +101,29 @@ int num_parse(const char *s, enum num_kind kind, uint64_t min, uint64_t max, uin
 	       kind == NUM_TIME ? "unknown time unit (use ns, us, ms, s, m, h)" :
 				  "unknown unit (use % or ppm)";
 	return -EINVAL;
+}
+
+void num_format(enum num_kind kind, uint64_t v, char *buf, unsigned int len)
+{
+	static const struct {
+		enum num_kind kind;
+		uint64_t mult;
+		const char *unit;
+	} u[] = {
+		{ NUM_SIZE, 1ULL << 30, "G" },	{ NUM_SIZE, 1ULL << 20, "M" },
+		{ NUM_SIZE, 1ULL << 10, "k" },	{ NUM_TIME, 3600000000000ULL, "h" },
+		{ NUM_TIME, 60000000000ULL, "m" }, { NUM_TIME, 1000000000ULL, "s" },
+		{ NUM_TIME, 1000000ULL, "ms" },	{ NUM_TIME, 1000ULL, "us" },
+		{ NUM_TIME, 1, "ns" },		{ NUM_PPM, 10000, "%" },
+		{ NUM_PPM, 1, "ppm" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		if (u[i].kind == kind && v && v % u[i].mult == 0 && v / u[i].mult < 100000) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(v / u[i].mult), u[i].unit);
+			return;
+		}
+	snprintf(buf, len, "%llu%s", (unsigned long long)v,
+		 kind == NUM_TIME ? "ns" : kind == NUM_PPM ? "ppm" : "");
 }

@@ -18,4 +18,7 @@ enum num_kind { NUM_PLAIN, NUM_SIZE, NUM_TIME, NUM_PPM };
 int num_parse(const char *s, enum num_kind kind, uint64_t min, uint64_t max, uint64_t *out,
 	      const char **why);
 
+/* v in its kind's largest unit that divides it ("4M", "100us", "1%", "7") */
+void num_format(enum num_kind kind, uint64_t v, char *buf, unsigned int len);
+
 #endif

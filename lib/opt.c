@@ -106,8 +106,11 @@ static int set_one(const struct opt *o, void *cfg, const char *val, char *err, s
 	}
 	r = num_parse(val, num_kind_of(o->kind), o->min, o->max, &v, &why);
 	if (r) {
-		snprintf(err, errlen, "%s: '%s': %s (%llu..%llu)", o->name, val, why,
-			 (unsigned long long)o->min, (unsigned long long)o->max);
+		char lo[32], hi[32];
+
+		num_format(num_kind_of(o->kind), o->min, lo, sizeof(lo));
+		num_format(num_kind_of(o->kind), o->max, hi, sizeof(hi));
+		snprintf(err, errlen, "%s: '%s': %s (%s..%s)", o->name, val, why, lo, hi);
 		return r;
 	}
 	*(uint64_t *)((char *)cfg + o->off) = v;
@@ -188,5 +191,5 @@ json_t *opt_to_json(const struct opt *t, const void *cfg)
 void opt_help(const struct opt *t, FILE *f)
 {
 	for (; t->name; t++)
-		fprintf(f, "  --%-12s %s (default %s)\n", t->name, t->help, t->def);
+		fprintf(f, "  --%-18s %s (default %s)\n", t->name, t->help, t->def);
 }

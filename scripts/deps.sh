@@ -14,8 +14,18 @@ PKGS=(
 	# testbed: VM image and boot
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	# tests
-	tmux jq python3
+	tmux jq python3 python3-jsonschema chromium nodejs
 )
+
+# the tests decode .hlog files with HdrHistogramJS (npm, pinned by its lock)
+npm_deps() {
+	local d
+	d="$(dirname "$0")/../tests/hlog"
+	[ -d "$d/node_modules/hdr-histogram-js" ] && return 0
+	command -v npm >/dev/null || { echo "deps: no npm (package nodejs)" >&2; return 1; }
+	echo "deps: npm ci in tests/hlog"
+	(cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+}
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -25,6 +35,7 @@ for p in "${PKGS[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "deps: all ${#PKGS[@]} packages present"
+	npm_deps
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -36,4 +47,5 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get -o DPkg::Lock::Timeout=600 update -q
 apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+npm_deps
 echo "deps: done"

@@ -195,6 +195,11 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 		if (r)
 			return r;
 		if (i >= w->cfg.warmup) {
+			struct coll_stats cs;
+
+			coll_get_stats(w->c, &cs);
+			ctx->ival_lost = cs.lost_pieces;
+			ctx->ival_expected = cs.pieces_expected;
 			hist_record(&w->hist, ns);
 			wl_record(ctx, wl_now_ns(), ns);
 			sum += ns;

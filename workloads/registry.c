@@ -44,6 +44,10 @@ void wl_interval_flush(struct wl_ctx *c, uint64_t now)
 		return;
 	e = json_pack("{s:I,s:I,s:o}", "t_start_ns", (json_int_t)c->ival_start, "t_ns",
 		      (json_int_t)now, "lat_ns", hist_to_json(c->ival));
+	if (e && c->ival_expected)
+		json_object_update_new(e, json_pack("{s:I,s:I}", "lost_pieces",
+						    (json_int_t)c->ival_lost, "pieces_expected",
+						    (json_int_t)c->ival_expected));
 	pthread_mutex_lock(&c->ival_lock);
 	if (json_array_size(c->pending) >= WL_MAX_PENDING) {	/* nobody is listening */
 		json_array_remove(c->pending, 0);

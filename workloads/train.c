@@ -163,6 +163,9 @@ static int train_run(struct wl_ctx *w, json_t **result)
 			goto out;
 		ns = wl_now_ns() - t0;
 		clock += ns;
+		coll_get_stats(t->c, &st);
+		w->ival_lost = st.lost_pieces;
+		w->ival_expected = st.pieces_expected;
 		hist_record(&t->step_h, ns);
 		wl_record(w, wl_now_ns(), ns);
 		__atomic_store_n(&w->progress, step + 1, __ATOMIC_RELAXED);

@@ -31,6 +31,9 @@ struct wl_ctx {
 	uint64_t ival_start;
 	pthread_mutex_t ival_lock;
 	json_t *pending;	/* [{"t_ns": end, "lat_ns": hist}], under ival_lock */
+	/* lossy modes: pieces lost and expected so far, published with every
+	 * interval (loss over time) when expected is non-zero */
+	uint64_t ival_lost, ival_expected;
 	uint64_t ival_dropped;
 };
 

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Profile loading and checking (see profile.h and profiles/README.md).
+ * The first error stops the check: one precise message beats a cascade.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl.h"
+#include "profile.h"
+#include "../injector/inj.h"
+#include "../lib/num.h"
+#include "../lib/opt.h"
+#include "../lib/ytree.h"
+#include "../workloads/wl.h"
+
+struct pctx {
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 4, 5))) static int perr(struct pctx *x, const struct ynode *n,
+						      int key, const char *fmt, ...)
+{
+	va_list ap;
+	int o;
+
+	(void)key;
+	o = snprintf(x->err, x->errlen, "%s:%d:%d: ", n->file, n->line, n->col);
+	va_start(ap, fmt);
+	if (o >= 0 && (size_t)o < x->errlen)
+		vsnprintf(x->err + o, x->errlen - (size_t)o, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* an error at key i of map m */
+__attribute__((format(printf, 4, 5))) static int perr_key(struct pctx *x, const struct ynode *m,
+							  size_t i, const char *fmt, ...)
+{
+	va_list ap;
+	int o;
+
+	if (m->kline[i])
+		o = snprintf(x->err, x->errlen, "%s:%d:%d: ", m->file, m->kline[i], m->kcol[i]);
+	else
+		o = snprintf(x->err, x->errlen, "--set:1:1: ");
+	va_start(ap, fmt);
+	if (o >= 0 && (size_t)o < x->errlen)
+		vsnprintf(x->err + o, x->errlen - (size_t)o, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *kind_name(const struct ynode *n)
+{
+	return n->kind == YN_MAP ? "a mapping" : n->kind == YN_SEQ ? "a list" : "a scalar";
+}
+
+static int want(struct pctx *x, const struct ynode *n, enum ynode_kind k, const char *what)
+{
+	static const char *const names[] = { "a value", "a mapping (key: value lines)",
+					     "a list (- item lines)" };
+
+	if (n->kind == k && !(k == YN_SCALAR && ytree_is_null(n)))
+		return 0;
+	return perr(x, n, 0, "%s: expected %s, found %s", what, names[k],
+		    ytree_is_null(n) ? "nothing" : kind_name(n));
+}
+
+/* every key of map m is one of allowed[] */
+static int keys_known(struct pctx *x, const struct ynode *m, const char *const *allowed,
+		      const char *where)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < m->n; i++) {
+		const char *s;
+
+		for (j = 0; allowed[j] && strcmp(allowed[j], m->k[i]); j++)
+			;
+		if (allowed[j])
+			continue;
+		s = opt_suggest(m->k[i], allowed);
+		if (s)
+			return perr_key(x, m, i, "unknown key '%s' in %s (did you mean '%s'?)", m->k[i],
+					where, s);
+		{
+			char list[256] = "";
+
+			for (j = 0; allowed[j]; j++) {
+				size_t l = strlen(list);
+
+				snprintf(list + l, sizeof(list) - l, "%s%s", j ? ", " : "", allowed[j]);
+			}
+			return perr_key(x, m, i, "unknown key '%s' in %s (expected one of: %s)",
+					m->k[i], where, list);
+		}
+	}
+	return 0;
+}
+
+static int get_str(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		   char *buf, size_t len)
+{
+	const struct ynode *n = ytree_get(m, key, NULL);
+	char what[96];
+
+	if (!n)
+		return 0;
+	snprintf(what, sizeof(what), "%s.%s", where, key);
+	if (want(x, n, YN_SCALAR, what))
+		return -1;
+	if (strlen(n->s) >= len)
+		return perr(x, n, 0, "%s: longer than %zu characters", what, len - 1);
+	snprintf(buf, len, "%s", n->s);
+	return 0;
+}
+
+static int get_enum(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		    const char *const *kw, int *out)
+{
+	const struct ynode *n = ytree_get(m, key, NULL);
+	char what[96], list[128] = "";
+	const char *s;
+	int j;
+
+	if (!n)
+		return 0;
+	snprintf(what, sizeof(what), "%s.%s", where, key);
+	if (want(x, n, YN_SCALAR, what))
+		return -1;
+	for (j = 0; kw[j]; j++) {
+		size_t l = strlen(list);
+
+		if (!strcmp(kw[j], n->s)) {
+			*out = j;
+			return 0;
+		}
+		snprintf(list + l, sizeof(list) - l, "%s%s", j ? "|" : "", kw[j]);
+	}
+	s = opt_suggest(n->s, kw);
+	if (s)
+		return perr(x, n, 0, "%s: unknown value '%s' (did you mean '%s'?)", what, n->s, s);
+	return perr(x, n, 0, "%s: unknown value '%s' (expected %s)", what, n->s, list);
+}
+
+static int get_num(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		   enum num_kind kind, uint64_t min, uint64_t max, const char *range, uint64_t *out)
+{
+	const struct ynode *n = ytree_get(m, key, NULL);
+	const char *why;
+	char what[96];
+
+	if (!n)
+		return 0;
+	snprintf(what, sizeof(what), "%s.%s", where, key);
+	if (want(x, n, YN_SCALAR, what))
+		return -1;
+	if (num_parse(n->s, kind, min, max, out, &why))
+		return perr(x, n, 0, "%s: '%s': %s (expected %s)", what, n->s, why, range);
+	return 0;
+}
+
+/* a workload option map: every key in the workload's table, every value
+ * accepted by it (into a scratch configuration, thrown away) */
+static int check_wopts(struct pctx *x, const struct ynode *m, const struct wl_ops *wl,
+		       const char *where, json_t *dst)
+{
+	static const char *const reserved[] = { "rank", "nranks", "mode", "iters", "warmup", NULL };
+	static const char *const why[] = { "set by rdmactl", "set by rdmactl",
+					   "set per arm (arms: - mode: ...)",
+					   "set in run: (run.iters)", "set in run: (run.warmup)" };
+	/* every workload's configuration is far smaller than this */
+	static uint64_t scratch[1024];
+	const char *names[128];
+	const struct opt *o;
+	char e[256], what[96];
+	size_t i;
+	int j, k;
+
+	snprintf(what, sizeof(what), "%s", where);
+	if (want(x, m, YN_MAP, what))
+		return -1;
+	for (j = 0, o = wl->opts; o->name && j < 127; o++)
+		names[j++] = o->name;
+	names[j] = NULL;
+	for (i = 0; i < m->n; i++) {
+		const struct ynode *v = m->v[i];
+		const char *s;
+
+		for (k = 0; reserved[k] && strcmp(reserved[k], m->k[i]); k++)
+			;
+		if (reserved[k] && (strcmp(wl->name, "train") || k < 3))
+			return perr_key(x, m, i, "%s.%s: %s", where, m->k[i], why[k]);
+		for (o = wl->opts; o->name && strcmp(o->name, m->k[i]); o++)
+			;
+		if (!o->name) {
+			s = opt_suggest(m->k[i], names);
+			return perr_key(x, m, i, "unknown %s option '%s'%s%s%s", wl->name, m->k[i],
+					s ? " (did you mean '" : " (rdma-agent --list shows them)",
+					s ? s : "", s ? "'?)" : "");
+		}
+		snprintf(what, sizeof(what), "%s.%s", where, m->k[i]);
+		if (want(x, v, YN_SCALAR, what))
+			return -1;
+		if (opt_set(wl->opts, scratch, m->k[i], v->s, e, sizeof(e)))
+			return perr(x, v, 0, "%s", e);
+		json_object_set_new(dst, m->k[i], json_string(v->s));
+	}
+	return 0;
+}
+
+static int check_testbed(struct pctx *x, struct profile *p, const struct ynode *t)
+{
+	static const char *const keys[] = { "backend", "nodes", "mtu", NULL };
+	static const char *const backends[] = { "auto", "vm", "host", NULL };
+	uint64_t v;
+	int b = 0;
+
+	if (want(x, t, YN_MAP, "testbed") || keys_known(x, t, keys, "testbed") ||
+	    get_enum(x, t, "backend", "testbed", backends, &b))
+		return -1;
+	snprintf(p->backend, sizeof(p->backend), "%s", backends[b]);
+	v = (uint64_t)p->nodes;
+	if (get_num(x, t, "nodes", "testbed", NUM_PLAIN, 2, TB_MAX_NODES, "2..16", &v))
+		return -1;
+	p->nodes = (int)v;
+	v = (uint64_t)p->mtu;
+	if (get_num(x, t, "mtu", "testbed", NUM_PLAIN, 256, 4096, "256|512|1024|2048|4096", &v))
+		return -1;
+	if (v & (v - 1))
+		return perr(x, ytree_get(t, "mtu", NULL), 0,
+			    "testbed.mtu: %llu (expected 256|512|1024|2048|4096)", (unsigned long long)v);
+	p->mtu = (int)v;
+	return 0;
+}
+
+static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
+		      const struct wl_ops *wl)
+{
+	static const char *const keys[] = { "name", "mode", "options", NULL };
+	static const char *const modes[] = { "rc", "lossy", "hadamard", "ec", NULL };
+	size_t i, j;
+
+	if (want(x, a, YN_SEQ, "arms"))
+		return -1;
+	if (!a->n || a->n > PROF_MAX_ARMS)
+		return perr(x, a, 0, "arms: %zu arms (expected 1 to %d)", a->n, PROF_MAX_ARMS);
+	for (i = 0; i < a->n; i++) {
+		const struct ynode *m = a->v[i], *o, *mode;
+		struct prof_arm *arm = &p->arm[i];
+		char where[32];
+		int k = 0;
+
+		snprintf(where, sizeof(where), "arms[%zu]", i);
+		if (want(x, m, YN_MAP, where) || keys_known(x, m, keys, where))
+			return -1;
+		mode = ytree_get(m, "mode", NULL);
+		if (!mode)
+			return perr(x, m, 0, "%s: missing key 'mode' (rc|lossy|hadamard|ec)", where);
+		if (get_enum(x, m, "mode", where, modes, &k))
+			return -1;
+		snprintf(arm->mode, sizeof(arm->mode), "%s", modes[k]);
+		snprintf(arm->name, sizeof(arm->name), "%s", modes[k]);
+		if (get_str(x, m, "name", where, arm->name, sizeof(arm->name)))
+			return -1;
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->arm[j].name, arm->name))
+				return perr(x, ytree_get(m, "name", NULL) ? ytree_get(m, "name", NULL) : m,
+					    0, "%s: a second arm named '%s' (give each a name:)", where,
+					    arm->name);
+		arm->opts = json_object();
+		o = ytree_get(m, "options", NULL);
+		snprintf(where, sizeof(where), "arms[%zu].options", i);
+		if (o && check_wopts(x, o, wl, where, arm->opts))
+			return -1;
+		p->narms = (int)i + 1;
+	}
+	return 0;
+}
+
+/* "all", "node1", or a list of node names: a bit mask */
+static int check_nodes(struct pctx *x, const struct profile *p, const struct ynode *n,
+		       const char *where, uint32_t *mask)
+{
+	size_t i, cnt = n->kind == YN_SEQ ? n->n : 1;
+
+	*mask = 0;
+	if (n->kind == YN_SCALAR && !strcmp(n->s, "all")) {
+		*mask = (1u << p->nodes) - 1;
+		return 0;
+	}
+	if (n->kind == YN_MAP)
+		return perr(x, n, 0, "%s: expected all, a node name or a list of them", where);
+	for (i = 0; i < cnt; i++) {
+		const struct ynode *e = n->kind == YN_SEQ ? n->v[i] : n;
+		unsigned int k;
+		char tail;
+
+		if (e->kind != YN_SCALAR || sscanf(e->s, "node%u%c", &k, &tail) != 1)
+			return perr(x, e, 0, "%s: '%s': expected all or node0..node%d", where,
+				    e->kind == YN_SCALAR ? e->s : kind_name(e), p->nodes - 1);
+		if ((int)k >= p->nodes)
+			return perr(x, e, 0, "%s: node%u: the testbed has %d nodes (node0..node%d)",
+				    where, k, p->nodes, p->nodes - 1);
+		*mask |= 1u << k;
+	}
+	return 0;
+}
+
+static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f)
+{
+	static const char *const keys[] = { "name", "rule", "nodes", "dir", "port", "start",
+					    "duration", NULL };
+	static const char *const dirs[] = { "ingress", "egress", NULL };
+	static const char *const ports[] = { "nic", "switch", NULL };
+	size_t i;
+
+	if (want(x, f, YN_SEQ, "faults"))
+		return -1;
+	if (f->n > PROF_MAX_FAULTS)
+		return perr(x, f, 0, "faults: %zu rules, at most %d", f->n, PROF_MAX_FAULTS);
+	for (i = 0; i < f->n; i++) {
+		const struct ynode *m = f->v[i], *rule, *nodes;
+		struct prof_fault *pf = &p->fault[i];
+		char where[32], buf[256], *argv[64], *tok, *save, e[256];
+		struct inj_rule r;
+		int argc = 0;
+
+		snprintf(where, sizeof(where), "faults[%zu]", i);
+		if (want(x, m, YN_MAP, where) || keys_known(x, m, keys, where))
+			return -1;
+		snprintf(pf->name, sizeof(pf->name), "fault%zu", i);
+		if (get_str(x, m, "name", where, pf->name, sizeof(pf->name)) ||
+		    get_enum(x, m, "dir", where, dirs, &pf->egress) ||
+		    get_enum(x, m, "port", where, ports, &pf->sw) ||
+		    get_num(x, m, "start", where, NUM_TIME, 0, 86400000000000ULL, "a time: 0s..24h",
+			    &pf->start_ns) ||
+		    get_num(x, m, "duration", where, NUM_TIME, 0, 86400000000000ULL,
+			    "a time: 0s..24h (0: to the end)", &pf->duration_ns))
+			return -1;
+		rule = ytree_get(m, "rule", NULL);
+		if (!rule)
+			return perr(x, m, 0, "%s: missing key 'rule' (rdma-inject's: e.g. "
+				    "\"opcode data drop 1%%\")", where);
+		snprintf(buf, sizeof(buf), "%s.rule", where);
+		if (want(x, rule, YN_SCALAR, buf))
+			return -1;
+		if (strlen(rule->s) >= sizeof(pf->rule))
+			return perr(x, rule, 0, "%s.rule: too long", where);
+		snprintf(pf->rule, sizeof(pf->rule), "%s", rule->s);
+		if (strstr(pf->rule, " after ") || strstr(pf->rule, " for "))
+			return perr(x, rule, 0, "%s.rule: give the window as start: and duration:, "
+				    "not after/for", where);
+		snprintf(buf, sizeof(buf), "%s", rule->s);
+		for (tok = strtok_r(buf, " \t", &save); tok && argc < 63;
+		     tok = strtok_r(NULL, " \t", &save))
+			argv[argc++] = tok;
+		argv[argc] = NULL;
+		memset(&r, 0, sizeof(r));
+		if (inj_rule_parse(&r, argc, argv, 0, e, sizeof(e)))
+			return perr(x, rule, 0, "%s.rule: %s", where, e);
+		pf->nodes = (1u << p->nodes) - 1;
+		nodes = ytree_get(m, "nodes", NULL);
+		snprintf(buf, sizeof(buf), "%s.nodes", where);
+		if (nodes && check_nodes(x, p, nodes, buf, &pf->nodes))
+			return -1;
+		p->nfaults = (int)i + 1;
+	}
+	return 0;
+}
+
+static int check(struct pctx *x, struct profile *p, const struct ynode *root)
+{
+	static const char *const keys[] = { "version", "name", "description", "testbed", "workload",
+					    "arms", "run", "faults", "output", NULL };
+	static const char *const wkeys[] = { "type", "options", NULL };
+	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
+	static const char *const okeys[] = { "dir", NULL };
+	static const char *const types[] = { "collective", "train", NULL };
+	const struct ynode *v, *w, *n;
+	const struct wl_ops *wl;
+	uint64_t ver = 0;
+	int t = 0;
+
+	if (want(x, root, YN_MAP, "the profile") || keys_known(x, root, keys, "the profile"))
+		return -1;
+	v = ytree_get(root, "version", NULL);
+	if (!v)
+		return perr(x, root, 0, "missing key 'version' (this is version: 1)");
+	if (get_num(x, root, "version", "profile", NUM_PLAIN, 1, 1, "1", &ver))
+		return -1;
+	if (get_str(x, root, "name", "profile", p->name, sizeof(p->name)) ||
+	    get_str(x, root, "description", "profile", p->description, sizeof(p->description)))
+		return -1;
+	if ((n = ytree_get(root, "testbed", NULL)) && check_testbed(x, p, n))
+		return -1;
+	w = ytree_get(root, "workload", NULL);
+	if (!w)
+		return perr(x, root, 0, "missing key 'workload' (type: collective|train, options: ...)");
+	if (want(x, w, YN_MAP, "workload") || keys_known(x, w, wkeys, "workload"))
+		return -1;
+	if (!ytree_get(w, "type", NULL))
+		return perr(x, w, 0, "workload: missing key 'type' (collective|train)");
+	if (get_enum(x, w, "type", "workload", types, &t))
+		return -1;
+	snprintf(p->workload, sizeof(p->workload), "%s", types[t]);
+	wl = wl_find(types[t]);
+	p->wopts = json_object();
+	if ((n = ytree_get(w, "options", NULL)) && check_wopts(x, n, wl, "workload.options", p->wopts))
+		return -1;
+	n = ytree_get(root, "arms", NULL);
+	if (!n)
+		return perr(x, root, 0, "missing key 'arms' (a list: - mode: rc, - mode: lossy, ...)");
+	if (check_arms(x, p, n, wl))
+		return -1;
+	if ((n = ytree_get(root, "run", NULL))) {
+		if (want(x, n, YN_MAP, "run") || keys_known(x, n, rkeys, "run") ||
+		    get_num(x, n, "iters", "run", NUM_PLAIN, 1, 1000000, "1..1000000", &p->iters) ||
+		    get_num(x, n, "rounds", "run", NUM_PLAIN, 1, 1000, "1..1000", &p->rounds) ||
+		    get_num(x, n, "warmup", "run", NUM_PLAIN, 0, 100000, "0..100000", &p->warmup))
+			return -1;
+		if (p->iters < p->rounds)
+			return perr(x, n, 0, "run: iters %llu is fewer than rounds %llu",
+				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
+	}
+	if ((n = ytree_get(root, "faults", NULL)) && !ytree_is_null(n) && check_faults(x, p, n))
+		return -1;
+	if ((n = ytree_get(root, "output", NULL)) &&
+	    (want(x, n, YN_MAP, "output") || keys_known(x, n, okeys, "output") ||
+	     get_str(x, n, "dir", "output", p->outdir, sizeof(p->outdir))))
+		return -1;
+	return 0;
+}
+
+void profile_free(struct profile *p)
+{
+	int i;
+
+	for (i = 0; i < PROF_MAX_ARMS; i++)
+		json_decref(p->arm[i].opts);
+	json_decref(p->wopts);
+	json_decref(p->sets);
+	free(p->text);
+	memset(p, 0, sizeof(*p));
+}
+
+int profile_load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
+		 size_t errlen)
+{
+	struct pctx x = { err, errlen };
+	struct ynode *root = NULL;
+	FILE *f;
+	long len = 0;
+	int i, r = -1;
+	const char *base;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->file, sizeof(p->file), "%s", file);
+	snprintf(p->backend, sizeof(p->backend), "auto");
+	p->nodes = 3;
+	p->mtu = 1024;
+	p->iters = 20;
+	p->rounds = 1;
+	p->warmup = 2;
+	p->sets = json_array();
+	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base, "."), base);
+	f = fopen(file, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) ||
+	    len > (1 << 20) || !(p->text = calloc(1, (size_t)len + 1)) ||
+	    fread(p->text, 1, (size_t)len, f) != (size_t)len) {
+		snprintf(err, errlen, "%s: %s", file,
+			 len > (1 << 20) ? "larger than 1 MiB: not a profile" : "cannot read it");
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (ytree_parse(file, p->text, (size_t)len, &root, err, errlen))
+		return -1;
+	for (i = 0; i < nsets; i++) {
+		if (ytree_set(&root, sets[i], "--set", err, errlen))
+			goto out;
+		json_array_append_new(p->sets, json_string(sets[i]));
+	}
+	r = check(&x, p, root);
+out:
+	ytree_free(root);
+	return r;
+}
+
+json_t *profile_to_json(const struct profile *p)
+{
+	json_t *arms = json_array(), *faults = json_array();
+	int i;
+
+	for (i = 0; i < p->narms; i++)
+		json_array_append_new(arms, json_pack("{s:s,s:s,s:O}", "name", p->arm[i].name, "mode",
+						      p->arm[i].mode, "options", p->arm[i].opts));
+	for (i = 0; i < p->nfaults; i++) {
+		const struct prof_fault *f = &p->fault[i];
+
+		json_array_append_new(faults,
+				      json_pack("{s:s,s:s,s:I,s:s,s:s,s:I,s:I}", "name", f->name, "rule",
+						f->rule, "nodes_mask", (json_int_t)f->nodes, "dir",
+						f->egress ? "egress" : "ingress", "port",
+						f->sw ? "switch" : "nic", "start_ns",
+						(json_int_t)f->start_ns, "duration_ns",
+						(json_int_t)f->duration_ns));
+	}
+	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:{s:s,s:O},s:o,s:{s:I,s:I,s:I},s:o,s:O,s:s}",
+			 "file", p->file, "name", p->name, "description", p->description, "testbed",
+			 "backend", p->backend, "nodes", p->nodes, "mtu", p->mtu, "workload", "type",
+			 p->workload, "options", p->wopts, "arms", arms, "run", "iters",
+			 (json_int_t)p->iters, "rounds", (json_int_t)p->rounds, "warmup",
+			 (json_int_t)p->warmup, "faults", faults, "sets", p->sets, "text",
+			 p->text ? p->text : "");
+}

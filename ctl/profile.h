@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Experiment profiles (YAML, `version: 1`; every key in profiles/README.md):
+ * loaded with libyaml, checked key by key with `file:line:col` errors and
+ * "did you mean", numbers with units and ranges, workload options against
+ * the workload's own option table, fault rules against rdma-inject's
+ * grammar.
+ */
+#ifndef RTB_PROFILE_H
+#define RTB_PROFILE_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#define PROF_MAX_ARMS 4
+#define PROF_MAX_FAULTS 32
+#define PROF_MAX_SETS 32
+
+struct prof_fault {
+	char name[32];
+	char rule[256];		/* rdma-inject rule text (match, action, select) */
+	uint32_t nodes;		/* bit i: node i; all bits: every node */
+	int egress;		/* 0: ingress */
+	int sw;			/* the switch port toward the node (sw_i), else its NIC (n_i) */
+	uint64_t start_ns, duration_ns;	/* from the start of the measured phase; 0: to the end */
+};
+
+struct prof_arm {
+	char name[32];
+	char mode[16];
+	json_t *opts;		/* workload options of this arm (strings) */
+};
+
+struct profile {
+	char file[PATH_MAX];
+	char name[64];
+	char description[256];
+	char backend[8];
+	int nodes, mtu;
+	char workload[16];	/* collective | train */
+	json_t *wopts;		/* the workload's options (strings, as in the file) */
+	int narms;
+	struct prof_arm arm[PROF_MAX_ARMS];
+	uint64_t iters, rounds, warmup;	/* collective */
+	int nfaults;
+	struct prof_fault fault[PROF_MAX_FAULTS];
+	char outdir[PATH_MAX];	/* "" = runs/NAME-TIMESTAMP */
+	char *text;		/* the file as read */
+	json_t *sets;		/* the --set overrides applied */
+};
+
+/* load and check; on error a message "file:line:col: ..." in err and -1 */
+int profile_load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
+		 size_t errlen);
+void profile_free(struct profile *p);
+/* the profile as JSON (what was run, for the report) */
+json_t *profile_to_json(const struct profile *p);
+
+#endif

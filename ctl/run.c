@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl validate / run: experiment profiles end to end.
+ *
+ * run: load and check the profile (exit 2 on any error, nothing touched),
+ * reuse the running testbed when it fits or bring one up, open one control
+ * connection per node, add the fault rules (leased to those connections:
+ * if rdmactl dies, the agents remove them), run the arms -- collective:
+ * `rounds` rounds of every arm in turn; train: every arm once -- then
+ * gather the injector's counters, remove the rules (and the injector's
+ * qdiscs once no rule is left) and write the report directory: it is built
+ * as DIR.partial and renamed to DIR when complete, so DIR never holds half
+ * a report. Ctrl-C stops the arm in flight and still writes what finished,
+ * marked "partial": true, into DIR. Exit 0, or 1 when an arm failed, the
+ * run was interrupted, or a verification failed (#wrong without loss).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl.h"
+#include "profile.h"
+#include "report.h"
+#include "session.h"
+#include "../lib/hist.h"
+#include "../lib/log.h"
+
+static void usage_validate(FILE *f)
+{
+	fprintf(f, "usage: rdmactl validate PROFILE... [--set key.path=value]...\n"
+		   "  checks profiles without running them; errors as file:line:col, exit 2\n");
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
+		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
+		"  report.json, summary.csv, ARM.hlog, report.html\n"
+		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
+		"  --keep           leave a testbed this run brought up running\n");
+}
+
+/* --set pairs and the positional words */
+static int split_args(int argc, char **argv, const char **sets, int *nsets, const char **pos,
+		      int *npos, const char **out, int *keep, void (*usage)(FILE *))
+{
+	int i;
+
+	*nsets = *npos = 0;
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--set") || !strcmp(argv[i], "-o")) {
+			if (i + 1 >= argc) {
+				log_err("%s needs a value", argv[i]);
+				return 2;
+			}
+			if (argv[i][1] == 'o' && out)
+				*out = argv[++i];
+			else if (argv[i][1] == 'o') {
+				log_err("unknown option '-o'");
+				return 2;
+			} else if (*nsets < PROF_MAX_SETS)
+				sets[(*nsets)++] = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--keep") && keep) {
+			*keep = 1;
+			continue;
+		}
+		if (argv[i][0] == '-') {
+			log_err("unknown option '%s'", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+		pos[(*npos)++] = argv[i];
+	}
+	return 0;
+}
+
+int cmd_validate(struct ctl *ctl, int argc, char **argv)
+{
+	const char *sets[PROF_MAX_SETS], *pos[64];
+	int nsets, npos, i, bad = 0, r;
+	char err[1024];
+
+	if (argc > 64 || (r = split_args(argc, argv, sets, &nsets, pos, &npos, NULL, NULL,
+					   usage_validate)))
+		return argc > 64 ? 2 : r == 1 ? 0 : 2;
+	if (!npos) {
+		usage_validate(stderr);
+		return 2;
+	}
+	for (i = 0; i < npos; i++) {
+		struct profile p;
+
+		if (profile_load(&p, pos[i], sets, nsets, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			bad = 1;
+		} else if (ctl->json) {
+			json_t *o = profile_to_json(&p);
+
+			json_object_del(o, "text");
+			json_dumpf(o, stdout, JSON_INDENT(2));
+			putchar('\n');
+			json_decref(o);
+		} else {
+			printf("%s: ok (%s: %s, %d arm%s, %d fault rule%s)\n", pos[i], p.name, p.workload,
+			       p.narms, p.narms == 1 ? "" : "s", p.nfaults, p.nfaults == 1 ? "" : "s");
+		}
+		profile_free(&p);
+	}
+	return bad ? 2 : 0;
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	ctl_interrupted = 1;
+}
+
+/* a testbed that fits the profile: the running one, or a new one */
+static int ensure_testbed(struct ctl *ctl, const struct profile *p, int *brought_up)
+{
+	struct tb_state s;
+	char nodes[8], mtu[8];
+	char *av[] = { "up", "--nodes", nodes, "--backend", (char *)p->backend, "--mtu", mtu, NULL };
+
+	*brought_up = 0;
+	if (!tb_load(&s)) {
+		if (s.nodes < p->nodes || s.mtu != p->mtu) {
+			log_err("a testbed of %d nodes, MTU %d is up; the profile wants %d nodes, MTU %d "
+				"('rdmactl testbed down' first)", s.nodes, s.mtu, p->nodes, p->mtu);
+			return -1;
+		}
+		log_info("reusing the running testbed (%d nodes)", s.nodes);
+		return 0;
+	}
+	snprintf(nodes, sizeof(nodes), "%d", p->nodes);
+	snprintf(mtu, sizeof(mtu), "%d", p->mtu);
+	if (cmd_testbed(ctl, 7, av))
+		return -1;
+	*brought_up = 1;
+	return 0;
+}
+
+/* one fault rule on one node's agent, leased to that connection; its id */
+static int fault_add(struct agentc *c, const struct prof_fault *f, int node, char *err,
+		     size_t errlen)
+{
+	json_t *args = json_array(), *res = NULL;
+	char dev[16], buf[256], *tok, *save, t[32];
+	int id = -1, rc;
+
+	snprintf(dev, sizeof(dev), "%s%d", f->sw ? "sw" : "n", node);
+	json_array_append_new(args, json_string("add"));
+	json_array_append_new(args, json_string("dev"));
+	json_array_append_new(args, json_string(dev));
+	json_array_append_new(args, json_string(f->egress ? "egress" : "ingress"));
+	snprintf(buf, sizeof(buf), "%s", f->rule);
+	for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+		json_array_append_new(args, json_string(tok));
+	if (f->start_ns) {
+		snprintf(t, sizeof(t), "%lluus", (unsigned long long)(f->start_ns / 1000));
+		json_array_append_new(args, json_string("after"));
+		json_array_append_new(args, json_string(t));
+	}
+	if (f->duration_ns) {
+		snprintf(t, sizeof(t), "%lluus", (unsigned long long)(f->duration_ns / 1000));
+		json_array_append_new(args, json_string("for"));
+		json_array_append_new(args, json_string(t));
+	}
+	if (agentc_call(c, "inject", json_pack("{s:o,s:b}", "args", args, "lease", 1), &res, 90000,
+			err, errlen))
+		return -1;
+	rc = (int)json_integer_value(json_object_get(res, "rc"));
+	if (rc)
+		snprintf(err, errlen, "%s: rdma-inject add %s: %s", c->where, dev,
+			 json_string_value(json_object_get(res, "stderr")));
+	else
+		id = atoi(json_string_value(json_object_get(res, "stdout")));
+	json_decref(res);
+	return rc ? -1 : id;
+}
+
+/* rdma-inject on one agent, -j, its JSON output (new reference) or NULL */
+static json_t *inject_json(struct agentc *c, const char *verb, const char *arg)
+{
+	json_t *res = NULL, *out = NULL;
+	char err[256];
+
+	if (!agentc_call(c, "inject",
+			 json_pack("{s:[sss*]}", "args", "-j", verb, arg), &res, 90000, err,
+			 sizeof(err)) &&
+	    !json_integer_value(json_object_get(res, "rc")))
+		out = json_loads(json_string_value(json_object_get(res, "stdout")), 0, NULL);
+	json_decref(res);
+	return out;
+}
+
+/* the node's CLOCK_MONOTONIC (interval timestamps are in it) */
+static json_int_t node_now(struct agentc *c)
+{
+	json_t *res = NULL;
+	json_int_t t = 0;
+	char err[256];
+
+	if (!agentc_call(c, "hello", NULL, &res, 10000, err, sizeof(err)))
+		t = json_integer_value(json_object_get(res, "now_ns"));
+	json_decref(res);
+	return t;
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* the arm's options for one run: workload, arm, mode, (collective) iters */
+static json_t *arm_opts(const struct profile *p, int a, uint64_t iters, uint64_t warm)
+{
+	json_t *o = json_deep_copy(p->wopts);
+
+	json_object_update(o, p->arm[a].opts);
+	json_object_set_new(o, "mode", json_string(p->arm[a].mode));
+	if (!strcmp(p->workload, "collective")) {
+		json_object_set_new(o, "iters", json_integer((json_int_t)iters));
+		json_object_set_new(o, "warmup", json_integer((json_int_t)warm));
+	}
+	return o;
+}
+
+int cmd_run(struct ctl *ctl, int argc, char **argv)
+{
+	const char *sets[PROF_MAX_SETS], *pos[4], *outarg = NULL;
+	int nsets, npos, keep = 0, brought_up = 0, r, i, a, rc = 0, ids[PROF_MAX_FAULTS][TB_MAX_NODES];
+	char err[1024], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], when[32], nodes[256] = "";
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	json_t *arms, *report, *faults, *rounds[PROF_MAX_ARMS];
+	double t_start;
+	struct utsname un;
+	struct profile p;
+	struct group g;
+	json_int_t t0;
+	uint64_t rd;
+
+	if (argc > 4 + 2 * PROF_MAX_SETS ||
+	    (r = split_args(argc, argv, sets, &nsets, pos, &npos, &outarg, &keep, usage_run)))
+		return argc > 4 + 2 * PROF_MAX_SETS ? 2 : r == 1 ? 0 : 2;
+	if (npos != 1) {
+		usage_run(stderr);
+		return 2;
+	}
+	if (profile_load(&p, pos[0], sets, nsets, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	/* the report directory: refuse to overwrite a finished one */
+	if (outarg)
+		snprintf(dir, sizeof(dir), "%s", outarg);
+	else if (p.outdir[0])
+		snprintf(dir, sizeof(dir), "%s", p.outdir);
+	else {
+		time_t t = time(NULL);
+		struct tm tm;
+		char ts[32];
+
+		localtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+		snprintf(dir, sizeof(dir), "runs/%s-%s", p.name, ts);
+	}
+	if (!access(dir, F_OK)) {
+		log_err("%s exists: give another -o DIR", dir);
+		profile_free(&p);
+		return 2;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s.partial", dir);
+	if (ctl_mkdir_p(tmpdir, 0755)) {
+		log_err("%s: %s", tmpdir, strerror(errno));
+		profile_free(&p);
+		return 1;
+	}
+	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGTERM, &sa, NULL);
+	t_start = ctl_now();
+	iso_now(when, sizeof(when));
+	if (ensure_testbed(ctl, &p, &brought_up)) {
+		ctl_rm_rf(tmpdir);
+		profile_free(&p);
+		sigaction(SIGINT, &old, NULL);
+		return 1;
+	}
+	for (i = 0; i < p.nodes; i++)
+		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d", i ? "," : "", i);
+	if (group_open(&g, nodes)) {
+		rc = 1;
+		goto down;
+	}
+	arms = json_array();
+	faults = json_array();
+	for (a = 0; a < PROF_MAX_ARMS; a++)
+		rounds[a] = json_array();
+	memset(ids, 0xff, sizeof(ids));
+	t0 = node_now(&g.c[0]);
+	/* faults, on each node's own agent, leased to our connection */
+	for (i = 0; i < p.nfaults && !rc; i++) {
+		const struct prof_fault *f = &p.fault[i];
+		json_t *fj = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:[]}", "name", f->name, "rule",
+				       f->rule, "dir", f->egress ? "egress" : "ingress", "port",
+				       f->sw ? "switch" : "nic", "start_ns", (json_int_t)f->start_ns,
+				       "duration_ns", (json_int_t)f->duration_ns, "rules");
+
+		for (int k = 0; k < g.n && !rc; k++) {
+			if (!(f->nodes & (1u << g.node[k])))
+				continue;
+			ids[i][k] = fault_add(&g.c[k], f, g.node[k], err, sizeof(err));
+			if (ids[i][k] < 0) {
+				log_err("fault %s: %s", f->name, err);
+				rc = 1;
+			}
+			json_array_append_new(json_object_get(fj, "rules"),
+					      json_pack("{s:s,s:i}", "node", g.tb.node[g.node[k]].name,
+							"id", ids[i][k]));
+		}
+		json_array_append_new(faults, fj);
+	}
+	if (!rc && p.nfaults && !ctl->json)
+		log_info("%d fault rule%s added", p.nfaults, p.nfaults == 1 ? "" : "s");
+	/* the measured phase */
+	if (!strcmp(p.workload, "collective")) {
+		for (rd = 0; rd < p.rounds && !rc; rd++) {
+			uint64_t n = p.iters / p.rounds + (rd < p.iters % p.rounds);
+
+			for (a = 0; a < p.narms && !rc; a++) {
+				json_t *o = arm_opts(&p, a, n, rd ? 0 : p.warmup), *res = NULL;
+
+				if (!ctl->json)
+					log_info("round %llu/%llu: %s (%llu iterations)",
+						 (unsigned long long)rd + 1, (unsigned long long)p.rounds,
+						 p.arm[a].name, (unsigned long long)n);
+				if (group_run(&g, "collective", o, &res, err, sizeof(err))) {
+					log_err("%s: %s", p.arm[a].name, err);
+					rc = 1;
+				} else
+					json_array_append_new(rounds[a], res);
+				json_decref(o);
+			}
+		}
+	} else {
+		for (a = 0; a < p.narms && !rc; a++) {
+			json_t *o = arm_opts(&p, a, 0, 0), *res = NULL;
+
+			if (!ctl->json)
+				log_info("%s: training", p.arm[a].name);
+			if (group_run(&g, p.workload, o, &res, err, sizeof(err))) {
+				log_err("%s: %s", p.arm[a].name, err);
+				rc = 1;
+			} else
+				json_array_append_new(rounds[a], res);
+			json_decref(o);
+		}
+	}
+	/* the injector's counters, then our rules go */
+	for (i = 0; i < p.nfaults; i++) {
+		json_t *fr = json_object_get(json_array_get(faults, (size_t)i), "rules");
+
+		for (int k = 0, j = 0; k < g.n; k++) {
+			json_t *st, *e, *rule;
+			char idb[16];
+			size_t m;
+
+			if (ids[i][k] < 0)
+				continue;
+			rule = json_array_get(fr, (size_t)j++);
+			st = inject_json(&g.c[k], "stats", NULL);
+			json_array_foreach(json_object_get(st, "rules"), m, e)
+				if (json_integer_value(json_object_get(e, "id")) == ids[i][k])
+					json_object_set(rule, "counters", json_object_get(e, "counters"));
+			json_decref(st);
+			snprintf(idb, sizeof(idb), "%d", ids[i][k]);
+			json_decref(inject_json(&g.c[k], "del", idb));
+		}
+	}
+	if (p.nfaults) {	/* no rule left: take the hooks and qdiscs away too */
+		json_t *l = inject_json(&g.c[0], "list", NULL);
+
+		if (l && !json_array_size(json_object_get(l, "rules")))
+			json_decref(inject_json(&g.c[0], "flush", NULL));
+		json_decref(l);
+	}
+	for (a = 0; a < p.narms; a++) {
+		json_t *arm = report_arm(p.workload, p.arm[a].name, p.arm[a].mode, rounds[a]);
+
+		if (json_is_true(json_object_get(arm, "verification_failed")))
+			rc = 1;
+		json_array_append_new(arms, arm);
+		json_decref(rounds[a]);
+	}
+	if (ctl_interrupted)
+		rc = 1;
+	uname(&un);
+	report = json_pack("{s:i,s:s,s:b,s:s,s:s,s:f,s:{s:s},s:{s:s,s:s,s:s},s:{s:s,s:s,s:i,s:i,s:s},"
+			   "s:o,s:s,s:I,s:o,s:o}",
+			   "schema_version", 1, "kind", "rdma-testbed-report", "partial",
+			   ctl_interrupted || rc, "status",
+			   ctl_interrupted ? "interrupted" : rc ? "failed" : "ok", "created", when,
+			   "duration_s", ctl_now() - t_start, "versions", "rdmactl", RTB_VERSION, "host",
+			   "hostname", un.nodename, "kernel", un.release, "machine", un.machine,
+			   "testbed", "backend", tb_backend_name(g.tb.backend), "accel", g.tb.accel,
+			   "nodes", g.tb.nodes, "mtu", g.tb.mtu, "kernel", g.tb.kver, "profile",
+			   profile_to_json(&p), "workload", p.workload, "t0_node_ns", t0, "faults",
+			   faults, "arms", arms);
+	if (rc && !ctl_interrupted)
+		json_object_set_new(report, "error", json_string(err));
+	group_close(&g);
+	if (!report || report_write(report, tmpdir, err, sizeof(err))) {
+		log_err("writing %s: %s", tmpdir, report ? err : "out of memory");
+		rc = 1;
+	} else if (rename(tmpdir, dir)) {
+		log_err("%s -> %s: %s", tmpdir, dir, strerror(errno));
+		rc = 1;
+	} else {
+		if (ctl->json)
+			json_dumpf(report, stdout, JSON_INDENT(2));
+		else
+			report_print_text(report, stdout);
+		if (!ctl->json)
+			printf("report: %s/{report.json,summary.csv,report.html,*.hlog}%s\n", dir,
+			       json_is_true(json_object_get(report, "partial")) ? " (partial)" : "");
+	}
+	json_decref(report);
+down:
+	if (brought_up && !keep) {
+		char *av[] = { "down", NULL };
+
+		cmd_testbed(ctl, 1, av);
+	}
+	if (access(dir, F_OK))
+		ctl_rm_rf(tmpdir);
+	sigaction(SIGINT, &old, NULL);
+	profile_free(&p);
+	return rc;
+}
+
+static void usage_report(FILE *f)
+{
+	fprintf(f, "usage: rdmactl report DIR [--format text|json|csv|html]\n"
+		   "       rdmactl report DIR_A DIR_B      compare two runs arm by arm\n"
+		   "  re-renders a run directory's report.json\n");
+}
+
+static json_t *load_report(const char *dir)
+{
+	char path[PATH_MAX];
+	json_error_t je;
+	json_t *r;
+
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	r = json_load_file(path, 0, &je);
+	if (!r)
+		log_err("%s:%d:%d: %s", path, je.line, je.column, je.text);
+	else if (json_integer_value(json_object_get(r, "schema_version")) != 1) {
+		log_err("%s: not a version 1 rdma-testbed report", path);
+		json_decref(r);
+		r = NULL;
+	}
+	return r;
+}
+
+int cmd_report(struct ctl *ctl, int argc, char **argv)
+{
+	const char *fmt = ctl->json ? "json" : "text", *dirs[2];
+	int i, n = 0, rc = 0;
+	json_t *a, *b;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_report(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			fmt = argv[++i];
+			if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "csv") &&
+			    strcmp(fmt, "html")) {
+				log_err("--format '%s': expected text|json|csv|html", fmt);
+				return 2;
+			}
+		} else if (argv[i][0] == '-' || n == 2) {
+			log_err("unexpected '%s'", argv[i]);
+			usage_report(stderr);
+			return 2;
+		} else {
+			dirs[n++] = argv[i];
+		}
+	}
+	if (!n) {
+		usage_report(stderr);
+		return 2;
+	}
+	if (!(a = load_report(dirs[0])))
+		return 1;
+	if (n == 1) {
+		if (!strcmp(fmt, "json"))
+			rc = json_dumpf(a, stdout, JSON_INDENT(2)) ? 1 : (putchar('\n'), 0);
+		else if (!strcmp(fmt, "csv"))
+			rc = report_csv(a, stdout) ? 1 : 0;
+		else if (!strcmp(fmt, "html"))
+			rc = report_html(a, stdout) ? 1 : 0;
+		else
+			report_print_text(a, stdout);
+		json_decref(a);
+		return rc;
+	}
+	if (!(b = load_report(dirs[1]))) {
+		json_decref(a);
+		return 1;
+	}
+	/* arm by arm (by name): p50/p99/max and lost, B against A */
+	printf("# %s vs %s\n# %-10s %12s %12s %8s %12s %12s %8s %10s %10s\n", dirs[0], dirs[1], "arm",
+	       "A p50[ms]", "B p50[ms]", "B/A", "A p99[ms]", "B p99[ms]", "B/A", "A lost", "B lost");
+	{
+		const json_t *x, *y;
+		size_t k, m;
+
+		json_array_foreach(json_object_get(a, "arms"), k, x) {
+			const char *name = json_string_value(json_object_get(x, "name"));
+			const json_t *px = json_object_get(x, "percentiles"), *py;
+			double a50, b50, a99, b99;
+
+			y = NULL;
+			json_array_foreach(json_object_get(b, "arms"), m, py)
+				if (!strcmp(json_string_value(json_object_get(py, "name")), name))
+					y = py;
+			if (!y) {
+				printf("  %-10s (only in %s)\n", name, dirs[0]);
+				continue;
+			}
+			py = json_object_get(y, "percentiles");
+			a50 = (double)json_integer_value(json_object_get(px, "p50_ns")) / 1e6;
+			b50 = (double)json_integer_value(json_object_get(py, "p50_ns")) / 1e6;
+			a99 = (double)json_integer_value(json_object_get(px, "p99_ns")) / 1e6;
+			b99 = (double)json_integer_value(json_object_get(py, "p99_ns")) / 1e6;
+			printf("  %-10s %12.2f %12.2f %8.2f %12.2f %12.2f %8.2f %9.3f%% %9.3f%%\n", name,
+			       a50, b50, a50 > 0 ? b50 / a50 : 0, a99, b99, a99 > 0 ? b99 / a99 : 0,
+			       100 * json_real_value(json_object_get(x, "lost_fraction")),
+			       100 * json_real_value(json_object_get(y, "lost_fraction")));
+		}
+	}
+	json_decref(a);
+	json_decref(b);
+	return 0;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Profiles without a testbed: every shipped profile validates; every file
+# of the broken corpus (tests/profiles/bad, first line "# expect: L:C: msg")
+# is refused with exit 2 and exactly that file:line:col message; --set
+# overrides and its own errors.
+set -u
+cd "$(dirname "$0")/../.."
+SUITE=profiles
+. tests/softroce/lib.sh
+C=$RDMACTL
+
+ok=1 n=0
+for f in profiles/*.yaml; do
+	n=$((n + 1))
+	out=$("$C" validate "$f" 2>&1) || { ok=0; echo "  $f: $out"; }
+done
+[ $ok = 1 ] && [ $n -ge 1 ] && pass shipped_validate "$n shipped profiles validate" || fail shipped_validate "see above"
+
+ok=1 n=0
+for f in tests/profiles/bad/*.yaml; do
+	n=$((n + 1))
+	exp=$(sed -n '1s/^# expect: //p' "$f")
+	out=$("$C" validate "$f" 2>&1); rc=$?
+	if [ -z "$exp" ] || [ $rc != 2 ] || [[ "$out" != "$f:$exp"* ]] || [ "$(wc -l <<< "$out")" != 1 ]; then
+		ok=0
+		echo "  $f: exit $rc"
+		echo "    want: $f:$exp"
+		echo "    got:  $out"
+	fi
+done
+[ $ok = 1 ] && [ $n -ge 20 ] && pass broken_corpus "$n broken profiles: each exit 2 with its file:line:col message" ||
+	fail broken_corpus "$n files, see above"
+
+# --set: overrides are checked like the file, errors point at the argument
+q=profiles/quickstart.yaml
+ok=1
+out=$("$C" -j validate "$q" --set run.iters=6 --set arms.2.mode=ec 2>&1) &&
+	jq -e '.run.iters == 6 and .arms[2].mode == "ec" and (.sets | length) == 2' <<< "$out" >/dev/null || { ok=0; echo "  set ok: $out"; }
+for a in "arms.1.mode=lossi:--set:1:13: arms[1].mode: unknown value 'lossi' (did you mean 'lossy'?)" \
+	 "arms.9.mode=rc:--set:1:1: 'arms.9.mode=rc': no item 9" \
+	 "workload.options.sise=1M:--set:1:1: unknown collective option 'sise' (did you mean 'size'?)" \
+	 "testbed.nodes=1:--set:1:15: testbed.nodes: '1': out of range" \
+	 "nonsense:--set: expected key.path=value"; do
+	set_arg=${a%%:*}; want=${a#*:}
+	out=$("$C" validate "$q" --set "$set_arg" 2>&1); rc=$?
+	[ $rc = 2 ] && [[ "$out" == "$want"* ]] || { ok=0; echo "  --set $set_arg: exit $rc: $out (want $want)"; }
+done
+out=$("$C" validate profiles/nonexistent.yaml 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "No such file" <<< "$out" || { ok=0; echo "  missing file: $rc $out"; }
+[ $ok = 1 ] && pass set_overrides "overrides applied and checked; bad ones point at --set:1:col" || fail set_overrides "see above"

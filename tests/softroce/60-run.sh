@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rdmactl run (issue 6): shipped profiles end to end on the testbed, scaled
+# down with --set; the report directory checked by independent tools:
+# report.json against the JSON Schema (python3-jsonschema), every .hlog
+# decoded by HdrHistogramJS, report.html rendered by headless Chromium
+# (screenshot kept in the run directory, the plots found in its DOM);
+# re-rendering and comparing runs; Ctrl-C; a bad profile touches nothing.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender
+       run_interrupted run_train_profile run_other_profiles run_bad_profile run_brings_up_testbed"
+W=$(mktemp -d /tmp/rtb-run.XXXXXX)
+SUITE_EXIT='rm -rf "$W"'
+suite_up || exit 0
+PY=/usr/bin/python3
+CHROME=$(command -v chromium || true)
+rules_left() { "$C" -j inject list | jq '(.rules | length) + (.qdiscs | length)'; }
+arms_left() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
+
+# --- quickstart, scaled down: 6 iterations per arm in 2 rounds
+q=$W/q1
+out=$("$C" run profiles/quickstart.yaml -o "$q" --set run.iters=6 --set run.rounds=2 2>&1); rc=$?
+files_ok=1
+for f in report.json summary.csv report.html rc.hlog lossy.hlog hadamard.hlog; do [ -s "$q/$f" ] || files_ok=0; done
+if [ $rc = 0 ] && [ $files_ok = 1 ] && [ ! -e "$q.partial" ] && grep -q "p99 x" <<< "$out" &&
+	jq -e '.status == "ok" and .partial == false and (.arms | length) == 3 and
+	       ([.arms[] | .count] | all(. == 18)) and (.faults[0].rules | length) == 3 and
+	       ([.faults[0].rules[].counters.dropped] | add) > 0' < "$q/report.json" >/dev/null &&
+	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
+	pass run_quickstart "$(grep -E '^  (rc|lossy|hadamard) ' <<< "$out" | awk '{printf "%s p99 %s ms; ", $1, $5}')no rules, qdiscs or arms left"
+else
+	fail run_quickstart "rc=$rc files=$files_ok rules=$(rules_left) arms=$(arms_left) $(tail -n 5 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- report.json against the schema; a report with a hole must not validate
+schema_check() { "$PY" -c 'import json,sys,jsonschema
+try:
+    jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+except jsonschema.ValidationError as e:
+    print(e.message); sys.exit(1)' "$1" schemas/report.schema.json 2>&1; }
+if ! "$PY" -c 'import jsonschema' 2>/dev/null; then
+	fail report_schema "no python3-jsonschema (make deps)"
+else
+	good=$(schema_check "$q/report.json"); grc=$?
+	jq 'del(.arms[0].percentiles.p99_ns)' < "$q/report.json" > "$W/broken.json"
+	broken=$(schema_check "$W/broken.json"); brc=$?
+	if [ $grc = 0 ] && [ $brc = 1 ] && grep -q "'p99_ns' is a required property" <<< "$broken"; then
+		pass report_schema "report.json validates; without arms[0].percentiles.p99_ns it does not"
+	else
+		fail report_schema "good: $good | broken: $broken"
+	fi
+fi
+
+# --- the interval logs, decoded by a real HdrHistogram implementation
+if out=$(node tests/hlog/check.js "$q" 2>&1); then pass hlog_hdrhistogram "$out"; else fail hlog_hdrhistogram "$out"; fi
+
+# --- report.html in headless Chromium: screenshot, and the plots in the DOM
+if [ -z "$CHROME" ]; then
+	fail html_chromium "no chromium (make deps)"
+else
+	timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,2400 \
+		--screenshot="$q/report.png" "file://$q/report.html" >/dev/null 2>&1
+	dom=$(timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --dump-dom "file://$q/report.html" 2>/dev/null)
+	plots=$(grep -o '<svg class="plot" id="[a-z]*"' <<< "$dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
+	series=$(grep -o '<path class="series" data-arm="[a-z]*"' <<< "$dom" | wc -l)
+	faults=$(grep -c '<rect class="fault"' <<< "$dom")
+	png=$(head -c 8 "$q/report.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
+	if [ "$plots" = "cdf timeline loss retrans " ] && [ "$series" -ge 8 ] && [ "$faults" -ge 1 ] &&
+		[ "$png" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$q/report.png")" -gt 20000 ]; then
+		pass html_chromium "rendered: plots $plots, $series arm series, $faults fault window, screenshot $q/report.png $(stat -c %s "$q/report.png") bytes"
+		cp "$q/report.png" build/report-quickstart.png 2>/dev/null || true
+	else
+		fail html_chromium "plots '$plots' series $series faults $faults png $png"
+	fi
+fi
+
+# --- re-rendering from saved data, and comparing two runs
+q2=$W/q2
+"$C" run profiles/quickstart.yaml -o "$q2" --set run.iters=3 --set run.rounds=1 --set faults= >/dev/null 2>&1; rc2=$?
+cmp_out=$("$C" report "$q" "$q2" 2>&1); rc3=$?
+if "$C" report "$q" --format csv | cmp -s - "$q/summary.csv" &&
+	"$C" report "$q" --format html | cmp -s - "$q/report.html" &&
+	"$C" report "$q" --format json | jq -e '.schema_version == 1' >/dev/null &&
+	[ $rc2 = 0 ] && [ $rc3 = 0 ] && grep -q '^  hadamard ' <<< "$cmp_out" &&
+	jq -e '.faults == [] and ([.arms[] | .lost_fraction // 0] | all(. < 0.01))' < "$q2/report.json" >/dev/null; then
+	pass report_rerender "csv and html re-rendered byte for byte; run with faults removed compared: $(grep '^  rc ' <<< "$cmp_out" | awk '{print "rc p99 " $5 " -> " $6 " ms"}')"
+else
+	fail report_rerender "rc2=$rc2 rc3=$rc3 $(head -c 300 <<< "$cmp_out")"
+fi
+
+# --- Ctrl-C in the middle: exit 1, a partial report, nothing left behind
+q3=$W/q3
+"$C" run profiles/quickstart.yaml -o "$q3" --set run.iters=60 --set run.rounds=3 > "$W/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q "round 1/3: lossy" "$W/int.out" && break; sleep 0.1; done
+kill -INT $pid; wait $pid; rc=$?
+if [ $rc = 1 ] && [ -s "$q3/report.json" ] && [ ! -e "$q3.partial" ] &&
+	jq -e '.partial == true and .status == "interrupted" and (.arms[0].count > 0)' < "$q3/report.json" >/dev/null &&
+	[ -s "$q3/report.html" ] && [ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ] &&
+	{ ! "$PY" -c 'import jsonschema' 2>/dev/null || schema_check "$q3/report.json" >/dev/null; }; then
+	pass run_interrupted "SIGINT during the lossy arm: exit 1, partial report ($(jq -c '[.arms[] | {name, count}]' "$q3/report.json"), valid by the schema), no rules or arms left"
+else
+	fail run_interrupted "rc=$rc rules=$(rules_left) arms=$(arms_left) $(tail -n 3 "$W/int.out" | tr '\n' '|')"
+fi
+
+# --- the training profile, scaled down
+t=$W/t1
+out=$("$C" run profiles/train-tta.yaml -o "$t" --set workload.options.steps=20 --set workload.options.eval_every=5 \
+	--set workload.options.final_samples=256 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.workload == "train" and ([.arms[] | (.curve | length) == 4 and .final_accuracy > 0.3] | all)' < "$t/report.json" >/dev/null &&
+	grep -q 'id="training"' "$t/report.html"; then
+	pass run_train_profile "$(jq -c '[.arms[] | {name, acc: .final_accuracy, tta_ns}]' "$t/report.json")"
+else
+	fail run_train_profile "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- every other shipped collective profile runs, scaled down
+ok=1 msg=""
+for p in burst-loss link-flap loss-sweep; do
+	d=$W/$p
+	out=$("$C" run "profiles/$p.yaml" -o "$d" --set run.iters=4 --set run.rounds=2 2>&1); rc=$?
+	if [ $rc = 0 ] && jq -e '.status == "ok"' < "$d/report.json" >/dev/null; then
+		msg="$msg$p ok; "
+	else
+		ok=0; msg="$msg$p rc=$rc $(tail -n 2 <<< "$out" | tr '\n' '|'); "
+	fi
+done
+[ $ok = 1 ] && [ "$(rules_left)" = 0 ] && pass run_other_profiles "$msg" || fail run_other_profiles "$msg rules=$(rules_left)"
+
+# --- a broken profile: exit 2, no run directory, the testbed untouched
+before=$("$C" -j testbed status | jq -c '[.nodes[].name]')
+out=$("$C" run tests/profiles/bad/13-unknown-workload-option.yaml -o "$W/bad" 2>&1); rc=$?
+if [ $rc = 2 ] && [ ! -e "$W/bad" ] && [ ! -e "$W/bad.partial" ] && grep -q ":6:5: unknown collective option 'sise'" <<< "$out" &&
+	[ "$("$C" -j testbed status | jq -c '[.nodes[].name]')" = "$before" ]; then
+	pass run_bad_profile "exit 2: $out"
+else
+	fail run_bad_profile "rc=$rc $out"
+fi
+
+# --- no testbed up: run brings one up and takes it down again
+tb_cleanup
+out=$("$C" run profiles/quickstart.yaml -o "$W/q4" --set run.iters=2 --set run.rounds=1 2>&1); rc=$?
+if [ $rc = 0 ] && [ -s "$W/q4/report.json" ] && no_leftovers; then
+	pass run_brings_up_testbed "testbed up, run, down: no qemu or state left"
+else
+	fail run_brings_up_testbed "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi

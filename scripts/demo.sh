@@ -3,10 +3,11 @@
 # make demo: the first end-to-end path on the default testbed. Brings up
 # 3 SoftRoCE nodes (VM unless this kernel has rdma_rxe), shows them, runs
 # the agents' RC RDMA WRITE latency test node0 -> node1 and perftest's
-# ib_write_lat on the same nodes, then the recovery modes side by side: a
-# 1 MiB allreduce in rc, lossy and hadamard mode under 1% dropped data
-# packets at every node's ingress. Then takes the testbed down (KEEP=1 keeps
-# it up for your own commands).
+# ib_write_lat on the same nodes, then profiles/quickstart.yaml: the recovery
+# modes side by side, a 1 MiB allreduce in rc, lossy and hadamard mode under
+# 1% dropped data packets at every node's ingress, with its report directory
+# under runs/. Then takes the testbed down (KEEP=1 keeps it up for your own
+# commands).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RDMACTL=build/bin/rdmactl
@@ -34,16 +35,11 @@ step "rdmactl p2p lat --client node0 --server node1 --size 2 --iters 5000"
 step "the same on perftest: rdmactl perftest ib_write_lat -s 2 -n 5000 (client side)"
 "$RDMACTL" perftest ib_write_lat -s 2 -n 5000 | awk '/server on/{exit} /#bytes/{h=1} h'
 
-step "1% of RoCE data packets dropped at every node's ingress (rdma-inject)"
-inject_flush() { "$RDMACTL" inject flush >/dev/null 2>&1 || true; }
-trap 'inject_flush; done_' EXIT
-for i in 0 1 2; do "$RDMACTL" inject add dev "n$i" ingress opcode data drop 1% >/dev/null; done
-"$RDMACTL" inject list
-
-step "rdmactl collective allreduce --modes rc,lossy,hadamard --size 1M --iters 24 --rounds 3 --data laplace"
-"$RDMACTL" collective allreduce --modes rc,lossy,hadamard --size 1M --iters 24 --rounds 3 --data laplace
-"$RDMACTL" inject stats
-inject_flush
+step "rdmactl run profiles/quickstart.yaml: rc vs lossy vs hadamard, 1% of data packets dropped"
+out=runs/quickstart-demo-$(date +%Y%m%d-%H%M%S)
+"$RDMACTL" run profiles/quickstart.yaml -o "$out"
+echo
+echo "open $out/report.html in a browser; 'rdmactl report $out' prints the table again"
 
 [ "$KEEP" = 1 ] && echo && echo "testbed kept up: 'rdmactl testbed status', 'rdmactl testbed down' when done"
 exit 0

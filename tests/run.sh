@@ -4,7 +4,7 @@
 # SoftRoCE suites (root, real rxe in the VM testbed). Every test prints
 #   PASS: name (figures) | FAIL: name (why) | SKIP: name (reason)
 # and the last line is the count the CI reads: "N passed, N failed".
-# TESTS=unit|bpf|softroce|all (default all) selects suites.
+# TESTS=unit|profiles|bpf|softroce|all (default all) selects suites.
 set -u
 cd "$(dirname "$0")/.."
 TESTS=${TESTS:-all}
@@ -32,6 +32,11 @@ if [ "$TESTS" = all ] || [ "$TESTS" = unit ]; then
 	else
 		echo "FAIL: unit/abi_header (ebpf/inject_abi.h does not compile alone)"
 	fi 2>&1 | tee -a "$LOG"
+fi
+
+if [ "$TESTS" = all ] || [ "$TESTS" = profiles ] || [ "$TESTS" = unit ]; then
+	echo "== profile tests (rdmactl validate: shipped profiles, broken corpus, --set)" | tee -a "$LOG"
+	bash tests/profiles/run.sh 2>&1 | tee -a "$LOG" | grep -E '^(PASS|FAIL|SKIP):|^  ' || true
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then

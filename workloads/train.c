@@ -7,7 +7,8 @@
  * with the defaults: a gradient is 800 KiB, hundreds of MTU packets). Step
  * t: rank r computes the gradient of its own batch (samples (t*N + r)*batch
  * onwards of the synthetic task), the engine sums the gradients, every rank
- * applies the mean. A lossy mode may hand ranks slightly different sums;
+ * applies the mean (SGD with momentum, the learning rate on a cosine
+ * schedule by default). A lossy mode may hand ranks slightly different sums;
  * the replicas then drift apart a little, as they would in a real job.
  *
  * The training clock counts the steps (compute and allreduce) and stops
@@ -16,6 +17,7 @@
  * training clock at the first evaluation reaching `target`.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +29,18 @@ struct train_cfg {
 	struct coll_cfg cc;
 	uint64_t steps, batch, lr_ppm, momentum_ppm, target_ppm, eval_every, eval_samples, final_samples;
 	uint64_t input, hidden1, hidden2, classes;
+	int schedule;
 };
+
+static const char *const schedules[] = { "cosine", "constant", NULL };
 
 #define O(f) offsetof(struct train_cfg, f)
 static const struct opt train_opts[] = {
 	{ "steps", OPT_UINT, O(steps), 1, 1000000, "150", NULL, "training steps" },
 	{ "batch", OPT_UINT, O(batch), 1, 4096, "8", NULL, "samples per rank per step" },
 	{ "lr", OPT_PPM, O(lr_ppm), 1, 10000000, "2%", NULL, "learning rate (2% = 0.02)" },
+	{ "schedule", OPT_ENUM, O(schedule), 0, 0, "cosine", schedules,
+	  "learning rate over the steps: cosine (decays to 0 at the last step) | constant" },
 	{ "momentum", OPT_PPM, O(momentum_ppm), 0, 999999, "90%", NULL, "SGD momentum" },
 	{ "target", OPT_PPM, O(target_ppm), 1, 1000000, "80%", NULL,
 	  "accuracy whose first reaching is the time to accuracy" },
@@ -158,7 +165,10 @@ static int train_run(struct wl_ctx *w, json_t **result)
 		sum = coll_output(t->c);
 		for (i = 0; i < t->m.nparams; i++)
 			t->g[i] = sum[i] / (float)n;
-		mlp_sgd(&t->m, t->g, lr, mom);
+		mlp_sgd(&t->m, t->g,
+			k->schedule ? lr : lr * 0.5f * (1.0f + cosf((float)M_PI * (float)step /
+								   (float)k->steps)),
+			mom);
 		if (step + 1 < k->steps && (r = coll_next(w, t->c, 0)))
 			goto out;
 		ns = wl_now_ns() - t0;

@@ -95,7 +95,7 @@ $(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
 $(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(WL_OBJ) $(OBJ)/injector/rule.o $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lz -lpthread -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lncurses -lz -lpthread -lm
 
 $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)

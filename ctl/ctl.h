@@ -104,6 +104,7 @@ int cmd_train(struct ctl *ctl, int argc, char **argv);
 int cmd_validate(struct ctl *ctl, int argc, char **argv);
 int cmd_run(struct ctl *ctl, int argc, char **argv);
 int cmd_report(struct ctl *ctl, int argc, char **argv);
+int cmd_tui(struct ctl *ctl, int argc, char **argv);
 int cmd_storage(struct ctl *ctl, int argc, char **argv);
 int cmd_kv(struct ctl *ctl, int argc, char **argv);
 int cmd_counters(struct ctl *ctl, int argc, char **argv);

@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		"  run PROFILE [-o DIR] [--set k.path=v]  run one; report.json, summary.csv, *.hlog,\n"
 		"                          report.html in DIR\n"
 		"  report DIR [--format text|json|csv|html] | report DIR_A DIR_B   re-render, compare\n"
+		"  tui PROFILE [-o DIR] [--set k.path=v]  the run, live: arms side by side, faults\n"
+		"                          steered by keys (? inside for help)\n"
 		"  storage [--rw P] [--bs B] [--iodepth N] [--iters N]\n"
 		"                          fio-like verified block I/O by RDMA READ/WRITE\n"
 		"  kv [--server N] [--clients A,B] [--workload a|b|c] [--ops N] [--rate R]\n"
@@ -58,6 +60,7 @@ int main(int argc, char **argv)
 		{ "validate", cmd_validate },
 		{ "run", cmd_run },
 		{ "report", cmd_report },
+		{ "tui", cmd_tui },
 		{ "storage", cmd_storage },
 		{ "kv", cmd_kv },
 		{ "counters", cmd_counters },

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctl.h"
+#include "exp.h"
+#include "model.h"
 #include "profile.h"
 #include "report.h"
 #include "session.h"
@@ -242,36 +245,13 @@ static json_t *arm_opts(const struct profile *p, int a, uint64_t iters, uint64_t
 	return o;
 }
 
-int cmd_run(struct ctl *ctl, int argc, char **argv)
+/* the report directory: -o, the profile's, or runs/NAME-TIMESTAMP; 2 if it exists */
+static int pick_dir(struct exp *e, const char *outarg)
 {
-	const char *sets[PROF_MAX_SETS], *pos[4], *outarg = NULL;
-	int nsets, npos, keep = 0, brought_up = 0, r, i, a, rc = 0, ids[PROF_MAX_FAULTS][TB_MAX_NODES];
-	char err[1024], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], when[32], nodes[256] = "";
-	struct sigaction sa = { .sa_handler = on_sigint }, old;
-	json_t *arms, *report, *faults, *rounds[PROF_MAX_ARMS];
-	double t_start;
-	struct utsname un;
-	struct profile p;
-	struct group g;
-	json_int_t t0;
-	uint64_t rd;
-
-	if (argc > 4 + 2 * PROF_MAX_SETS ||
-	    (r = split_args(argc, argv, sets, &nsets, pos, &npos, &outarg, &keep, usage_run)))
-		return argc > 4 + 2 * PROF_MAX_SETS ? 2 : r == 1 ? 0 : 2;
-	if (npos != 1) {
-		usage_run(stderr);
-		return 2;
-	}
-	if (profile_load(&p, pos[0], sets, nsets, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return 2;
-	}
-	/* the report directory: refuse to overwrite a finished one */
 	if (outarg)
-		snprintf(dir, sizeof(dir), "%s", outarg);
-	else if (p.outdir[0])
-		snprintf(dir, sizeof(dir), "%s", p.outdir);
+		snprintf(e->dir, sizeof(e->dir), "%s", outarg);
+	else if (e->p.outdir[0])
+		snprintf(e->dir, sizeof(e->dir), "%s", e->p.outdir);
 	else {
 		time_t t = time(NULL);
 		struct tm tm;
@@ -279,179 +259,339 @@ int cmd_run(struct ctl *ctl, int argc, char **argv)
 
 		localtime_r(&t, &tm);
 		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-		snprintf(dir, sizeof(dir), "runs/%s-%s", p.name, ts);
+		snprintf(e->dir, sizeof(e->dir), "runs/%s-%s", e->p.name, ts);
 	}
-	if (!access(dir, F_OK)) {
-		log_err("%s exists: give another -o DIR", dir);
-		profile_free(&p);
+	if (!access(e->dir, F_OK)) {
+		log_err("%s exists: give another -o DIR", e->dir);
 		return 2;
 	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s.partial", dir);
-	if (ctl_mkdir_p(tmpdir, 0755)) {
-		log_err("%s: %s", tmpdir, strerror(errno));
-		profile_free(&p);
+	snprintf(e->tmpdir, sizeof(e->tmpdir), "%s.partial", e->dir);
+	if (ctl_mkdir_p(e->tmpdir, 0755)) {
+		log_err("%s: %s", e->tmpdir, strerror(errno));
 		return 1;
 	}
-	sigaction(SIGINT, &sa, &old);
-	sigaction(SIGTERM, &sa, NULL);
-	t_start = ctl_now();
-	iso_now(when, sizeof(when));
-	if (ensure_testbed(ctl, &p, &brought_up)) {
-		ctl_rm_rf(tmpdir);
-		profile_free(&p);
-		sigaction(SIGINT, &old, NULL);
+	return 0;
+}
+
+int exp_open(struct exp *e, struct ctl *ctl, int argc, char **argv, int (*usage_rc)(void))
+{
+	const char *sets[PROF_MAX_SETS], *pos[4], *outarg = NULL;
+	int nsets, npos, r, i;
+	char nodes[256] = "";
+
+	(void)usage_rc;
+	memset(e, 0, sizeof(*e));
+	e->ctl = ctl;
+	memset(e->ids, 0xff, sizeof(e->ids));
+	if (argc > 4 + 2 * PROF_MAX_SETS ||
+	    (r = split_args(argc, argv, sets, &nsets, pos, &npos, &outarg, &e->keep, usage_run)))
+		return argc > 4 + 2 * PROF_MAX_SETS ? 2 : r == 1 ? -1 : 2;
+	if (npos != 1) {
+		usage_run(stderr);
+		return 2;
+	}
+	if (profile_load(&e->p, pos[0], sets, nsets, e->err, sizeof(e->err))) {
+		fprintf(stderr, "%s\n", e->err);
+		return 2;
+	}
+	e->loaded = 1;
+	if ((r = pick_dir(e, outarg)))
+		return r;
+	e->t_start = ctl_now();
+	iso_now(e->when, sizeof(e->when));
+	if (ensure_testbed(ctl, &e->p, &e->brought_up))
 		return 1;
-	}
-	for (i = 0; i < p.nodes; i++)
-		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d", i ? "," : "", i);
-	if (group_open(&g, nodes)) {
-		rc = 1;
-		goto down;
-	}
-	arms = json_array();
-	faults = json_array();
-	for (a = 0; a < PROF_MAX_ARMS; a++)
-		rounds[a] = json_array();
-	memset(ids, 0xff, sizeof(ids));
-	t0 = node_now(&g.c[0]);
+	for (i = 0; i < e->p.nodes; i++)
+		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d", i ? "," : "",
+			 i);
+	if (group_open(&e->g, nodes))
+		return 1;
+	e->group_open = 1;
+	e->faults = json_array();
+	for (i = 0; i < PROF_MAX_ARMS; i++)
+		e->rounds[i] = json_array();
+	e->t0 = node_now(&e->g.c[0]);
 	/* faults, on each node's own agent, leased to our connection */
-	for (i = 0; i < p.nfaults && !rc; i++) {
-		const struct prof_fault *f = &p.fault[i];
+	for (i = 0; i < e->p.nfaults; i++) {
+		const struct prof_fault *f = &e->p.fault[i];
 		json_t *fj = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:[]}", "name", f->name, "rule",
 				       f->rule, "dir", f->egress ? "egress" : "ingress", "port",
 				       f->sw ? "switch" : "nic", "start_ns", (json_int_t)f->start_ns,
 				       "duration_ns", (json_int_t)f->duration_ns, "rules");
 
-		for (int k = 0; k < g.n && !rc; k++) {
-			if (!(f->nodes & (1u << g.node[k])))
+		json_array_append_new(e->faults, fj);
+		for (int k = 0; k < e->g.n; k++) {
+			if (!(f->nodes & (1u << e->g.node[k])))
 				continue;
-			ids[i][k] = fault_add(&g.c[k], f, g.node[k], err, sizeof(err));
-			if (ids[i][k] < 0) {
-				log_err("fault %s: %s", f->name, err);
-				rc = 1;
+			e->ids[i][k] = fault_add(&e->g.c[k], f, e->g.node[k], e->err, sizeof(e->err));
+			if (e->ids[i][k] < 0) {
+				log_err("fault %s: %s", f->name, e->err);
+				return 1;
 			}
 			json_array_append_new(json_object_get(fj, "rules"),
-					      json_pack("{s:s,s:i}", "node", g.tb.node[g.node[k]].name,
-							"id", ids[i][k]));
+					      json_pack("{s:s,s:i}", "node",
+							e->g.tb.node[e->g.node[k]].name, "id",
+							e->ids[i][k]));
 		}
-		json_array_append_new(faults, fj);
+		if (e->m)
+			model_event(e->m, "fault %s: %s on %d node(s)", f->name, f->rule,
+				    (int)json_array_size(json_object_get(fj, "rules")));
 	}
-	if (!rc && p.nfaults && !ctl->json)
-		log_info("%d fault rule%s added", p.nfaults, p.nfaults == 1 ? "" : "s");
-	/* the measured phase */
-	if (!strcmp(p.workload, "collective")) {
-		for (rd = 0; rd < p.rounds && !rc; rd++) {
-			uint64_t n = p.iters / p.rounds + (rd < p.iters % p.rounds);
+	if (e->p.nfaults && !ctl->json && !e->m)
+		log_info("%d fault rule%s added", e->p.nfaults, e->p.nfaults == 1 ? "" : "s");
+	return 0;
+}
 
-			for (a = 0; a < p.narms && !rc; a++) {
-				json_t *o = arm_opts(&p, a, n, rd ? 0 : p.warmup), *res = NULL;
+__attribute__((format(printf, 2, 3))) static void say(struct exp *e, const char *fmt, ...)
+{
+	char buf[160];
+	va_list ap;
 
-				if (!ctl->json)
-					log_info("round %llu/%llu: %s (%llu iterations)",
-						 (unsigned long long)rd + 1, (unsigned long long)p.rounds,
-						 p.arm[a].name, (unsigned long long)n);
-				if (group_run(&g, "collective", o, &res, err, sizeof(err))) {
-					log_err("%s: %s", p.arm[a].name, err);
-					rc = 1;
-				} else
-					json_array_append_new(rounds[a], res);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (e->m && (e->m_quiet || e->ctl->json))
+		model_event(e->m, "%s", buf);
+	else if (e->m)
+		model_event(e->m, "%s", buf);
+	if (!e->ctl->json && (!e->m || e->m_quiet)) {
+		if (isatty(2))
+			fprintf(stderr, "\r%114s\r", "");
+		log_info("%s", buf);
+	}
+}
+
+/* wait while paused (the TUI's p); 1 when told to stop meanwhile */
+static int exp_pause_point(struct exp *e)
+{
+	while (e->m && e->m->paused && !ctl_interrupted)
+		usleep(100000);
+	return ctl_interrupted;
+}
+
+int exp_measure(struct exp *e)
+{
+	struct profile *p = &e->p;
+	uint64_t rd;
+	int a;
+
+	if (!strcmp(p->workload, "collective")) {
+		for (rd = 0; rd < p->rounds && !e->rc; rd++) {
+			uint64_t n = p->iters / p->rounds + (rd < p->iters % p->rounds);
+
+			for (a = 0; a < p->narms && !e->rc; a++) {
+				json_t *o, *res = NULL;
+
+				if (exp_pause_point(e)) {
+					e->rc = 1;
+					break;
+				}
+				o = arm_opts(p, a, n, rd ? 0 : p->warmup);
+				say(e, "round %llu/%llu: %s (%llu iterations)", (unsigned long long)rd + 1,
+				    (unsigned long long)p->rounds, p->arm[a].name, (unsigned long long)n);
+				if (e->m)
+					model_arm_begin(e->m, a, rd, p->rounds, n);
+				if (group_run(&e->g, "collective", o, &res, e->err, sizeof(e->err))) {
+					if (e->m)
+						model_event(e->m, "%s failed: %s", p->arm[a].name, e->err);
+					else
+						log_err("%s: %s", p->arm[a].name, e->err);
+					e->rc = 1;
+				} else {
+					if (e->m)
+						model_arm_done(e->m, a, res, n);
+					json_array_append_new(e->rounds[a], res);
+				}
 				json_decref(o);
 			}
 		}
 	} else {
-		for (a = 0; a < p.narms && !rc; a++) {
-			json_t *o = arm_opts(&p, a, 0, 0), *res = NULL;
+		for (a = 0; a < p->narms && !e->rc; a++) {
+			json_t *o, *res = NULL;
 
-			if (!ctl->json)
-				log_info("%s: training", p.arm[a].name);
-			if (group_run(&g, p.workload, o, &res, err, sizeof(err))) {
-				log_err("%s: %s", p.arm[a].name, err);
-				rc = 1;
-			} else
-				json_array_append_new(rounds[a], res);
+			if (exp_pause_point(e)) {
+				e->rc = 1;
+				break;
+			}
+			o = arm_opts(p, a, 0, 0);
+			say(e, "%s: training", p->arm[a].name);
+			if (e->m)
+				model_arm_begin(e->m, a, 0, 1, 0);
+			if (group_run(&e->g, p->workload, o, &res, e->err, sizeof(e->err))) {
+				if (e->m)
+					model_event(e->m, "%s failed: %s", p->arm[a].name, e->err);
+				else
+					log_err("%s: %s", p->arm[a].name, e->err);
+				e->rc = 1;
+			} else {
+				if (e->m)
+					model_arm_done(e->m, a, res, 0);
+				json_array_append_new(e->rounds[a], res);
+			}
 			json_decref(o);
 		}
 	}
-	/* the injector's counters, then our rules go */
-	for (i = 0; i < p.nfaults; i++) {
-		json_t *fr = json_object_get(json_array_get(faults, (size_t)i), "rules");
+	return e->rc;
+}
 
-		for (int k = 0, j = 0; k < g.n; k++) {
-			json_t *st, *e, *rule;
+/* counters, rules away, the report written and renamed; the exit code */
+int exp_finish(struct exp *e)
+{
+	struct profile *p = &e->p;
+	struct utsname un;
+	json_t *arms, *report;
+	int i, a;
+
+	if (!e->group_open)
+		goto down;
+	for (i = 0; i < p->nfaults; i++) {
+		json_t *fr = json_object_get(json_array_get(e->faults, (size_t)i), "rules");
+
+		for (int k = 0, j = 0; k < e->g.n; k++) {
+			json_t *st, *x, *rule;
 			char idb[16];
 			size_t m;
 
-			if (ids[i][k] < 0)
+			if (e->ids[i][k] < 0)
 				continue;
 			rule = json_array_get(fr, (size_t)j++);
-			st = inject_json(&g.c[k], "stats", NULL);
-			json_array_foreach(json_object_get(st, "rules"), m, e)
-				if (json_integer_value(json_object_get(e, "id")) == ids[i][k])
-					json_object_set(rule, "counters", json_object_get(e, "counters"));
+			st = inject_json(&e->g.c[k], "stats", NULL);
+			json_array_foreach(json_object_get(st, "rules"), m, x)
+				if (json_integer_value(json_object_get(x, "id")) == e->ids[i][k])
+					json_object_set(rule, "counters", json_object_get(x, "counters"));
 			json_decref(st);
-			snprintf(idb, sizeof(idb), "%d", ids[i][k]);
-			json_decref(inject_json(&g.c[k], "del", idb));
+			snprintf(idb, sizeof(idb), "%d", e->ids[i][k]);
+			json_decref(inject_json(&e->g.c[k], "del", idb));
 		}
 	}
-	if (p.nfaults) {	/* no rule left: take the hooks and qdiscs away too */
-		json_t *l = inject_json(&g.c[0], "list", NULL);
+	if (p->nfaults || e->extra_rules) {	/* no rule left: the hooks and qdiscs go too */
+		json_t *l = inject_json(&e->g.c[0], "list", NULL);
 
 		if (l && !json_array_size(json_object_get(l, "rules")))
-			json_decref(inject_json(&g.c[0], "flush", NULL));
+			json_decref(inject_json(&e->g.c[0], "flush", NULL));
 		json_decref(l);
 	}
-	for (a = 0; a < p.narms; a++) {
-		json_t *arm = report_arm(p.workload, p.arm[a].name, p.arm[a].mode, rounds[a]);
+	arms = json_array();
+	for (a = 0; a < p->narms; a++) {
+		json_t *arm = report_arm(p->workload, p->arm[a].name, p->arm[a].mode, e->rounds[a]);
 
 		if (json_is_true(json_object_get(arm, "verification_failed")))
-			rc = 1;
+			e->rc = 1;
 		json_array_append_new(arms, arm);
-		json_decref(rounds[a]);
 	}
 	if (ctl_interrupted)
-		rc = 1;
+		e->rc = 1;
 	uname(&un);
 	report = json_pack("{s:i,s:s,s:b,s:s,s:s,s:f,s:{s:s},s:{s:s,s:s,s:s},s:{s:s,s:s,s:i,s:i,s:s},"
-			   "s:o,s:s,s:I,s:o,s:o}",
+			   "s:o,s:s,s:I,s:O,s:o}",
 			   "schema_version", 1, "kind", "rdma-testbed-report", "partial",
-			   ctl_interrupted || rc, "status",
-			   ctl_interrupted ? "interrupted" : rc ? "failed" : "ok", "created", when,
-			   "duration_s", ctl_now() - t_start, "versions", "rdmactl", RTB_VERSION, "host",
-			   "hostname", un.nodename, "kernel", un.release, "machine", un.machine,
-			   "testbed", "backend", tb_backend_name(g.tb.backend), "accel", g.tb.accel,
-			   "nodes", g.tb.nodes, "mtu", g.tb.mtu, "kernel", g.tb.kver, "profile",
-			   profile_to_json(&p), "workload", p.workload, "t0_node_ns", t0, "faults",
-			   faults, "arms", arms);
-	if (rc && !ctl_interrupted)
-		json_object_set_new(report, "error", json_string(err));
-	group_close(&g);
-	if (!report || report_write(report, tmpdir, err, sizeof(err))) {
-		log_err("writing %s: %s", tmpdir, report ? err : "out of memory");
-		rc = 1;
-	} else if (rename(tmpdir, dir)) {
-		log_err("%s -> %s: %s", tmpdir, dir, strerror(errno));
-		rc = 1;
-	} else {
-		if (ctl->json)
+			   ctl_interrupted || e->rc, "status",
+			   ctl_interrupted ? "interrupted" : e->rc ? "failed" : "ok", "created", e->when,
+			   "duration_s", ctl_now() - e->t_start, "versions", "rdmactl", RTB_VERSION,
+			   "host", "hostname", un.nodename, "kernel", un.release, "machine", un.machine,
+			   "testbed", "backend", tb_backend_name(e->g.tb.backend), "accel", e->g.tb.accel,
+			   "nodes", e->g.tb.nodes, "mtu", e->g.tb.mtu, "kernel", e->g.tb.kver, "profile",
+			   profile_to_json(p), "workload", p->workload, "t0_node_ns", e->t0, "faults",
+			   e->faults, "arms", arms);
+	if (report && e->rc && !ctl_interrupted)
+		json_object_set_new(report, "error", json_string(e->err));
+	group_close(&e->g);
+	e->group_open = 0;
+	if (!report || report_write(report, e->tmpdir, e->err, sizeof(e->err))) {
+		log_err("writing %s: %s", e->tmpdir, report ? e->err : "out of memory");
+		e->rc = 1;
+	} else if (rename(e->tmpdir, e->dir)) {
+		log_err("%s -> %s: %s", e->tmpdir, e->dir, strerror(errno));
+		e->rc = 1;
+	} else if (!e->quiet) {
+		if (e->ctl->json)
 			json_dumpf(report, stdout, JSON_INDENT(2));
 		else
 			report_print_text(report, stdout);
-		if (!ctl->json)
-			printf("report: %s/{report.json,summary.csv,report.html,*.hlog}%s\n", dir,
+		if (!e->ctl->json)
+			printf("report: %s/{report.json,summary.csv,report.html,*.hlog}%s\n", e->dir,
 			       json_is_true(json_object_get(report, "partial")) ? " (partial)" : "");
 	}
 	json_decref(report);
 down:
-	if (brought_up && !keep) {
+	if (e->brought_up && !e->keep) {
 		char *av[] = { "down", NULL };
 
-		cmd_testbed(ctl, 1, av);
+		cmd_testbed(e->ctl, 1, av);
 	}
-	if (access(dir, F_OK))
-		ctl_rm_rf(tmpdir);
+	return e->rc;
+}
+
+void exp_close(struct exp *e)
+{
+	int a;
+
+	if (e->group_open)
+		group_close(&e->g);
+	if (e->tmpdir[0] && access(e->dir, F_OK))
+		ctl_rm_rf(e->tmpdir);
+	for (a = 0; a < PROF_MAX_ARMS; a++)
+		json_decref(e->rounds[a]);
+	json_decref(e->faults);
+	if (e->loaded)
+		profile_free(&e->p);
+}
+
+/* run's live line: from the model, on a terminal */
+static void run_observer(void *arg, int idx, const json_t *iv, json_int_t progress)
+{
+	struct exp *e = arg;
+	static double shown;
+	char line[200];
+
+	model_intervals(e->m, idx, iv, progress);
+	if (!isatty(2) || ctl_now() - shown < 1)
+		return;
+	shown = ctl_now();
+	model_status_line(e->m, line, sizeof(line));
+	fprintf(stderr, "\r  %-110.110s", line);
+}
+
+int cmd_run(struct ctl *ctl, int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_sigint }, old, oldt;
+	static struct exp e;
+	static struct model m;
+	int r;
+
+	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGTERM, &sa, &oldt);
+	r = exp_open(&e, ctl, argc, argv, NULL);
+	if (r < 0) {	/* --help */
+		exp_close(&e);
+		r = 0;
+		goto out;
+	}
+	if (r == 2) {
+		exp_close(&e);
+		goto out;
+	}
+	if (!r && e.loaded) {
+		model_init(&m, &e.p);
+		e.m = &m;
+		e.m_quiet = 1;
+		arms_observer = run_observer;
+		arms_observer_arg = &e;
+		exp_measure(&e);
+		arms_observer = NULL;
+		if (isatty(2))
+			fprintf(stderr, "\r%114s\r", "");
+	} else {
+		e.rc = 1;
+	}
+	r = exp_finish(&e);
+	if (e.m)
+		model_fini(&m);
+	exp_close(&e);
+out:
 	sigaction(SIGINT, &old, NULL);
-	profile_free(&p);
-	return rc;
+	sigaction(SIGTERM, &oldt, NULL);
+	return r;
 }
 
 static void usage_report(FILE *f)

@@ -57,6 +57,8 @@ void pair_close(struct pair *p)
 }
 
 volatile sig_atomic_t ctl_interrupted;
+void (*arms_observer)(void *arg, int idx, const json_t *intervals, json_int_t progress);
+void *arms_observer_arg;
 
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results, char *err,
 	      size_t errlen)
@@ -64,7 +66,7 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 	int i, r = 0, left = n;
 
 	double t0 = ctl_now(), shown = 0;
-	int tty = isatty(2) && log_verbose >= 0;
+	int tty = isatty(2) && log_verbose >= 0 && !arms_observer;
 	json_int_t prog[TB_MAX_NODES + 1] = { 0 };
 	json_t *ivals[TB_MAX_NODES + 1];
 	struct hist *last = malloc(sizeof(*last));
@@ -116,6 +118,9 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results,
 						hist_merge(last, &h);
 				}
 				json_array_extend(ivals[i], iv);
+				if (arms_observer)
+					arms_observer(arms_observer_arg, i, iv,
+						      json_integer_value(json_object_get(w, "progress")));
 			}
 			if (!r && json_is_true(json_object_get(w, "done"))) {
 				results[i] = json_deep_copy(json_object_get(w, "result"));

@@ -27,6 +27,10 @@ int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *o
 		   json_int_t *arm, json_t **ep, char *err, size_t errlen);
 /* set by a SIGINT handler: arms_wait returns -EINTR ("interrupted") */
 extern volatile sig_atomic_t ctl_interrupted;
+/* called by arms_wait with every batch of streamed intervals (idx: the arm's
+ * index in the call); when set, arms_wait prints no live line of its own */
+extern void (*arms_observer)(void *arg, int idx, const json_t *intervals, json_int_t progress);
+extern void *arms_observer_arg;
 /* wait for several arms at once (round robin): results[i] new references;
  * the first failure returns at once with the node in err */
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, json_t **results, char *err,

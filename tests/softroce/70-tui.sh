@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rdmactl tui (issue 7), driven for real in tmux against a testbed run: the
+# arm columns fill with numbers, a key-typed :drop and the +/- keys change
+# the injector's rules (seen by rdma-inject) and move the numbers, q quits
+# leaving nothing behind; 80x24, 200x60 and a too-small terminal. The
+# screens at 0% and 5% loss are kept in build/tui-0pct.txt, build/tui-5pct.txt.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="tui_columns_80x24 tui_drop_by_keys tui_plus_key tui_quit_clean tui_200x60 tui_too_small"
+W=$(mktemp -d /tmp/rtb-tui.XXXXXX)
+SUITE_EXIT='tmux -L rtbtest kill-server 2>/dev/null; rm -rf "$W"'
+command -v tmux >/dev/null || { for t in $TESTS; do fail "$t" "no tmux (make deps)"; done; exit 0; }
+suite_up || exit 0
+T="tmux -L rtbtest"
+screen() { $T capture-pane -t "$1" -p; }
+rules() { "$C" -j inject stats | jq -c '[.rules[] | .rule]'; }
+start() {	# session cols rows args...
+	local s=$1 x=$2 y=$3; shift 3
+	$T new-session -d -s "$s" -x "$x" -y "$y" \
+		"$C tui $* ; echo \$? > $W/$s.rc; sleep 3600"
+}
+wait_for() {	# session pattern seconds
+	local i
+	for i in $(seq $(($3 * 2))); do screen "$1" | grep -qE -- "$2" && return 0; sleep 0.5; done
+	return 1
+}
+# the p50 row with a number in every arm column
+P50_ALL='^x p50 \[ms\] +[0-9.]+ +[0-9.]+ +[0-9.]+'
+
+# --- 80x24, no faults at first (0% loss)
+start a 80 24 profiles/quickstart.yaml -o "$W/a" --set run.iters=600 --set run.rounds=60 --set faults=
+if wait_for a "$P50_ALL" 120; then
+	screen a > build/tui-0pct.txt
+	pass tui_columns_80x24 "$(grep -E '^x (arm|p50|p99) ' build/tui-0pct.txt | tr -s ' ' | tr '\n' '|')"
+else
+	fail tui_columns_80x24 "$(screen a | tr -s ' ' | head -c 600)"
+fi
+
+# --- :drop 5% typed in: rules appear at every node's ingress; lossy arms lose ~5%
+$T send-keys -t a ":drop 5%" Enter
+sleep 3
+r=$(rules)
+if [ "$r" = '["opcode data drop 5%","opcode data drop 5%","opcode data drop 5%"]' ] &&
+	wait_for a '^x now lost \[%\] +- +([3-9]|1[0-9])\.[0-9]+' 120; then
+	screen a > build/tui-5pct.txt
+	pass tui_drop_by_keys "rules $r; $(grep -E '^x (p99|now lost) ' build/tui-5pct.txt | tr -s ' ' | tr '\n' '|')"
+else
+	fail tui_drop_by_keys "rules $r; $(screen a | grep -E '^x (now lost|p99) ' | tr -s ' ' | tr '\n' '|')"
+fi
+
+# --- Tab to the faults pane, + doubles the first rule's rate
+$T send-keys -t a Tab
+sleep 0.5
+$T send-keys -t a "+"
+sleep 3
+r1=$("$C" -j inject stats | jq -r '.rules[0].rule')
+if [ "$r1" = "opcode data drop 10%" ] && screen a | grep -q "drop 10%"; then
+	pass tui_plus_key "first rule now: $r1 (rdma-inject stats and the faults pane agree)"
+else
+	fail tui_plus_key "first rule: $r1"
+fi
+
+# --- q: the arm in flight stops, rules and report, exit 1 (a partial run)
+$T send-keys -t a q
+for _ in $(seq 120); do [ -s "$W/a.rc" ] && break; sleep 0.5; done
+if [ "$(cat "$W/a.rc" 2>/dev/null)" = 1 ] && jq -e '.partial == true and .status == "interrupted"' < "$W/a/report.json" >/dev/null &&
+	[ "$("$C" -j inject list | jq '(.rules | length) + (.qdiscs | length)')" = 0 ] &&
+	[ "$("$C" -j testbed status | jq '[.nodes[].arms] | add')" = 0 ] && ! pgrep -x rdmactl >/dev/null; then
+	pass tui_quit_clean "exit 1 (partial report written), no rules, qdiscs, arms or tui process left"
+else
+	fail tui_quit_clean "rc=$(cat "$W/a.rc" 2>/dev/null) rules=$("$C" -j inject list | jq -c '[.rules, .qdiscs]')"
+fi
+
+# --- 200x60: the nodes pane and a longer event log; v switches the view
+start b 200 60 profiles/quickstart.yaml -o "$W/b" --set run.iters=600 --set run.rounds=60
+if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | grep -c 'agent ok')" = 3 ]; then
+	$T send-keys -t b v
+	sleep 1
+	if screen b | grep -q "Arms: throughput" && screen b | grep -qE '^x busbw \[MB/s\] +[0-9.]+'; then
+		pass tui_200x60 "nodes pane with 3 agents ok, $(screen b | grep -c . ) lines drawn, v: throughput view"
+	else
+		fail tui_200x60 "no throughput view: $(screen b | head -5 | tr '\n' '|')"
+	fi
+else
+	fail tui_200x60 "$(screen b | head -8 | tr '\n' '|')"
+fi
+$T send-keys -t b q
+for _ in $(seq 120); do [ -s "$W/b.rc" ] && break; sleep 0.5; done
+
+# --- too small: a message, not garbage; q still quits cleanly
+start c 60 20 profiles/quickstart.yaml -o "$W/c" --set run.iters=600 --set run.rounds=60 --set faults=
+if wait_for c "terminal too small: 60x20, need at least 80x24" 60; then
+	$T send-keys -t c q
+	for _ in $(seq 120); do [ -s "$W/c.rc" ] && break; sleep 0.5; done
+	[ -s "$W/c.rc" ] && pass tui_too_small "\"$(screen c | grep -m1 'too small')\"; q quit (exit $(cat "$W/c.rc"))" ||
+		fail tui_too_small "q did not quit"
+else
+	fail tui_too_small "$(screen c | head -3 | tr '\n' '|')"
+fi

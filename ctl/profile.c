@@ -103,17 +103,24 @@ static int keys_known(struct pctx *x, const struct ynode *m, const char *const *
 	return 0;
 }
 
+/* the scalar at key of map m: 0 and *n = NULL when absent, -1 (error
+ * reported) when not a scalar; what = "where.key" for messages */
+static int scalar_at(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		     char *what, size_t wlen, const struct ynode **n)
+{
+	*n = ytree_get(m, key, NULL);
+	snprintf(what, wlen, "%s.%s", where, key);
+	return *n && want(x, *n, YN_SCALAR, what) ? -1 : 0;
+}
+
 static int get_str(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		   char *buf, size_t len)
 {
-	const struct ynode *n = ytree_get(m, key, NULL);
+	const struct ynode *n;
 	char what[96];
 
-	if (!n)
-		return 0;
-	snprintf(what, sizeof(what), "%s.%s", where, key);
-	if (want(x, n, YN_SCALAR, what))
-		return -1;
+	if (scalar_at(x, m, key, where, what, sizeof(what), &n) || !n)
+		return n ? -1 : 0;
 	if (strlen(n->s) >= len)
 		return perr(x, n, 0, "%s: longer than %zu characters", what, len - 1);
 	snprintf(buf, len, "%s", n->s);
@@ -123,16 +130,13 @@ static int get_str(struct pctx *x, const struct ynode *m, const char *key, const
 static int get_enum(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		    const char *const *kw, int *out)
 {
-	const struct ynode *n = ytree_get(m, key, NULL);
+	const struct ynode *n;
 	char what[96], list[128] = "";
 	const char *s;
 	int j;
 
-	if (!n)
-		return 0;
-	snprintf(what, sizeof(what), "%s.%s", where, key);
-	if (want(x, n, YN_SCALAR, what))
-		return -1;
+	if (scalar_at(x, m, key, where, what, sizeof(what), &n) || !n)
+		return n ? -1 : 0;
 	for (j = 0; kw[j]; j++) {
 		size_t l = strlen(list);
 
@@ -151,15 +155,12 @@ static int get_enum(struct pctx *x, const struct ynode *m, const char *key, cons
 static int get_num(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		   enum num_kind kind, uint64_t min, uint64_t max, const char *range, uint64_t *out)
 {
-	const struct ynode *n = ytree_get(m, key, NULL);
+	const struct ynode *n;
 	const char *why;
 	char what[96];
 
-	if (!n)
-		return 0;
-	snprintf(what, sizeof(what), "%s.%s", where, key);
-	if (want(x, n, YN_SCALAR, what))
-		return -1;
+	if (scalar_at(x, m, key, where, what, sizeof(what), &n) || !n)
+		return n ? -1 : 0;
 	if (num_parse(n->s, kind, min, max, out, &why))
 		return perr(x, n, 0, "%s: '%s': %s (expected %s)", what, n->s, why, range);
 	return 0;

@@ -369,68 +369,50 @@ static int exp_pause_point(struct exp *e)
 	return ctl_interrupted;
 }
 
+/* one arm's turn: its options, the model told, the results kept */
+static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t n)
+{
+	struct profile *p = &e->p;
+	int coll = !strcmp(p->workload, "collective");
+	json_t *o, *res = NULL;
+
+	if (exp_pause_point(e)) {
+		e->rc = 1;
+		return;
+	}
+	o = arm_opts(p, a, n, rd ? 0 : p->warmup);
+	if (coll)
+		say(e, "round %llu/%llu: %s (%llu iterations)", (unsigned long long)rd + 1,
+		    (unsigned long long)p->rounds, p->arm[a].name, (unsigned long long)n);
+	else
+		say(e, "%s: training", p->arm[a].name);
+	if (e->m)
+		model_arm_begin(e->m, a, rd, coll ? p->rounds : 1, n);
+	if (group_run(&e->g, p->workload, o, &res, e->err, sizeof(e->err))) {
+		if (e->m)
+			model_event(e->m, "%s failed: %s", p->arm[a].name, e->err);
+		else
+			log_err("%s: %s", p->arm[a].name, e->err);
+		e->rc = 1;
+	} else {
+		if (e->m)
+			model_arm_done(e->m, a, res, n);
+		json_array_append_new(e->rounds[a], res);
+	}
+	json_decref(o);
+}
+
+/* collective: rounds of every arm in turn; train: every arm once */
 int exp_measure(struct exp *e)
 {
 	struct profile *p = &e->p;
-	uint64_t rd;
+	uint64_t rd, rounds = strcmp(p->workload, "collective") ? 1 : p->rounds;
 	int a;
 
-	if (!strcmp(p->workload, "collective")) {
-		for (rd = 0; rd < p->rounds && !e->rc; rd++) {
-			uint64_t n = p->iters / p->rounds + (rd < p->iters % p->rounds);
-
-			for (a = 0; a < p->narms && !e->rc; a++) {
-				json_t *o, *res = NULL;
-
-				if (exp_pause_point(e)) {
-					e->rc = 1;
-					break;
-				}
-				o = arm_opts(p, a, n, rd ? 0 : p->warmup);
-				say(e, "round %llu/%llu: %s (%llu iterations)", (unsigned long long)rd + 1,
-				    (unsigned long long)p->rounds, p->arm[a].name, (unsigned long long)n);
-				if (e->m)
-					model_arm_begin(e->m, a, rd, p->rounds, n);
-				if (group_run(&e->g, "collective", o, &res, e->err, sizeof(e->err))) {
-					if (e->m)
-						model_event(e->m, "%s failed: %s", p->arm[a].name, e->err);
-					else
-						log_err("%s: %s", p->arm[a].name, e->err);
-					e->rc = 1;
-				} else {
-					if (e->m)
-						model_arm_done(e->m, a, res, n);
-					json_array_append_new(e->rounds[a], res);
-				}
-				json_decref(o);
-			}
-		}
-	} else {
-		for (a = 0; a < p->narms && !e->rc; a++) {
-			json_t *o, *res = NULL;
-
-			if (exp_pause_point(e)) {
-				e->rc = 1;
-				break;
-			}
-			o = arm_opts(p, a, 0, 0);
-			say(e, "%s: training", p->arm[a].name);
-			if (e->m)
-				model_arm_begin(e->m, a, 0, 1, 0);
-			if (group_run(&e->g, p->workload, o, &res, e->err, sizeof(e->err))) {
-				if (e->m)
-					model_event(e->m, "%s failed: %s", p->arm[a].name, e->err);
-				else
-					log_err("%s: %s", p->arm[a].name, e->err);
-				e->rc = 1;
-			} else {
-				if (e->m)
-					model_arm_done(e->m, a, res, 0);
-				json_array_append_new(e->rounds[a], res);
-			}
-			json_decref(o);
-		}
-	}
+	for (rd = 0; rd < rounds && !e->rc; rd++)
+		for (a = 0; a < p->narms && !e->rc; a++)
+			exp_arm(e, a, rd, rounds > 1 || !strcmp(p->workload, "collective") ?
+					   p->iters / p->rounds + (rd < p->iters % p->rounds) : 0);
 	return e->rc;
 }
 

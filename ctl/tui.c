@@ -86,6 +86,16 @@ static json_t *words(const char *s)
 	return a;
 }
 
+/* set ID to rule text (same slot, counters kept); 0 on success */
+static int rule_set(struct tui *t, int id, const char *rule, char *out, size_t outlen)
+{
+	json_t *a = words(rule);
+
+	json_array_insert_new(a, 0, json_sprintf("%d", id));
+	json_array_insert_new(a, 0, json_string("set"));
+	return inject(t, a, 0, out, outlen);
+}
+
 static void poll_rules(struct tui *t)
 {
 	json_t *res = NULL, *st;
@@ -168,7 +178,6 @@ static void cmd_drop(struct tui *t, const char *pct, const char *node, const cha
 		for (j = 0; j < t->m->nrules; j++) {
 			struct model_rule r;
 			char rule[256];
-			json_t *a;
 
 			pthread_mutex_lock(&t->m->lock);
 			r = t->m->rule[j];
@@ -176,10 +185,7 @@ static void cmd_drop(struct tui *t, const char *pct, const char *node, const cha
 			if (strcmp(r.dev, dev) || strcmp(r.dir, dir) || strcmp(r.action, "drop"))
 				continue;
 			with_drop(r.rule, pct, rule, sizeof(rule));
-			a = words(rule);
-			json_array_insert_new(a, 0, json_sprintf("%d", r.id));
-			json_array_insert_new(a, 0, json_string("set"));
-			if (inject(t, a, 0, out, sizeof(out)))
+			if (rule_set(t, r.id, rule, out, sizeof(out)))
 				flash_msg(t, "set rule %d: %s", r.id, out);
 			else
 				set++;
@@ -692,7 +698,6 @@ static int key(struct tui *t, int ch)
 			char rule[256], pct[32], out[256];
 			const char *p;
 			double v = 100;
-			json_t *a;
 
 			pthread_mutex_lock(&m->lock);
 			r = m->rule[t->sel_rule];
@@ -709,10 +714,7 @@ static int key(struct tui *t, int ch)
 				v = 0.01;
 			snprintf(pct, sizeof(pct), "%.2f%%", v);
 			with_drop(r.rule, pct, rule, sizeof(rule));
-			a = words(rule);
-			json_array_insert_new(a, 0, json_sprintf("%d", r.id));
-			json_array_insert_new(a, 0, json_string("set"));
-			if (inject(t, a, 0, out, sizeof(out)))
+			if (rule_set(t, r.id, rule, out, sizeof(out)))
 				flash_msg(t, "rule %d: %s", r.id, out);
 			else
 				flash_msg(t, "rule %d: drop %s", r.id, pct);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "ctl.h"
 #include "model.h"
 
@@ -25,6 +27,8 @@ void model_init(struct model *m, const struct profile *p)
 		x->tta_ns = -1;
 	}
 	snprintf(m->status, sizeof(m->status), "starting");
+	snprintf(m->name, sizeof(m->name), "%s", p->name);
+	m->pid = (int)getpid();
 }
 
 void model_fini(struct model *m)
@@ -201,4 +205,208 @@ void model_status_line(struct model *m, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s: %llu done", m->status, (unsigned long long)x->live_done);
 	pthread_mutex_unlock(&m->lock);
+}
+
+json_t *model_to_json(struct model *m)
+{
+	json_t *o, *arms = json_array(), *rules = json_array(), *nodes = json_array(), *ev = json_array();
+	int a, i;
+
+	pthread_mutex_lock(&m->lock);
+	for (a = 0; a < m->narms; a++) {
+		struct model_arm *x = &m->arm[a];
+		struct arm_acc *c = &x->acc;
+		json_t *sp = json_array();
+
+		for (i = 0; i < x->nspark; i++)
+			json_array_append_new(sp, json_real(x->spark[i]));
+		json_array_append_new(
+			arms,
+			json_pack("{s:s,s:s,s:b,s:I,s:f,s:f,s:f,s:f,s:o,s:f,s:f,s:I,"
+				  "s:{s:o,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:f,s:I,s:I,s:I}}",
+				  "name", x->name, "mode", x->mode, "running", x->running, "live_done",
+				  (json_int_t)x->live_done, "last_p50_ms", x->last_p50_ms, "last_p99_ms",
+				  x->last_p99_ms, "last_max_ms", x->last_max_ms, "last_lost", x->last_lost,
+				  "spark", sp, "accuracy", x->accuracy, "loss", x->loss, "tta_ns",
+				  (json_int_t)x->tta_ns, "acc", "hist", hist_to_json(&c->h), "tsum",
+				  c->tsum, "iters", (json_int_t)c->iters, "lost", (json_int_t)c->lost,
+				  "expected", (json_int_t)c->expected, "lost_bytes",
+				  (json_int_t)c->lost_bytes, "recovered", (json_int_t)c->recovered,
+				  "timeouts", (json_int_t)c->timeouts, "retrans", (json_int_t)c->retrans,
+				  "linf_sum", c->linf_sum, "cos_sum", c->cos_sum, "factor", c->factor,
+				  "gsamples", (json_int_t)c->gsamples, "nmse_sum", c->nmse_sum, "size",
+				  (json_int_t)c->size, "uc", (json_int_t)c->uc, "wrong",
+				  (json_int_t)c->wrong));
+	}
+	for (i = 0; i < m->nrules; i++) {
+		struct model_rule *r = &m->rule[i];
+
+		json_array_append_new(rules, json_pack("{s:i,s:b,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:f}", "id",
+						       r->id, "enabled", r->enabled, "dev", r->dev,
+						       "dir", r->dir, "action", r->action, "rule",
+						       r->rule, "matched", (json_int_t)r->matched,
+						       "dropped", (json_int_t)r->dropped, "delayed",
+						       (json_int_t)r->delayed, "drop_rate",
+						       r->drop_rate));
+	}
+	for (i = 0; i < m->nnodes; i++)
+		json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:b}", "name", m->node[i].name,
+						       "dev", m->node[i].dev, "state",
+						       m->node[i].state, "agent_ok",
+						       m->node[i].agent_ok));
+	for (i = m->nevents > MODEL_EVENTS ? m->nevents - MODEL_EVENTS : 0; i < m->nevents; i++)
+		json_array_append_new(ev, json_string(m->events[i % MODEL_EVENTS]));
+	o = json_pack("{s:i,s:i,s:s,s:s,s:b,s:b,s:i,s:I,s:I,s:I,s:f,s:o,s:o,s:o,s:o}", "schema_version",
+		      1, "pid", m->pid, "name", m->name, "status", m->status, "paused", m->paused,
+		      "done", m->done, "cur_arm", m->cur_arm, "round", (json_int_t)m->round,
+		      "rounds", (json_int_t)m->rounds, "iters_per_round",
+		      (json_int_t)m->iters_per_round, "elapsed_s", ctl_now() - m->t_start, "arms",
+		      arms, "rules", rules, "nodes", nodes, "events", ev);
+	pthread_mutex_unlock(&m->lock);
+	return o;
+}
+
+static void str_of(char *dst, size_t len, const json_t *o, const char *k)
+{
+	snprintf(dst, len, "%s", json_string_value(json_object_get(o, k)) ?: "");
+}
+
+static double num_of(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_integer(v) ? (double)json_integer_value(v) : json_real_value(v);
+}
+
+int model_from_json(struct model *m, const json_t *j)
+{
+	const json_t *x, *e;
+	size_t i, k;
+
+	if (json_integer_value(json_object_get(j, "schema_version")) != 1)
+		return -1;
+	pthread_mutex_lock(&m->lock);
+	str_of(m->name, sizeof(m->name), j, "name");
+	str_of(m->status, sizeof(m->status), j, "status");
+	m->pid = (int)num_of(j, "pid");
+	m->paused = json_is_true(json_object_get(j, "paused"));
+	m->done = json_is_true(json_object_get(j, "done"));
+	m->cur_arm = (int)num_of(j, "cur_arm");
+	m->round = (uint64_t)num_of(j, "round");
+	m->rounds = (uint64_t)num_of(j, "rounds");
+	m->iters_per_round = (uint64_t)num_of(j, "iters_per_round");
+	m->elapsed = num_of(j, "elapsed_s");
+	m->narms = 0;
+	json_array_foreach(json_object_get(j, "arms"), i, x) {
+		struct model_arm *a;
+		const json_t *c = json_object_get(x, "acc");
+
+		if (i >= PROF_MAX_ARMS)
+			break;
+		a = &m->arm[i];
+		str_of(a->name, sizeof(a->name), x, "name");
+		str_of(a->mode, sizeof(a->mode), x, "mode");
+		arm_acc_fini(&a->acc);
+		arm_acc_init(&a->acc, a->name, a->mode);
+		a->running = json_is_true(json_object_get(x, "running"));
+		a->live_done = (uint64_t)num_of(x, "live_done");
+		a->last_p50_ms = num_of(x, "last_p50_ms");
+		a->last_p99_ms = num_of(x, "last_p99_ms");
+		a->last_max_ms = num_of(x, "last_max_ms");
+		a->last_lost = num_of(x, "last_lost");
+		a->accuracy = num_of(x, "accuracy");
+		a->loss = num_of(x, "loss");
+		a->tta_ns = (int64_t)num_of(x, "tta_ns");
+		a->nspark = 0;
+		json_array_foreach(json_object_get(x, "spark"), k, e)
+			if (a->nspark < MODEL_SPARK)
+				a->spark[a->nspark++] = json_number_value(e);
+		if (hist_from_json(&a->acc.h, json_object_get(c, "hist")))
+			hist_init(&a->acc.h);
+		a->acc.tsum = num_of(c, "tsum");
+		a->acc.iters = (uint64_t)num_of(c, "iters");
+		a->acc.lost = (uint64_t)num_of(c, "lost");
+		a->acc.expected = (uint64_t)num_of(c, "expected");
+		a->acc.lost_bytes = (uint64_t)num_of(c, "lost_bytes");
+		a->acc.recovered = (uint64_t)num_of(c, "recovered");
+		a->acc.timeouts = (uint64_t)num_of(c, "timeouts");
+		a->acc.retrans = (uint64_t)num_of(c, "retrans");
+		a->acc.linf_sum = num_of(c, "linf_sum");
+		a->acc.cos_sum = num_of(c, "cos_sum");
+		a->acc.nmse_sum = num_of(c, "nmse_sum");
+		a->acc.factor = num_of(c, "factor");
+		a->acc.gsamples = (uint64_t)num_of(c, "gsamples");
+		a->acc.size = (uint64_t)num_of(c, "size");
+		a->acc.uc = (int)num_of(c, "uc");
+		a->acc.wrong = (uint64_t)num_of(c, "wrong");
+		m->narms = (int)i + 1;
+	}
+	m->nrules = 0;
+	json_array_foreach(json_object_get(j, "rules"), i, x) {
+		struct model_rule *r;
+
+		if (i >= MODEL_RULES)
+			break;
+		r = &m->rule[i];
+		r->id = (int)num_of(x, "id");
+		r->enabled = json_is_true(json_object_get(x, "enabled"));
+		str_of(r->dev, sizeof(r->dev), x, "dev");
+		str_of(r->dir, sizeof(r->dir), x, "dir");
+		str_of(r->action, sizeof(r->action), x, "action");
+		str_of(r->rule, sizeof(r->rule), x, "rule");
+		r->matched = (uint64_t)num_of(x, "matched");
+		r->dropped = (uint64_t)num_of(x, "dropped");
+		r->delayed = (uint64_t)num_of(x, "delayed");
+		r->drop_rate = num_of(x, "drop_rate");
+		m->nrules = (int)i + 1;
+	}
+	m->nnodes = 0;
+	json_array_foreach(json_object_get(j, "nodes"), i, x) {
+		if (i >= 16)
+			break;
+		str_of(m->node[i].name, sizeof(m->node[i].name), x, "name");
+		str_of(m->node[i].dev, sizeof(m->node[i].dev), x, "dev");
+		str_of(m->node[i].state, sizeof(m->node[i].state), x, "state");
+		m->node[i].agent_ok = json_is_true(json_object_get(x, "agent_ok"));
+		m->nnodes = (int)i + 1;
+	}
+	m->nevents = 0;
+	json_array_foreach(json_object_get(j, "events"), i, x) {
+		snprintf(m->events[m->nevents % MODEL_EVENTS], 160, "%s", json_string_value(x) ?: "");
+		m->nevents++;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+static void live_path(char *buf, size_t len, const char *suffix)
+{
+	snprintf(buf, len, "%s/live.json%s", ctl_state_dir(), suffix);
+}
+
+void model_publish(struct model *m, int force)
+{
+	static double last;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	json_t *j;
+
+	if (!force && ctl_now() - last < 0.5)
+		return;
+	last = ctl_now();
+	live_path(path, sizeof(path), "");
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	j = model_to_json(m);
+	if (j && !json_dump_file(j, tmp, JSON_COMPACT))
+		rename(tmp, path);
+	else
+		unlink(tmp);
+	json_decref(j);
+}
+
+void model_unpublish(void)
+{
+	char path[PATH_MAX];
+
+	live_path(path, sizeof(path), "");
+	unlink(path);
 }

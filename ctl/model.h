@@ -59,9 +59,11 @@ struct model {
 	struct model_node node[16];
 	char events[MODEL_EVENTS][160];
 	int nevents;		/* total ever; the last MODEL_EVENTS are kept */
-	double t_start;
+	double t_start, elapsed;	/* elapsed: as published (attached viewers) */
 	int paused, done;
 	char status[64];
+	char name[64];		/* the profile's */
+	int pid;		/* the process running the experiment */
 };
 
 void model_init(struct model *m, const struct profile *p);
@@ -75,6 +77,13 @@ void model_intervals(struct model *m, int rank, const json_t *intervals, json_in
 void model_arm_done(struct model *m, int a, json_t *results, uint64_t iters);
 /* rdma-inject stats -j */
 void model_rules(struct model *m, const json_t *stats);
+/* the model as JSON, for viewers in another process (tui --attach) */
+json_t *model_to_json(struct model *m);
+/* a published model into m (initialised, empty); 0 or -1 */
+int model_from_json(struct model *m, const json_t *j);
+/* publish to ctl_state_dir()/live.json (at most every 0.5 s unless force) */
+void model_publish(struct model *m, int force);
+void model_unpublish(void);
 /* "round 2/3, lossy: p99 ... ETA" for a terminal line */
 void model_status_line(struct model *m, char *buf, size_t len);
 

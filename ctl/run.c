@@ -527,6 +527,7 @@ static void run_observer(void *arg, int idx, const json_t *iv, json_int_t progre
 	char line[200];
 
 	model_intervals(e->m, idx, iv, progress);
+	model_publish(e->m, 0);	/* for tui --attach */
 	if (!isatty(2) || ctl_now() - shown < 1)
 		return;
 	shown = ctl_now();
@@ -561,6 +562,7 @@ int cmd_run(struct ctl *ctl, int argc, char **argv)
 		arms_observer_arg = &e;
 		exp_measure(&e);
 		arms_observer = NULL;
+		model_unpublish();
 		if (isatty(2))
 			fprintf(stderr, "\r%114s\r", "");
 	} else {

@@ -41,6 +41,9 @@ struct tui {
 	int added[64], nadded;	/* rules we added: removed at the end */
 	double polled, nodes_polled;
 	int worker_done;
+	int attach;		/* viewing another process's run (tui --attach) */
+	json_t *stats;		/* attach: our latest rdma-inject stats */
+	char live[PATH_MAX];
 };
 
 static void flash_msg(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -107,7 +110,8 @@ static void poll_rules(struct tui *t)
 	st = json_loads(json_string_value(json_object_get(res, "stdout")) ?: "", 0, NULL);
 	if (st)
 		model_rules(t->m, st);
-	json_decref(st);
+	json_decref(t->stats);
+	t->stats = st;
 	json_decref(res);
 }
 
@@ -249,8 +253,8 @@ static void rule_onoff(struct tui *t, int id, int on)
 
 static int quit_asked(struct tui *t)
 {
-	(void)t;
-	ctl_interrupted = 1;
+	if (!t->attach)	/* attached: just detach */
+		ctl_interrupted = 1;
 	return 1;
 }
 
@@ -551,8 +555,12 @@ static void draw(struct tui *t)
 	pthread_mutex_lock(&t->m->lock);
 	attr(t, C_TITLE, 1);
 	mvhline(0, 0, ' ', W);
-	mvprintw(0, 0, " rdmactl tui: %s | %s | %.0f s%s", t->m->p->name, t->m->status,
-		 ctl_now() - t->m->t_start, t->m->paused ? " | PAUSED (p resumes)" :
+	mvprintw(0, 0, " rdmactl tui%s: %s | %s | %.0f s%s", t->attach ? " --attach" : "",
+		 t->m->name, t->m->status,
+		 t->attach ? t->m->elapsed : ctl_now() - t->m->t_start,
+		 t->m->paused ? " | PAUSED (p resumes)" :
+		 t->attach && t->m->done ? " | the run ended (q quits)" :
+		 t->attach ? " | attached: q detaches, the run goes on" :
 		 t->worker_done ? " | finished (q quits)" : "");
 	attr(t, C_TITLE, 0);
 	{
@@ -619,6 +627,7 @@ static void *worker(void *arg)
 	exp_measure(t->e);
 	pthread_mutex_lock(&t->m->lock);
 	t->worker_done = 1;
+	t->m->done = 1;
 	snprintf(t->m->status, sizeof(t->m->status), "%s",
 		 ctl_interrupted ? "stopped" : t->e->rc ? "an arm failed" : "all rounds done");
 	pthread_mutex_unlock(&t->m->lock);
@@ -729,6 +738,10 @@ static int key(struct tui *t, int ch)
 		cmd_add(t, "flap", "node1", "2s");
 		break;
 	case 'p':
+		if (t->attach) {
+			flash_msg(t, "p pauses in the tui that runs the experiment, not when attached");
+			break;
+		}
 		m->paused = !m->paused;
 		flash_msg(t, "%s", m->paused ? "pausing after the arm in flight" : "resumed");
 		break;
@@ -757,6 +770,113 @@ static int key(struct tui *t, int ch)
 	return 0;
 }
 
+static void curses_start(struct tui *t)
+{
+	initscr();
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(250);
+	t->color = has_colors() && !getenv("NO_COLOR");
+	if (t->color) {
+		start_color();
+		use_default_colors();
+		init_pair(C_TITLE, COLOR_BLACK, COLOR_CYAN);
+		init_pair(C_HEAD, COLOR_CYAN, -1);
+		init_pair(C_SEL, COLOR_BLACK, COLOR_YELLOW);
+		init_pair(C_WARN, COLOR_RED, -1);
+		init_pair(C_ARM0, COLOR_BLUE, -1);
+		init_pair(C_ARM0 + 1, COLOR_RED, -1);
+		init_pair(C_ARM0 + 2, COLOR_GREEN, -1);
+		init_pair(C_ARM0 + 3, COLOR_MAGENTA, -1);
+	}
+}
+
+/* the published model (rdmactl run / tui write it) into ours; 0 or -1 */
+static int load_live(struct tui *t)
+{
+	json_t *j = json_load_file(t->live, 0, NULL);
+	struct model_node nodes[16];
+	int n = t->m->nnodes, r;
+
+	memcpy(nodes, t->m->node, sizeof(nodes));
+	r = j ? model_from_json(t->m, j) : -1;
+	json_decref(j);
+	if (!r && t->stats)	/* our own, fresher view of the rules */
+		model_rules(t->m, t->stats);
+	if (!r && !t->m->nnodes) {	/* and of the nodes */
+		memcpy(t->m->node, nodes, sizeof(nodes));
+		t->m->nnodes = n;
+	}
+	return r;
+}
+
+/* rdmactl tui --attach: view the experiment another rdmactl runs, steer
+ * its faults; q detaches and the run goes on */
+static int tui_attach(struct ctl *ctl)
+{
+	static struct model m;
+	static struct tui t;
+	struct tb_state s;
+	int i, quit = 0, a, gone = 0;
+
+	(void)ctl;
+	snprintf(t.live, sizeof(t.live), "%s/live.json", ctl_state_dir());
+	if (tb_load(&s)) {
+		log_err("tui --attach: no testbed is up");
+		return 1;
+	}
+	memset(&m, 0, sizeof(m));
+	pthread_mutex_init(&m.lock, NULL);
+	for (a = 0; a < PROF_MAX_ARMS; a++)
+		arm_acc_init(&m.arm[a].acc, "", "");
+	t.m = &m;
+	t.attach = 1;
+	if (load_live(&t)) {
+		log_err("tui --attach: no experiment is running (%s: %s); 'rdmactl run PROFILE' "
+			"publishes one", t.live, strerror(errno));
+		model_fini(&m);
+		return 1;
+	}
+	for (i = 0; i < s.nodes && i < 16; i++) {
+		if (agentc_open(&t.ctl[i], &s, i, 3000)) {
+			log_err("tui --attach: %s: no control connection", s.node[i].name);
+			break;
+		}
+		snprintf(m.node[i].name, sizeof(m.node[i].name), "%s", s.node[i].name);
+		t.nctl = i + 1;
+	}
+	m.nnodes = t.nctl;
+	curses_start(&t);
+	while (!quit) {
+		int ch = getch();
+
+		if (ch != ERR)
+			quit = key(&t, ch);
+		if (ctl_now() - t.polled >= 1 && t.nctl) {
+			poll_rules(&t);
+			t.polled = ctl_now();
+		}
+		if (ctl_now() - t.nodes_polled >= 3 && t.nctl) {
+			poll_nodes(&t);
+			t.nodes_polled = ctl_now();
+		}
+		if (load_live(&t) && !gone) {
+			gone = 1;
+			m.done = 1;
+			model_event(&m, "the run is over (no %s)", t.live);
+		}
+		draw(&t);
+	}
+	endwin();
+	for (i = 0; i < t.nctl; i++)
+		agentc_close(&t.ctl[i]);
+	json_decref(t.stats);
+	model_fini(&m);
+	return 0;
+}
+
 int cmd_tui(struct ctl *ctl, int argc, char **argv)
 {
 	static struct exp e;
@@ -769,7 +889,9 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 	for (i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			printf("usage: rdmactl tui PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
+			       "       rdmactl tui --attach\n"
 			       "  runs the profile like 'rdmactl run', live on screen (80x24 or more);\n"
+			       "  --attach views the experiment a running 'rdmactl run' publishes\n"
 			       "  press ? inside for every key\n");
 			return 0;
 		}
@@ -777,6 +899,8 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 		log_err("tui: needs a terminal (use 'rdmactl run' for headless runs)");
 		return 2;
 	}
+	if (argc == 1 && !strcmp(argv[0], "--attach"))
+		return tui_attach(ctl);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	r = exp_open(&e, ctl, argc, argv, NULL);
@@ -807,25 +931,7 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 		    e.p.nfaults);
 	arms_observer = observer;
 	arms_observer_arg = &m;
-	initscr();
-	cbreak();
-	noecho();
-	keypad(stdscr, TRUE);
-	curs_set(0);
-	timeout(250);
-	t.color = has_colors() && !getenv("NO_COLOR");
-	if (t.color) {
-		start_color();
-		use_default_colors();
-		init_pair(C_TITLE, COLOR_BLACK, COLOR_CYAN);
-		init_pair(C_HEAD, COLOR_CYAN, -1);
-		init_pair(C_SEL, COLOR_BLACK, COLOR_YELLOW);
-		init_pair(C_WARN, COLOR_RED, -1);
-		init_pair(C_ARM0, COLOR_BLUE, -1);
-		init_pair(C_ARM0 + 1, COLOR_RED, -1);
-		init_pair(C_ARM0 + 2, COLOR_GREEN, -1);
-		init_pair(C_ARM0 + 3, COLOR_MAGENTA, -1);
-	}
+	curses_start(&t);
 	poll_nodes(&t);
 	poll_rules(&t);
 	pthread_create(&th, NULL, worker, &t);
@@ -844,8 +950,10 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 			poll_nodes(&t);
 			t.nodes_polled = ctl_now();
 		}
+		model_publish(&m, 0);	/* for tui --attach */
 		draw(&t);
 	}
+	model_unpublish();
 	ctl_interrupted = !t.worker_done;
 	mvprintw(LINES - 1, 0, "%-*s", COLS, " stopping: the arm in flight, then rules and report...");
 	refresh();

@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="tui_columns_80x24 tui_drop_by_keys tui_plus_key tui_quit_clean tui_200x60 tui_too_small"
+TESTS="tui_columns_80x24 tui_drop_by_keys tui_plus_key tui_quit_clean tui_200x60 tui_too_small tui_attach"
 W=$(mktemp -d /tmp/rtb-tui.XXXXXX)
 SUITE_EXIT='tmux -L rtbtest kill-server 2>/dev/null; rm -rf "$W"'
 command -v tmux >/dev/null || { for t in $TESTS; do fail "$t" "no tmux (make deps)"; done; exit 0; }
@@ -100,3 +100,26 @@ if wait_for c "terminal too small: 60x20, need at least 80x24" 60; then
 else
 	fail tui_too_small "$(screen c | head -3 | tr '\n' '|')"
 fi
+
+# --- --attach: a headless run publishes its model; the viewer shows it and
+# steers its faults; q detaches and the run goes on
+"$C" run profiles/quickstart.yaml -o "$W/d" --set run.iters=600 --set run.rounds=60 > "$W/d.out" 2>&1 &
+rp=$!
+for _ in $(seq 120); do grep -q "round 2/60" "$W/d.out" && break; sleep 0.5; done
+$T new-session -d -s d -x 120 -y 40 "$C tui --attach; echo \$? > $W/d.rc; sleep 3600"
+if wait_for d "$P50_ALL" 120 && screen d | grep -q "attached"; then
+	$T send-keys -t d ":drop 3%" Enter
+	sleep 3
+	r=$(rules)
+	$T send-keys -t d q
+	for _ in $(seq 60); do [ -s "$W/d.rc" ] && break; sleep 0.5; done
+	if [ "$(cat "$W/d.rc" 2>/dev/null)" = 0 ] && kill -0 $rp 2>/dev/null &&
+		[ "$r" = '["opcode data drop 3%","opcode data drop 3%","opcode data drop 3%"]' ]; then
+		pass tui_attach "the run's arms on screen, :drop 3% reached its rules ($r), q detached (exit 0) and the run went on"
+	else
+		fail tui_attach "rc=$(cat "$W/d.rc" 2>/dev/null) rules=$r run alive: $(kill -0 $rp 2>/dev/null && echo yes || echo no)"
+	fi
+else
+	fail tui_attach "$(screen d | head -6 | tr '\n' '|')"
+fi
+kill -INT $rp 2>/dev/null; wait $rp 2>/dev/null

@@ -274,6 +274,19 @@ static int command(struct tui *t, const char *line)
 		cmd_drop(t, a[1], n >= 3 ? a[2] : "all", n >= 4 ? a[3] : "ingress");
 	} else if ((!strcmp(a[0], "delay") || !strcmp(a[0], "flap")) && n >= 2) {
 		cmd_add(t, a[0], n >= 3 ? a[2] : "node1", a[1]);
+	} else if (!strcmp(a[0], "set") && n >= 3) {
+		/* :set ID RULE...: any change, e.g. a burst model or a delay */
+		const char *rule = line + strspn(line, " ");
+		char out[256];
+
+		rule += strlen("set");
+		rule += strspn(rule, " ");
+		rule += strcspn(rule, " ");
+		if (rule_set(t, atoi(a[1]), rule, out, sizeof(out)))
+			flash_msg(t, "set %s: %s", a[1], out);
+		else
+			flash_msg(t, "rule %s:%s", a[1], rule);
+		poll_rules(t);
 	} else if ((!strcmp(a[0], "on") || !strcmp(a[0], "off")) && n == 2) {
 		rule_onoff(t, atoi(a[1]), !strcmp(a[0], "on"));
 	} else if (!strcmp(a[0], "pause") || !strcmp(a[0], "resume")) {
@@ -523,7 +536,6 @@ static const char *const help_text[] = {
 	"  rcvd_seq_err; L-inf/cosine: error of the result against the exact sum.",
 	"Faults pane: the injector's rules, their counters, now%: drops per matched",
 	"  packet since the last poll (1 s).",
-	"",
 	"  ? F1     this help (any key closes it)",
 	"  Tab      next pane            Up/Down  select arm / rule",
 	"  + -      selected rule: drop rate x2 / /2",
@@ -535,6 +547,7 @@ static const char *const help_text[] = {
 	"  :        command line:",
 	"             :drop 2% [all|nodeN] [ingress|egress]   set or add drop rules",
 	"             :delay 2ms [nodeN]   :flap 2s [nodeN]   :on ID   :off ID",
+	"             :set ID RULE   e.g. :set 1 opcode data drop gemodel 1% 10%",
 	"             :pause  :resume  :view latency|throughput|training  :quit",
 	"  q F10    quit: stop the arm in flight, remove rules, write the report",
 	NULL,

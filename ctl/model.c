@@ -99,6 +99,10 @@ void model_intervals(struct model *m, int rank, const json_t *iv, json_int_t pro
 			x->nspark--;
 		}
 		x->spark[x->nspark++] = x->last_p50_ms;
+		if (json_object_get(e, "eval_loss")) {	/* train: the latest evaluation */
+			x->accuracy = json_real_value(json_object_get(e, "accuracy"));
+			x->loss = json_real_value(json_object_get(e, "eval_loss"));
+		}
 		if (json_object_get(e, "pieces_expected")) {
 			uint64_t l = (uint64_t)json_integer_value(json_object_get(e, "lost_pieces"));
 			uint64_t n = (uint64_t)json_integer_value(json_object_get(e, "pieces_expected"));

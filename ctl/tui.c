@@ -369,13 +369,14 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 						"now p50 [ms]", "lost [%]", "now lost [%]",
 						"retransmits", "L-inf error", "cosine", "steps done",
 						"max [ms]", "now p99 [ms]", NULL };
-	static const char *const thr_rows[] = { "state", "steps done", "busbw [MB/s]",
-						"algbw [MB/s]", "mean [ms]", "now p50 [ms]",
-						"lost bytes", "rebuilt (ec)", "step timeouts",
-						"retransmits", NULL };
+	static const char *const thr_rows[] = { "state", "busbw [MB/s]", "algbw [MB/s]",
+						"mean [ms]", "now p50 [ms]", "lost bytes",
+						"rebuilt (ec)", "step timeouts", "retries/s",
+						"seq NAKs/s", "out-of-seq/s", "dup reqs/s",
+						"steps done", NULL };
 	static const char *const trn_rows[] = { "state", "steps done", "accuracy", "eval loss",
-						"TTA [s]", "step p50 [ms]", "step p99 [ms]",
-						"lost [%]", NULL };
+						"TTA [s]", "now p50 [ms]", "step p50 [ms]",
+						"step p99 [ms]", "lost [%]", NULL };
 	const char *const *rows = t->view == V_LATENCY ? lat_rows :
 				  t->view == V_THROUGHPUT ? thr_rows : trn_rows;
 	int r;
@@ -412,9 +413,12 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 			if (!strcmp(k, "state"))
 				snprintf(v, sizeof(v), "%s", z->running ? "running" :
 					 hh->count ? "waiting" : "not yet");
+			else if (!strcmp(k, "steps done") && z->accuracy > 0 && !hh->count)
+				snprintf(v, sizeof(v), "%llu", (unsigned long long)z->live_done);
 			else if (!strcmp(k, "steps done"))
 				snprintf(v, sizeof(v), "%llu", (unsigned long long)(z->acc.iters + (z->running ? z->live_done : 0)));
-			else if (!hh->count && strncmp(k, "now", 3))
+			else if (!hh->count && strncmp(k, "now", 3) && strcmp(k, "accuracy") &&
+				 strcmp(k, "eval loss"))
 				;
 			else if (!strcmp(k, "p50 [ms]") || !strcmp(k, "step p50 [ms]"))
 				snprintf(v, sizeof(v), "%.2f", (double)hist_quantile(hh, 0.5) / 1e6);
@@ -450,11 +454,23 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 				snprintf(v, sizeof(v), "%llu", (unsigned long long)z->acc.recovered);
 			else if (!strcmp(k, "step timeouts") && strcmp(z->mode, "rc"))
 				snprintf(v, sizeof(v), "%llu", (unsigned long long)z->acc.timeouts);
-			else if (!strcmp(k, "accuracy") && z->accuracy > 0)
+			else if (!strcmp(k, "retries/s") || !strcmp(k, "seq NAKs/s") ||
+				 !strcmp(k, "out-of-seq/s") || !strcmp(k, "dup reqs/s")) {
+				/* rxe hw counter deltas over the arm's measured time */
+				const char *c = k[0] == 'r' ? "completer_retry_err" :
+						k[0] == 's' ? "rcvd_seq_err" :
+						k[0] == 'o' ? "out_of_seq_request" : "duplicate_request";
+				double secs = z->acc.tsum / 1e9;
+
+				if (secs > 0)
+					snprintf(v, sizeof(v), "%.1f",
+						 (double)json_integer_value(json_object_get(z->acc.hw, c)) /
+							 secs);
+			} else if (!strcmp(k, "accuracy") && z->accuracy > 0)
 				snprintf(v, sizeof(v), "%.3f", z->accuracy);
 			else if (!strcmp(k, "eval loss") && z->accuracy > 0)
 				snprintf(v, sizeof(v), "%.3f", z->loss);
-			else if (!strcmp(k, "TTA [s]") && z->accuracy > 0)
+			else if (!strcmp(k, "TTA [s]") && hh->count)
 				snprintf(v, sizeof(v), z->tta_ns >= 0 ? "%.2f" : "never",
 					 (double)z->tta_ns / 1e9);
 			mvprintw(row, x + 17 + a * cw, "%*.*s", cw - 1, cw - 1, v);

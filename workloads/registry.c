@@ -48,6 +48,9 @@ void wl_interval_flush(struct wl_ctx *c, uint64_t now)
 		json_object_update_new(e, json_pack("{s:I,s:I}", "lost_pieces",
 						    (json_int_t)c->ival_lost, "pieces_expected",
 						    (json_int_t)c->ival_expected));
+	if (e && c->ival_eval_loss > 0)
+		json_object_update_new(e, json_pack("{s:f,s:f}", "accuracy", c->ival_accuracy,
+						    "eval_loss", c->ival_eval_loss));
 	pthread_mutex_lock(&c->ival_lock);
 	if (json_array_size(c->pending) >= WL_MAX_PENDING) {	/* nobody is listening */
 		json_array_remove(c->pending, 0);

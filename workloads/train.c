@@ -185,6 +185,8 @@ static int train_run(struct wl_ctx *w, json_t **result)
 		acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->eval_samples, &eloss);
 		if (!tta && acc >= target)
 			tta = clock;
+		w->ival_accuracy = acc;
+		w->ival_eval_loss = eloss;
 		json_array_append_new(curve, json_pack("{s:I,s:I,s:f,s:f,s:f}", "step",
 						       (json_int_t)step + 1, "time_ns",
 						       (json_int_t)clock, "train_loss", loss,

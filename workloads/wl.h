@@ -34,6 +34,9 @@ struct wl_ctx {
 	/* lossy modes: pieces lost and expected so far, published with every
 	 * interval (loss over time) when expected is non-zero */
 	uint64_t ival_lost, ival_expected;
+	/* train: the latest held-out accuracy and loss, published with every
+	 * interval once set (eval_loss > 0) */
+	double ival_accuracy, ival_eval_loss;
 	uint64_t ival_dropped;
 };
 

@@ -136,6 +136,15 @@ void model_arm_done(struct model *m, int a, json_t *results, uint64_t iters)
 		m->arm[a].acc.lost += (uint64_t)json_integer_value(json_object_get(r0, "lost_pieces"));
 		m->arm[a].acc.expected +=
 			(uint64_t)json_integer_value(json_object_get(r0, "pieces_expected"));
+		if (json_object_get(r0, "grad_error")) {	/* against the side RC allreduce */
+			const json_t *g = json_object_get(r0, "grad_error");
+			double n = (double)json_integer_value(json_object_get(g, "samples"));
+
+			m->arm[a].acc.linf_sum += json_real_value(json_object_get(g, "linf_mean")) * n;
+			m->arm[a].acc.cos_sum += json_real_value(json_object_get(g, "cosine_mean")) * n;
+			m->arm[a].acc.nmse_sum += json_real_value(json_object_get(g, "nmse_mean")) * n;
+			m->arm[a].acc.gsamples += (uint64_t)n;
+		}
 	} else {
 		arm_acc_add(&m->arm[a].acc, results, iters);
 	}

@@ -228,7 +228,8 @@ json_t *report_arm(const char *workload, const char *name, const char *mode, jso
 			static const char *const keys[] = { "tta_ns", "final_accuracy", "final_loss",
 							    "train_time_ns", "curve", "params", "target",
 							    "lost_pieces", "lost_fraction",
-							    "recovered_pieces", "step_timeouts", NULL };
+							    "recovered_pieces", "step_timeouts",
+							    "grad_error", NULL };
 
 			for (k = 0; keys[k]; k++)
 				if (json_object_get(r0, keys[k]))

@@ -324,22 +324,24 @@ static void attr(struct tui *t, int pair, int on)
 		attroff(a);
 }
 
+/* plain ASCII frames: they read the same in every terminal, font and
+ * screen capture (line-drawing characters come out as letters there) */
 static void box_at(struct tui *t, int y, int x, int h, int w, const char *title, int focus)
 {
 	int i;
 
 	if (focus)
 		attr(t, C_HEAD, 1);
-	mvaddch(y, x, ACS_ULCORNER);
-	mvhline(y, x + 1, ACS_HLINE, w - 2);
-	mvaddch(y, x + w - 1, ACS_URCORNER);
+	mvaddch(y, x, '+');
+	mvhline(y, x + 1, '-', w - 2);
+	mvaddch(y, x + w - 1, '+');
 	for (i = 1; i < h - 1; i++) {
-		mvaddch(y + i, x, ACS_VLINE);
-		mvaddch(y + i, x + w - 1, ACS_VLINE);
+		mvaddch(y + i, x, '|');
+		mvaddch(y + i, x + w - 1, '|');
 	}
-	mvaddch(y + h - 1, x, ACS_LLCORNER);
-	mvhline(y + h - 1, x + 1, ACS_HLINE, w - 2);
-	mvaddch(y + h - 1, x + w - 1, ACS_LRCORNER);
+	mvaddch(y + h - 1, x, '+');
+	mvhline(y + h - 1, x + 1, '-', w - 2);
+	mvaddch(y + h - 1, x + w - 1, '+');
 	mvprintw(y, x + 2, " %.*s ", w - 6, title);
 	if (focus)
 		attr(t, C_HEAD, 0);
@@ -376,7 +378,8 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 						"steps done", NULL };
 	static const char *const trn_rows[] = { "state", "steps done", "accuracy", "eval loss",
 						"TTA [s]", "now p50 [ms]", "step p50 [ms]",
-						"step p99 [ms]", "lost [%]", NULL };
+						"step p99 [ms]", "lost [%]", "L-inf error", "cosine",
+						NULL };
 	const char *const *rows = t->view == V_LATENCY ? lat_rows :
 				  t->view == V_THROUGHPUT ? thr_rows : trn_rows;
 	int r;

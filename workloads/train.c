@@ -62,6 +62,11 @@ static const struct opt train_opts[] = {
 struct train {
 	struct train_cfg cfg;
 	struct coll *c;
+	/* lossy modes: an RC allreduce on the side, at evaluation steps, off
+	 * the clock: the exact sum the arm's result is compared with */
+	struct coll *exact;
+	struct grad_err gerr;
+	double *exact_d;
 	struct mlp m;
 	struct task t;
 	float *xb, *xe, *g;
@@ -76,6 +81,8 @@ static void train_destroy(struct wl_ctx *w)
 	if (!t)
 		return;
 	coll_close(t->c);
+	coll_close(t->exact);
+	free(t->exact_d);
 	mlp_free(&t->m);
 	task_free(&t->t);
 	free(t->xb);
@@ -124,6 +131,24 @@ static int train_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 	r = coll_open(w, &k->cc, &t->c, ep);
 	if (r)
 		goto fail;
+	if (k->cc.mode != M_RC) {
+		struct coll_cfg x = k->cc;
+		json_t *xep = NULL, *e;
+		size_t j;
+
+		x.mode = M_RC;
+		r = coll_open(w, &x, &t->exact, &xep);
+		t->exact_d = calloc(t->m.nparams, sizeof(double));
+		if (r || !t->exact_d) {
+			json_decref(xep);
+			r = r ? r : -ENOMEM;
+			goto fail;
+		}
+		json_array_foreach(*ep, j, e)	/* the side engine's endpoints ride along */
+			if (json_is_object(e))
+				json_object_set(e, "exact", json_array_get(xep, j));
+		json_decref(xep);
+	}
 	hist_init(&t->step_h);
 	hist_init(&t->comm_h);
 	return 0;
@@ -136,7 +161,21 @@ static int train_connect(struct wl_ctx *w, const json_t *peers)
 {
 	struct train *t = w->priv;
 
-	return coll_connect_peers(w, t->c, peers);
+	json_t *side;
+	size_t j;
+	int r = coll_connect_peers(w, t->c, peers);
+
+	if (r || !t->exact)
+		return r;
+	side = json_array();
+	for (j = 0; j < json_array_size(peers); j++) {
+		json_t *e = json_object_get(json_array_get(peers, j), "exact");
+
+		json_array_append(side, e ? e : json_null());
+	}
+	r = coll_connect_peers(w, t->exact, side);
+	json_decref(side);
+	return r;
 }
 
 static int train_run(struct wl_ctx *w, json_t **result)
@@ -150,7 +189,7 @@ static int train_run(struct wl_ctx *w, json_t **result)
 	struct coll_stats st;
 	int r;
 
-	if ((r = coll_begin(w, t->c)))
+	if ((r = coll_begin(w, t->c)) || (t->exact && (r = coll_begin(w, t->exact))))
 		goto out;
 	for (step = 0; step < k->steps; step++) {
 		uint64_t t0 = wl_now_ns(), base = (step * n + k->cc.rank) * k->batch;
@@ -160,6 +199,8 @@ static int train_run(struct wl_ctx *w, json_t **result)
 		for (i = 0; i < k->batch; i++)
 			task_sample(&t->t, base + i, t->xb + i * k->input, &t->yb[i]);
 		loss = mlp_grad(&t->m, t->xb, t->yb, (int)k->batch, in);
+		if (t->exact && !((step + 1) % k->eval_every))	/* kept for the side sum */
+			memcpy(coll_input(t->exact), in, t->m.nparams * sizeof(float));
 		if ((r = coll_step(w, t->c, &ns)))
 			goto out;
 		sum = coll_output(t->c);
@@ -181,7 +222,21 @@ static int train_run(struct wl_ctx *w, json_t **result)
 		__atomic_store_n(&w->progress, step + 1, __ATOMIC_RELAXED);
 		if ((step + 1) % k->eval_every && step + 1 < k->steps)
 			continue;
-		/* off the clock */
+		/* off the clock: the exact sum on the side, then the accuracy */
+		if (t->exact && !((step + 1) % k->eval_every)) {
+			uint64_t xns;
+
+			if ((r = coll_step(w, t->exact, &xns)))
+				goto out;
+			for (i = 0; i < t->m.nparams; i++)
+				t->exact_d[i] = coll_output(t->exact)[i];
+			/* t->g holds this step's result / n: compare sums */
+			for (i = 0; i < t->m.nparams; i++)
+				t->g[i] *= (float)n;
+			grad_err_add(&t->gerr, t->g, t->exact_d, t->m.nparams);
+			if (step + 1 + k->eval_every <= k->steps && (r = coll_next(w, t->exact, 0)))
+				goto out;
+		}
 		acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->eval_samples, &eloss);
 		if (!tta && acc >= target)
 			tta = clock;
@@ -213,6 +268,8 @@ static int train_run(struct wl_ctx *w, json_t **result)
 								       (double)st.pieces_expected : 0.0,
 						  "recovered_pieces", (json_int_t)st.recovered_pieces,
 						  "step_timeouts", (json_int_t)st.timeouts));
+	if (*result && t->exact)
+		json_object_set_new(*result, "grad_error", grad_err_json(&t->gerr));
 	r = *result ? 0 : -ENOMEM;
 out:
 	json_decref(curve);

@@ -95,8 +95,9 @@ drop_all 1% || fail train_tta_1pct "inject add failed"
 j=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
-	msg=$(jq -c '[.results[] | {mode, tta_s: ((.tta_ns // 0)/1e8|floor/10), acc: .final_accuracy, p99_ms: (.step_p99_ns/1e6|floor), lost: .lost_fraction}] + [{tta_ratio: .results[1].tta_ratio_vs_first}]' <<< "$j")
+	msg=$(jq -c '[.results[] | {mode, tta_s: ((.tta_ns // 0)/1e8|floor/10), acc: .final_accuracy, p99_ms: (.step_p99_ns/1e6|floor), lost: .lost_fraction}] + [{tta_ratio: .results[1].tta_ratio_vs_first, hadamard_gradient_vs_exact: (.results[1].ranks[0].grad_error | {samples, nmse_mean, cosine_mean})}]' <<< "$j")
 	if jq -e '.results[1].tta_ns != null and .results[1].tta_ratio_vs_first >= 1.5 and
+		.results[1].ranks[0].grad_error.samples >= 10 and .results[1].ranks[0].grad_error.cosine_mean > 0.9 and
 		((.results[1].final_accuracy - .results[0].final_accuracy) | fabs) <= 0.01' <<< "$j" >/dev/null; then
 		pass train_tta_1pct "$msg"
 	else

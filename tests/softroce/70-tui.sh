@@ -28,13 +28,13 @@ wait_for() {	# session pattern seconds
 	return 1
 }
 # the p50 row with a number in every arm column
-P50_ALL='^x p50 \[ms\] +[0-9.]+ +[0-9.]+ +[0-9.]+'
+P50_ALL='^\| p50 \[ms\] +[0-9.]+ +[0-9.]+ +[0-9.]+'
 
 # --- 80x24, no faults at first (0% loss)
 start a 80 24 profiles/quickstart.yaml -o "$W/a" --set run.iters=600 --set run.rounds=60 --set faults=
 if wait_for a "$P50_ALL" 120; then
 	screen a > build/tui-0pct.txt
-	pass tui_columns_80x24 "$(grep -E '^x (arm|p50|p99) ' build/tui-0pct.txt | tr -s ' ' | tr '\n' '|')"
+	pass tui_columns_80x24 "$(grep -E '^\| (arm|p50|p99) ' build/tui-0pct.txt | tr -s ' ' | tr '\n' '|')"
 else
 	fail tui_columns_80x24 "$(screen a | tr -s ' ' | head -c 600)"
 fi
@@ -44,11 +44,11 @@ $T send-keys -t a ":drop 5%" Enter
 sleep 3
 r=$(rules)
 if [ "$r" = '["opcode data drop 5%","opcode data drop 5%","opcode data drop 5%"]' ] &&
-	wait_for a '^x now lost \[%\] +- +([3-9]|1[0-9])\.[0-9]+' 120; then
+	wait_for a '^\| now lost \[%\] +- +([3-9]|1[0-9])\.[0-9]+' 120; then
 	screen a > build/tui-5pct.txt
-	pass tui_drop_by_keys "rules $r; $(grep -E '^x (p99|now lost) ' build/tui-5pct.txt | tr -s ' ' | tr '\n' '|')"
+	pass tui_drop_by_keys "rules $r; $(grep -E '^\| (p99|now lost) ' build/tui-5pct.txt | tr -s ' ' | tr '\n' '|')"
 else
-	fail tui_drop_by_keys "rules $r; $(screen a | grep -E '^x (now lost|p99) ' | tr -s ' ' | tr '\n' '|')"
+	fail tui_drop_by_keys "rules $r; $(screen a | grep -E '^\| (now lost|p99) ' | tr -s ' ' | tr '\n' '|')"
 fi
 
 # --- Tab to the faults pane, + doubles the first rule's rate
@@ -79,7 +79,7 @@ start b 200 60 profiles/quickstart.yaml -o "$W/b" --set run.iters=600 --set run.
 if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | grep -c 'agent ok')" = 3 ]; then
 	$T send-keys -t b v
 	sleep 1
-	if screen b | grep -q "Arms: throughput" && screen b | grep -qE '^x busbw \[MB/s\] +[0-9.]+'; then
+	if screen b | grep -q "Arms: throughput" && screen b | grep -qE '^\| busbw \[MB/s\] +[0-9.]+'; then
 		pass tui_200x60 "nodes pane with 3 agents ok, $(screen b | grep -c . ) lines drawn, v: throughput view"
 	else
 		fail tui_200x60 "no throughput view: $(screen b | head -5 | tr '\n' '|')"
@@ -93,9 +93,10 @@ for _ in $(seq 120); do [ -s "$W/b.rc" ] && break; sleep 0.5; done
 # --- too small: a message, not garbage; q still quits cleanly
 start c 60 20 profiles/quickstart.yaml -o "$W/c" --set run.iters=600 --set run.rounds=60 --set faults=
 if wait_for c "terminal too small: 60x20, need at least 80x24" 60; then
+	msg=$(screen c | grep -m1 'too small')
 	$T send-keys -t c q
 	for _ in $(seq 120); do [ -s "$W/c.rc" ] && break; sleep 0.5; done
-	[ -s "$W/c.rc" ] && pass tui_too_small "\"$(screen c | grep -m1 'too small')\"; q quit (exit $(cat "$W/c.rc"))" ||
+	[ -s "$W/c.rc" ] && pass tui_too_small "\"$msg\"; q quit (exit $(cat "$W/c.rc"))" ||
 		fail tui_too_small "q did not quit"
 else
 	fail tui_too_small "$(screen c | head -3 | tr '\n' '|')"

@@ -31,7 +31,7 @@ int ctl_run(char *const argv[], char *out, size_t outlen);
 double ctl_now(void);
 
 /* --- testbed state (testbed.c) */
-enum tb_backend { TB_AUTO, TB_VM, TB_HOST };
+enum tb_backend { TB_AUTO, TB_VM, TB_HOST, TB_HOSTS /* a profile's own hosts, no testbed */ };
 
 struct tb_node {
 	char name[32];

@@ -240,6 +240,66 @@ static int check_testbed(struct pctx *x, struct profile *p, const struct ynode *
 	return 0;
 }
 
+/* hosts: agents already running (started by Slurm, systemd, by hand) */
+static int check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
+{
+	static const char *const keys[] = { "token_file", "nodes", NULL };
+	static const char *const nkeys[] = { "name", "agent", "nic", "switch", NULL };
+	const struct ynode *ns;
+	size_t i, j;
+
+	if (want(x, h, YN_MAP, "hosts") || keys_known(x, h, keys, "hosts"))
+		return -1;
+	if (!ytree_get(h, "token_file", NULL))
+		return perr(x, h, 0, "hosts: missing key 'token_file' (the agents' shared token)");
+	if (get_str(x, h, "token_file", "hosts", p->token_file, sizeof(p->token_file)))
+		return -1;
+	ns = ytree_get(h, "nodes", NULL);
+	if (!ns)
+		return perr(x, h, 0, "hosts: missing key 'nodes' (a list: - name: a, agent: HOST:PORT)");
+	if (want(x, ns, YN_SEQ, "hosts.nodes"))
+		return -1;
+	if (ns->n < 2 || ns->n > 16)
+		return perr(x, ns, 0, "hosts.nodes: %zu nodes (expected 2 to 16)", ns->n);
+	for (i = 0; i < ns->n; i++) {
+		const struct ynode *m = ns->v[i], *ag;
+		struct prof_host *ph = &p->host[i];
+		char where[32], addr[96], *colon, *end;
+		long port;
+
+		snprintf(where, sizeof(where), "hosts.nodes[%zu]", i);
+		if (want(x, m, YN_MAP, where) || keys_known(x, m, nkeys, where))
+			return -1;
+		if (!ytree_get(m, "name", NULL) || !(ag = ytree_get(m, "agent", NULL)))
+			return perr(x, m, 0, "%s: needs name: and agent: HOST:PORT", where);
+		if (get_str(x, m, "name", where, ph->name, sizeof(ph->name)) ||
+		    get_str(x, m, "agent", where, addr, sizeof(addr)) ||
+		    get_str(x, m, "nic", where, ph->nic, sizeof(ph->nic)) ||
+		    get_str(x, m, "switch", where, ph->sw, sizeof(ph->sw)))
+			return -1;
+		if (!strcmp(ph->name, "all") || strspn(ph->name, "abcdefghijklmnopqrstuvwxyz"
+					     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(ph->name))
+			return perr(x, ytree_get(m, "name", NULL), 0,
+				    "%s.name: '%s': letters, digits, _ and - only (not 'all')", where,
+				    ph->name);
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->host[j].name, ph->name))
+				return perr(x, ytree_get(m, "name", NULL), 0, "%s.name: '%s' twice",
+					    where, ph->name);
+		colon = strrchr(addr, ':');
+		port = colon ? strtol(colon + 1, &end, 10) : 0;
+		if (!colon || colon == addr || *end || port < 1 || port > 65535)
+			return perr(x, ag, 0, "%s.agent: '%s': expected HOST:PORT", where, addr);
+		*colon = 0;
+		snprintf(ph->addr, sizeof(ph->addr), "%s", addr);
+		ph->port = (int)port;
+		p->nhosts = (int)i + 1;
+	}
+	p->nodes = p->nhosts;
+	snprintf(p->backend, sizeof(p->backend), "hosts");
+	return 0;
+}
+
 static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 		      const struct wl_ops *wl)
 {
@@ -301,7 +361,16 @@ static int check_nodes(struct pctx *x, const struct profile *p, const struct yno
 		const struct ynode *e = n->kind == YN_SEQ ? n->v[i] : n;
 		unsigned int k;
 		char tail;
+		int h;
 
+		if (p->nhosts && e->kind == YN_SCALAR) {	/* by the hosts' names */
+			for (h = 0; h < p->nhosts && strcmp(p->host[h].name, e->s); h++)
+				;
+			if (h == p->nhosts)
+				return perr(x, e, 0, "%s: '%s': not one of hosts.nodes", where, e->s);
+			*mask |= 1u << h;
+			continue;
+		}
 		if (e->kind != YN_SCALAR || sscanf(e->s, "node%u%c", &k, &tail) != 1)
 			return perr(x, e, 0, "%s: '%s': expected all or node0..node%d", where,
 				    e->kind == YN_SCALAR ? e->s : kind_name(e), p->nodes - 1);
@@ -370,6 +439,11 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		snprintf(buf, sizeof(buf), "%s.nodes", where);
 		if (nodes && check_nodes(x, p, nodes, buf, &pf->nodes))
 			return -1;
+		for (int h = 0; h < p->nhosts; h++)	/* hosts: the interface must be named */
+			if ((pf->nodes & (1u << h)) && !(pf->sw ? p->host[h].sw : p->host[h].nic)[0])
+				return perr(x, m, 0, "%s: host %s has no %s interface (hosts.nodes: %s:)",
+					    where, p->host[h].name, pf->sw ? "switch" : "nic",
+					    pf->sw ? "switch" : "nic");
 		p->nfaults = (int)i + 1;
 	}
 	return 0;
@@ -377,8 +451,8 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 
 static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 {
-	static const char *const keys[] = { "version", "name", "description", "testbed", "workload",
-					    "arms", "run", "faults", "output", NULL };
+	static const char *const keys[] = { "version", "name", "description", "testbed", "hosts",
+					    "workload", "arms", "run", "faults", "output", NULL };
 	static const char *const wkeys[] = { "type", "options", NULL };
 	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
 	static const char *const okeys[] = { "dir", NULL };
@@ -398,7 +472,12 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 	if (get_str(x, root, "name", "profile", p->name, sizeof(p->name)) ||
 	    get_str(x, root, "description", "profile", p->description, sizeof(p->description)))
 		return -1;
+	if ((n = ytree_get(root, "testbed", NULL)) && ytree_get(root, "hosts", NULL))
+		return perr(x, ytree_get(root, "hosts", NULL), 0,
+			    "hosts: a profile has a testbed: or hosts:, not both");
 	if ((n = ytree_get(root, "testbed", NULL)) && check_testbed(x, p, n))
+		return -1;
+	if ((n = ytree_get(root, "hosts", NULL)) && check_hosts(x, p, n))
 		return -1;
 	w = ytree_get(root, "workload", NULL);
 	if (!w)
@@ -517,9 +596,17 @@ json_t *profile_to_json(const struct profile *p)
 						(json_int_t)f->start_ns, "duration_ns",
 						(json_int_t)f->duration_ns));
 	}
-	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:{s:s,s:O},s:o,s:{s:I,s:I,s:I},s:o,s:O,s:s}",
+	json_t *hosts = json_array();
+
+	for (i = 0; i < p->nhosts; i++)
+		json_array_append_new(hosts, json_pack("{s:s,s:s,s:i,s:s,s:s}", "name", p->host[i].name,
+						       "addr", p->host[i].addr, "port",
+						       p->host[i].port, "nic", p->host[i].nic,
+						       "switch", p->host[i].sw));
+	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:o,s:{s:s,s:O},s:o,s:{s:I,s:I,s:I},s:o,s:O,s:s}",
 			 "file", p->file, "name", p->name, "description", p->description, "testbed",
-			 "backend", p->backend, "nodes", p->nodes, "mtu", p->mtu, "workload", "type",
+			 "backend", p->backend, "nodes", p->nodes, "mtu", p->mtu, "hosts", hosts,
+			 "workload", "type",
 			 p->workload, "options", p->wopts, "arms", arms, "run", "iters",
 			 (json_int_t)p->iters, "rounds", (json_int_t)p->rounds, "warmup",
 			 (json_int_t)p->warmup, "faults", faults, "sets", p->sets, "text",

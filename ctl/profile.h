@@ -26,6 +26,14 @@ struct prof_fault {
 	uint64_t start_ns, duration_ns;	/* from the start of the measured phase; 0: to the end */
 };
 
+/* a host of the profile's own (instead of a testbed): a running rdma-agent */
+struct prof_host {
+	char name[32];
+	char addr[64];		/* the agent's control address */
+	int port;
+	char nic[16], sw[16];	/* interfaces for faults: port nic / port switch */
+};
+
 struct prof_arm {
 	char name[32];
 	char mode[16];
@@ -38,6 +46,9 @@ struct profile {
 	char description[256];
 	char backend[8];
 	int nodes, mtu;
+	int nhosts;		/* > 0: hosts instead of a testbed */
+	struct prof_host host[16];
+	char token_file[PATH_MAX];
 	char workload[16];	/* collective | train */
 	json_t *wopts;		/* the workload's options (strings, as in the file) */
 	int narms;

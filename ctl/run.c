@@ -32,6 +32,7 @@
 #include "session.h"
 #include "../lib/hist.h"
 #include "../lib/log.h"
+#include "../lib/proto.h"
 
 static void usage_validate(FILE *f)
 {
@@ -156,14 +157,17 @@ static int ensure_testbed(struct ctl *ctl, const struct profile *p, int *brought
 }
 
 /* one fault rule on one node's agent, leased to that connection; its id */
-static int fault_add(struct agentc *c, const struct prof_fault *f, int node, char *err,
-		     size_t errlen)
+static int fault_add(struct agentc *c, const struct prof_fault *f, int node,
+		     const struct prof_host *hosts, char *err, size_t errlen)
 {
 	json_t *args = json_array(), *res = NULL;
 	char dev[16], buf[256], *tok, *save, t[32];
 	int id = -1, rc;
 
-	snprintf(dev, sizeof(dev), "%s%d", f->sw ? "sw" : "n", node);
+	if (hosts)	/* the host's own interface names */
+		snprintf(dev, sizeof(dev), "%s", f->sw ? hosts[node].sw : hosts[node].nic);
+	else
+		snprintf(dev, sizeof(dev), "%s%d", f->sw ? "sw" : "n", node);
 	json_array_append_new(args, json_string("add"));
 	json_array_append_new(args, json_string("dev"));
 	json_array_append_new(args, json_string(dev));
@@ -299,13 +303,36 @@ int exp_open(struct exp *e, struct ctl *ctl, int argc, char **argv, int (*usage_
 		return r;
 	e->t_start = ctl_now();
 	iso_now(e->when, sizeof(e->when));
-	if (ensure_testbed(ctl, &e->p, &e->brought_up))
-		return 1;
-	for (i = 0; i < e->p.nodes; i++)
-		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d", i ? "," : "",
-			 i);
-	if (group_open(&e->g, nodes))
-		return 1;
+	if (e->p.nhosts) {
+		/* the profile's own hosts: agents already running, one shared token */
+		struct tb_state s;
+
+		memset(&s, 0, sizeof(s));
+		s.backend = TB_HOSTS;
+		s.nodes = e->p.nhosts;
+		snprintf(s.accel, sizeof(s.accel), "-");
+		r = proto_token_load(e->p.token_file, s.token, sizeof(s.token));
+		if (r) {
+			log_err("%s: cannot use as token file: %s", e->p.token_file, strerror(-r));
+			return 1;
+		}
+		for (i = 0; i < e->p.nhosts; i++) {
+			snprintf(s.node[i].name, sizeof(s.node[i].name), "%s", e->p.host[i].name);
+			snprintf(s.node[i].host, sizeof(s.node[i].host), "%s", e->p.host[i].addr);
+			snprintf(s.node[i].dev, sizeof(s.node[i].dev), "-");
+			s.node[i].port = e->p.host[i].port;
+		}
+		if (group_open_state(&e->g, &s))
+			return 1;
+	} else {
+		if (ensure_testbed(ctl, &e->p, &e->brought_up))
+			return 1;
+		for (i = 0; i < e->p.nodes; i++)
+			snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d",
+				 i ? "," : "", i);
+		if (group_open(&e->g, nodes))
+			return 1;
+	}
 	e->group_open = 1;
 	e->faults = json_array();
 	for (i = 0; i < PROF_MAX_ARMS; i++)
@@ -323,7 +350,8 @@ int exp_open(struct exp *e, struct ctl *ctl, int argc, char **argv, int (*usage_
 		for (int k = 0; k < e->g.n; k++) {
 			if (!(f->nodes & (1u << e->g.node[k])))
 				continue;
-			e->ids[i][k] = fault_add(&e->g.c[k], f, e->g.node[k], e->err, sizeof(e->err));
+			e->ids[i][k] = fault_add(&e->g.c[k], f, e->g.node[k],
+						 e->p.nhosts ? e->p.host : NULL, e->err, sizeof(e->err));
 			if (e->ids[i][k] < 0) {
 				log_err("fault %s: %s", f->name, e->err);
 				return 1;

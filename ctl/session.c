@@ -219,6 +219,8 @@ int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t
 	return r;
 }
 
+static int group_connect(struct group *g);
+
 int group_open(struct group *g, const char *nodes)
 {
 	char buf[256], *tok, *save;
@@ -254,6 +256,27 @@ int group_open(struct group *g, const char *nodes)
 			g->node[g->n++] = k;
 		}
 	}
+	return group_connect(g);
+}
+
+int group_open_state(struct group *g, const struct tb_state *s)
+{
+	int i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < TB_MAX_NODES; i++)
+		g->c[i].fd = -1;
+	g->tb = *s;
+	for (i = 0; i < s->nodes; i++)
+		g->node[g->n++] = i;
+	return group_connect(g);
+}
+
+/* one control connection per member */
+static int group_connect(struct group *g)
+{
+	int i, r;
+
 	if (g->n < 2) {
 		log_err("a collective needs at least 2 nodes");
 		return -EINVAL;

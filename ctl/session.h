@@ -46,6 +46,8 @@ struct group {
 
 /* "node0,node1,node2" or NULL = every node of the testbed */
 int group_open(struct group *g, const char *nodes);
+/* every node of s (agents not started by a testbed: a profile's hosts) */
+int group_open_state(struct group *g, const struct tb_state *s);
 void group_close(struct group *g);
 /* prepare rank i with opts + {rank, nranks}, connect the full mesh, start,
  * wait for all (a failing rank is reported at once, by node), destroy all.

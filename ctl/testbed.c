@@ -33,7 +33,7 @@ static void on_interrupt(int sig)
 
 const char *tb_backend_name(enum tb_backend b)
 {
-	return backend_names[b];
+	return b == TB_HOSTS ? "hosts" : backend_names[b];
 }
 
 static int path_in_state(char *buf, size_t len, const char *file)

@@ -11,7 +11,8 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender
-       run_interrupted run_train_profile run_other_profiles run_bad_profile run_brings_up_testbed"
+       run_interrupted run_train_profile run_other_profiles run_bad_profile run_brings_up_testbed
+       run_hosts_profile"
 W=$(mktemp -d /tmp/rtb-run.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -147,4 +148,18 @@ if [ $rc = 0 ] && [ -s "$W/q4/report.json" ] && no_leftovers; then
 	pass run_brings_up_testbed "testbed up, run, down: no qemu or state left"
 else
 	fail run_brings_up_testbed "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- hosts: agents already running (the testbed's, reached by address and
+# the shared token file, as a Slurm or systemd deployment would be)
+"$C" testbed up --nodes 3 >/dev/null 2>&1
+h=$W/hosts
+out=$("$C" run profiles/hosts-running-agents.yaml -o "$h" --set run.iters=4 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.testbed.backend == "hosts" and (.arms | length) == 2 and
+	(.faults[0].rules | length) == 1 and .faults[0].rules[0].node == "b" and
+	.faults[0].rules[0].counters.dropped > 0' < "$h/report.json" >/dev/null &&
+	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
+	pass run_hosts_profile "3 running agents by address + token file; fault on host b only ($(jq -c '.faults[0].rules[0].counters | {matched, dropped}' < "$h/report.json")); nothing left"
+else
+	fail run_hosts_profile "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
 fi

@@ -156,7 +156,7 @@ static json_t *arm_intervals(json_t *rounds)
 	size_t r, k;
 
 	json_array_foreach(rounds, r, res) {
-		uint64_t lost0 = 0, exp0 = 0;
+		uint64_t lost0 = 0, exp0 = 0, rt0 = 0;
 
 		json_array_foreach(json_object_get(json_array_get(res, 0), "intervals"), k, e) {
 			struct hist h;
@@ -178,6 +178,12 @@ static json_t *arm_intervals(json_t *rounds)
 						    json_integer((json_int_t)(x - exp0)));
 				lost0 = l;
 				exp0 = x;
+			}
+			if (json_object_get(e, "retrans")) {	/* rank 0's device */
+				uint64_t t = juint(e, "retrans");
+
+				json_object_set_new(o, "retrans", json_integer((json_int_t)(t - rt0)));
+				rt0 = t;
 			}
 			json_array_append_new(out, o);
 		}
@@ -807,6 +813,33 @@ int report_html(const json_t *rep, FILE *f)
 				continue;
 			x[n] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
 			y[n++] = xp > 0 ? 100 * jreal(e, "lost_pieces") / xp : 0;
+		}
+		if (n)
+			plot_series(&p, x, y, n, (int)i, json_string_value(json_object_get(arm, "name")),
+				    0, 1.0);
+	}
+	plot_end(&p);
+	memset(&p, 0, sizeof(p));
+	p.x1 = 1;
+	p.y1 = 1;
+	json_array_foreach(arms, i, arm)
+		json_array_foreach(json_object_get(arm, "intervals"), k, e) {
+			double t = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
+
+			p.x1 = t > p.x1 ? t : p.x1;
+			p.y1 = jreal(e, "retrans") > p.y1 ? jreal(e, "retrans") : p.y1;
+		}
+	p.y1 *= 1.1;
+	plot_begin(&p, f, "retrans_time",
+		   "NIC retransmissions per 250 ms interval (rank 0's node)",
+		   "time since the run's start [s]", "retransmission events");
+	json_array_foreach(arms, i, arm) {
+		n = 0;
+		json_array_foreach(json_object_get(arm, "intervals"), k, e) {
+			if (n >= cap || !json_object_get(e, "retrans"))
+				continue;
+			x[n] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
+			y[n++] = jreal(e, "retrans");
 		}
 		if (n)
 			plot_series(&p, x, y, n, (int)i, json_string_value(json_object_get(arm, "name")),

@@ -36,8 +36,37 @@ void wl_ctx_fini(struct wl_ctx *c)
 	pthread_mutex_destroy(&c->ival_lock);
 }
 
+/* the device's retransmission events so far (rxe: a timeout retry, or
+ * go-back-N after a sequence NAK), -1 when the counters are not there */
+static int64_t hw_retrans(const struct vb_dev *d)
+{
+	static const char *const names[] = { "completer_retry_err", "rcvd_seq_err" };
+	int64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; d && i < 2; i++) {
+		char path[256];
+		long long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
+			 d->name, d->port, names[i]);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+		if (v < 0)
+			return -1;
+		sum += v;
+	}
+	return d ? sum : -1;
+}
+
 void wl_interval_flush(struct wl_ctx *c, uint64_t now)
 {
+	int64_t rt;
 	json_t *e;
 
 	if (!c->ival || !c->ival->count)
@@ -48,6 +77,9 @@ void wl_interval_flush(struct wl_ctx *c, uint64_t now)
 		json_object_update_new(e, json_pack("{s:I,s:I}", "lost_pieces",
 						    (json_int_t)c->ival_lost, "pieces_expected",
 						    (json_int_t)c->ival_expected));
+	/* retransmissions over time: cumulative since the workload's first sample */
+	if (e && c->ival_retrans0 >= 0 && (rt = hw_retrans(c->dev)) >= 0)
+		json_object_set_new(e, "retrans", json_integer((json_int_t)(rt - c->ival_retrans0)));
 	if (e && c->ival_eval_loss > 0)
 		json_object_update_new(e, json_pack("{s:f,s:f}", "accuracy", c->ival_accuracy,
 						    "eval_loss", c->ival_eval_loss));
@@ -70,6 +102,7 @@ void wl_record(struct wl_ctx *c, uint64_t now, uint64_t v)
 			return;
 		hist_init(c->ival);
 		c->ival_start = now;
+		c->ival_retrans0 = hw_retrans(c->dev);
 	}
 	if (now - c->ival_start >= WL_INTERVAL_NS)
 		wl_interval_flush(c, now);

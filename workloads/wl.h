@@ -37,6 +37,7 @@ struct wl_ctx {
 	/* train: the latest held-out accuracy and loss, published with every
 	 * interval once set (eval_loss > 0) */
 	double ival_accuracy, ival_eval_loss;
+	int64_t ival_retrans0;	/* the device's retransmission counters at the first sample */
 	uint64_t ival_dropped;
 };
 

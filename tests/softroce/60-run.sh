@@ -65,11 +65,11 @@ else
 	timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,2400 \
 		--screenshot="$q/report.png" "file://$q/report.html" >/dev/null 2>&1
 	dom=$(timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --dump-dom "file://$q/report.html" 2>/dev/null)
-	plots=$(grep -o '<svg class="plot" id="[a-z]*"' <<< "$dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
+	plots=$(grep -o '<svg class="plot" id="[a-z_]*"' <<< "$dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
 	series=$(grep -o '<path class="series" data-arm="[a-z]*"' <<< "$dom" | wc -l)
 	faults=$(grep -c '<rect class="fault"' <<< "$dom")
 	png=$(head -c 8 "$q/report.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
-	if [ "$plots" = "cdf timeline loss retrans " ] && [ "$series" -ge 8 ] && [ "$faults" -ge 1 ] &&
+	if [ "$plots" = "cdf timeline loss retrans_time retrans " ] && [ "$series" -ge 9 ] && [ "$faults" -ge 1 ] &&
 		[ "$png" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$q/report.png")" -gt 20000 ]; then
 		pass html_chromium "rendered: plots $plots, $series arm series, $faults fault window, screenshot $q/report.png $(stat -c %s "$q/report.png") bytes"
 		cp "$q/report.png" build/report-quickstart.png 2>/dev/null || true

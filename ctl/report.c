@@ -630,6 +630,78 @@ static void html_escape(FILE *f, const char *s)
 	}
 }
 
+/* one quantity of a 250 ms interval; 0 when the interval does not have it */
+enum ival_q { Q_P50, Q_MAX, Q_LOST, Q_RETRANS };
+
+static int ival_value(const json_t *e, enum ival_q q, double *v)
+{
+	double xp;
+
+	switch (q) {
+	case Q_P50:
+		*v = jreal(e, "p50_ns") / 1e6;
+		return 1;
+	case Q_MAX:
+		*v = jreal(e, "max_ns") / 1e6;
+		return 1;
+	case Q_LOST:	/* % of pieces */
+		if (!json_object_get(e, "pieces_expected"))
+			return 0;
+		xp = jreal(e, "pieces_expected");
+		*v = xp > 0 ? 100 * jreal(e, "lost_pieces") / xp : 0;
+		return 1;
+	default:
+		if (!json_object_get(e, "retrans"))
+			return 0;
+		*v = jreal(e, "retrans");
+		return 1;
+	}
+}
+
+/* an arm's (seconds since t0, value) points */
+static size_t ival_points(const json_t *arm, json_int_t t0, enum ival_q q, double *x, double *y,
+			  size_t cap)
+{
+	const json_t *e;
+	size_t k, n = 0;
+
+	json_array_foreach(json_object_get(arm, "intervals"), k, e) {
+		if (n >= cap || !ival_value(e, q, &y[n]))
+			continue;
+		x[n++] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
+	}
+	return n;
+}
+
+/* a quantity over time, one line per arm that has it */
+static void time_plot(FILE *f, const json_t *arms, json_int_t t0, const char *id, const char *title,
+		      const char *ylabel, enum ival_q q, double ymin, double *x, double *y, size_t cap)
+{
+	struct plot p;
+	const json_t *arm;
+	size_t i, k, n;
+
+	memset(&p, 0, sizeof(p));
+	p.x1 = 1;
+	p.y1 = ymin;
+	json_array_foreach(arms, i, arm) {
+		n = ival_points(arm, t0, q, x, y, cap);
+		for (k = 0; k < n; k++) {
+			p.x1 = x[k] > p.x1 ? x[k] : p.x1;
+			p.y1 = y[k] > p.y1 ? y[k] : p.y1;
+		}
+	}
+	p.y1 *= 1.1;
+	plot_begin(&p, f, id, title, "time since the run's start [s]", ylabel);
+	json_array_foreach(arms, i, arm) {
+		n = ival_points(arm, t0, q, x, y, cap);
+		if (n)
+			plot_series(&p, x, y, n, (int)i, json_string_value(json_object_get(arm, "name")),
+				    0, 1.0);
+	}
+	plot_end(&p);
+}
+
 int report_html(const json_t *rep, FILE *f)
 {
 	const json_t *arms = json_object_get(rep, "arms"), *arm, *e, *fl;
@@ -762,23 +834,9 @@ int report_html(const json_t *rep, FILE *f)
 		fputs("</title></rect>\n", f);
 	}
 	json_array_foreach(arms, i, arm) {
-		const json_t *iv = json_object_get(arm, "intervals");
-
-		n = 0;
-		json_array_foreach(iv, k, e) {
-			if (n >= cap)
-				break;
-			x[n] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-			y[n++] = jreal(e, "p50_ns") / 1e6;
-		}
+		n = ival_points(arm, t0, Q_P50, x, y, cap);
 		plot_series(&p, x, y, n, (int)i, json_string_value(json_object_get(arm, "name")), 0, 1.0);
-		n = 0;
-		json_array_foreach(iv, k, e) {
-			if (n >= cap)
-				break;
-			x[n] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-			y[n++] = jreal(e, "max_ns") / 1e6;
-		}
+		n = ival_points(arm, t0, Q_MAX, x, y, cap);
 		fprintf(f, "<path class=\"series-max\" fill=\"none\" stroke=\"%s\" "
 			   "stroke-dasharray=\"2,3\" d=\"", colors[i % 5]);
 		for (k = 0; k < n; k++)
@@ -788,64 +846,11 @@ int report_html(const json_t *rep, FILE *f)
 	}
 	plot_end(&p);
 
-	/* 3. loss over time, retransmissions per arm */
-	memset(&p, 0, sizeof(p));
-	p.x1 = 1;
-	p.y1 = 0.01;
-	json_array_foreach(arms, i, arm)
-		json_array_foreach(json_object_get(arm, "intervals"), k, e) {
-			double t = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-			double xp = jreal(e, "pieces_expected");
-			double v = xp > 0 ? 100 * jreal(e, "lost_pieces") / xp : 0;
-
-			p.x1 = t > p.x1 ? t : p.x1;
-			p.y1 = v > p.y1 ? v : p.y1;
-		}
-	p.y1 *= 1.1;
-	plot_begin(&p, f, "loss", "Data lost per 250 ms interval (lossy modes; rc retransmits instead)",
-		   "time since the run's start [s]", "lost [% of pieces]");
-	json_array_foreach(arms, i, arm) {
-		n = 0;
-		json_array_foreach(json_object_get(arm, "intervals"), k, e) {
-			double xp = jreal(e, "pieces_expected");
-
-			if (n >= cap || !json_object_get(e, "pieces_expected"))
-				continue;
-			x[n] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-			y[n++] = xp > 0 ? 100 * jreal(e, "lost_pieces") / xp : 0;
-		}
-		if (n)
-			plot_series(&p, x, y, n, (int)i, json_string_value(json_object_get(arm, "name")),
-				    0, 1.0);
-	}
-	plot_end(&p);
-	memset(&p, 0, sizeof(p));
-	p.x1 = 1;
-	p.y1 = 1;
-	json_array_foreach(arms, i, arm)
-		json_array_foreach(json_object_get(arm, "intervals"), k, e) {
-			double t = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-
-			p.x1 = t > p.x1 ? t : p.x1;
-			p.y1 = jreal(e, "retrans") > p.y1 ? jreal(e, "retrans") : p.y1;
-		}
-	p.y1 *= 1.1;
-	plot_begin(&p, f, "retrans_time",
-		   "NIC retransmissions per 250 ms interval (rank 0's node)",
-		   "time since the run's start [s]", "retransmission events");
-	json_array_foreach(arms, i, arm) {
-		n = 0;
-		json_array_foreach(json_object_get(arm, "intervals"), k, e) {
-			if (n >= cap || !json_object_get(e, "retrans"))
-				continue;
-			x[n] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-			y[n++] = jreal(e, "retrans");
-		}
-		if (n)
-			plot_series(&p, x, y, n, (int)i, json_string_value(json_object_get(arm, "name")),
-				    0, 1.0);
-	}
-	plot_end(&p);
+	/* 3. loss and retransmissions over time, retransmissions per arm */
+	time_plot(f, arms, t0, "loss", "Data lost per 250 ms interval (lossy modes; rc retransmits instead)",
+		  "lost [% of pieces]", Q_LOST, 0.01, x, y, cap);
+	time_plot(f, arms, t0, "retrans_time", "NIC retransmissions per 250 ms interval (rank 0's node)",
+		  "retransmission events", Q_RETRANS, 1, x, y, cap);
 	memset(&p, 0, sizeof(p));
 	p.x0 = 0;
 	p.x1 = (double)json_array_size(arms);

@@ -121,32 +121,13 @@ void model_arm_done(struct model *m, int a, json_t *results, uint64_t iters)
 	const json_t *r0 = json_array_get(results, 0);
 
 	pthread_mutex_lock(&m->lock);
+	/* the report's accumulation, for train arms too (step times, loss, error) */
+	arm_acc_add(&m->arm[a].acc, results, iters);
 	if (json_object_get(r0, "final_accuracy")) {	/* train */
-		struct hist one;
-		size_t k;
-		json_t *e;
-
-		json_array_foreach(results, k, e)
-			if (!hist_from_json(&one, json_object_get(e, "time_ns")))
-				hist_merge(&m->arm[a].acc.h, &one);
 		m->arm[a].accuracy = json_real_value(json_object_get(r0, "final_accuracy"));
 		m->arm[a].loss = json_real_value(json_object_get(r0, "final_loss"));
 		m->arm[a].tta_ns = json_is_integer(json_object_get(r0, "tta_ns")) ?
 					   json_integer_value(json_object_get(r0, "tta_ns")) : -1;
-		m->arm[a].acc.lost += (uint64_t)json_integer_value(json_object_get(r0, "lost_pieces"));
-		m->arm[a].acc.expected +=
-			(uint64_t)json_integer_value(json_object_get(r0, "pieces_expected"));
-		if (json_object_get(r0, "grad_error")) {	/* against the side RC allreduce */
-			const json_t *g = json_object_get(r0, "grad_error");
-			double n = (double)json_integer_value(json_object_get(g, "samples"));
-
-			m->arm[a].acc.linf_sum += json_real_value(json_object_get(g, "linf_mean")) * n;
-			m->arm[a].acc.cos_sum += json_real_value(json_object_get(g, "cosine_mean")) * n;
-			m->arm[a].acc.nmse_sum += json_real_value(json_object_get(g, "nmse_mean")) * n;
-			m->arm[a].acc.gsamples += (uint64_t)n;
-		}
-	} else {
-		arm_acc_add(&m->arm[a].acc, results, iters);
 	}
 	m->arm[a].running = 0;
 	pthread_mutex_unlock(&m->lock);

@@ -218,15 +218,11 @@ json_t *report_arm(const char *workload, const char *name, const char *mode, jso
 		json_object_del(o, "rounds");
 		json_object_set_new(o, "verification_failed", json_boolean(a.wrong && !a.lost));
 	} else {
-		json_t *r0 = json_array_get(json_array_get(rounds, 0), 0), *e;
+		json_t *r0 = json_array_get(json_array_get(rounds, 0), 0);
 		size_t k;
 
-		json_array_foreach(json_array_get(rounds, 0), k, e) {
-			struct hist one;
-
-			if (!hist_from_json(&one, json_object_get(e, "time_ns")))
-				hist_merge(&a.h, &one);
-		}
+		if (r0)	/* the step times of every rank, merged as for collective */
+			arm_acc_add(&a, json_array_get(rounds, 0), 0);
 		o = json_pack("{s:s,s:I,s:o}", "mode", mode, "steps",
 			      json_integer_value(json_object_get(r0, "steps")), "time_hist_ns",
 			      hist_to_json(&a.h));

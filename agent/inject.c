@@ -42,8 +42,8 @@ static int inject_path(char *buf, size_t len)
 	return access(buf, X_OK) ? -errno : 0;
 }
 
-/* read both pipes until EOF or the deadline */
-static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
+/* read both pipes until EOF or the deadline; the milliseconds left */
+static int drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 {
 	size_t used[2] = { 0, 0 };
 	int open_n = 2, i;
@@ -52,7 +52,7 @@ static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (open_n) {
 		struct pollfd p[2];
-		int n = 0, idx[2], ms;
+		int n = 0, idx[2], ms, pr;
 
 		for (i = 0; i < 2; i++)
 			if (fds[i] >= 0) {
@@ -62,7 +62,12 @@ static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 			}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		ms = timeout_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
-		if (ms <= 0 || poll(p, (nfds_t)n, ms) <= 0)
+		if (ms <= 0)
+			break;
+		pr = poll(p, (nfds_t)n, ms);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
 			break;
 		for (i = 0; i < n; i++) {
 			int k = idx[i];
@@ -75,6 +80,8 @@ static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 				r = read(fds[k], bufs[k] + used[k], caps[k] - 1 - used[k]);
 			else
 				r = read(fds[k], sink, sizeof(sink));
+			if (r < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
 			if (r <= 0) {
 				close(fds[k]);
 				fds[k] = -1;
@@ -89,6 +96,8 @@ static void drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return timeout_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 }
 
 /* run rdma-inject with args; *out / *errout are the outputs (free them) */
@@ -97,7 +106,7 @@ static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char 
 {
 	char path[PATH_MAX], *argv[INJECT_MAX_ARGS + 3], *bufs[2];
 	size_t caps[2] = { 1 << 20, 64 << 10 };
-	int o[2], e[2], fds[2], st, r, i, n = 0;
+	int o[2], e[2], fds[2], st, r, i, n = 0, left;
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 
@@ -140,8 +149,14 @@ static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char 
 	}
 	fds[0] = o[0];
 	fds[1] = e[0];
-	drain(fds, bufs, caps, INJECT_TIMEOUT_MS);
-	if (waitpid(pid, &st, WNOHANG) != pid) {
+	left = drain(fds, bufs, caps, INJECT_TIMEOUT_MS);
+	/* its pipes close before it is a zombie: give it the rest of the
+	 * deadline to finish exiting (a SIGKILL here looked like a crash) */
+	while ((r = (int)waitpid(pid, &st, WNOHANG)) == 0 && left > 0) {
+		usleep(2000);
+		left -= 2;
+	}
+	if (r != pid) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 	}

@@ -197,6 +197,12 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wl_op
 			;
 		if (reserved[k] && (strcmp(wl->name, "train") || k < 3))
 			return perr_key(x, m, i, "%s.%s: %s", where, m->k[i], why[k]);
+		if (!strcmp(wl->name, "kv") && !strcmp(m->k[i], "ops"))
+			return perr_key(x, m, i, "%s.ops: set in run: (run.iters: operations per "
+					"client)", where);
+		if (!strcmp(wl->name, "kv") && !strcmp(m->k[i], "clients"))
+			return perr_key(x, m, i, "%s.clients: set by rdmactl (every node but the "
+					"server, node1, is a client)", where);
 		for (o = wl->opts; o->name && strcmp(o->name, m->k[i]); o++)
 			;
 		if (!o->name) {
@@ -325,6 +331,11 @@ static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 			return perr(x, m, 0, "%s: missing key 'mode' (rc|lossy|hadamard|ec)", where);
 		if (get_enum(x, m, "mode", where, modes, &k))
 			return -1;
+		if (k && (!strcmp(wl->name, "kv") || !strcmp(wl->name, "storage")))
+			return perr(x, mode, 0, "%s.mode: %s: %s uses RDMA READ%s, which need RC "
+				    "(expected rc; compare arms by options, e.g. rc_timeout)", where,
+				    modes[k], wl->name, strcmp(wl->name, "kv") ? " and WRITE" :
+				    " and atomics");
 		snprintf(arm->mode, sizeof(arm->mode), "%s", modes[k]);
 		snprintf(arm->name, sizeof(arm->name), "%s", modes[k]);
 		if (get_str(x, m, "name", where, arm->name, sizeof(arm->name)))
@@ -456,7 +467,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 	static const char *const wkeys[] = { "type", "options", NULL };
 	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
 	static const char *const okeys[] = { "dir", NULL };
-	static const char *const types[] = { "collective", "train", NULL };
+	static const char *const types[] = { "collective", "train", "kv", "storage", NULL };
 	const struct ynode *v, *w, *n;
 	const struct wl_ops *wl;
 	uint64_t ver = 0;
@@ -481,11 +492,11 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 		return -1;
 	w = ytree_get(root, "workload", NULL);
 	if (!w)
-		return perr(x, root, 0, "missing key 'workload' (type: collective|train, options: ...)");
+		return perr(x, root, 0, "missing key 'workload' (type: collective|train|kv|storage, options: ...)");
 	if (want(x, w, YN_MAP, "workload") || keys_known(x, w, wkeys, "workload"))
 		return -1;
 	if (!ytree_get(w, "type", NULL))
-		return perr(x, w, 0, "workload: missing key 'type' (collective|train)");
+		return perr(x, w, 0, "workload: missing key 'type' (collective|train|kv|storage)");
 	if (get_enum(x, w, "type", "workload", types, &t))
 		return -1;
 	snprintf(p->workload, sizeof(p->workload), "%s", types[t]);

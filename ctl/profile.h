@@ -49,11 +49,11 @@ struct profile {
 	int nhosts;		/* > 0: hosts instead of a testbed */
 	struct prof_host host[16];
 	char token_file[PATH_MAX];
-	char workload[16];	/* collective | train */
+	char workload[16];	/* collective | train | kv | storage */
 	json_t *wopts;		/* the workload's options (strings, as in the file) */
 	int narms;
 	struct prof_arm arm[PROF_MAX_ARMS];
-	uint64_t iters, rounds, warmup;	/* collective */
+	uint64_t iters, rounds, warmup;	/* collective, kv (ops per client), storage (I/Os) */
 	int nfaults;
 	struct prof_fault fault[PROF_MAX_FAULTS];
 	char outdir[PATH_MAX];	/* "" = runs/NAME-TIMESTAMP */

@@ -101,6 +101,38 @@ void arm_acc_add(struct arm_acc *a, json_t *results, uint64_t iters)
 	json_array_append(a->rounds, results);
 }
 
+uint64_t star_results_fold(const char *wl, json_t *results)
+{
+	static const char *const kv_keys[] = { "get_lat_ns", "put_lat_ns", NULL };
+	static const char *const st_keys[] = { "read_lat_ns", "write_lat_ns", NULL };
+	const char *const *keys = strcmp(wl, "kv") ? st_keys : kv_keys;
+	size_t n = json_array_size(results), i;
+	const json_t *srv = json_array_get(results, n - 1);
+	uint64_t wrong = 0, puts = 0;
+
+	if (n < 2)
+		return 0;
+	for (i = 0; i + 1 < n; i++) {
+		json_t *c = json_array_get(results, i);
+		struct hist all, one;
+
+		hist_init(&all);
+		for (int k = 0; keys[k]; k++)
+			if (!hist_from_json(&one, json_object_get(c, keys[k])))
+				hist_merge(&all, &one);
+		json_object_set_new(c, "time_ns", hist_to_json(&all));
+		puts += juint(c, "puts");
+		wrong += juint(c, "mismatches");	/* storage: reads that failed verification */
+	}
+	if (!strcmp(wl, "kv")) {	/* the server's count of the updates it holds */
+		uint64_t upd = juint(srv, "updates_recorded");
+
+		wrong += juint(srv, "bad_slots") + (upd > puts ? upd - puts : puts - upd);
+	}
+	json_object_set_new(json_array_get(results, 0), "wrong", json_integer((json_int_t)wrong));
+	return wrong;
+}
+
 static json_t *percentiles(const struct hist *h)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "min_ns",
@@ -203,6 +235,58 @@ static json_t *strip_intervals(json_t *rounds)
 	return c;
 }
 
+int report_ops(const char *workload)
+{
+	return !strcmp(workload, "kv") || !strcmp(workload, "storage");
+}
+
+/* kv, storage: operation latencies, by kind, and the clients' rates */
+static json_t *ops_arm(struct arm_acc *a, const char *workload, const char *mode, json_t *rounds)
+{
+	static const char *const kinds[2][3] = { { "get", "put", NULL },
+						 { "read", "write", NULL } };
+	int st = !strcmp(workload, "storage");
+	struct hist by[2];
+	double rate = 0;
+	json_t *res, *c, *o, *kj;
+	size_t r, i;
+	int k;
+
+	hist_init(&by[0]);
+	hist_init(&by[1]);
+	json_array_foreach(rounds, r, res) {
+		arm_acc_add(a, res, 0);
+		json_array_foreach(res, i, c) {
+			if (i + 1 == json_array_size(res))	/* the server */
+				break;
+			/* the clients run at once: their rates add up */
+			rate += jreal(c, st ? "iops" : "ops_per_s");
+			for (k = 0; k < 2; k++) {
+				char key[32];
+				struct hist h;
+
+				snprintf(key, sizeof(key), "%s_lat_ns", kinds[st][k]);
+				if (!hist_from_json(&h, json_object_get(c, key)))
+					hist_merge(&by[k], &h);
+			}
+		}
+	}
+	kj = json_object();
+	for (k = 0; k < 2; k++)
+		if (by[k].count) {
+			json_t *pk = percentiles(&by[k]);
+
+			json_object_set_new(pk, "count", json_integer((json_int_t)by[k].count));
+			json_object_set_new(kj, kinds[st][k], pk);
+		}
+	o = json_pack("{s:s,s:o,s:f,s:I,s:b,s:I,s:O,s:o}", "mode", mode, "op_kinds", kj,
+		      "ops_per_s", json_array_size(rounds) ? rate / (double)json_array_size(rounds) : 0.0,
+		      "wrong", (json_int_t)a->wrong, "verification_failed", a->wrong > 0,
+		      "retransmissions", (json_int_t)a->retrans, "hw_counters_delta", a->hw,
+		      "time_hist_ns", hist_to_json(&a->h));
+	return o;
+}
+
 json_t *report_arm(const char *workload, const char *name, const char *mode, json_t *rounds)
 {
 	struct arm_acc a;
@@ -217,6 +301,8 @@ json_t *report_arm(const char *workload, const char *name, const char *mode, jso
 		json_object_del(o, "ranks");
 		json_object_del(o, "rounds");
 		json_object_set_new(o, "verification_failed", json_boolean(a.wrong && !a.lost));
+	} else if (report_ops(workload)) {
+		o = ops_arm(&a, workload, mode, rounds);
 	} else {
 		json_t *r0 = json_array_get(json_array_get(rounds, 0), 0);
 		size_t k;
@@ -248,17 +334,56 @@ json_t *report_arm(const char *workload, const char *name, const char *mode, jso
 }
 
 /* --- text */
+/* kv, storage: per arm the operations, their latency in us (fio's unit for
+ * completion latency), the rate, retransmissions and the verification */
+static void ops_text(const json_t *rep, FILE *f)
+{
+	const json_t *arm, *first = NULL;
+	size_t i;
+
+	fprintf(f, "# %-10s %-5s %8s %9s %9s %10s %10s %10s %8s %7s %7s\n", "arm", "mode", "ops",
+		"p50[us]", "p99[us]", "p99.9[us]", "max[us]", "ops/s", "retrans", "verify",
+		"p99 x");
+	json_array_foreach(json_object_get(rep, "arms"), i, arm) {
+		const json_t *pc = json_object_get(arm, "percentiles");
+		double p99 = jreal(pc, "p99_ns");
+
+		if (!first)
+			first = arm;
+		fprintf(f, "  %-10s %-5s %8lld %9.1f %9.1f %10.1f %10.1f %10.0f %8lld %7s",
+			json_string_value(json_object_get(arm, "name")),
+			json_string_value(json_object_get(arm, "mode")),
+			json_integer_value(json_object_get(arm, "count")), jreal(pc, "p50_ns") / 1e3,
+			p99 / 1e3, jreal(pc, "p99_9_ns") / 1e3, jreal(pc, "max_ns") / 1e3,
+			jreal(arm, "ops_per_s"),
+			json_integer_value(json_object_get(arm, "retransmissions")),
+			!json_object_get(arm, "verification_failed") ? "-" :
+			json_is_true(json_object_get(arm, "verification_failed")) ? "FAILED" : "ok");
+		if (arm != first && p99 > 0)
+			fprintf(f, " %7.2f", jreal(json_object_get(first, "percentiles"), "p99_ns") / p99);
+		fputc('\n', f);
+	}
+	if (json_array_size(json_object_get(rep, "arms")) > 1)
+		fprintf(f, "# p99 x: the first arm's p99 over this arm's; verify: every read and every "
+			   "stored update checked\n");
+}
+
 void report_print_text(const json_t *rep, FILE *f)
 {
 	const json_t *arm, *first = NULL;
 	size_t i;
 	int train = !strcmp(json_string_value(json_object_get(rep, "workload")) ?: "", "train");
+	int ops = report_ops(json_string_value(json_object_get(rep, "workload")) ?: "");
 
 	fprintf(f, "# %s: %s, %s%s\n",
 		json_string_value(json_object_get(json_object_get(rep, "profile"), "name")),
 		json_string_value(json_object_get(rep, "workload")),
 		json_string_value(json_object_get(rep, "status")),
 		json_is_true(json_object_get(rep, "partial")) ? " (partial)" : "");
+	if (ops) {
+		ops_text(rep, f);
+		return;
+	}
 	if (train)
 		fprintf(f, "# %-10s %-8s %9s %8s %10s %10s %8s %8s\n", "arm", "mode", "TTA[s]", "acc",
 			"p50[ms]", "p99[ms]", "lost", "TTA x");
@@ -324,7 +449,7 @@ int report_csv(const json_t *rep, FILE *f)
 
 	fprintf(f, "arm,mode,count,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns,mean_ns,"
 		   "busbw_bytes_per_s,retransmissions,lost_fraction,lost_pieces,recovered_pieces,"
-		   "nmse_mean,linf_mean,cosine_mean,tta_ns,final_accuracy\n");
+		   "nmse_mean,linf_mean,cosine_mean,tta_ns,final_accuracy,ops_per_s\n");
 	json_array_foreach(json_object_get(rep, "arms"), i, arm) {
 		const json_t *pc = json_object_get(arm, "percentiles"), *g = json_object_get(arm, "grad_error");
 
@@ -352,6 +477,9 @@ int report_csv(const json_t *rep, FILE *f)
 		fputc(',', f);
 		if (json_object_get(arm, "final_accuracy"))
 			fprintf(f, "%.4f", jreal(arm, "final_accuracy"));
+		fputc(',', f);
+		if (json_object_get(arm, "ops_per_s"))
+			fprintf(f, "%.1f", jreal(arm, "ops_per_s"));
 		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
@@ -706,6 +834,7 @@ int report_html(const json_t *rep, FILE *f)
 	double *x = malloc(cap * sizeof(double)), *y = malloc(cap * sizeof(double));
 	struct plot p;
 	int train = !strcmp(json_string_value(json_object_get(rep, "workload")) ?: "", "train");
+	int ops = report_ops(json_string_value(json_object_get(rep, "workload")) ?: "");
 
 	if (!x || !y) {
 		free(x);
@@ -793,8 +922,9 @@ int report_html(const json_t *rep, FILE *f)
 		p.x0 = p.x1 > 0 ? p.x1 / 10 : 0.001;
 	p.x0 /= 1.2;
 	p.x1 *= 1.2;
-	plot_begin(&p, f, "cdf", train ? "Training step time CDF" : "Step time CDF",
-		   "time [ms] (log)", "fraction of steps <= time");
+	plot_begin(&p, f, "cdf", train ? "Training step time CDF" : ops ? "Operation latency CDF" :
+		   "Step time CDF", "time [ms] (log)",
+		   ops ? "fraction of operations <= time" : "fraction of steps <= time");
 	json_array_foreach(arms, i, arm) {
 		struct hist h;
 
@@ -816,8 +946,9 @@ int report_html(const json_t *rep, FILE *f)
 			p.y1 = v > p.y1 ? v : p.y1;
 		}
 	p.y1 *= 1.1;
-	plot_begin(&p, f, "timeline", "Step time over time (per 250 ms interval: p50 solid, max dotted)",
-		   "time since the run's start [s]", "step time [ms]");
+	plot_begin(&p, f, "timeline", ops ? "Operation latency over time (per 250 ms interval: p50 "
+		   "solid, max dotted)" : "Step time over time (per 250 ms interval: p50 solid, max "
+		   "dotted)", "time since the run's start [s]", ops ? "latency [ms]" : "step time [ms]");
 	json_array_foreach(json_object_get(rep, "faults"), i, fl) {
 		double a = jreal(fl, "start_ns") / 1e9, d = jreal(fl, "duration_ns") / 1e9;
 		double b = d > 0 ? a + d : p.x1;

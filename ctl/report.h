@@ -31,6 +31,14 @@ void arm_acc_init(struct arm_acc *a, const char *name, const char *mode);
 void arm_acc_fini(struct arm_acc *a);
 /* one round's per-rank results (collective) of iters measured iterations */
 void arm_acc_add(struct arm_acc *a, json_t *results, uint64_t iters);
+/* kv, storage (results: the clients', then the server's): every client
+ * gains "time_ns", its operations' latencies of every kind merged, and the
+ * first one "wrong", the failed verifications (kv: bad slots and updates
+ * the server does not hold; storage: mismatched reads), so that arm_acc
+ * takes them as it takes collective ranks. Returns that count. */
+uint64_t star_results_fold(const char *workload, json_t *results);
+/* workloads measured per operation, not per step (kv, storage) */
+int report_ops(const char *workload);
 /* the arm's summary (collective figures; "ranks": the last round's) */
 json_t *arm_acc_json(const struct arm_acc *a);
 

@@ -189,9 +189,18 @@ static int fault_add(struct agentc *c, const struct prof_fault *f, int node,
 			err, errlen))
 		return -1;
 	rc = (int)json_integer_value(json_object_get(res, "rc"));
-	if (rc)
-		snprintf(err, errlen, "%s: rdma-inject add %s: %s", c->where, dev,
-			 json_string_value(json_object_get(res, "stderr")));
+	if (rc) {
+		const char *e = json_string_value(json_object_get(res, "stderr"));
+		char why[32];
+
+		/* a crash or a kill says nothing on stderr: give the status */
+		if (rc > 128)
+			snprintf(why, sizeof(why), "killed by signal %d", rc - 128);
+		else
+			snprintf(why, sizeof(why), "exit %d", rc);
+		snprintf(err, errlen, "%s: rdma-inject add %s: %.*s%s%s", c->where, dev,
+			 e ? (int)strcspn(e, "\n") : 0, e ?: "", e && *e ? " " : "", why);
+	}
 	else
 		id = atoi(json_string_value(json_object_get(res, "stdout")));
 	json_decref(res);
@@ -235,18 +244,48 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* the arm's options for one run: workload, arm, mode, (collective) iters */
-static json_t *arm_opts(const struct profile *p, int a, uint64_t iters, uint64_t warm)
+/* the arm's options for one run: workload, arm, mode, iterations (collective:
+ * steps; kv: operations per client, clients; storage: I/Os) */
+static json_t *arm_opts(const struct profile *p, int a, uint64_t iters, uint64_t warm, int nodes)
 {
 	json_t *o = json_deep_copy(p->wopts);
 
 	json_object_update(o, p->arm[a].opts);
+	if (!strcmp(p->workload, "kv")) {
+		json_object_set_new(o, "ops", json_integer((json_int_t)iters));
+		json_object_set_new(o, "clients", json_integer(nodes - 1));
+		return o;
+	}
+	if (!strcmp(p->workload, "storage")) {
+		json_object_set_new(o, "iters", json_integer((json_int_t)iters));
+		return o;
+	}
 	json_object_set_new(o, "mode", json_string(p->arm[a].mode));
 	if (!strcmp(p->workload, "collective")) {
 		json_object_set_new(o, "iters", json_integer((json_int_t)iters));
 		json_object_set_new(o, "warmup", json_integer((json_int_t)warm));
 	}
 	return o;
+}
+
+/* one arm's run on the group: every member a rank (collective, train), or
+ * member 1 the server and the others its clients (kv), or member 0 the
+ * initiator and member 1 the target (storage) */
+static int exp_group_run(struct group *g, const char *wl, json_t *o, json_t **res, char *err,
+			 size_t errlen)
+{
+	struct agentc *cli[TB_MAX_NODES];
+	int i, n = 0;
+
+	if (!report_ops(wl))
+		return group_run(g, wl, o, res, err, errlen);
+	for (i = 0; i < g->n; i++)
+		if (i != 1 && (n == 0 || !strcmp(wl, "kv")))
+			cli[n++] = &g->c[i];
+	if (star_run(&g->c[1], cli, n, wl, o, !strcmp(wl, "kv"), res, err, errlen))
+		return -1;
+	star_results_fold(wl, *res);
+	return 0;
 }
 
 /* the report directory: -o, the profile's, or runs/NAME-TIMESTAMP; 2 if it exists */
@@ -401,22 +440,24 @@ static int exp_pause_point(struct exp *e)
 static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t n)
 {
 	struct profile *p = &e->p;
-	int coll = !strcmp(p->workload, "collective");
+	int rounds = strcmp(p->workload, "train");	/* everything but train runs in rounds */
 	json_t *o, *res = NULL;
 
 	if (exp_pause_point(e)) {
 		e->rc = 1;
 		return;
 	}
-	o = arm_opts(p, a, n, rd ? 0 : p->warmup);
-	if (coll)
-		say(e, "round %llu/%llu: %s (%llu iterations)", (unsigned long long)rd + 1,
-		    (unsigned long long)p->rounds, p->arm[a].name, (unsigned long long)n);
+	o = arm_opts(p, a, n, rd ? 0 : p->warmup, e->g.n);
+	if (rounds)
+		say(e, "round %llu/%llu: %s (%llu %s)", (unsigned long long)rd + 1,
+		    (unsigned long long)p->rounds, p->arm[a].name, (unsigned long long)n,
+		    !strcmp(p->workload, "kv") ? "operations per client" :
+		    !strcmp(p->workload, "storage") ? "I/Os" : "iterations");
 	else
 		say(e, "%s: training", p->arm[a].name);
 	if (e->m)
-		model_arm_begin(e->m, a, rd, coll ? p->rounds : 1, n);
-	if (group_run(&e->g, p->workload, o, &res, e->err, sizeof(e->err))) {
+		model_arm_begin(e->m, a, rd, rounds ? p->rounds : 1, n);
+	if (exp_group_run(&e->g, p->workload, o, &res, e->err, sizeof(e->err))) {
 		if (e->m)
 			model_event(e->m, "%s failed: %s", p->arm[a].name, e->err);
 		else
@@ -430,17 +471,17 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t n)
 	json_decref(o);
 }
 
-/* collective: rounds of every arm in turn; train: every arm once */
+/* collective, kv, storage: rounds of every arm in turn; train: every arm once */
 int exp_measure(struct exp *e)
 {
 	struct profile *p = &e->p;
-	uint64_t rd, rounds = strcmp(p->workload, "collective") ? 1 : p->rounds;
+	int train = !strcmp(p->workload, "train");
+	uint64_t rd, rounds = train ? 1 : p->rounds;
 	int a;
 
 	for (rd = 0; rd < rounds && !e->rc; rd++)
 		for (a = 0; a < p->narms && !e->rc; a++)
-			exp_arm(e, a, rd, rounds > 1 || !strcmp(p->workload, "collective") ?
-					   p->iters / p->rounds + (rd < p->iters % p->rounds) : 0);
+			exp_arm(e, a, rd, train ? 0 : p->iters / p->rounds + (rd < p->iters % p->rounds));
 	return e->rc;
 }
 

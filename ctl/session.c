@@ -172,50 +172,79 @@ int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *o
 	return 0;
 }
 
+int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char *wl,
+	     json_t *opts, int peer_list, json_t **results, char *err, size_t errlen)
+{
+	json_int_t arm[TB_MAX_NODES + 1];
+	json_t *ep[TB_MAX_NODES + 1] = { 0 }, *res[TB_MAX_NODES + 1] = { 0 }, *peer;
+	struct agentc *cs[TB_MAX_NODES + 1];
+	char derr[256];
+	int i, r = 0;
+
+	*results = NULL;
+	if (ncli < 1 || ncli > TB_MAX_NODES || (!peer_list && ncli != 1)) {
+		snprintf(err, errlen, "%s: %d clients", wl, ncli);
+		return -EINVAL;
+	}
+	/* index 0..ncli-1: the clients, ncli: the server */
+	for (i = 0; i <= ncli; i++) {
+		cs[i] = i < ncli ? cli[i] : srv;
+		arm[i] = -1;
+	}
+	/* the server first: a bad option fails before any client QP exists */
+	r = arm_prepare_on(srv, wl, "server", opts, &arm[ncli], &ep[ncli], err, errlen);
+	for (i = 0; i < ncli && !r; i++)
+		r = arm_prepare_on(cli[i], wl, "client", opts, &arm[i], &ep[i], err, errlen);
+	if (!r) {
+		/* the server: every client's endpoint (a list, or the one) */
+		peer = json_array();
+		for (i = 0; i < ncli; i++)
+			json_array_append(peer, ep[i]);
+		if (!peer_list) {
+			json_t *one = json_incref(json_array_get(peer, 0));
+
+			json_decref(peer);
+			peer = one;
+		}
+		r = arm_call(srv, "connect", json_pack("{s:I,s:o}", "arm", arm[ncli], "peer", peer),
+			     err, errlen);
+	}
+	/* a client: the server's endpoint meant for it */
+	for (i = 0; i < ncli && !r; i++)
+		r = arm_call(cli[i], "connect",
+			     json_pack("{s:I,s:O}", "arm", arm[i], "peer",
+				       peer_list ? json_array_get(ep[ncli], (size_t)i) : ep[ncli]),
+			     err, errlen);
+	for (i = ncli; i >= 0 && !r; i--)
+		r = arm_call(cs[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
+	if (!r)
+		r = arms_wait(cs, arm, ncli + 1, res, err, errlen);
+	/* every arm is released whatever failed; a failure there is not the headline */
+	for (i = 0; i <= ncli; i++) {
+		if (arm[i] >= 0)
+			arm_call(cs[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
+				 sizeof(derr));
+		json_decref(ep[i]);
+	}
+	if (!r) {
+		*results = json_array();
+		for (i = 0; i <= ncli; i++)
+			json_array_append_new(*results, res[i]);
+	}
+	return r;
+}
+
 int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t **sres,
 	     char *err, size_t errlen)
 {
-	json_int_t carm = -1, sarm = -1;
-	json_t *cep = NULL, *sep = NULL;
-	char derr[256];
-	int r;
+	struct agentc *cli = &p->c;
+	json_t *res;
+	int r = star_run(&p->s, &cli, 1, wl, opts, 0, &res, err, errlen);
 
-	*cres = *sres = NULL;
-	/* the server first: a bad option fails before any client QP exists */
-	r = arm_prepare_on(&p->s, wl, "server", opts, &sarm, &sep, err, errlen);
+	*cres = r ? NULL : json_incref(json_array_get(res, 0));
+	*sres = r ? NULL : json_incref(json_array_get(res, 1));
 	if (!r)
-		r = arm_prepare_on(&p->c, wl, "client", opts, &carm, &cep, err, errlen);
-	if (!r)
-		r = arm_call(&p->s, "connect", json_pack("{s:I,s:O}", "arm", sarm, "peer", cep), err,
-			      errlen);
-	if (!r)
-		r = arm_call(&p->c, "connect", json_pack("{s:I,s:O}", "arm", carm, "peer", sep), err,
-			      errlen);
-	if (!r)
-		r = arm_call(&p->s, "start", json_pack("{s:I}", "arm", sarm), err, errlen);
-	if (!r)
-		r = arm_call(&p->c, "start", json_pack("{s:I}", "arm", carm), err, errlen);
-	if (!r) {
-		struct agentc *cs[2] = { &p->c, &p->s };
-		json_int_t arms[2] = { carm, sarm };
-		json_t *res[2];
-
-		r = arms_wait(cs, arms, 2, res, err, errlen);
-		*cres = r ? NULL : res[0];
-		*sres = r ? NULL : res[1];
-	}
-	/* both arms are released whatever failed; a failure there is not the headline */
-	if (carm >= 0)
-		arm_call(&p->c, "destroy", json_pack("{s:I}", "arm", carm), derr, sizeof(derr));
-	if (sarm >= 0)
-		arm_call(&p->s, "destroy", json_pack("{s:I}", "arm", sarm), derr, sizeof(derr));
-	json_decref(cep);
-	json_decref(sep);
-	if (r) {
-		json_decref(*cres);
-		json_decref(*sres);
-		*cres = *sres = NULL;
-	}
+		json_decref(res);
 	return r;
 }
 

@@ -20,6 +20,14 @@ void pair_close(struct pair *p);
 int pair_run(struct pair *p, const char *workload, json_t *opts, json_t **cres, json_t **sres,
 	     char *err, size_t errlen);
 
+/* one server arm and ncli client arms of a workload: prepare (server
+ * first), connect (the server gets the clients' endpoints as a list when
+ * peer_list, else the one; client i gets the server's entry i, or its
+ * endpoint), start, wait, destroy (always). *results: the clients' results
+ * in order, then the server's (new reference). */
+int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char *wl,
+	     json_t *opts, int peer_list, json_t **results, char *err, size_t errlen);
+
 /* one agent request whose result is not needed */
 int arm_call(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen);
 /* prepare an arm of a workload: *arm its id, *ep its endpoint(s) (new reference) */

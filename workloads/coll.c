@@ -403,12 +403,11 @@ fail:
 int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 {
 	/* RNR is the flow control's backstop: retry soon (0.01 ms), forever */
-	struct vb_rc_opts o = { .timeout = (uint8_t)c->cfg.rc_timeout,
-				.retry_cnt = (uint8_t)c->cfg.rc_retry_cnt,
-				.rnr_retry = (uint8_t)c->cfg.rc_rnr_retry, .max_rd_atomic = 1,
-				.min_rnr_timer = 1 };
+	struct vb_rc_opts o = vb_rc_opts_of(&c->cfg.rc, 1);
 	struct vb_ep ep;
 	int j, r;
+
+	o.min_rnr_timer = 1;
 
 	if (c->uc) {	/* the RC QPs carry READYs only */
 		o.timeout = CTL_TIMEOUT;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "verbs.h"
 #include "wl.h"
 
 #define COLL_MAX_RANKS 16
@@ -43,7 +44,7 @@ struct coll_cfg {
 	uint64_t block;		/* hadamard */
 	int rescale;		/* hadamard: 1/q */
 	uint64_t ec_k, ec_m;
-	uint64_t rc_timeout, rc_retry_cnt, rc_rnr_retry;
+	struct vb_rc_knobs rc;
 	uint64_t seed;		/* hadamard diagonal; shared by every rank */
 };
 
@@ -75,12 +76,7 @@ struct coll_cfg {
 	  "ec: data pieces per group" },                                                           \
 	{ "ec_m", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_m), 0, 16, "1", NULL,            \
 	  "ec: parity pieces per group (rebuild up to m lost)" },                                  \
-	{ "rc_timeout", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rc_timeout), 0, 31, "14",     \
-	  NULL, "rc: local ACK timeout, 4.096 us x 2^N (14: 67 ms; 0: infinite)" },                \
-	{ "rc_retry_cnt", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rc_retry_cnt), 0, 7, "7",   \
-	  NULL, "rc: retransmissions before failing (7 = infinite on rxe)" },                      \
-	{ "rc_rnr_retry", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rc_rnr_retry), 0, 7, "7",   \
-	  NULL, "rc: RNR retries (7 = infinite)" },                                                \
+	VB_RC_KNOB_OPTS((BASE) + offsetof(struct coll_cfg, rc)),                                  \
 	{ "seed", OPT_UINT, (BASE) + offsetof(struct coll_cfg, seed), 0, UINT64_MAX, "1", NULL,    \
 	  "hadamard diagonal and synthetic data seed (the same on every rank)" },                  \
 	{ "rank", OPT_UINT, (BASE) + offsetof(struct coll_cfg, rank), 0, COLL_MAX_RANKS - 1, "0",  \

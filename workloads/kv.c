@@ -64,6 +64,7 @@ struct kv_cfg {
 	uint64_t clients;
 	uint64_t seed;
 	uint64_t op_timeout;
+	struct vb_rc_knobs rc;
 };
 
 #define O(f) offsetof(struct kv_cfg, f)
@@ -79,6 +80,7 @@ static const struct opt kv_opts[] = {
 	{ "seed", OPT_UINT, O(seed), 0, UINT64_MAX, "1", NULL, "random seed" },
 	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "10s", NULL,
 	  "fail when one operation takes longer" },
+	VB_RC_KNOB_OPTS(O(rc)),
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
 #undef O
@@ -229,7 +231,7 @@ fail:
 static int kv_connect(struct wl_ctx *c, const json_t *peer)
 {
 	struct kv *k = c->priv;
-	struct vb_rc_opts o = { .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
+	struct vb_rc_opts o = vb_rc_opts_of(&k->cfg.rc, 16);
 	int i, r;
 
 	for (i = 0; i < k->nqp; i++) {

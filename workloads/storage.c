@@ -37,6 +37,7 @@ struct st_cfg {
 	uint64_t rwmixread;	/* percent of reads in rw/randrw */
 	uint64_t seed;
 	uint64_t op_timeout;
+	struct vb_rc_knobs rc;
 };
 
 #define O(f) offsetof(struct st_cfg, f)
@@ -51,6 +52,7 @@ static const struct opt st_opts[] = {
 	{ "seed", OPT_UINT, O(seed), 0, UINT64_MAX, "1", NULL, "data pattern and offsets seed" },
 	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "30s", NULL,
 	  "fail when one I/O takes longer" },
+	VB_RC_KNOB_OPTS(O(rc)),
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
 #undef O
@@ -172,7 +174,7 @@ fail:
 static int st_connect(struct wl_ctx *c, const json_t *peer)
 {
 	struct st *s = c->priv;
-	struct vb_rc_opts o = { .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
+	struct vb_rc_opts o = vb_rc_opts_of(&s->cfg.rc, 16);
 	int r;
 
 	if (vb_ep_from_json(&s->peer, peer)) {

@@ -10,6 +10,7 @@
 
 #include <infiniband/verbs.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vb_dev {
@@ -54,6 +55,29 @@ struct vb_rc_opts {
 	uint8_t max_rd_atomic;
 	uint8_t min_rnr_timer;	/* 0: 12 (0.64 ms); 1 = 0.01 ms */
 };
+
+/* the RC transport knobs a workload lets its user set (as option values) */
+struct vb_rc_knobs {
+	uint64_t timeout, retry_cnt, rnr_retry;
+};
+
+/* option table entries for struct vb_rc_knobs at offset BASE in a workload's cfg */
+#define VB_RC_KNOB_OPTS(BASE)                                                                      \
+	{ "rc_timeout", OPT_UINT, (BASE) + offsetof(struct vb_rc_knobs, timeout), 0, 31, "14",     \
+	  NULL, "rc: local ACK timeout, 4.096 us x 2^N (14: 67 ms; 0: infinite)" },                \
+	{ "rc_retry_cnt", OPT_UINT, (BASE) + offsetof(struct vb_rc_knobs, retry_cnt), 0, 7, "7",   \
+	  NULL, "rc: retransmissions before failing (7 = infinite on rxe)" },                      \
+	{ "rc_rnr_retry", OPT_UINT, (BASE) + offsetof(struct vb_rc_knobs, rnr_retry), 0, 7, "7",   \
+	  NULL, "rc: RNR retries (7 = infinite)" }
+
+/* the QP attributes of knobs k, with max_rd_atomic rd */
+static inline struct vb_rc_opts vb_rc_opts_of(const struct vb_rc_knobs *k, uint8_t rd)
+{
+	struct vb_rc_opts o = { .timeout = (uint8_t)k->timeout, .retry_cnt = (uint8_t)k->retry_cnt,
+				.rnr_retry = (uint8_t)k->rnr_retry, .max_rd_atomic = rd };
+
+	return o;
+}
 
 /* one RC (or UC) endpoint: PD, CQ, QP and one MR over the caller's buffer */
 struct vb_rc {

@@ -11,8 +11,8 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender
-       run_interrupted run_train_profile run_other_profiles run_bad_profile run_brings_up_testbed
-       run_hosts_profile"
+       run_interrupted run_train_profile run_other_profiles run_kv_profile run_storage_profile
+       run_bad_profile run_brings_up_testbed run_hosts_profile"
 W=$(mktemp -d /tmp/rtb-run.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -131,6 +131,35 @@ for p in burst-loss link-flap loss-sweep; do
 done
 [ $ok = 1 ] && [ "$(rules_left)" = 0 ] && pass run_other_profiles "$msg" || fail run_other_profiles "$msg rules=$(rules_left)"
 
+# --- kv-reorder, scaled down: both mixes, every operation counted, the
+# server's packets really reordered, every update accounted for
+k=$W/kv
+out=$("$C" run profiles/kv-reorder.yaml -o "$k" --set run.iters=300 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.workload == "kv" and .status == "ok" and (.arms | length) == 2 and
+	([.arms[] | .count == 600 and .verification_failed == false and .ops_per_s > 0] | all) and
+	(.arms[0].op_kinds | keys) == ["get"] and (.arms[1].op_kinds | keys) == ["get", "put"] and
+	.faults[0].rules[0].counters.reordered > 0' < "$k/report.json" >/dev/null &&
+	[ -s "$k/ycsb-a.hlog" ] && schema_check "$k/report.json" >/dev/null &&
+	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
+	pass run_kv_profile "$(jq -c '[.arms[] | {name, ops: .count, p99_us: (.percentiles.p99_ns / 1000 | floor), retrans: .retransmissions}] + [{reordered: .faults[0].rules[0].counters.reordered}]' < "$k/report.json"); verified; valid by the schema"
+else
+	fail run_kv_profile "rc=$rc $(tail -n 5 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- storage-delay, scaled down: a 4 ms ACK timeout under a 5 ms delay
+# resends requests whose answers are only late; 67 ms does not (or far less)
+s=$W/storage
+out=$("$C" run profiles/storage-delay.yaml -o "$s" --set run.iters=300 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.workload == "storage" and .status == "ok" and
+	([.arms[] | .count == 300 and .verification_failed == false] | all) and
+	.faults[0].rules[0].counters.delayed > 0 and
+	.arms[1].retransmissions > .arms[0].retransmissions' < "$s/report.json" >/dev/null &&
+	schema_check "$s/report.json" >/dev/null && [ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
+	pass run_storage_profile "$(jq -c '[.arms[] | {name, p99_us: (.percentiles.p99_ns / 1000 | floor), retrans: .retransmissions}]' < "$s/report.json"); verified; valid by the schema"
+else
+	fail run_storage_profile "rc=$rc $(tail -n 5 <<< "$out" | tr '\n' '|') $(jq -c '[.arms[]? | {name, retrans: .retransmissions}]' < "$s/report.json" 2>&1)"
+fi
+
 # --- a broken profile: exit 2, no run directory, the testbed untouched
 before=$("$C" -j testbed status | jq -c '[.nodes[].name]')
 out=$("$C" run tests/profiles/bad/13-unknown-workload-option.yaml -o "$W/bad" 2>&1); rc=$?
@@ -147,7 +176,7 @@ out=$("$C" run profiles/quickstart.yaml -o "$W/q4" --set run.iters=2 --set run.r
 if [ $rc = 0 ] && [ -s "$W/q4/report.json" ] && no_leftovers; then
 	pass run_brings_up_testbed "testbed up, run, down: no qemu or state left"
 else
-	fail run_brings_up_testbed "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+	fail run_brings_up_testbed "rc=$rc $(grep -v '^[# ] ' <<< "$out" | tail -n 6 | tr '\n' '|')"
 fi
 
 # --- hosts: agents already running (the testbed's, reached by address and

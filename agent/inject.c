@@ -230,7 +230,7 @@ int inject_release(struct agent *a, unsigned int conn)
 
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < a->nleased; i++) {
-		if (a->leased[i].conn == conn)
+		if (!conn || a->leased[i].conn == conn)	/* 0: every connection's */
 			ids[n++] = a->leased[i].id;
 		else
 			a->leased[k++] = a->leased[i];
@@ -244,6 +244,24 @@ int inject_release(struct agent *a, unsigned int conn)
 		if (!spawn_inject(args, 2, &rc, &out, &eout, err, sizeof(err))) {
 			free(out);
 			free(eout);
+		}
+	}
+	if (n) {	/* nobody's rules left at all: the hooks and qdiscs go too */
+		char *largs[2] = { "-j", "list" }, *fargs[1] = { "flush" }, *out = NULL, *eout = NULL;
+		char err[128];
+		json_t *l;
+
+		if (!spawn_inject(largs, 2, &rc, &out, &eout, err, sizeof(err))) {
+			l = rc ? NULL : json_loads(out, 0, NULL);
+			free(out);
+			free(eout);
+			if (l && json_is_array(json_object_get(l, "rules")) &&
+			    !json_array_size(json_object_get(l, "rules")) &&
+			    !spawn_inject(fargs, 1, &rc, &out, &eout, err, sizeof(err))) {
+				free(out);
+				free(eout);
+			}
+			json_decref(l);
 		}
 	}
 	return n;

@@ -226,6 +226,12 @@ void agent_serve_conn(struct agent *a, int fd)
 
 void agent_shutdown(struct agent *a)
 {
+	int n;
+
 	job_kill_all(a);
 	arm_release(a, 0);
+	/* a SIGTERM (e.g. its ssh session ending) must not leave rules behind */
+	n = inject_release(a, 0);
+	if (n)
+		log_info("removed %d leased rule(s) on the way out", n);
 }

@@ -16,6 +16,19 @@
 
 struct model;
 
+/* agents rdmactl started over ssh for a profile's hosts (ctl/ssh.c) */
+struct ssh_agents {
+	int n;
+	pid_t pid[TB_MAX_NODES];
+	int fd[TB_MAX_NODES];		/* ssh's stdin: closing it stops the agent */
+	int logfd[TB_MAX_NODES];	/* ssh's stderr */
+	int lport[TB_MAX_NODES];	/* our end of the forward */
+};
+
+/* start one agent per host over ssh, fill s (loopback ports, fresh token) */
+int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_state *s);
+void ssh_agents_stop(struct ssh_agents *sa);
+
 struct exp {
 	struct ctl *ctl;
 	struct profile p;
@@ -27,6 +40,7 @@ struct exp {
 	double t_start;
 	char when[32], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], err[1024];
 	struct model *m;	/* NULL: no live model */
+	struct ssh_agents ssh;
 };
 
 /* 0 ready; 2 bad usage/profile (message printed); 1 failed; -1 help shown */

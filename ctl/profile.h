@@ -26,12 +26,27 @@ struct prof_fault {
 	uint64_t start_ns, duration_ns;	/* from the start of the measured phase; 0: to the end */
 };
 
-/* a host of the profile's own (instead of a testbed): a running rdma-agent */
+/* a host of the profile's own (instead of a testbed): a running rdma-agent,
+ * or one rdmactl starts over ssh */
 struct prof_host {
 	char name[32];
 	char addr[64];		/* the agent's control address */
 	int port;
 	char nic[16], sw[16];	/* interfaces for faults: port nic / port switch */
+	char ssh[128];		/* ssh: the destination ([user@]host or a Host alias) */
+	char dev[32];		/* ssh: the agent's RDMA device */
+	int aport;		/* ssh: the agent's port on the remote loopback */
+};
+
+#define PROF_MAX_SSH_OPTS 8
+
+/* hosts.ssh: how rdmactl starts the agents */
+struct prof_ssh {
+	int on;
+	char config[PATH_MAX];	/* ssh -F (optional) */
+	char agent[128];	/* the remote agent command (default rdma-agent) */
+	int nopts;
+	char opt[PROF_MAX_SSH_OPTS][128];	/* ssh -o OPTION */
 };
 
 struct prof_arm {
@@ -49,6 +64,7 @@ struct profile {
 	int nhosts;		/* > 0: hosts instead of a testbed */
 	struct prof_host host[16];
 	char token_file[PATH_MAX];
+	struct prof_ssh ssh;
 	char workload[16];	/* collective | train | kv | storage */
 	json_t *wopts;		/* the workload's options (strings, as in the file) */
 	int narms;

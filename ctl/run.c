@@ -350,16 +350,24 @@ int exp_open(struct exp *e, struct ctl *ctl, int argc, char **argv, int (*usage_
 		s.backend = TB_HOSTS;
 		s.nodes = e->p.nhosts;
 		snprintf(s.accel, sizeof(s.accel), "-");
-		r = proto_token_load(e->p.token_file, s.token, sizeof(s.token));
-		if (r) {
-			log_err("%s: cannot use as token file: %s", e->p.token_file, strerror(-r));
-			return 1;
-		}
 		for (i = 0; i < e->p.nhosts; i++) {
 			snprintf(s.node[i].name, sizeof(s.node[i].name), "%s", e->p.host[i].name);
 			snprintf(s.node[i].host, sizeof(s.node[i].host), "%s", e->p.host[i].addr);
 			snprintf(s.node[i].dev, sizeof(s.node[i].dev), "-");
 			s.node[i].port = e->p.host[i].port;
+		}
+		if (e->p.ssh.on) {	/* we start them: a fresh token, forwarded ports */
+			if (!e->ctl->json && !e->m)
+				log_info("starting %d agents over ssh", e->p.nhosts);
+			if (ssh_agents_start(&e->ssh, &e->p, &s))
+				return 1;
+		} else {
+			r = proto_token_load(e->p.token_file, s.token, sizeof(s.token));
+			if (r) {
+				log_err("%s: cannot use as token file: %s", e->p.token_file,
+					strerror(-r));
+				return 1;
+			}
 		}
 		if (group_open_state(&e->g, &s))
 			return 1;
@@ -579,6 +587,7 @@ void exp_close(struct exp *e)
 
 	if (e->group_open)
 		group_close(&e->g);
+	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
 	if (e->tmpdir[0] && access(e->dir, F_OK))
 		ctl_rm_rf(e->tmpdir);
 	for (a = 0; a < PROF_MAX_ARMS; a++)

@@ -372,12 +372,82 @@ static int vm_booting(const struct tb_state *s)
 	return vm_alive(s) && !file_has(serial, "@@ERROR") && !file_has(serial, "@@AGENT-EXIT");
 }
 
+/*
+ * ssh into the VM (rdmactl's ssh path, and a shell for looking around):
+ * a fresh host key and client key per testbed, the host key and the
+ * authorized key staged into the overlay, and in the state directory
+ * ssh/config (Host rdma-testbed), ssh/id_ed25519, ssh/known_hosts:
+ *   ssh -F /run/rdma-testbed/ssh/config rdma-testbed
+ * Without ssh-keygen the VM simply gets no sshd.
+ */
+static int stage_ssh(const char *overlay, int port)
+{
+	char dir[PATH_MAX], hk[PATH_MAX], ck[PATH_MAX], pub[PATH_MAX], path[PATH_MAX];
+	char out[1024], key[1024];
+	FILE *f;
+	int r;
+
+	state_path(dir, sizeof(dir), "ssh");
+	snprintf(hk, sizeof(hk), "%s/etc/ssh/ssh_host_ed25519_key", overlay);
+	snprintf(ck, sizeof(ck), "%s/id_ed25519", dir);
+	snprintf(path, sizeof(path), "%s/etc/ssh", overlay);
+	ctl_rm_rf(dir);
+	if ((r = ctl_mkdir_p(dir, 0700)) || (r = ctl_mkdir_p(path, 0755)))
+		return r;
+	{
+		char *hargv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rdma-testbed-vm",
+				  "-f", hk, NULL };
+		char *cargv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rdma-testbed",
+				  "-f", ck, NULL };
+
+		if (ctl_run(hargv, out, sizeof(out)) || ctl_run(cargv, out, sizeof(out)))
+			return -ENOENT;
+	}
+	/* the client key may log in as root */
+	snprintf(pub, sizeof(pub), "%s.pub", ck);
+	snprintf(path, sizeof(path), "%s/etc/ssh/authorized_keys", overlay);
+	if ((r = copy_file(pub, path, 0600)))
+		return r;
+	/* the host key, pinned */
+	snprintf(pub, sizeof(pub), "%s.pub", hk);
+	f = fopen(pub, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(key, sizeof(key), f))
+		key[0] = 0;
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/known_hosts", dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "[127.0.0.1]:%d %s", port, key);
+	if (fclose(f))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/config", dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f,
+		"# the testbed VM's sshd (root, key only): ssh -F %s rdma-testbed\n"
+		"Host rdma-testbed\n"
+		"\tHostName 127.0.0.1\n"
+		"\tPort %d\n"
+		"\tUser root\n"
+		"\tIdentityFile %s\n"
+		"\tIdentitiesOnly yes\n"
+		"\tUserKnownHostsFile %s/known_hosts\n"
+		"\tStrictHostKeyChecking yes\n"
+		"\tBatchMode yes\n",
+		path, port, ck, dir);
+	return fclose(f) ? -EIO : 0;
+}
+
 int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 {
 	char overlay[PATH_MAX], initrd[PATH_MAX], serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX];
 	char out[4096], kernel[PATH_MAX], buf[64], nic[2048], *args[64];
 	char mk[PATH_MAX];
-	int r, i, n = 0, base, fd;
+	int r, i, n = 0, base, fd, ssh;
 	double t0;
 	pid_t pid;
 	FILE *f;
@@ -387,9 +457,9 @@ int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		log_err("%s: cannot create cache directory: %s", ctl_cache_dir(), strerror(-r));
 		return r;
 	}
-	base = find_ports(o->nodes);
+	base = find_ports(o->nodes + 1);	/* the last one: the VM's sshd */
 	if (base < 0) {
-		log_err("no %d free consecutive loopback ports above %d", o->nodes, PORT_BASE_MIN);
+		log_err("no %d free consecutive loopback ports above %d", o->nodes + 1, PORT_BASE_MIN);
 		return base;
 	}
 	if (tb_gen_token(s->token, sizeof(s->token))) {
@@ -414,6 +484,14 @@ int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	r = stage_overlay(s, overlay, base);
 	if (r)
 		return r;
+	ssh = stage_ssh(overlay, base + o->nodes);
+	if (ssh) {
+		char d[PATH_MAX];
+
+		log_info("note: no ssh into the VM (ssh-keygen: %s; make deps)", strerror(-ssh));
+		state_path(d, sizeof(d), "ssh");
+		ctl_rm_rf(d);
+	}
 	t0 = ctl_now();
 	snprintf(mk, sizeof(mk), "%s/mkimage.sh", ctl_libexec_dir());
 	{
@@ -448,6 +526,9 @@ int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	for (i = 0; i < o->nodes; i++)
 		n += snprintf(nic + n, sizeof(nic) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:%d",
 			      base + i, CTRL_GUEST_IP, base + i);
+	if (!ssh)
+		n += snprintf(nic + n, sizeof(nic) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:22",
+			      base + o->nodes, CTRL_GUEST_IP);
 	n = 0;
 	base_args(args, &n, kernel, initrd, serial, o->mem_mb, s->accel, APPEND);
 	args[n++] = "-nic";

@@ -13,6 +13,9 @@ PKGS=(
 	rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
 	# testbed: VM image and boot
 	qemu-system-x86 busybox-static cpio xz-utils zstd
+	# ssh: rdmactl's client; the VM's sshd is unpacked from openssh-server
+	# (downloaded, never installed: no sshd runs on this machine) and needs
+	openssh-client libwrap0 libkrb5-3 libgssapi-krb5-2
 	# tests
 	tmux jq python3 python3-jsonschema chromium nodejs
 )

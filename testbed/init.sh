@@ -61,6 +61,27 @@ fi
 cat /tmp/topology.out
 echo "@@ALL-ACTIVE uptime=$(up)"
 
+# sshd on the control NIC, key-only, for rdmactl's ssh path (hosts: with
+# ssh:) and for looking around: rdmactl stages the host key and the
+# authorized key (the testbed's own, in its state directory)
+if [ -x /usr/sbin/sshd ] && [ -s /etc/ssh/authorized_keys ]; then
+	mkdir -p /run/sshd /root
+	chmod 0755 /run/sshd
+	cat > /etc/ssh/sshd_config <<-EOF
+	ListenAddress $CTRL_IP:22
+	HostKey /etc/ssh/ssh_host_ed25519_key
+	AuthorizedKeysFile /etc/ssh/authorized_keys
+	PermitRootLogin prohibit-password
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	UsePAM no
+	AllowTcpForwarding local
+	X11Forwarding no
+	PidFile /run/sshd.pid
+	EOF
+	/usr/sbin/sshd -f /etc/ssh/sshd_config -E /tmp/sshd.log || echo "@@ERROR sshd failed"
+fi
+
 i=0
 while [ $i -lt "$NODES" ]; do
 	/usr/bin/rdma-agent --dev "rxe$i" --name "node$i" --listen "$CTRL_IP:$((PORT_BASE + i))" \

@@ -74,9 +74,32 @@ if [ ! -f "$VMLINUZ" ] || [ ! -s "$MODDIR/modules.dep" ]; then
 	mv "$KROOT.new" "$KROOT"
 fi
 
+# ---------------------------------------------------------------- sshd
+# Debian's OpenSSH server for the guest (rdmactl's ssh path starts agents
+# through it): the package is downloaded and unpacked here, never installed
+# on this machine. Without apt (offline) the image simply has no sshd.
+SSHD_ROOT=
+SSHD_PKG=$(ls -d "$CACHE"/openssh-server-* 2>/dev/null | head -1 || true)
+if [ -z "$SSHD_PKG" ] || [ ! -x "$SSHD_PKG/usr/sbin/sshd" ]; then
+	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
+	chown _apt "$tmp" 2>/dev/null || true
+	if (cd "$tmp" && apt-get download -q openssh-server >&2); then
+		deb=$(ls "$tmp"/openssh-server_*.deb)
+		ver=$(dpkg-deb -f "$deb" Version | tr ':~' '__')
+		rm -rf "$CACHE/openssh-server-$ver"
+		dpkg-deb -x "$deb" "$CACHE/openssh-server-$ver"
+		SSHD_PKG=$CACHE/openssh-server-$ver
+	else
+		log "apt-get download openssh-server failed: the image has no sshd (no ssh path)"
+		SSHD_PKG=
+	fi
+	rm -rf "$tmp"
+fi
+[ -n "$SSHD_PKG" ] && [ -x "$SSHD_PKG/usr/sbin/sshd" ] && SSHD_ROOT=$SSHD_PKG
+
 # ---------------------------------------------------------------- base layer
 versions=$(dpkg-query -W -f='${Package}=${Version}\n' $PKGS 2>/dev/null | sort)
-KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; } | sha256sum | cut -c1-16)
+KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; echo "${SSHD_ROOT##*/}"; } | sha256sum | cut -c1-16)
 BASE=$CACHE/base-$KEY.cpio
 BUILT=0
 t0=$(date +%s.%N)
@@ -122,8 +145,17 @@ if [ ! -s "$BASE" ]; then
 	for d in /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc; do
 		[ -d "$d" ] && { mkdir -p "$ST$d"; cp -r "$d"/. "$ST$d/"; }
 	done
-	printf 'root:x:0:0:root:/root:/bin/sh\n' > "$ST/etc/passwd"
-	printf 'root:x:0:\n' > "$ST/etc/group"
+	if [ -n "$SSHD_ROOT" ]; then	# its privilege separation user: sshd
+		mkdir -p "$ST/usr/sbin"
+		cp "$SSHD_ROOT/usr/sbin/sshd" "$ST/usr/sbin/sshd"
+		for lib in $(ldd "$SSHD_ROOT/usr/sbin/sshd" | awk '/=> \//{print $3}'); do
+			copy_file "$lib"
+		done
+		ldd "$SSHD_ROOT/usr/sbin/sshd" | grep -q "not found" &&
+			die "sshd: $(ldd "$SSHD_ROOT/usr/sbin/sshd" | grep "not found" | head -1) (make deps)"
+	fi
+	printf 'root:x:0:0:root:/root:/bin/sh\nsshd:x:100:65534::/run/sshd:/bin/false\n' > "$ST/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$ST/etc/group"
 	printf '127.0.0.1 localhost\n' > "$ST/etc/hosts"
 	printf 'hosts: files\n' > "$ST/etc/nsswitch.conf"
 

@@ -210,16 +210,18 @@ def call(s, cmd, args):
     s.sendall(struct.pack(">I", len(m)) + m)
     n = struct.unpack(">I", recvall(s, 4))[0]
     return json.loads(recvall(s, n))
-def rules():
+def listing():
     out = subprocess.run(["build/bin/rdmactl", "-j", "inject", "list"], capture_output=True, text=True).stdout
-    return len(json.loads(out)["rules"])
+    return json.loads(out)
+def rules(): return len(listing()["rules"])
 res = {}
 s = conn(0)
 r = call(s, "inject", {"args": ["add", "dev", "sw2", "egress", "drop", "1%"], "lease": True})
 during = rules()
 s.close()
 time.sleep(1)
-res["inject_lease"] = {"rc": r["result"]["rc"], "during": during, "after": rules()}
+res["inject_lease"] = {"rc": r["result"]["rc"], "during": during, "after": rules(),
+                       "qdiscs_after": len(listing()["qdiscs"])}
 a, b = conn(0), conn(1)
 opts = {"test": "lat", "iters": "100000000"}
 sa = call(b, "prepare", {"workload": "p2p", "role": "server", "opts": opts})["result"]
@@ -235,8 +237,8 @@ call(a, "destroy", {"arm": ca["arm"]}); call(b, "destroy", {"arm": sa["arm"]})
 print(json.dumps(res))
 PY
 )
-if jq -e '.inject_lease | .rc == 0 and .during == 1 and .after == 0' <<< "$res" >/dev/null; then
-	pass inject_lease "a leased rule lives while its connection does: $(jq -c .inject_lease <<< "$res")"
+if jq -e '.inject_lease | .rc == 0 and .during == 1 and .after == 0 and .qdiscs_after == 0' <<< "$res" >/dev/null; then
+	pass inject_lease "a leased rule lives while its connection does, and its hook and qdisc go with the last rule: $(jq -c .inject_lease <<< "$res")"
 else
 	fail inject_lease "$res"
 fi

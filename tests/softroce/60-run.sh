@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.."
 C=$RDMACTL
 TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender
        run_interrupted run_train_profile run_other_profiles run_kv_profile run_storage_profile
-       run_bad_profile run_brings_up_testbed run_hosts_profile"
+       run_bad_profile run_brings_up_testbed run_hosts_profile run_ssh_profile run_ssh_refused
+       run_ssh_killed"
 W=$(mktemp -d /tmp/rtb-run.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -191,4 +192,67 @@ if [ $rc = 0 ] && jq -e '.testbed.backend == "hosts" and (.arms | length) == 2 a
 	pass run_hosts_profile "3 running agents by address + token file; fault on host b only ($(jq -c '.faults[0].rules[0].counters | {matched, dropped}' < "$h/report.json")); nothing left"
 else
 	fail run_hosts_profile "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- hosts with ssh: rdmactl starts the agents itself through the VM's
+# sshd (OpenSSH, key-based, pinned host key: /run/rdma-testbed/ssh/config),
+# one per node device; the token goes down ssh's stdin, never on a command
+# line; when the run ends the agents and the ssh clients are gone
+vssh() { timeout 20 ssh -F /run/rdma-testbed/ssh/config rdma-testbed "$@"; }
+ssh_left() { pgrep -f -- '-L 127.0.0.1:[0-9]+:127.0.0.1:4730' >/dev/null; }
+h=$W/hosts-ssh
+"$C" run profiles/hosts-ssh.yaml -o "$h" --set run.iters=6 > "$W/ssh.out" 2>&1 &
+pid=$!
+seen=0 procs=""
+for _ in $(seq 1 150); do
+	procs=$(vssh 'ps -o args' 2>/dev/null)
+	[ "$(grep -c '^rdma-agent .*--listen 127.0.0.1:4730' <<< "$procs")" = 3 ] && { seen=1; break; }
+	sleep 0.2
+done
+wait $pid; rc=$?
+tok_exposed=$(grep -cE '[0-9a-f]{48}' <<< "$procs")
+left_remote=$(vssh 'ps -o args | grep -c "^rdma-agent .*--listen 127.0.0.1:4730"; ls /tmp | grep -c "^tmp\."' 2>/dev/null | tr '\n' ' ')
+if [ $rc = 0 ] && [ $seen = 1 ] && [ "$tok_exposed" = 0 ] && [ "$left_remote" = "0 0 " ] &&
+	! ssh_left && jq -e '.testbed.backend == "hosts" and .status == "ok" and
+	([.arms[] | .count == 18] | all) and .faults[0].rules[0].node == "c" and
+	.faults[0].rules[0].counters.dropped > 0' < "$h/report.json" >/dev/null &&
+	[ "$(rules_left)" = 0 ]; then
+	pass run_ssh_profile "3 agents started over ssh on rxe0..2 (seen in the VM: $(grep -c '^rdma-agent .*--listen 127.0.0.1:4730' <<< "$procs"), no token on any command line); $(grep -E '^  (rc|hadamard) ' "$W/ssh.out" | awk '{printf "%s p99 %s ms; ", $1, $5}')afterwards no agent, token file or ssh left"
+else
+	fail run_ssh_profile "rc=$rc seen=$seen token_on_cmdline=$tok_exposed remote_left=[$left_remote] ssh_left=$(pgrep -fc -- '-L 127.0.0.1:[0-9]+:127.0.0.1:4730') $(tail -n 4 "$W/ssh.out" | tr '\n' '|')"
+fi
+
+# --- ssh that cannot connect (a closed loopback port): a clear error, exit
+# 1, no report directory, no ssh left
+out=$("$C" run profiles/hosts-ssh.yaml -o "$W/ssh-bad" --set hosts.ssh.options.0=Port=1 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q "host a (ssh rdma-testbed): ssh exited 255: .*Connection refused" <<< "$out" &&
+	[ ! -e "$W/ssh-bad" ] && [ ! -e "$W/ssh-bad.partial" ] && ! ssh_left; then
+	pass run_ssh_refused "exit 1: $(grep 'ssh exited' <<< "$out")"
+else
+	fail run_ssh_refused "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- rdmactl killed (-9) mid-run: ssh's stdin closes, each remote side stops
+# its agent, which removes its leased rule and, the last one gone, the hook
+# and qdisc: nothing of the run is left anywhere
+"$C" run profiles/hosts-ssh.yaml -o "$W/ssh-kill" --set run.iters=200 > /dev/null 2>&1 &
+pid=$!
+seen=0
+for _ in $(seq 1 150); do
+	[ "$("$C" -j inject list 2>/dev/null | jq '.rules | length')" = 1 ] && { seen=1; break; }
+	sleep 0.2
+done
+kill -9 $pid; wait $pid 2>/dev/null
+gone=0
+for _ in $(seq 1 50); do
+	if ! ssh_left && [ "$(rules_left)" = 0 ] &&
+		[ "$(vssh 'ps -o args | grep -c "^rdma-agent .*--listen 127.0.0.1:4730"' 2>/dev/null)" = 0 ]; then
+		gone=1; break
+	fi
+	sleep 0.2
+done
+if [ $seen = 1 ] && [ $gone = 1 ]; then
+	pass run_ssh_killed "rule seen, rdmactl killed -9: agents, rule, hook, qdisc and ssh clients all gone"
+else
+	fail run_ssh_killed "seen=$seen gone=$gone rules+qdiscs=$(rules_left) ssh_left=$(pgrep -fc -- '-L 127.0.0.1:[0-9]+:127.0.0.1:4730')"
 fi

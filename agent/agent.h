@@ -28,6 +28,7 @@ struct agent {
 		unsigned int id;
 	} leased[64];
 	int nleased;
+	int releasing;		/* inject_release calls deleting rules right now */
 };
 
 /* one request: fills *result or err; returns 0 / -errno */
@@ -64,6 +65,8 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 		 size_t errlen);
 /* remove the rules leased by a control connection; returns how many */
 int inject_release(struct agent *a, unsigned int conn);
+/* wait (at most timeout_ms) until no inject_release is deleting rules */
+void inject_quiesce(struct agent *a, int timeout_ms);
 int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen);
 

@@ -236,6 +236,7 @@ int inject_release(struct agent *a, unsigned int conn)
 			a->leased[k++] = a->leased[i];
 	}
 	a->nleased = k;
+	a->releasing += n > 0;
 	pthread_mutex_unlock(&a->lock);
 	for (i = 0; i < n; i++) {
 		char id[16], *args[2] = { "del", id }, *out = NULL, *eout = NULL, err[128];
@@ -263,8 +264,25 @@ int inject_release(struct agent *a, unsigned int conn)
 			}
 			json_decref(l);
 		}
+		pthread_mutex_lock(&a->lock);
+		a->releasing--;
+		pthread_mutex_unlock(&a->lock);
 	}
 	return n;
+}
+
+void inject_quiesce(struct agent *a, int timeout_ms)
+{
+	int busy = 1;
+
+	for (; timeout_ms > 0; timeout_ms -= 10) {
+		pthread_mutex_lock(&a->lock);
+		busy = a->releasing;
+		pthread_mutex_unlock(&a->lock);
+		if (!busy)
+			return;
+		usleep(10000);
+	}
 }
 
 int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,

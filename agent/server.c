@@ -216,22 +216,26 @@ void agent_serve_conn(struct agent *a, int fd)
 			break;
 	}
 	close(fd);
-	n = arm_release(a, conn);
-	if (n)
-		log_info("control connection %u closed: released its %d arm(s)", conn, n);
+	/* the rules first: releasing an arm can wait on a stuck step (RC
+	 * retrying forever), and an agent stopped meanwhile must not leave them */
 	n = inject_release(a, conn);
 	if (n)
 		log_info("control connection %u closed: removed its %d leased rule(s)", conn, n);
+	n = arm_release(a, conn);
+	if (n)
+		log_info("control connection %u closed: released its %d arm(s)", conn, n);
 }
 
 void agent_shutdown(struct agent *a)
 {
 	int n;
 
-	job_kill_all(a);
-	arm_release(a, 0);
-	/* a SIGTERM (e.g. its ssh session ending) must not leave rules behind */
+	/* a SIGTERM (e.g. its ssh session ending) must not leave rules behind:
+	 * they go first, before anything that may wait */
 	n = inject_release(a, 0);
 	if (n)
 		log_info("removed %d leased rule(s) on the way out", n);
+	inject_quiesce(a, 20000);	/* a closing connection's, under way */
+	job_kill_all(a);
+	arm_release(a, 0);
 }

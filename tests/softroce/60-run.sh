@@ -244,7 +244,7 @@ for _ in $(seq 1 150); do
 done
 kill -9 $pid; wait $pid 2>/dev/null
 gone=0
-for _ in $(seq 1 50); do
+for _ in $(seq 1 100); do
 	if ! ssh_left && [ "$(rules_left)" = 0 ] &&
 		[ "$(vssh 'ps -o args | grep -c "^rdma-agent .*--listen 127.0.0.1:4730"' 2>/dev/null)" = 0 ]; then
 		gone=1; break

@@ -33,7 +33,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] collective OP [--nodes node0,node1,...] [--size BYTES | --sizes MIN:MAX]\n"
 		"                           [--mode M | --modes M1,M2,... [--rounds R]] [--iters N]\n"
-		"                           [--warmup N] [--data ints|gauss|laplace] [workload options]\n"
+		"                           [--warmup N] [--data ints|gauss|laplace|grad] [workload options]\n"
 		"  OP: allreduce | reduce_scatter | allgather (ring, float32 sum, out of place),\n"
 		"      broadcast [--root R] (ring pipeline) | alltoall (direct)\n"
 		"  --mode rc|lossy|hadamard|ec (ring ops; hadamard: allreduce only):\n"

@@ -10,6 +10,10 @@
  *                 the largest)
  *   data=gauss    normal values, like activations
  *   data=laplace  heavy-tailed values, like gradients
+ *   data=grad     real gradients: the train workload's MLP (128-512-264-10)
+ *                 at its initialisation, each rank's on its own batches of
+ *                 the train task, one gradient after another to fill the
+ *                 buffer (allreduce, reduce_scatter)
  * For the random data the exact sum is taken in double on every rank (all
  * ranks can generate every rank's input), and #wrong counts elements off by
  * more than 1e-5 of the largest. After every measured iteration, outside its
@@ -27,9 +31,10 @@
 #include "coll.h"
 #include "../lib/hist.h"
 #include "../lib/mix.h"
+#include "../lib/mlp.h"
 
-enum coll_data { D_INTS, D_GAUSS, D_LAPLACE };
-static const char *const datas[] = { "ints", "gauss", "laplace", NULL };
+enum coll_data { D_INTS, D_GAUSS, D_LAPLACE, D_GRAD };
+static const char *const datas[] = { "ints", "gauss", "laplace", "grad", NULL };
 
 struct cw_cfg {
 	struct coll_cfg cc;
@@ -46,7 +51,8 @@ static const struct opt cw_opts[] = {
 	{ "iters", OPT_UINT, O(iters), 1, 1000000, "20", NULL, "measured iterations" },
 	{ "warmup", OPT_UINT, O(warmup), 0, 100000, "2", NULL, "unmeasured iterations first" },
 	{ "data", OPT_ENUM, O(data), 0, 0, "ints", datas,
-	  "input values: ints (exact sums) | gauss | laplace (gradient-like)" },
+	  "input values: ints (exact sums) | gauss | laplace (gradient-like) | grad (real MLP "
+	  "gradients)" },
 	COLL_OPTS(O(cc)),
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -98,6 +104,57 @@ static double exact_of(const struct cw *w, size_t j)
 	}
 }
 
+/* data=grad: every rank's gradients (rank k, batch b: the train task's
+ * samples ((b * n + k) * 32 ..), as train draws them), ours into in, the
+ * sum of all into exact */
+static int grad_data(struct cw *w, float *in, char *err, size_t errlen)
+{
+	enum { IN = 128, BATCH = 32 };
+	float xb[BATCH * IN], *g = NULL;
+	int yb[BATCH], k, i, r;
+	struct mlp m;
+	struct task t;
+	size_t j, b, np;
+
+	if (w->cfg.cc.op != C_ALLREDUCE && w->cfg.cc.op != C_REDUCE_SCATTER) {
+		snprintf(err, errlen, "data grad: allreduce and reduce_scatter only");
+		return -EINVAL;
+	}
+	if ((r = mlp_init(&m, IN, 512, 264, 10, w->cfg.cc.seed)))
+		return r;
+	if ((r = task_init(&t, IN, 10, w->cfg.cc.seed))) {
+		mlp_free(&m);
+		return r;
+	}
+	np = (size_t)m.nparams;
+	g = malloc(np * sizeof(float));
+	if (!g) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < w->n; k++)
+		for (b = 0; b * np < w->count; b++) {
+			for (i = 0; i < BATCH; i++)
+				task_sample(&t, ((uint64_t)b * (uint64_t)w->n + (uint64_t)k) * BATCH +
+						    (uint64_t)i, xb + i * IN, &yb[i]);
+			mlp_grad(&m, xb, yb, BATCH, g);
+			for (j = 0; j < np && b * np + j < w->count; j++) {
+				if (k == w->r)
+					in[b * np + j] = g[j];
+				w->exact[b * np + j] += g[j];
+			}
+		}
+	/* reduce_scatter: only the owned chunk is compared */
+	for (j = 0; j < w->count; j++)
+		if (j < w->lo || j >= w->hi)
+			w->exact[j] = 0;
+out:
+	free(g);
+	task_free(&t);
+	mlp_free(&m);
+	return r;
+}
+
 static void cw_destroy(struct wl_ctx *ctx)
 {
 	struct cw *w = ctx->priv;
@@ -143,10 +200,16 @@ static int cw_prepare(struct wl_ctx *ctx, const json_t *opts, json_t **ep)
 		goto fail;
 	}
 	in = coll_input(w->c);
-	for (j = 0; j < w->count; j++) {
-		in[j] = val(w, w->r, j);
-		if (j >= w->lo && j < w->hi)
-			w->exact[j] = exact_of(w, j);
+	if (w->cfg.data == D_GRAD) {
+		r = grad_data(w, in, ctx->err, sizeof(ctx->err));
+		if (r)
+			goto fail;
+	} else {
+		for (j = 0; j < w->count; j++) {
+			in[j] = val(w, w->r, j);
+			if (j >= w->lo && j < w->hi)
+				w->exact[j] = exact_of(w, j);
+		}
 	}
 	hist_init(&w->hist);
 	return 0;

@@ -8,8 +8,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="modes_exact side_by_side_1pct ec_rebuilds_single_losses hang_free_20pct hang_free_flap
-       train_tta_1pct modes_bad_input"
+TESTS="modes_exact side_by_side_1pct real_gradients_1pct ec_rebuilds_single_losses hang_free_20pct
+       hang_free_flap train_tta_1pct modes_bad_input"
 
 suite_up || exit 0
 drop_all() { for i in 0 1 2; do "$C" inject add dev n$i ingress opcode data drop "$@" >/dev/null || return 1; done; }
@@ -52,6 +52,28 @@ else
 	fail side_by_side_1pct "rc=$rc $(head -c 400 <<< "$j")"
 fi
 
+# --- the same on real gradients (--data grad: the train workload's MLP,
+# each rank's own batches): there most of the energy sits in few places, so
+# zero-filled raw ranges lose a lot or nothing depending on where the
+# packets fell, while the transform loses about the lost fraction every
+# step. hadamard's L-inf error must be 1/5 of lossy's or less and its cosine
+# not below lossy's (beyond noise; tests/unit/test_rht.c shows it higher on
+# the same gradients without the network's noise)
+drop_all 1% || fail real_gradients_1pct "inject add failed"
+j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad 2>&1); rc=$?
+flush
+if [ $rc = 0 ]; then
+	msg=$(jq -c '[.results[] | {mode, lost: (.lost_fraction*10000|floor/100), nmse: .grad_error.nmse_mean, linf: .grad_error.linf_mean, cosine: .grad_error.cosine_mean, cosine_min: .grad_error.cosine_min}]' <<< "$j")
+	if jq -e '(.results | map({(.mode): .grad_error}) | add) as $g |
+		$g.hadamard.linf_mean * 5 <= $g.lossy.linf_mean and $g.hadamard.cosine_mean >= $g.lossy.cosine_mean - 0.002' <<< "$j" >/dev/null; then
+		pass real_gradients_1pct "$msg"
+	else
+		fail real_gradients_1pct "$msg"
+	fi
+else
+	fail real_gradients_1pct "rc=$rc $(head -c 400 <<< "$j")"
+fi
+
 # --- ec: with at most one loss per step (drop every 400th data packet; a
 # step is about 390 packets) every loss is rebuilt from parity: exact result
 drop_all every 400 || fail ec_rebuilds_single_losses "inject add failed"
@@ -89,22 +111,30 @@ else
 fi
 
 # --- training at 1% loss: rc (whose gradients are exact: the lossless run)
-# against hadamard. hadamard reaches the target, ends within 1 point of rc's
-# accuracy, and gets there at least 1.5x sooner
+# against hadamard, twice (TCG makes a single step time noisy: the two runs'
+# times to accuracy are pooled). hadamard reaches the target every time,
+# ends within 1 point of rc's accuracy (the mean of the two runs'
+# differences) and gets there at least 1.5x sooner
 drop_all 1% || fail train_tta_1pct "inject add failed"
-j=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc=$?
+j1=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc1=$?
+j2=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc2=$?
 flush
-if [ $rc = 0 ]; then
-	msg=$(jq -c '[.results[] | {mode, tta_s: ((.tta_ns // 0)/1e8|floor/10), acc: .final_accuracy, p99_ms: (.step_p99_ns/1e6|floor), lost: .lost_fraction}] + [{tta_ratio: .results[1].tta_ratio_vs_first, hadamard_gradient_vs_exact: (.results[1].ranks[0].grad_error | {samples, nmse_mean, cosine_mean})}]' <<< "$j")
-	if jq -e '.results[1].tta_ns != null and .results[1].tta_ratio_vs_first >= 1.5 and
-		.results[1].ranks[0].grad_error.samples >= 10 and .results[1].ranks[0].grad_error.cosine_mean > 0.9 and
-		((.results[1].final_accuracy - .results[0].final_accuracy) | fabs) <= 0.01' <<< "$j" >/dev/null; then
-		pass train_tta_1pct "$msg"
+if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then
+	j=$(jq -s '{runs: [.[] | [.results[] | {mode, tta_s: ((.tta_ns // 0)/1e9), acc: .final_accuracy,
+			step_p50_ms: (.step_p50_ns/1e6|floor), lost: .lost_fraction}]],
+		    tta_ratio: (([.[] | .results[0].tta_ns] | add) / ([.[] | .results[1].tta_ns // 1e18] | add)),
+		    reached: ([.[] | .results[1].tta_ns != null] | all),
+		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / 2),
+		    hadamard_gradient_vs_exact: (.[0].results[1].ranks[0].grad_error | {samples, nmse_mean, cosine_mean})}' \
+		<<< "$j1$j2")
+	if jq -e '.reached and .tta_ratio >= 1.5 and (.acc_diff_mean | fabs) <= 0.01 and
+		.hadamard_gradient_vs_exact.samples >= 10 and .hadamard_gradient_vs_exact.cosine_mean > 0.9' <<< "$j" >/dev/null; then
+		pass train_tta_1pct "$(jq -c . <<< "$j")"
 	else
-		fail train_tta_1pct "$msg"
+		fail train_tta_1pct "$(jq -c . <<< "$j")"
 	fi
 else
-	fail train_tta_1pct "rc=$rc $(head -c 400 <<< "$j")"
+	fail train_tta_1pct "rc=$rc1/$rc2 $(head -c 300 <<< "$j1$j2")"
 fi
 
 # --- bad input: clear errors, exit 2 (usage) or 1 (the agent refused)

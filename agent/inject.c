@@ -201,6 +201,21 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)
 		return r;
+	if (rc == 0) {	/* a rule deleted by its id is nobody's lease any more */
+		int i, j;
+
+		for (i = 0; i < n && (argv[i][0] == '-' || !strcmp(argv[i], "--pin")); i++)
+			;
+		if (i + 1 < n && !strcmp(argv[i], "del")) {
+			unsigned int id = (unsigned int)strtoul(argv[i + 1], NULL, 10);
+
+			pthread_mutex_lock(&a->lock);
+			for (j = 0; j < a->nleased; j++)
+				if (a->leased[j].id == id)
+					a->leased[j--] = a->leased[--a->nleased];
+			pthread_mutex_unlock(&a->lock);
+		}
+	}
 	if (lease && rc == 0) {
 		int i;
 
@@ -217,6 +232,15 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 			pthread_mutex_unlock(&a->lock);
 		}
 	}
+	if (rc && !eout[0]) {	/* it said nothing: say how it ended */
+		char *why = NULL;
+
+		if (asprintf(&why, "rdma-inject %s %d (no message)\n",
+			     rc > 128 ? "killed by signal" : "exited", rc > 128 ? rc - 128 : rc) > 0) {
+			free(eout);
+			eout = why;
+		}
+	}
 	*result = json_pack("{s:i,s:s,s:s}", "rc", rc, "stdout", out, "stderr", eout);
 	free(out);
 	free(eout);
@@ -226,7 +250,7 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 int inject_release(struct agent *a, unsigned int conn)
 {
 	unsigned int ids[64];
-	int i, n = 0, k = 0, rc;
+	int i, n = 0, k = 0, rc, deleted = 0;
 
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < a->nleased; i++) {
@@ -243,11 +267,16 @@ int inject_release(struct agent *a, unsigned int conn)
 
 		snprintf(id, sizeof(id), "%u", ids[i]);
 		if (!spawn_inject(args, 2, &rc, &out, &eout, err, sizeof(err))) {
+			deleted += !rc;
 			free(out);
 			free(eout);
 		}
 	}
-	if (n) {	/* nobody's rules left at all: the hooks and qdiscs go too */
+	/* we removed rules their owner left behind (it died): when nobody's
+	 * rules are left at all, the hooks and qdiscs go too. Not when the
+	 * owner had removed them itself -- it also removes the qdiscs, and a
+	 * flush here would race with whatever it does next. */
+	if (deleted) {
 		char *largs[2] = { "-j", "list" }, *fargs[1] = { "flush" }, *out = NULL, *eout = NULL;
 		char err[128];
 		json_t *l;
@@ -264,6 +293,8 @@ int inject_release(struct agent *a, unsigned int conn)
 			}
 			json_decref(l);
 		}
+	}
+	if (n) {
 		pthread_mutex_lock(&a->lock);
 		a->releasing--;
 		pthread_mutex_unlock(&a->lock);

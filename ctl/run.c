@@ -198,8 +198,11 @@ static int fault_add(struct agentc *c, const struct prof_fault *f, int node,
 			snprintf(why, sizeof(why), "killed by signal %d", rc - 128);
 		else
 			snprintf(why, sizeof(why), "exit %d", rc);
-		snprintf(err, errlen, "%s: rdma-inject add %s: %.*s%s%s", c->where, dev,
-			 e ? (int)strcspn(e, "\n") : 0, e ?: "", e && *e ? " " : "", why);
+		if (e && *e)	/* the agent says how it ended when rdma-inject did not */
+			snprintf(err, errlen, "%s: rdma-inject add %s: %.*s", c->where, dev,
+				 (int)strcspn(e, "\n"), e);
+		else
+			snprintf(err, errlen, "%s: rdma-inject add %s: %s", c->where, dev, why);
 	}
 	else
 		id = atoi(json_string_value(json_object_get(res, "stdout")));

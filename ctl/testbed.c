@@ -263,7 +263,7 @@ static void up_usage(FILE *f)
 		   "                 host: this kernel's rdma_rxe; auto: host if rdma_rxe loads\n"
 		   "  --mtu M        RoCE path MTU: 256|512|1024|2048|4096 (default 1024)\n"
 		   "  --timeout S    give up when the agents are not ready after S s (default 300)\n"
-		   "  --mem MiB      VM memory (default 512 + 64 per node above 3)\n"
+		   "  --mem MiB      VM memory (default 1024 + 64 per node above 3)\n"
 		   "  --accel A      VM accelerator; auto probes KVM and falls back to TCG\n",
 		TB_MAX_NODES);
 }
@@ -353,7 +353,7 @@ static int testbed_up(struct ctl *ctl, int argc, char **argv)
 		return 2;
 	}
 	if (!o.mem_mb)
-		o.mem_mb = 512 + (o.nodes > 3 ? 64 * (o.nodes - 3) : 0);
+		o.mem_mb = 1024 + (o.nodes > 3 ? 64 * (o.nodes - 3) : 0);
 	if (geteuid() != 0) {
 		log_err("testbed up: needs root (qemu's image build reads kernel modules; the host "
 			"backend changes routing)");

@@ -201,36 +201,27 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)
 		return r;
-	if (rc == 0) {	/* a rule deleted by its id is nobody's lease any more */
+	if (rc == 0) {	/* the lease list follows the rules: add (leased) joins, del leaves */
 		int i, j;
 
-		for (i = 0; i < n && (argv[i][0] == '-' || !strcmp(argv[i], "--pin")); i++)
+		for (i = 0; i < n && argv[i][0] == '-'; i++)	/* -j, -v, -q */
 			;
+		pthread_mutex_lock(&a->lock);
 		if (i + 1 < n && !strcmp(argv[i], "del")) {
 			unsigned int id = (unsigned int)strtoul(argv[i + 1], NULL, 10);
 
-			pthread_mutex_lock(&a->lock);
 			for (j = 0; j < a->nleased; j++)
 				if (a->leased[j].id == id)
 					a->leased[j--] = a->leased[--a->nleased];
-			pthread_mutex_unlock(&a->lock);
-		}
-	}
-	if (lease && rc == 0) {
-		int i;
-
-		for (i = 0; i < n && (argv[i][0] == '-' || !strcmp(argv[i], "--pin")); i++)
-			;
-		if (i < n && !strcmp(argv[i], "add")) {
+		} else if (lease && i < n && !strcmp(argv[i], "add")) {
 			unsigned int id = added_id(out);
 
-			pthread_mutex_lock(&a->lock);
 			if (id && a->nleased < (int)(sizeof(a->leased) / sizeof(a->leased[0]))) {
 				a->leased[a->nleased].conn = conn;
 				a->leased[a->nleased++].id = id;
 			}
-			pthread_mutex_unlock(&a->lock);
 		}
+		pthread_mutex_unlock(&a->lock);
 	}
 	if (rc && !eout[0]) {	/* it said nothing: say how it ended */
 		char *why = NULL;

@@ -189,21 +189,10 @@ static int fault_add(struct agentc *c, const struct prof_fault *f, int node,
 			err, errlen))
 		return -1;
 	rc = (int)json_integer_value(json_object_get(res, "rc"));
-	if (rc) {
-		const char *e = json_string_value(json_object_get(res, "stderr"));
-		char why[32];
-
-		/* a crash or a kill says nothing on stderr: give the status */
-		if (rc > 128)
-			snprintf(why, sizeof(why), "killed by signal %d", rc - 128);
-		else
-			snprintf(why, sizeof(why), "exit %d", rc);
-		if (e && *e)	/* the agent says how it ended when rdma-inject did not */
-			snprintf(err, errlen, "%s: rdma-inject add %s: %.*s", c->where, dev,
-				 (int)strcspn(e, "\n"), e);
-		else
-			snprintf(err, errlen, "%s: rdma-inject add %s: %s", c->where, dev, why);
-	}
+	if (rc)	/* the agent says how rdma-inject ended when it printed nothing */
+		snprintf(err, errlen, "%s: rdma-inject add %s: %.*s", c->where, dev,
+			 (int)strcspn(json_string_value(json_object_get(res, "stderr")) ?: "", "\n"),
+			 json_string_value(json_object_get(res, "stderr")) ?: "");
 	else
 		id = atoi(json_string_value(json_object_get(res, "stdout")));
 	json_decref(res);

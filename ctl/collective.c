@@ -68,9 +68,10 @@ static void print_line(const json_t *o)
 	else
 		printf(" %8s", "-");
 	if (g)
-		printf(" %9.2e %9.3g %8.5f", json_real_value(json_object_get(g, "nmse_mean")),
+		printf(" %9.2e %9.3g %8.5f %8.5f", json_real_value(json_object_get(g, "nmse_mean")),
 		       json_real_value(json_object_get(g, "linf_mean")),
-		       json_real_value(json_object_get(g, "cosine_mean")));
+		       json_real_value(json_object_get(g, "cosine_mean")),
+		       json_real_value(json_object_get(g, "cosine_min")));
 	putchar('\n');
 }
 
@@ -183,9 +184,9 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 					       " sum" : "");
 		if (nm > 1)
 			printf(", %llu rounds of %d modes taking turns", (unsigned long long)rounds, nm);
-		printf("\n# %10s %-8s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s %8s\n", "size", "mode",
-		       "time[us]", "p50[us]", "p99[us]", "max[us]", "busbw[GB/s]", "#wrong", "retrans",
-		       "lost", "nmse", "linf", "cosine");
+		printf("\n# %10s %-8s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s %8s %8s\n", "size",
+		       "mode", "time[us]", "p50[us]", "p99[us]", "max[us]", "busbw[GB/s]", "#wrong",
+		       "retrans", "lost", "nmse", "linf", "cosine", "cos_min");
 	}
 	for (size = lo; size <= hi && !rc; size *= 2) {
 		struct arm_acc acc[MAX_MODES];

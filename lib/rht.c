@@ -6,6 +6,14 @@
 #include "mix.h"
 #include "rht.h"
 
+#define GROUP 8	/* blocks transformed together: the interleave then moves 8 floats at a time */
+
+struct rht {
+	size_t n, block, nb, len;
+	float *sign;	/* the diagonal times 1/sqrt(block), n entries */
+	float *tmp;	/* GROUP blocks */
+};
+
 /* the sign of element i of the diagonal: one hash bit, the same on every rank */
 static float sign_of(uint64_t seed, size_t i)
 {
@@ -17,57 +25,123 @@ size_t rht_wire_len(size_t n, size_t block)
 	return (n + block - 1) / block * block;
 }
 
-static int block_ok(size_t block)
+size_t rht_block_for(size_t n)
 {
-	return block >= 8 && !(block & (block - 1));
+	size_t b;
+
+	for (b = 65536; b > 8; b /= 2)
+		if (rht_wire_len(n, b) - n <= n / 64)
+			break;
+	return b;
+}
+
+struct rht *rht_new(size_t n, size_t block, uint64_t seed)
+{
+	struct rht *h;
+	float s = 1.0f / sqrtf((float)block);
+	size_t i;
+
+	if (block < 8 || (block & (block - 1)) || !n)
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->n = n;
+	h->block = block;
+	h->len = rht_wire_len(n, block);
+	h->nb = h->len / block;
+	h->sign = malloc(n * sizeof(float));
+	h->tmp = malloc(GROUP * block * sizeof(float));
+	if (!h->sign || !h->tmp) {
+		rht_free(h);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		h->sign[i] = sign_of(seed, i) * s;
+	return h;
+}
+
+void rht_free(struct rht *h)
+{
+	if (!h)
+		return;
+	free(h->sign);
+	free(h->tmp);
+	free(h);
+}
+
+size_t rht_len(const struct rht *h)
+{
+	return h->len;
+}
+
+/* blocks b0 .. b0+g-1 of the input, signed and transformed, into tmp */
+void rht_fwd(struct rht *h, const float *in, float *wire)
+{
+	size_t bs = h->block, nb = h->nb, b0, g, k, i;
+
+	for (b0 = 0; b0 < nb; b0 += GROUP) {
+		size_t ng = nb - b0 < GROUP ? nb - b0 : GROUP;
+
+		for (g = 0; g < ng; g++) {
+			float *t = h->tmp + g * bs;
+			size_t base = (b0 + g) * bs, m = base >= h->n ? 0 : h->n - base < bs ? h->n - base : bs;
+
+			for (k = 0; k < m; k++)
+				t[k] = in[base + k] * h->sign[base + k];
+			memset(t + m, 0, (bs - m) * sizeof(float));
+			fwht(t, bs);
+		}
+		/* coefficient k of block b goes to wire position k * nb + b */
+		for (k = 0; k < bs; k++)
+			for (i = 0; i < ng; i++)
+				wire[k * nb + b0 + i] = h->tmp[i * bs + k];
+	}
+}
+
+void rht_inv(struct rht *h, const float *wire, float *out, float scale)
+{
+	size_t bs = h->block, nb = h->nb, b0, g, k, i;
+
+	for (b0 = 0; b0 < nb; b0 += GROUP) {
+		size_t ng = nb - b0 < GROUP ? nb - b0 : GROUP;
+
+		for (k = 0; k < bs; k++)
+			for (i = 0; i < ng; i++)
+				h->tmp[i * bs + k] = wire[k * nb + b0 + i];
+		for (g = 0; g < ng; g++) {
+			float *t = h->tmp + g * bs;
+			size_t base = (b0 + g) * bs, m = base >= h->n ? 0 : h->n - base < bs ? h->n - base : bs;
+
+			fwht(t, bs);
+			if (scale == 1.0f)
+				for (k = 0; k < m; k++)
+					out[base + k] = t[k] * h->sign[base + k];
+			else
+				for (k = 0; k < m; k++)
+					out[base + k] = t[k] * scale * h->sign[base + k];
+		}
+	}
 }
 
 int rht_encode(const float *in, size_t n, float *wire, size_t block, uint64_t seed)
 {
-	size_t len = rht_wire_len(n, block), nb = len / block, b, k;
-	float s = 1.0f / sqrtf((float)block), *tmp;
+	struct rht *h = rht_new(n, block, seed);
 
-	if (!block_ok(block))
+	if (!h)
 		return -1;
-	tmp = malloc(block * sizeof(float));
-	if (!tmp)
-		return -1;
-	for (b = 0; b < nb; b++) {
-		for (k = 0; k < block; k++) {
-			size_t i = b * block + k;
-
-			tmp[k] = i < n ? in[i] * sign_of(seed, i) : 0.0f;
-		}
-		fwht(tmp, block);
-		/* coefficient k of block b goes to wire position k * nb + b */
-		for (k = 0; k < block; k++)
-			wire[k * nb + b] = tmp[k] * s;
-	}
-	free(tmp);
+	rht_fwd(h, in, wire);
+	rht_free(h);
 	return 0;
 }
 
 int rht_decode(float *wire, size_t n, float *out, size_t block, uint64_t seed, float scale)
 {
-	size_t len = rht_wire_len(n, block), nb = len / block, b, k;
-	float s = scale / sqrtf((float)block), *tmp;
+	struct rht *h = rht_new(n, block, seed);
 
-	if (!block_ok(block))
+	if (!h)
 		return -1;
-	tmp = malloc(block * sizeof(float));
-	if (!tmp)
-		return -1;
-	for (b = 0; b < nb; b++) {
-		for (k = 0; k < block; k++)
-			tmp[k] = wire[k * nb + b];
-		fwht(tmp, block);
-		for (k = 0; k < block; k++) {
-			size_t i = b * block + k;
-
-			if (i < n)
-				out[i] = tmp[k] * s * sign_of(seed, i);
-		}
-	}
-	free(tmp);
+	rht_inv(h, wire, out, scale);
+	rht_free(h);
 	return 0;
 }

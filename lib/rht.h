@@ -19,13 +19,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rht;
+
 /* floats on the wire for n input floats */
 size_t rht_wire_len(size_t n, size_t block);
-/* in[n] -> wire[rht_wire_len(n, block)]; -1 if block is not a power of two >= 8 */
+/* the engine's default block for n floats: the largest power of two up to
+ * 65536 that pads n by at most 1/64 (larger blocks spread a loss thinner) */
+size_t rht_block_for(size_t n);
+/* a transform of n floats: the diagonal computed once (a step's encode and
+ * decode then cost the FWHT and a multiply per element); NULL if block is
+ * not a power of two >= 8, n is 0 or memory ran out */
+struct rht *rht_new(size_t n, size_t block, uint64_t seed);
+void rht_free(struct rht *h);
+size_t rht_len(const struct rht *h);	/* rht_wire_len(n, block) */
+/* in[n] -> wire[rht_len] */
+void rht_fwd(struct rht *h, const float *in, float *wire);
+/* wire -> out[n]. scale: 1 for plain decoding, or 1/q (q = fraction of
+ * coefficients received, lost ones zero) for an unbiased estimate */
+void rht_inv(struct rht *h, const float *wire, float *out, float scale);
+/* one-shot forms of the two: -1 where rht_new gives NULL */
 int rht_encode(const float *in, size_t n, float *wire, size_t block, uint64_t seed);
-/* wire -> out[n]; wire is used as scratch. scale: 1 for plain decoding, or
- * 1/q (q = fraction of coefficients received, lost ones zero) for an
- * unbiased estimate */
 int rht_decode(float *wire, size_t n, float *out, size_t block, uint64_t seed, float scale);
 
 #endif

@@ -104,6 +104,7 @@ struct coll {
 	double ewma_ns;
 	uint32_t est_us[MAX_RANKS];	/* every rank's latest timeout estimate */
 	struct ec *ec;
+	struct rht *rht;	/* hadamard */
 	struct coll_stats st;
 	uint64_t it_lost, it_expected;	/* this iteration's */
 };
@@ -181,6 +182,7 @@ void coll_close(struct coll *c)
 	free(c->order);
 	free(c->mag);
 	ec_free(c->ec);
+	rht_free(c->rht);
 	if (c->uin != c->in)
 		free(c->uin);
 	if (c->uout != c->out)
@@ -275,12 +277,8 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 	c->r = (int)cfg->rank;
 	c->uc = cfg->mode != M_RC;
 	c->ucount = cfg->size / sizeof(float);
-	if (cfg->mode == M_HADAMARD && !cfg->block) {
-		/* larger blocks spread a loss thinner: the largest that pads little */
-		for (c->cfg.block = 65536; c->cfg.block > 8; c->cfg.block /= 2)
-			if (rht_wire_len(c->ucount, c->cfg.block) - c->ucount <= c->ucount / 64)
-				break;
-	}
+	if (cfg->mode == M_HADAMARD && !cfg->block)
+		c->cfg.block = rht_block_for(c->ucount);
 	c->st.block = c->cfg.block;
 	c->count = cfg->mode == M_HADAMARD ? rht_wire_len(c->ucount, c->cfg.block) : c->ucount;
 	c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
@@ -323,7 +321,8 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 	if (cfg->mode == M_HADAMARD) {
 		c->uin = calloc(c->ucount, sizeof(float));
 		c->uout = calloc(c->ucount, sizeof(float));
-		if (!c->uin || !c->uout)
+		c->rht = rht_new(c->ucount, (size_t)c->cfg.block, c->cfg.seed);
+		if (!c->uin || !c->uout || !c->rht)
 			goto fail;
 	}
 	if (c->uc) {
@@ -1114,24 +1113,17 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 	int r;
 
 	c->it_lost = c->it_expected = 0;
-	if (c->cfg.mode == M_HADAMARD &&
-	    rht_encode(c->uin, c->ucount, c->in, (size_t)c->cfg.block, c->cfg.seed)) {
-		snprintf(w->err, sizeof(w->err), "hadamard: encode failed");
-		return -ENOMEM;
-	}
+	if (c->rht)
+		rht_fwd(c->rht, c->uin, c->in);
 	if ((r = ring_once(w, c)))
 		return r;
-	if (c->cfg.mode == M_HADAMARD) {
+	if (c->rht) {
 		/* 1/q: the fraction of coefficients that made it through this rank */
 		float scale = c->cfg.rescale && c->it_expected > c->it_lost ?
 				      (float)((double)c->it_expected /
 					      (double)(c->it_expected - c->it_lost)) : 1.0f;
 
-		if (rht_decode(c->out, c->ucount, c->uout, (size_t)c->cfg.block, c->cfg.seed,
-			       scale)) {
-			snprintf(w->err, sizeof(w->err), "hadamard: decode failed");
-			return -ENOMEM;
-		}
+		rht_inv(c->rht, c->out, c->uout, scale);
 	}
 	*ns = wl_now_ns() - t0;
 	return 0;

@@ -13,7 +13,11 @@
  *
  * The training clock counts the steps (compute and allreduce) and stops
  * while the model is evaluated on a fixed held-out set every eval_every
- * steps, so evaluation costs no arm anything. Time to accuracy (TTA) is the
+ * steps, so evaluation costs no arm anything: after it the ranks meet at a
+ * barrier (a tiny RC allreduce on the side) before the clock runs again, or
+ * a rank still busy off the clock (a lossy arm's exact sum on the side goes
+ * through RC retransmissions) would stall its neighbours' next timed step
+ * and, in the lossy modes, time it out. Time to accuracy (TTA) is the
  * training clock when the held-out accuracy reaches `target`, linearly
  * interpolated between the evaluation below it and the first one at or
  * above it: without the interpolation TTA would move by a whole
@@ -70,6 +74,7 @@ struct train {
 	/* lossy modes: an RC allreduce on the side, at evaluation steps, off
 	 * the clock: the exact sum the arm's result is compared with */
 	struct coll *exact;
+	struct coll *sync;	/* the barrier after an evaluation */
 	struct grad_err gerr;
 	double *exact_d;
 	struct mlp m;
@@ -87,6 +92,7 @@ static void train_destroy(struct wl_ctx *w)
 		return;
 	coll_close(t->c);
 	coll_close(t->exact);
+	coll_close(t->sync);
 	free(t->exact_d);
 	mlp_free(&t->m);
 	task_free(&t->t);
@@ -97,6 +103,46 @@ static void train_destroy(struct wl_ctx *w)
 	free(t->ye);
 	free(t);
 	w->priv = NULL;
+}
+
+/* an RC allreduce engine of size bytes on the side of the arm's; its
+ * endpoints ride along in the arm's under key */
+static int side_open(struct wl_ctx *w, const struct coll_cfg *cc, uint64_t size, const char *key,
+		     json_t *ep, struct coll **c)
+{
+	struct coll_cfg x = *cc;
+	json_t *xep = NULL, *e;
+	size_t j;
+	int r;
+
+	x.mode = M_RC;
+	x.size = size;
+	if ((r = coll_open(w, &x, c, &xep))) {
+		json_decref(xep);
+		return r;
+	}
+	json_array_foreach(ep, j, e)
+		if (json_is_object(e))
+			json_object_set(e, key, json_array_get(xep, j));
+	json_decref(xep);
+	return 0;
+}
+
+/* connect a side engine to the peers' endpoints under key */
+static int side_connect(struct wl_ctx *w, struct coll *c, const json_t *peers, const char *key)
+{
+	json_t *side = json_array();
+	size_t j;
+	int r;
+
+	for (j = 0; j < json_array_size(peers); j++) {
+		json_t *e = json_object_get(json_array_get(peers, j), key);
+
+		json_array_append(side, e ? e : json_null());
+	}
+	r = coll_connect_peers(w, c, side);
+	json_decref(side);
+	return r;
 }
 
 static int train_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
@@ -137,23 +183,16 @@ static int train_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 	if (r)
 		goto fail;
 	if (k->cc.mode != M_RC) {
-		struct coll_cfg x = k->cc;
-		json_t *xep = NULL, *e;
-		size_t j;
-
-		x.mode = M_RC;
-		r = coll_open(w, &x, &t->exact, &xep);
 		t->exact_d = calloc(t->m.nparams, sizeof(double));
-		if (r || !t->exact_d) {
-			json_decref(xep);
-			r = r ? r : -ENOMEM;
+		if (!t->exact_d) {
+			r = -ENOMEM;
 			goto fail;
 		}
-		json_array_foreach(*ep, j, e)	/* the side engine's endpoints ride along */
-			if (json_is_object(e))
-				json_object_set(e, "exact", json_array_get(xep, j));
-		json_decref(xep);
+		if ((r = side_open(w, &k->cc, k->cc.size, "exact", *ep, &t->exact)))
+			goto fail;
 	}
+	if ((r = side_open(w, &k->cc, k->cc.nranks * sizeof(float), "sync", *ep, &t->sync)))
+		goto fail;
 	hist_init(&t->step_h);
 	hist_init(&t->comm_h);
 	return 0;
@@ -165,22 +204,11 @@ fail:
 static int train_connect(struct wl_ctx *w, const json_t *peers)
 {
 	struct train *t = w->priv;
-
-	json_t *side;
-	size_t j;
 	int r = coll_connect_peers(w, t->c, peers);
 
-	if (r || !t->exact)
-		return r;
-	side = json_array();
-	for (j = 0; j < json_array_size(peers); j++) {
-		json_t *e = json_object_get(json_array_get(peers, j), "exact");
-
-		json_array_append(side, e ? e : json_null());
-	}
-	r = coll_connect_peers(w, t->exact, side);
-	json_decref(side);
-	return r;
+	if (!r && t->exact)
+		r = side_connect(w, t->exact, peers, "exact");
+	return r ? r : side_connect(w, t->sync, peers, "sync");
 }
 
 static int train_run(struct wl_ctx *w, json_t **result)
@@ -196,7 +224,8 @@ static int train_run(struct wl_ctx *w, json_t **result)
 	struct coll_stats st;
 	int r;
 
-	if ((r = coll_begin(w, t->c)) || (t->exact && (r = coll_begin(w, t->exact))))
+	if ((r = coll_begin(w, t->c)) || (t->exact && (r = coll_begin(w, t->exact))) ||
+	    (r = coll_begin(w, t->sync)))
 		goto out;
 	for (step = 0; step < k->steps; step++) {
 		uint64_t t0 = wl_now_ns(), base = (step * n + k->cc.rank) * k->batch;
@@ -260,6 +289,14 @@ static int train_run(struct wl_ctx *w, json_t **result)
 						       (json_int_t)step + 1, "time_ns",
 						       (json_int_t)clock, "train_loss", loss,
 						       "eval_loss", eloss, "accuracy", acc));
+		/* every rank off the clock before anyone's clock runs again */
+		if (step + 1 < k->steps) {
+			uint64_t xns;
+
+			if ((r = coll_step(w, t->sync, &xns)) ||
+			    (step + 1 + k->eval_every < k->steps && (r = coll_next(w, t->sync, 0))))
+				goto out;
+		}
 	}
 	/* the final accuracy on the larger held-out set (the evaluations use its
 	 * first eval_samples) */

@@ -53,19 +53,22 @@ else
 fi
 
 # --- the same on real gradients (--data grad: the train workload's MLP,
-# each rank's own batches): there most of the energy sits in few places, so
-# zero-filled raw ranges lose a lot or nothing depending on where the
-# packets fell, while the transform loses about the lost fraction every
-# step. hadamard's L-inf error must be 1/5 of lossy's or less and its cosine
-# not below lossy's (beyond noise; tests/unit/test_rht.c shows it higher on
-# the same gradients without the network's noise)
+# each rank's own batches): there much of the energy sits in few packets, so
+# zero-filled raw ranges lose a lot or nothing depending on where the packets
+# fell, while the transform loses about the lost fraction every step. The
+# transform is orthonormal: the lost energy, so the mean cosine, is the same
+# in expectation (tests/unit/test_rht.c: hadamard's edge is 0.0002 over 1200
+# losses). What it changes is the spread: hadamard's worst step must have the
+# higher cosine, its L-inf error must be 1/5 of lossy's or less, and its mean
+# cosine no lower than lossy's beyond noise
 drop_all 1% || fail real_gradients_1pct "inject add failed"
 j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
 	msg=$(jq -c '[.results[] | {mode, lost: (.lost_fraction*10000|floor/100), nmse: .grad_error.nmse_mean, linf: .grad_error.linf_mean, cosine: .grad_error.cosine_mean, cosine_min: .grad_error.cosine_min}]' <<< "$j")
 	if jq -e '(.results | map({(.mode): .grad_error}) | add) as $g |
-		$g.hadamard.linf_mean * 5 <= $g.lossy.linf_mean and $g.hadamard.cosine_mean >= $g.lossy.cosine_mean - 0.002' <<< "$j" >/dev/null; then
+		$g.hadamard.linf_mean * 5 <= $g.lossy.linf_mean and $g.hadamard.cosine_min > $g.lossy.cosine_min and
+		$g.hadamard.cosine_mean >= $g.lossy.cosine_mean - 0.002' <<< "$j" >/dev/null; then
 		pass real_gradients_1pct "$msg"
 	else
 		fail real_gradients_1pct "$msg"

@@ -57,8 +57,8 @@ fi
 # zero-filled raw ranges lose a lot or nothing depending on where the packets
 # fell, while the transform loses about the lost fraction every step. The
 # transform is orthonormal: the lost energy, so the mean cosine, is the same
-# in expectation (tests/unit/test_rht.c: hadamard's edge is 0.0002 over 1200
-# losses). What it changes is the spread: hadamard's worst step must have the
+# in expectation (tests/unit/test_rht.c, 1200 losses paired: +0.00025,
+# standard error 0.0002). What it changes is the spread: hadamard's worst step must have the
 # higher cosine, its L-inf error must be 1/5 of lossy's or less, and its mean
 # cosine no lower than lossy's beyond noise
 drop_all 1% || fail real_gradients_1pct "inject add failed"

@@ -33,8 +33,12 @@
  * timeout_mult x an EWMA of its steps' times (from its sends to the last
  * arrival, extrapolated by the fraction received when pieces were lost) and sends it, as the immediate
  * of its READYs, to every rank; each uses min(median of the estimates,
- * step_timeout_max), at least step_timeout_min. Missing pieces are
- * zero-filled and counted. READYs stay on RC with a short ACK timeout (a
+ * step_timeout_max), at least step_timeout_min. Missing pieces are counted
+ * and zero-filled, or with fill=previous given the same piece's value one
+ * iteration earlier (hadamard: the same coefficients): in reduce-scatter the
+ * partial sum its stage slot still holds, in allgather the result kept from
+ * the iteration before (the output's chunks hold this iteration's partial
+ * sums by then). READYs stay on RC with a short ACK timeout (a
  * lost READY costs a jiffy or two, not the 67 ms of the data QPs' default).
  */
 #include <errno.h>
@@ -59,6 +63,7 @@ const char *const coll_ops[] = { "allreduce", "reduce_scatter", "allgather", "br
 const char *const coll_modes[] = { "rc", "lossy", "hadamard", "ec", NULL };
 const char *const coll_prios[] = { "none", "magnitude", NULL };
 const char *const coll_onoff[] = { "off", "on", NULL };
+const char *const coll_fills[] = { "zero", "previous", NULL };
 
 struct coll {
 	struct coll_cfg cfg;
@@ -87,6 +92,7 @@ struct coll {
 	size_t groups;		/* ec groups per chunk (at most) */
 	size_t slots;		/* piece numbers per step: data, then parity */
 	float *prx, *ptx, *tail, *zero;	/* parity received / sent (per step), scratch */
+	float *prev;		/* fill=previous: the last iteration's output */
 	uint8_t *got;		/* [gstep][slot] arrival bitmap of this iteration */
 	uint16_t *garr;		/* ec: [gstep][group] pieces arrived */
 	uint32_t arrived[2 * MAX_RANKS];	/* data pieces seen per step */
@@ -183,6 +189,7 @@ void coll_close(struct coll *c)
 	free(c->mag);
 	ec_free(c->ec);
 	rht_free(c->rht);
+	free(c->prev);
 	if (c->uin != c->in)
 		free(c->uin);
 	if (c->uout != c->out)
@@ -325,6 +332,8 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 		if (!c->uin || !c->uout || !c->rht)
 			goto fail;
 	}
+	if (c->uc && cfg->fill == F_PREVIOUS && !(c->prev = calloc(c->count, sizeof(float))))
+		goto fail;
 	if (c->uc) {
 		c->got = calloc(2 * (size_t)c->n * c->slots, 1);
 		c->garr = calloc(2 * (size_t)c->n * (c->groups ? c->groups : 1), sizeof(*c->garr));
@@ -804,8 +813,8 @@ static uint64_t ec_rebuild(struct coll *c, int gstep, float *dst, size_t np, siz
 
 /*
  * Wait for step gstep (chunk k into [dst, dst + len)), as the comment at the
- * top says; then rebuild (ec), zero-fill what is still missing, and update
- * this rank's estimate.
+ * top says; then rebuild (ec), fill what is still missing (zero or the
+ * previous value), and update this rank's estimate.
  */
 static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *dst)
 {
@@ -875,7 +884,11 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 		c->st.lost_pieces++;
 		c->st.lost_bytes += n * sizeof(float);
 		c->it_lost++;
-		memset(dst + p * c->piece, 0, n * sizeof(float));
+		if (!c->prev)
+			memset(dst + p * c->piece, 0, n * sizeof(float));
+		else if (dst >= c->out && dst < c->out + c->count)	/* allgather */
+			memcpy(dst + p * c->piece, c->prev + (dst - c->out) + p * c->piece,
+			       n * sizeof(float));
 	}
 	return 0;
 }
@@ -1117,6 +1130,8 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 		rht_fwd(c->rht, c->uin, c->in);
 	if ((r = ring_once(w, c)))
 		return r;
+	if (c->prev)
+		memcpy(c->prev, c->out, c->count * sizeof(float));
 	if (c->rht) {
 		/* 1/q: the fraction of coefficients that made it through this rank */
 		float scale = c->cfg.rescale && c->it_expected > c->it_lost ?

@@ -27,6 +27,7 @@
 enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST, C_ALLTOALL };
 enum coll_mode { M_RC, M_LOSSY, M_HADAMARD, M_EC };
 enum coll_prio { P_NONE, P_MAGNITUDE };
+enum coll_fill { F_ZERO, F_PREVIOUS };
 
 extern const char *const coll_ops[];
 extern const char *const coll_modes[];
@@ -43,6 +44,7 @@ struct coll_cfg {
 	int priority;
 	uint64_t block;		/* hadamard */
 	int rescale;		/* hadamard: 1/q */
+	int fill;		/* lost pieces: zero or the previous iteration's */
 	uint64_t ec_k, ec_m;
 	struct vb_rc_knobs rc;
 	uint64_t seed;		/* hadamard diagonal; shared by every rank */
@@ -70,6 +72,8 @@ struct coll_cfg {
 	{ "block", OPT_UINT, (BASE) + offsetof(struct coll_cfg, block), 0, 1 << 20, "0", NULL,    \
 	  "hadamard: transform block (floats, a power of two; 0: the largest up to 64k that "      \
 	  "pads the buffer by at most 1/64)" },                                                    \
+	{ "fill", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, fill), 0, 0, "zero", coll_fills,     \
+	  "lossy: a lost piece is zero | previous (what the same piece held the iteration before)" }, \
 	{ "rescale", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, rescale), 0, 0, "off",           \
 	  coll_onoff, "hadamard: scale by 1/q (q = fraction received) for an unbiased estimate" },  \
 	{ "ec_k", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_k), 1, 128, "8", NULL,           \
@@ -88,6 +92,7 @@ struct coll_cfg {
 
 extern const char *const coll_prios[];
 extern const char *const coll_onoff[];
+extern const char *const coll_fills[];
 
 struct coll;
 

@@ -189,10 +189,12 @@ static int fault_add(struct agentc *c, const struct prof_fault *f, int node,
 			err, errlen))
 		return -1;
 	rc = (int)json_integer_value(json_object_get(res, "rc"));
-	if (rc)	/* the agent says how rdma-inject ended when it printed nothing */
+	if (rc) {	/* the agent says how rdma-inject ended when it printed nothing */
+		const char *e = json_string_value(json_object_get(res, "stderr")) ?: "";
+
 		snprintf(err, errlen, "%s: rdma-inject add %s: %.*s", c->where, dev,
-			 (int)strcspn(json_string_value(json_object_get(res, "stderr")) ?: "", "\n"),
-			 json_string_value(json_object_get(res, "stderr")) ?: "");
+			 (int)strcspn(e, "\n"), e);
+	}
 	else
 		id = atoi(json_string_value(json_object_get(res, "stdout")));
 	json_decref(res);

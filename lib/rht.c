@@ -75,7 +75,15 @@ size_t rht_len(const struct rht *h)
 	return h->len;
 }
 
-/* blocks b0 .. b0+g-1 of the input, signed and transformed, into tmp */
+/* input elements in block b (the last one is short, blocks past n empty) */
+static size_t block_n(const struct rht *h, size_t b)
+{
+	size_t base = b * h->block;
+
+	return base >= h->n ? 0 : h->n - base < h->block ? h->n - base : h->block;
+}
+
+/* GROUP blocks at a time: signed and transformed into tmp, then interleaved */
 void rht_fwd(struct rht *h, const float *in, float *wire)
 {
 	size_t bs = h->block, nb = h->nb, b0, g, k, i;
@@ -85,7 +93,7 @@ void rht_fwd(struct rht *h, const float *in, float *wire)
 
 		for (g = 0; g < ng; g++) {
 			float *t = h->tmp + g * bs;
-			size_t base = (b0 + g) * bs, m = base >= h->n ? 0 : h->n - base < bs ? h->n - base : bs;
+			size_t base = (b0 + g) * bs, m = block_n(h, b0 + g);
 
 			for (k = 0; k < m; k++)
 				t[k] = in[base + k] * h->sign[base + k];
@@ -111,37 +119,11 @@ void rht_inv(struct rht *h, const float *wire, float *out, float scale)
 				h->tmp[i * bs + k] = wire[k * nb + b0 + i];
 		for (g = 0; g < ng; g++) {
 			float *t = h->tmp + g * bs;
-			size_t base = (b0 + g) * bs, m = base >= h->n ? 0 : h->n - base < bs ? h->n - base : bs;
+			size_t base = (b0 + g) * bs, m = block_n(h, b0 + g);
 
 			fwht(t, bs);
-			if (scale == 1.0f)
-				for (k = 0; k < m; k++)
-					out[base + k] = t[k] * h->sign[base + k];
-			else
-				for (k = 0; k < m; k++)
-					out[base + k] = t[k] * scale * h->sign[base + k];
+			for (k = 0; k < m; k++)
+				out[base + k] = t[k] * scale * h->sign[base + k];
 		}
 	}
-}
-
-int rht_encode(const float *in, size_t n, float *wire, size_t block, uint64_t seed)
-{
-	struct rht *h = rht_new(n, block, seed);
-
-	if (!h)
-		return -1;
-	rht_fwd(h, in, wire);
-	rht_free(h);
-	return 0;
-}
-
-int rht_decode(float *wire, size_t n, float *out, size_t block, uint64_t seed, float scale)
-{
-	struct rht *h = rht_new(n, block, seed);
-
-	if (!h)
-		return -1;
-	rht_inv(h, wire, out, scale);
-	rht_free(h);
-	return 0;
 }

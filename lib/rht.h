@@ -37,8 +37,5 @@ void rht_fwd(struct rht *h, const float *in, float *wire);
 /* wire -> out[n]. scale: 1 for plain decoding, or 1/q (q = fraction of
  * coefficients received, lost ones zero) for an unbiased estimate */
 void rht_inv(struct rht *h, const float *wire, float *out, float scale);
-/* one-shot forms of the two: -1 where rht_new gives NULL */
-int rht_encode(const float *in, size_t n, float *wire, size_t block, uint64_t seed);
-int rht_decode(float *wire, size_t n, float *out, size_t block, uint64_t seed, float scale);
 
 #endif

@@ -332,9 +332,9 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 		if (!c->uin || !c->uout || !c->rht)
 			goto fail;
 	}
-	if (c->uc && cfg->fill == F_PREVIOUS && !(c->prev = calloc(c->count, sizeof(float))))
-		goto fail;
 	if (c->uc) {
+		if (cfg->fill == F_PREVIOUS && !(c->prev = calloc(c->count, sizeof(float))))
+			goto fail;
 		c->got = calloc(2 * (size_t)c->n * c->slots, 1);
 		c->garr = calloc(2 * (size_t)c->n * (c->groups ? c->groups : 1), sizeof(*c->garr));
 		c->swr = calloc(c->slots + 2, sizeof(*c->swr));

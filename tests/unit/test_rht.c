@@ -144,18 +144,20 @@ int main(void)
 	float *in = malloc(N * sizeof(float)), *out = malloc(N * sizeof(float));
 	size_t wl = rht_wire_len(N, BLOCK), i, p, npk;
 	float *wire = malloc(wl * sizeof(float)), *raw = malloc(N * sizeof(float));
+	struct rht *h = rht_new(N, BLOCK, 42);
 	double err = 0, linf_h = 0, linf_raw = 0, dot = 0, nh = 0, nx = 0, lost_frac;
 	char *lost;
 
 	for (i = 0; i < N; i++)	/* gradient-like: mostly small, some large */
 		in[i] = (float)((u() - 0.5) * (u() < 0.01 ? 10 : 1));
 	EXPECT(wl % BLOCK == 0 && wl >= N);
-	EXPECT(rht_encode(in, N, wire, BLOCK, 42) == 0);
-	EXPECT(rht_decode(wire, N, out, BLOCK, 42, 1.0f) == 0);
+	EXPECT(h && rht_len(h) == wl);
+	rht_fwd(h, in, wire);
+	rht_inv(h, wire, out, 1.0f);
 	for (i = 0; i < N; i++)
 		err = fmax(err, fabs(out[i] - in[i]));
 	EXPECT(err < 1e-5);
-	EXPECT(rht_encode(in, N, wire, 1000, 42) == -1);	/* not a power of two */
+	EXPECT(rht_new(N, 1000, 42) == NULL);	/* not a power of two */
 
 	/* lose 1% of the packets, the same packets on both paths */
 	npk = (wl + PKT - 1) / PKT;
@@ -166,7 +168,7 @@ int main(void)
 			lost_frac++;
 		}
 	lost_frac /= (double)npk;
-	EXPECT(rht_encode(in, N, wire, BLOCK, 42) == 0);
+	rht_fwd(h, in, wire);
 	memcpy(raw, in, N * sizeof(float));
 	for (p = 0; p < npk; p++) {
 		if (!lost[p])
@@ -176,7 +178,7 @@ int main(void)
 		for (i = p * PKT; i < (p + 1) * PKT && i < N; i++)
 			raw[i] = 0;	/* "lossy": the range is zero-filled */
 	}
-	EXPECT(rht_decode(wire, N, out, BLOCK, 42, 1.0f) == 0);
+	rht_inv(h, wire, out, 1.0f);
 	for (i = 0; i < N; i++) {
 		linf_h = fmax(linf_h, fabs(out[i] - in[i]));
 		linf_raw = fmax(linf_raw, fabs(raw[i] - in[i]));
@@ -191,6 +193,7 @@ int main(void)
 	EXPECT(linf_h * 5 <= linf_raw);
 	EXPECT(dot / sqrt(nh * nx) > 0.98);
 	free(lost);
+	rht_free(h);
 	free(in);
 	free(out);
 	free(wire);

@@ -21,11 +21,21 @@ BPFTOOL ?= bpftool
 ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
+PKG_CONFIG ?= pkg-config
+# the user's knobs: CFLAGS (optimisation, sanitizers), LDFLAGS, EXTRA_CFLAGS
 CFLAGS  ?= -O2 -g
-CFLAGS  += -I/usr/include/libnl3 -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
-	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -I$(OBJ)/ebpf -MMD -MP
-# libraries every program gets with lib/: JSON (jansson), erasure coding (ISA-L)
-LDLIBS_LIB := -ljansson -lisal -lyaml
+# what the build needs whatever CFLAGS says (make CFLAGS=-O0 keeps them)
+pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs   = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
+RTB_CFLAGS := -I. -I$(OBJ)/ebpf $(call pc_cflags,libnl-route-3.0 libibverbs) -std=gnu11 \
+	   -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
+	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -MMD -MP
+ALL_CFLAGS = $(RTB_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+# libraries every program gets with lib/: JSON (jansson), erasure coding (ISA-L), YAML
+LDLIBS_LIB := $(call pc_libs,jansson,-ljansson) $(call pc_libs,libisal,-lisal) \
+	      $(call pc_libs,yaml-0.1,-lyaml) $(call pc_libs,zlib,-lz)
+LIBS_VERBS := $(call pc_libs,libibverbs,-libverbs)
+LIBS_CURSES := $(call pc_libs,ncurses,-lncurses)
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)
 
 ifeq ($(V),1)
@@ -37,12 +47,16 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce demo bench install
+.PHONY: all clean deps test test-unit test-softroce demo bench install format lint
+# the BPF object is an input of the skeleton and of the installed copy: keep
+# it, or every second make rebuilds both (make -q after make must say "done")
+.SECONDARY:
 
 LIB_SRC  := $(wildcard lib/*.c)
 WL_SRC   := $(wildcard workloads/*.c)
 AGENT_SRC := $(wildcard agent/*.c)
-CTL_SRC  := $(wildcard ctl/*.c)
+CTL_SRC  := $(wildcard ctl/*.c ctl/*/*.c)
+CTL_LIB_OBJ = $(filter-out $(OBJ)/ctl/main.o,$(call obj,$(CTL_SRC)))
 INJ_SRC  := $(wildcard injector/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 BPFT_SRC := $(wildcard tests/bpf/*.c)
@@ -59,14 +73,15 @@ BPF_OBJS := $(BPFDIR)/inject.bpf.o
 LIBEXEC_FILES := $(patsubst testbed/%,$(LIBEXEC)/%,$(SCRIPTS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC)) \
 	     $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf_%,$(BPFT_SRC))
-LIBS_INJ := -lbpf -lelf -lz -lnl-route-3 -lnl-3 $(LDLIBS_LIB) -lm
+LIBS_INJ := $(call pc_libs,libbpf,-lbpf -lelf -lz) $(call pc_libs,libnl-route-3.0,-lnl-route-3 -lnl-3) \
+	    $(LDLIBS_LIB) -lm
 
 all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES)
 
 $(OBJ)/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # --- eBPF: .bpf.c -> .bpf.o -> skeleton header
 $(OBJ)/ebpf/%.bpf.o: ebpf/%.bpf.c
@@ -88,14 +103,14 @@ $(call obj,$(INJ_SRC)): $(OBJ)/ebpf/inject.skel.h
 $(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lpthread -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) -lpthread -lm
 
 # rdmactl checks profiles against the workloads' option tables and
 # rdma-inject's rule grammar: it links both
 $(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(WL_OBJ) $(OBJ)/injector/rule.o $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ -libverbs $(LDLIBS_LIB) -lncurses -lz -lpthread -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) $(LIBS_CURSES) -lpthread -lm
 
 $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)
@@ -111,25 +126,32 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(WL_OBJ)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	@mkdir -p $(OBJ)/tests
-	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ -libverbs $(LDLIBS_LIB) -lpthread -lm
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/tests/$*.d $^ -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) -lpthread -lm
+
+# controller unit tests: the controller's rooms without its main(), no VM
+$(BUILD)/tests/test_ctl_%: tests/unit/test_ctl_%.c $(CTL_LIB_OBJ) $(OBJ)/injector/rule.o $(WL_OBJ) $(LIB_OBJ)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/tests
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/tests/test_ctl_$*.d $^ -o $@ $(LIBS_VERBS) \
+		$(LDLIBS_LIB) $(LIBS_CURSES) -lpthread -lm
 
 # the decoder fuzz test runs under ASan and UBSan, its sources compiled in
 FUZZ_SRC := lib/proto.c lib/hist.c lib/opt.c lib/num.c lib/log.c workloads/verbs.c
 $(BUILD)/tests/test_fuzz_decode: tests/unit/test_fuzz_decode.c $(FUZZ_SRC)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/tests
-	$(Q)$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-MF $(OBJ)/tests/test_fuzz_decode.d $^ -o $@ -libverbs $(LDLIBS_LIB) -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-MF $(OBJ)/tests/test_fuzz_decode.d $^ -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) -lm
 
 $(BUILD)/tests/bpf_%: tests/bpf/%.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/inject.skel.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/tests
-	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/tests/bpf_$*.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/tests/bpf_$*.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
 
 $(BUILD)/bench/inject_cost: bench/inject_cost.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/ebpf/inject.skel.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/bench
-	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/inject_cost.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/bench/inject_cost.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
 
 # the one test command (README, CI): unit tests, then the SoftRoCE suite
 test: all $(UNIT_BINS)
@@ -150,12 +172,12 @@ demo: all
 $(BUILD)/bench/hist_record: bench/hist_record.c lib/hist.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/bench
-	$(Q)$(CC) $(CFLAGS) -MF $(OBJ)/bench/hist_record.d $^ -o $@ $(LDLIBS_LIB) -lm
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/bench/hist_record.d $^ -o $@ $(LDLIBS_LIB) -lm
 
 $(BUILD)/bench/fwht: bench/fwht.c lib/fwht.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/bench
-	$(Q)$(CC) $(CFLAGS) -O3 -MF $(OBJ)/bench/fwht.d $^ -o $@ -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -O3 $(LDFLAGS) -MF $(OBJ)/bench/fwht.d $^ -o $@ -lm
 
 bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/fwht
 	$(Q)$(BUILD)/bench/hist_record
@@ -169,6 +191,16 @@ install: all
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(LIBEXEC_FILES) $(DESTDIR)$(PREFIX)/libexec/rdma-testbed/
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/rdma-testbed/bpf/
+
+# .clang-format over every C file of ours: format rewrites them, lint lists
+# the files that differ (exit 1)
+FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	$(Q)clang-format -i $(FMT_SRC)
+
+lint:
+	$(Q)bad=0; for f in $(FMT_SRC); do clang-format --dry-run --Werror $$f >/dev/null 2>&1 || \
+		{ echo "  $$f: not formatted (make format)"; bad=1; }; done; exit $$bad
 
 clean:
 	rm -rf $(BUILD)

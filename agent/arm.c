@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "agent.h"
 #include "../workloads/wl.h"
+#include "../lib/clock.h"
 
 enum arm_state { ARM_PREPARED, ARM_CONNECTED, ARM_RUNNING, ARM_DONE };
 static const char *const state_names[] = { "prepared", "connected", "running", "done" };
@@ -193,12 +194,7 @@ static void *arm_thread(void *p)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	r = arm->wl->run(&arm->ctx, &res);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-	{
-		struct timespec n;
-
-		clock_gettime(CLOCK_MONOTONIC, &n);
-		wl_interval_flush(&arm->ctx, (uint64_t)n.tv_sec * 1000000000ULL + (uint64_t)n.tv_nsec);
-	}
+	wl_interval_flush(&arm->ctx, rtb_now_ns());
 	h1 = counters_now(arm->agent);
 	if (!r && res) {
 		d = json_object();

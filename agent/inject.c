@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "../lib/clock.h"
 
 extern char **environ;
 
@@ -47,9 +48,8 @@ static int drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 {
 	size_t used[2] = { 0, 0 };
 	int open_n = 2, i;
-	struct timespec t0, t;
+	uint64_t t0 = rtb_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (open_n) {
 		struct pollfd p[2];
 		int n = 0, idx[2], ms, pr;
@@ -60,8 +60,7 @@ static int drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 				p[n].events = POLLIN;
 				idx[n++] = i;
 			}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		ms = timeout_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		ms = timeout_ms - (int)((rtb_now_ns() - t0) / 1000000);
 		if (ms <= 0)
 			break;
 		pr = poll(p, (nfds_t)n, ms);
@@ -96,8 +95,7 @@ static int drain(int fds[2], char *bufs[2], size_t caps[2], int timeout_ms)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return timeout_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+	return timeout_ms - (int)((rtb_now_ns() - t0) / 1000000);
 }
 
 /* run rdma-inject with args; *out / *errout are the outputs (free them) */

@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "../lib/log.h"
 #include "../workloads/wl.h"
+#include "../lib/clock.h"
 
 #ifndef RTB_VERSION
 #define RTB_VERSION "0.0.0"
@@ -75,7 +76,7 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 		char cs[64] = "";
 		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 				"re");
-		struct timespec t0, t1, tmp;
+		uint64_t t0, t1;
 		int k;
 
 		if (f) {
@@ -84,17 +85,16 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 			fclose(f);
 		}
 		/* what one timestamp costs here (latencies include one) */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = rtb_now_ns();
 		for (k = 0; k < 1000; k++)
-			clock_gettime(CLOCK_MONOTONIC, &tmp);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
+			(void)rtb_now_ns();
+		t1 = rtb_now_ns();
 		json_object_set_new(*result, "clocksource", json_string(cs));
 		json_object_set_new(*result, "clock_gettime_ns",
-				    json_integer(((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-						  (t1.tv_nsec - t0.tv_nsec)) / 1000));
+				    json_integer((json_int_t)(t1 - t0) / 1000));
 		/* the node's CLOCK_MONOTONIC: what interval timestamps are in */
 		json_object_set_new(*result, "now_ns",
-				    json_integer((json_int_t)t1.tv_sec * 1000000000LL + t1.tv_nsec));
+				    json_integer((json_int_t)t1));
 		json_object_set_new(*result, "qp_types", json_pack("[sss]", "rc", "uc", "ud"));
 		json_object_set_new(*result, "arms", json_integer(narms));
 		json_object_set_new(*result, "perftest_jobs", json_integer(njobs));

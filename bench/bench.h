@@ -4,14 +4,11 @@
 #define RTB_BENCH_H
 
 #include <stdlib.h>
-#include <time.h>
+#include "../lib/clock.h"
 
 static inline double bench_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return rtb_now_s();
 }
 
 static inline int bench_cmp(const void *a, const void *b)

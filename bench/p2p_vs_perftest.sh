@@ -51,7 +51,7 @@ lat() {	# op perftest-prog
 	local op=$1 prog=$2 a=() b=() r j mine theirs
 	for r in $(seq 1 "$ROUNDS"); do
 		j=$("$RDMACTL" -j p2p lat --op "$op" --size 2 --iters "$ITERS")
-		mine=$(jq '.lat_ns.p50 / 1000' <<< "$j")
+		mine=$(jq '.lat_ns.p50_ns / 1000' <<< "$j")
 		theirs=$(pt "$prog" -s 2 -n "$ITERS" | pt_line 2 | awk '{print $5}')
 		printf '  %-6s round %d: rdma-agent p50 %8.2f us   %-12s t_typical %8.2f us\n' \
 			"$op" "$r" "$mine" "$prog" "$theirs"

@@ -5,9 +5,11 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "ctl.h"
-#include "../lib/cli.h"
-#include "../lib/log.h"
+#include "ctl/cmd/cmds.h"
+#include "ctl/testbed/testbed.h"
+#include "ctl/tui/tui.h"
+#include "lib/cli.h"
+#include "lib/log.h"
 
 #ifndef RTB_VERSION
 #define RTB_VERSION "0.0.0"
@@ -72,7 +74,7 @@ int main(int argc, char **argv)
 	log_set_prog("rdmactl");
 	i = cli_globals(&argc, argv, &ctl.json, usage);
 	if (i < 0)
-		return i == CLI_EXIT_OK ? 0 : 2;
+		return i == CLI_EXIT_OK ? CTL_OK : CTL_USAGE;
 	if (!strcmp(argv[i], "version")) {
 		printf("rdmactl %s\n", RTB_VERSION);
 		return 0;
@@ -86,5 +88,5 @@ int main(int argc, char **argv)
 			return objs[k].fn(&ctl, argc - i - 1, argv + i + 1);
 	log_err("unknown object '%s'", argv[i]);
 	usage(stderr);
-	return 2;
+	return CTL_USAGE;
 }

@@ -18,6 +18,7 @@
 #include "../lib/cli.h"
 #include "../lib/log.h"
 #include "../lib/num.h"
+#include "../lib/clock.h"
 
 static int json_out;
 static const char *pin_root;
@@ -350,7 +351,6 @@ static int cmd_run(int argc, char **argv)
 	fprintf(stderr, "rule %u active; Ctrl-C to remove it\n", r.id);
 	while (!stop) {
 		struct timespec ts = { 1, 0 };
-		struct timespec now;
 
 		nanosleep(&ts, NULL);
 		if (inj_rule_counters(c, r.id, &k))
@@ -362,9 +362,7 @@ static int cmd_run(int argc, char **argv)
 		       (unsigned long long)k.duplicated, (unsigned long long)k.corrupted,
 		       (unsigned long long)k.marked);
 		fflush(stdout);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (r.stop_ns &&
-		    (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec >= r.stop_ns)
+		if (r.stop_ns && rtb_now_ns() >= r.stop_ns)
 			break;
 	}
 	rc = inj_rule_del(c, r.id);

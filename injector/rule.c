@@ -26,6 +26,7 @@
 #include "inj.h"
 #include "../lib/num.h"
 #include "../lib/opt.h"
+#include "../lib/clock.h"
 
 static const char *const actions[INJ_ACT_MAX + 1] = {
 	[INJ_ACT_COUNT] = "count",	   [INJ_ACT_DROP] = "drop",
@@ -56,14 +57,6 @@ const char *inj_action_name(int a)
 const char *inj_class_name(int c)
 {
 	return c >= 0 && c < INJ_CLS_MAX ? classes[c] : "?";
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);	/* = bpf_ktime_get_ns() */
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 struct parser {
@@ -327,7 +320,7 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 	if (r->action == INJ_ACT_REORDER && !r->hold_ns)
 		r->hold_ns = 1000000;
 	if (after || have_for) {
-		uint64_t now = mono_ns();
+		uint64_t now = rtb_now_ns();
 
 		r->start_ns = now + after;
 		r->stop_ns = have_for ? r->start_ns + dur : 0;
@@ -411,7 +404,7 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 	if (r->action == INJ_ACT_REORDER)
 		APPEND(" hold %.3gms", r->hold_ns / 1e6);
 	if (r->start_ns || r->stop_ns) {
-		uint64_t now = mono_ns();
+		uint64_t now = rtb_now_ns();
 
 		if (r->stop_ns && now >= r->stop_ns)
 			APPEND(" (window over)");

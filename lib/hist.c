@@ -151,3 +151,14 @@ int hist_from_json(struct hist *h, const json_t *j)
 	h->saturated = (uint64_t)sat;
 	return 0;
 }
+
+json_t *hist_summary_json(const struct hist *h)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "count", (json_int_t)h->count,
+			 "min_ns", (json_int_t)(h->count ? h->min : 0), "p50_ns",
+			 (json_int_t)hist_quantile(h, 0.5), "p90_ns", (json_int_t)hist_quantile(h, 0.9),
+			 "p99_ns", (json_int_t)hist_quantile(h, 0.99), "p99_9_ns",
+			 (json_int_t)hist_quantile(h, 0.999), "p99_99_ns",
+			 (json_int_t)hist_quantile(h, 0.9999), "max_ns", (json_int_t)h->max, "mean_ns",
+			 hist_mean(h), "stdev_ns", hist_stdev(h));
+}

@@ -76,6 +76,10 @@ double hist_stdev(const struct hist *h);
 /* {"count":..,"sum_ns":..,"min_ns":..,"max_ns":..,"saturated":..,"sub_bits":7,
  *  "buckets":[[index,count],...]} (sparse) */
 json_t *hist_to_json(const struct hist *h);
+/* the one summary shape, units in the names, everywhere a histogram is
+ * summarised: {"count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns",
+ * "p99_99_ns", "max_ns", "mean_ns", "stdev_ns"} */
+json_t *hist_summary_json(const struct hist *h);
 /* strict: rejects wrong layout, bad indices, counts that do not add up */
 int hist_from_json(struct hist *h, const json_t *j);
 

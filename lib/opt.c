@@ -81,7 +81,9 @@ static enum num_kind num_kind_of(enum opt_kind k)
 	}
 }
 
-static int set_one(const struct opt *o, void *cfg, const char *val, char *err, size_t errlen)
+/* cli: messages name the option as the command line does (--name 'v') */
+static int set_one_as(const struct opt *o, void *cfg, const char *val, int cli, char *err,
+		      size_t errlen)
 {
 	const char *why;
 	uint64_t v;
@@ -94,7 +96,10 @@ static int set_one(const struct opt *o, void *cfg, const char *val, char *err, s
 				return 0;
 			}
 		}
-		snprintf(err, errlen, "%s: unknown value '%s'", o->name, val);
+		if (cli)
+			snprintf(err, errlen, "--%s '%s': unknown value", o->name, val);
+		else
+			snprintf(err, errlen, "%s: unknown value '%s'", o->name, val);
 		for (i = 0; o->keywords[i]; i++) {
 			size_t l = strlen(err);
 
@@ -110,11 +115,17 @@ static int set_one(const struct opt *o, void *cfg, const char *val, char *err, s
 
 		num_format(num_kind_of(o->kind), o->min, lo, sizeof(lo));
 		num_format(num_kind_of(o->kind), o->max, hi, sizeof(hi));
-		snprintf(err, errlen, "%s: '%s': %s (%s..%s)", o->name, val, why, lo, hi);
+		snprintf(err, errlen, cli ? "--%s '%s': %s (%s..%s)" : "%s: '%s': %s (%s..%s)", o->name,
+			 val, why, lo, hi);
 		return r;
 	}
 	*(uint64_t *)((char *)cfg + o->off) = v;
 	return 0;
+}
+
+static int set_one(const struct opt *o, void *cfg, const char *val, char *err, size_t errlen)
+{
+	return set_one_as(o, cfg, val, 0, err, errlen);
 }
 
 int opt_set(const struct opt *t, void *cfg, const char *name, const char *val, char *err,
@@ -190,6 +201,66 @@ json_t *opt_to_json(const struct opt *t, const void *cfg)
 
 void opt_help(const struct opt *t, FILE *f)
 {
-	for (; t->name; t++)
-		fprintf(f, "  --%-18s %s (default %s)\n", t->name, t->help, t->def);
+	for (; t->name; t++) {
+		fprintf(f, "  --%-18s %s (", t->name, t->help);
+		if (t->kind == OPT_ENUM)
+			for (int i = 0; t->keywords[i]; i++)
+				fprintf(f, "%s%s", i ? "|" : "", t->keywords[i]);
+		else
+			fprintf(f, "%s", t->kind == OPT_SIZE ? "bytes" : t->kind == OPT_TIME ? "time" :
+				t->kind == OPT_PPM ? "percent" : "number");
+		fprintf(f, "; default %s)\n", t->def && *t->def ? t->def : "none");
+	}
+}
+
+void opt_usage(const char *synopsis, const struct opt *t, FILE *f)
+{
+	fprintf(f, "usage: %s\n", synopsis);
+	opt_help(t, f);
+}
+
+int opt_parse_argv(const struct opt *t, void *cfg, int argc, char **argv, int *npos, char **pos,
+		   char *err, size_t errlen)
+{
+	int i, r, n = 0;
+
+	r = opt_apply_json(t, cfg, NULL, err, errlen);
+	if (r)
+		return r;
+	for (i = 0; i < argc; i++) {
+		const struct opt *o;
+		char name[64];
+		const char *val, *eq;
+
+		if (strncmp(argv[i], "--", 2) || !argv[i][2]) {
+			if (argv[i][0] == '-' || !pos) {
+				snprintf(err, errlen, "unexpected argument '%s'", argv[i]);
+				return -EINVAL;
+			}
+			pos[n++] = argv[i];
+			continue;
+		}
+		eq = strchr(argv[i], '=');
+		snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - argv[i] - 2 : (long)strlen(argv[i]) - 2),
+			 argv[i] + 2);
+		o = find(t, name);
+		if (!o) {
+			unknown(t, name, err, errlen);
+			return -EINVAL;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			snprintf(err, errlen, "--%s needs a value", name);
+			return -EINVAL;
+		}
+		r = set_one_as(o, cfg, val, 1, err, errlen);
+		if (r)
+			return r;
+	}
+	if (npos)
+		*npos = n;
+	return 0;
 }

@@ -34,7 +34,15 @@ int opt_set(const struct opt *t, void *cfg, const char *name, const char *val, c
 	    size_t errlen);
 /* the table's values back as JSON, keywords as strings, numbers as integers */
 json_t *opt_to_json(const struct opt *t, const void *cfg);
+/* one line per option: --name, help, the accepted values, the default */
 void opt_help(const struct opt *t, FILE *f);
+/* "usage: SYNOPSIS" and the table's lines: usage generated, never hand-written */
+void opt_usage(const char *synopsis, const struct opt *t, FILE *f);
+/* defaults, then --name value / --name=value pairs of argv (messages name
+ * --name as typed); other words into pos (at most argc; NULL: refused).
+ * 0 or -EINVAL with the message in err */
+int opt_parse_argv(const struct opt *t, void *cfg, int argc, char **argv, int *npos, char **pos,
+		   char *err, size_t errlen);
 /* closest of names (NULL-terminated) by edit distance, or NULL if none is close */
 const char *opt_suggest(const char *word, const char *const *names);
 

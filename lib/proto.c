@@ -14,13 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "proto.h"
+#include "clock.h"
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(rtb_now_ns() / 1000000);
 }
 
 /* wait for fd readiness until deadline (ms, CLOCK_MONOTONIC); <0: forever */

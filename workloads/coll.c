@@ -60,7 +60,6 @@
 
 const char *const coll_ops[] = { "allreduce", "reduce_scatter", "allgather", "broadcast",
 				 "alltoall", NULL };
-const char *const coll_modes[] = { "rc", "lossy", "hadamard", "ec", NULL };
 const char *const coll_prios[] = { "none", "magnitude", NULL };
 const char *const coll_onoff[] = { "off", "on", NULL };
 const char *const coll_fills[] = { "zero", "previous", NULL };

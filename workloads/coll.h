@@ -21,16 +21,17 @@
 #include <stdint.h>
 #include "verbs.h"
 #include "wl.h"
+#include "../lib/mode.h"
 
 #define COLL_MAX_RANKS 16
 
 enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST, C_ALLTOALL };
-enum coll_mode { M_RC, M_LOSSY, M_HADAMARD, M_EC };
+/* the recovery modes: lib/mode.h (M_RC, M_LOSSY, M_HADAMARD, M_EC) */
 enum coll_prio { P_NONE, P_MAGNITUDE };
 enum coll_fill { F_ZERO, F_PREVIOUS };
 
 extern const char *const coll_ops[];
-extern const char *const coll_modes[];
+#define coll_modes rtb_mode_names
 
 /* the transport knobs, shared by every workload built on the engine */
 struct coll_cfg {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "wl.h"
+#include "../lib/hwc.h"
 
 static const struct wl_ops *const all[] = { &wl_p2p,	  &wl_collective, &wl_train,
 					    &wl_storage, &wl_kv,	  NULL };
@@ -36,15 +37,15 @@ void wl_ctx_fini(struct wl_ctx *c)
 	pthread_mutex_destroy(&c->ival_lock);
 }
 
-/* the device's retransmission events so far (rxe: a timeout retry, or
- * go-back-N after a sequence NAK), -1 when the counters are not there */
+/* the device's retransmission events so far (lib/hwc.h), -1 when the
+ * counters are not there */
 static int64_t hw_retrans(const struct vb_dev *d)
 {
-	static const char *const names[] = { "completer_retry_err", "rcvd_seq_err" };
+	const char *const *names = hwc_retrans_names;
 	int64_t sum = 0;
 	unsigned int i;
 
-	for (i = 0; d && i < 2; i++) {
+	for (i = 0; d && names[i]; i++) {
 		char path[256];
 		long long v;
 		FILE *f;

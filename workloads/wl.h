@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <time.h>
+#include "../lib/clock.h"
 #include "../lib/hist.h"
 #include "../lib/opt.h"
 #include "verbs.h"
@@ -41,13 +42,10 @@ struct wl_ctx {
 	uint64_t ival_dropped;
 };
 
-/* CLOCK_MONOTONIC in ns: what every workload stamps with (= bpf_ktime_get_ns) */
+/* what every workload stamps with: the one clock (= bpf_ktime_get_ns) */
 static inline uint64_t wl_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return rtb_now_ns();
 }
 
 #define WL_INTERVAL_NS 250000000ULL

@@ -57,11 +57,11 @@ else
 fi
 
 lat=$("$RDMACTL" -j p2p lat --iters 2000 --size 2); rc=$?
-if [ $rc = 0 ] && jq -e '(.lat_ns | .count == 2000 and .min > 0 and .min <= .p50 and
-	.p50 <= .p99 and .p99 <= .p99_9 and .p99_9 <= .max) and .client_cpu_ns > 0 and
+if [ $rc = 0 ] && jq -e '(.lat_ns | .count == 2000 and .min_ns > 0 and .min_ns <= .p50_ns and
+	.p50_ns <= .p99_ns and .p99_ns <= .p99_9_ns and .p99_9_ns <= .max_ns) and .client_cpu_ns > 0 and
 	.client_hw_counters_delta.sent_pkts >= 2000 and
 	(.intervals | map(.lat_ns.count) | add) == 2000' <<< "$lat" >/dev/null; then
-	pass p2p_lat "$(jq -r '.lat_ns | "p50 \(.p50/1000) us, p99 \(.p99/1000) us, max \(.max/1000) us"' <<< "$lat")"
+	pass p2p_lat "$(jq -r '.lat_ns | "p50 \(.p50_ns/1000) us, p99 \(.p99_ns/1000) us, max \(.max_ns/1000) us"' <<< "$lat")"
 else
 	fail p2p_lat "rc=$rc $(head -c 300 <<< "$lat")"
 fi

@@ -30,7 +30,7 @@ lossy() {	# name pct lo hi args...
 	inject flush >/dev/null
 	if [ $rc = 0 ] && jq -e --argjson lo "$lo" --argjson hi "$hi" \
 		'.results[0] | .lost_fraction >= $lo and .lost_fraction <= $hi' <<< "$j" >/dev/null; then
-		pass "$name" "drop $pct: lost $(jq '.results[0].lost_fraction*10000|floor/100' <<< "$j")% of pieces, p50 $(jq '.results[0].time_p50_ns/1e6*10|floor/10' <<< "$j") ms, p99 $(jq '.results[0].time_p99_ns/1e6*10|floor/10' <<< "$j") ms, ${dt}s"
+		pass "$name" "drop $pct: lost $(jq '.results[0].lost_fraction*10000|floor/100' <<< "$j")% of pieces, p50 $(jq '.results[0].percentiles.p50_ns/1e6*10|floor/10' <<< "$j") ms, p99 $(jq '.results[0].percentiles.p99_ns/1e6*10|floor/10' <<< "$j") ms, ${dt}s"
 	else
 		fail "$name" "drop $pct: rc=$rc $(head -c 300 <<< "$j")"
 	fi
@@ -79,15 +79,15 @@ d=$(rule_ctr "$id" dropped)
 inject del "$id"
 if [ $rc = 0 ] && [ "$(jq .lat_ns.count <<< "$out")" = 400 ] && [ "$d" -gt 0 ] &&
    [ $((q1 - q0 + e1 - e0)) -gt 0 ]; then
-	pass rc_recovers_5pct "400/400 WRITEs done, $d dropped, out_of_seq_request +$((q1 - q0)), rcvd_seq_err +$((e1 - e0)), p99 $(jq '.lat_ns.p99/1000' <<< "$out") us"
+	pass rc_recovers_5pct "400/400 WRITEs done, $d dropped, out_of_seq_request +$((q1 - q0)), rcvd_seq_err +$((e1 - e0)), p99 $(jq '.lat_ns.p99_ns/1000' <<< "$out") us"
 else
 	fail rc_recovers_5pct "rc=$rc dropped=$d oos+$((q1 - q0)) seqerr+$((e1 - e0)) $(head -c 200 <<< "$out")"
 fi
 
 # --- delay 2 ms toward node1 (sw1 egress): RTT +2 ms, half-RTT latency +1 ms
-base=$("$C" -j p2p lat --iters 300 | jq .lat_ns.p50)
+base=$("$C" -j p2p lat --iters 300 | jq .lat_ns.p50_ns)
 id=$(inject add dev sw1 egress delay 2ms)
-dl=$("$C" -j p2p lat --iters 300 | jq .lat_ns.p50)
+dl=$("$C" -j p2p lat --iters 300 | jq .lat_ns.p50_ns)
 n=$(rule_ctr "$id" delayed)
 inject del "$id"
 inc=$(( (dl - base) / 1000 ))
@@ -136,7 +136,7 @@ fi
 id=$(inject add dev sw1 egress flap 2s)
 out=$("$C" -j p2p lat --iters 200 2>&1); rc=$?
 inject del "$id"
-mx=$(jq '.lat_ns.max // 0' <<< "$out")
+mx=$(jq '.lat_ns.max_ns // 0' <<< "$out")
 if [ $rc = 0 ] && [ "$mx" -ge 700000000 ]; then
 	pass flap_recovers "RC (retry_cnt 7) rode out the 2 s flap: 200/200, max half-RTT $((mx / 1000000)) ms"
 else

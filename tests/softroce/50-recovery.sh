@@ -32,7 +32,7 @@ drop_all 1% || fail side_by_side_1pct "inject add failed"
 j=$("$C" -j collective allreduce --modes rc,lossy,hadamard --size 1M --iters 30 --rounds 3 --data laplace 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
-	rcp=$(mode "$j" rc | jq .time_p99_ns); lp=$(mode "$j" lossy | jq .time_p99_ns); hp=$(mode "$j" hadamard | jq .time_p99_ns)
+	rcp=$(mode "$j" rc | jq .percentiles.p99_ns); lp=$(mode "$j" lossy | jq .percentiles.p99_ns); hp=$(mode "$j" hadamard | jq .percentiles.p99_ns)
 	rl=$(awk -v a="$rcp" -v b="$lp" 'BEGIN{printf "%.2f", a/b}'); rh=$(awk -v a="$rcp" -v b="$hp" 'BEGIN{printf "%.2f", a/b}')
 	# L-inf: each step's worst element error, averaged over the steps
 	ll=$(mode "$j" lossy | jq .grad_error.linf_mean); hl=$(mode "$j" hadamard | jq .grad_error.linf_mean)
@@ -119,7 +119,7 @@ j=$(timeout 300 "$C" -j collective allreduce --modes lossy,hadamard,ec --size 25
 dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
 flush
 if [ $rc = 0 ] && jq -e '[.results[] | .lost_fraction >= 0.05 and .lost_fraction <= 0.5] | all' <<< "$j" >/dev/null; then
-	pass hang_free_20pct "${dt}s: lost $(jq -c '[.results[] | {mode, lost: (.lost_fraction*1000|floor/10), p99_ms: (.time_p99_ns/1e6|floor)}]' <<< "$j")"
+	pass hang_free_20pct "${dt}s: lost $(jq -c '[.results[] | {mode, lost: (.lost_fraction*1000|floor/10), p99_ms: (.percentiles.p99_ns/1e6|floor)}]' <<< "$j")"
 else
 	fail hang_free_20pct "rc=$rc ${dt}s $(head -c 400 <<< "$j")"
 fi
@@ -131,7 +131,7 @@ j=$(timeout 300 "$C" -j collective allreduce --modes hadamard,ec --size 256k --i
 dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
 flush
 if [ $rc = 0 ] && jq -e '[.results[] | .lost_pieces > 0] | any' <<< "$j" >/dev/null; then
-	pass hang_free_flap "${dt}s: $(jq -c '[.results[] | {mode, lost: (.lost_fraction*1000|floor/10), max_ms: (.time_max_ns/1e6|floor)}]' <<< "$j")"
+	pass hang_free_flap "${dt}s: $(jq -c '[.results[] | {mode, lost: (.lost_fraction*1000|floor/10), max_ms: (.percentiles.max_ns/1e6|floor)}]' <<< "$j")"
 else
 	fail hang_free_flap "rc=$rc ${dt}s $(head -c 400 <<< "$j")"
 fi
@@ -147,11 +147,11 @@ j2=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc2=$?
 flush
 if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then
 	j=$(jq -s '{runs: [.[] | [.results[] | {mode, tta_s: ((.tta_ns // 0)/1e9), acc: .final_accuracy,
-			step_p50_ms: (.step_p50_ns/1e6|floor), lost: .lost_fraction}]],
+			step_p50_ms: (.percentiles.p50_ns/1e6|floor), lost: .lost_fraction}]],
 		    tta_ratio: (([.[] | .results[0].tta_ns] | add) / ([.[] | .results[1].tta_ns // 1e18] | add)),
 		    reached: ([.[] | .results[1].tta_ns != null] | all),
 		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / 2),
-		    hadamard_gradient_vs_exact: (.[0].results[1].ranks[0].grad_error | {samples, nmse_mean, cosine_mean})}' \
+		    hadamard_gradient_vs_exact: (.[0].results[1].results[0][0].grad_error | {samples, nmse_mean, cosine_mean})}' \
 		<<< "$j1$j2")
 	if jq -e '.reached and .tta_ratio >= 1.5 and (.acc_diff_mean | fabs) <= 0.01 and
 		.hadamard_gradient_vs_exact.samples >= 10 and .hadamard_gradient_vs_exact.cosine_mean > 0.9' <<< "$j" >/dev/null; then

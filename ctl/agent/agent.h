@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The controller's end of the control channel (lib/proto.c): one TCP
+ * connection to one rdma-agent, authenticated by the token, structured
+ * requests. Knows addresses, not testbeds: the testbed room opens these
+ * for its nodes, a profile's hosts for theirs.
+ */
+#ifndef RTB_CTL_AGENT_H
+#define RTB_CTL_AGENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct agentc {
+	int fd;
+	char where[96];		/* "node0 (127.0.0.1:47100)", for messages */
+	const char *token;	/* not owned */
+};
+
+/* 0 or -errno (c->where is set either way) */
+int agentc_open(struct agentc *c, const char *name, const char *host, int port, const char *token,
+		int timeout_ms);
+void agentc_close(struct agentc *c);
+/* *res new reference; on error err holds "node0 (...): cmd: reason" */
+int agentc_call(struct agentc *c, const char *cmd, json_t *args_stolen, json_t **res,
+		int timeout_ms, char *err, size_t errlen);
+/* a request whose result is not needed */
+int agentc_do(struct agentc *c, const char *cmd, json_t *args_stolen, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The base room of rdmactl: what every other room may use and nothing
+ * above it. Where our files live, running a program, the flags of one
+ * invocation, the exit codes.
+ *
+ * Error convention: functions below the commands return 0 or -errno (a
+ * message, when there is one to give, already printed or in an err
+ * buffer); the commands (cmd_*) return an exit code, ctl_exit() maps one
+ * to the other in one place.
+ */
+#ifndef RTB_CTL_BASE_H
+#define RTB_CTL_BASE_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "lib/clock.h"
+
+/* global flags of one rdmactl invocation */
+struct ctl {
+	int json;
+	int verbose;
+};
+
+/* exit codes of every command: ok, failed, bad usage (nothing touched) */
+enum ctl_exit { CTL_OK = 0, CTL_FAIL = 1, CTL_USAGE = 2 };
+/* 0 -> CTL_OK, -EINVAL -> CTL_USAGE, any other -errno -> CTL_FAIL */
+int ctl_exit(int r);
+
+/* set by SIGINT/SIGTERM handlers: waits in every room return -EINTR */
+extern volatile sig_atomic_t ctl_interrupted;
+
+/* --- paths.c: where our files live (build tree or installed) */
+const char *ctl_libexec_dir(void);	/* mkimage.sh, topology.sh, init.sh */
+const char *ctl_bin_dir(void);		/* rdma-agent, rdma-inject */
+const char *ctl_bpf_dir(void);
+const char *ctl_state_dir(void);	/* one running testbed */
+const char *ctl_cache_dir(void);	/* VM image, kernel */
+int ctl_mkdir_p(const char *path, mode_t mode);
+int ctl_rm_rf(const char *path);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl kv: one server agent holds the table, client agents GET by RDMA
+ * READ and PUT by CAS, WRITE, CAS (workloads/kv.c), run as an experiment
+ * of one rc arm (ctl/exp/). After the run the server checks every slot;
+ * the updates it finds must equal the PUTs the clients made: exit 1
+ * otherwise.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctl/cmd/cmds.h"
+#include "ctl/exp/exp.h"
+#include "lib/hist.h"
+#include "lib/log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmactl [-j] kv [--server NODE] [--clients NODE,NODE,..] [--workload a|b|c]\n"
+		"                  [--dist zipf|uniform] [--theta 990] [--keys N] [--ops N] [--rate OPS/S]\n"
+		"  defaults: server node1, clients every other node, YCSB a, zipf 0.99, 10000 keys,\n"
+		"  2000 ops per client, closed loop (--rate: open loop, latency from intended start)\n");
+}
+
+static void lat_line(const char *what, const json_t *hj)
+{
+	struct hist h;
+
+	if (hist_from_json(&h, hj) || !h.count)
+		return;
+	printf("    %-4s n=%-7llu p50=%8.1f us  p99=%8.1f us  p99.9=%8.1f us  max=%8.1f us\n", what,
+	       (unsigned long long)h.count, hist_quantile(&h, 0.5) / 1e3,
+	       hist_quantile(&h, 0.99) / 1e3, hist_quantile(&h, 0.999) / 1e3, h.max / 1e3);
+}
+
+/* the members: the first client, the server (member 1 serves), the others */
+static int members(const char *server, const char *clients, char *buf, size_t len)
+{
+	struct tb_state tb;
+	char cl[256] = "", *first, *rest;
+	int i;
+
+	if (tb_load(&tb)) {
+		log_err("no testbed is up (rdmactl testbed up)");
+		return -1;
+	}
+	if (clients)
+		snprintf(cl, sizeof(cl), "%s", clients);
+	else
+		for (i = 0; i < tb.nodes; i++)
+			if (i != tb_node_index(&tb, server))
+				snprintf(cl + strlen(cl), sizeof(cl) - strlen(cl), "%s%s", cl[0] ? "," : "",
+					 tb.node[i].name);
+	first = cl;
+	rest = strchr(cl, ',');
+	if (rest)
+		*rest++ = 0;
+	snprintf(buf, len, "%s,%s%s%s", first, server, rest ? "," : "", rest ? rest : "");
+	return 0;
+}
+
+static void print_text(const json_t *res, const char *const *names, int n, json_int_t puts,
+		       const json_t *srv, int ok)
+{
+	int i;
+
+	printf("kv: server %s, %d client(s)\n", names[n], n);
+	for (i = 0; i < n; i++) {
+		const json_t *c = json_array_get(res, (size_t)i);
+
+		printf("  %s: %.0f ops/s, %lld GETs, %lld PUTs, %lld CAS retries, %lld torn reads "
+		       "re-read\n", names[i], jr_real(c, "ops_per_s"),
+		       json_integer_value(json_object_get(c, "gets")),
+		       json_integer_value(json_object_get(c, "puts")),
+		       json_integer_value(json_object_get(c, "cas_retries")),
+		       json_integer_value(json_object_get(c, "torn_reads")));
+		lat_line("GET", json_object_get(c, "get_lat_ns"));
+		lat_line("PUT", json_object_get(c, "put_lat_ns"));
+	}
+	printf("  verify: %lld keys, %lld bad slots, %lld updates recorded for %lld PUTs: %s\n",
+	       json_integer_value(json_object_get(srv, "keys_found")),
+	       json_integer_value(json_object_get(srv, "bad_slots")),
+	       json_integer_value(json_object_get(srv, "updates_recorded")), puts,
+	       ok ? "ok" : "FAILED");
+}
+
+static void print_json(const json_t *res, const char *const *names, int n, json_int_t puts,
+		       const json_t *srv, int ok, json_t *opts)
+{
+	json_t *cl = json_array(), *o;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		json_t *c = json_deep_copy(json_array_get(res, (size_t)i));
+
+		json_object_set_new(c, "node", json_string(names[i]));
+		json_object_del(c, "time_ns");
+		json_object_del(c, "wrong");
+		json_array_append_new(cl, c);
+	}
+	o = json_pack("{s:i,s:s,s:O,s:o,s:O,s:O,s:O,s:I,s:b}", "schema_version", 1, "server",
+		      names[n], "opts", opts, "clients", cl, "keys_found",
+		      json_object_get(srv, "keys_found"), "bad_slots",
+		      json_object_get(srv, "bad_slots"), "updates_recorded",
+		      json_object_get(srv, "updates_recorded"), "puts", puts, "verified", ok);
+	json_dumpf(o, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(o);
+}
+
+int cmd_kv(struct ctl *ctl, int argc, char **argv)
+{
+	const char *server = "node1", *clients = NULL, *names[TB_MAX_NODES];
+	const struct ctl_arg own[] = { { "server", &server }, { "clients", &clients },
+				       { NULL, NULL } };
+	struct exp_opts o = { .no_report = 1, .need_testbed = 1 };
+	static struct exp e;
+	const json_t *res, *arm;
+	char nodes[256];
+	json_int_t puts = 0;
+	int i, n, r;
+
+	memset(&e, 0, sizeof(e));
+	profile_init(&e.p, "kv");
+	e.loaded = 1;
+	r = ctl_args("kv", argc, argv, 0, own, e.p.wopts, usage);
+	if (!r && ctl_take_opt(e.p.wopts, "kv", "ops", &e.p.iters))
+		r = CTL_USAGE;
+	if (!r && members(server, clients, nodes, sizeof(nodes)))
+		r = CTL_FAIL;
+	if (r) {
+		exp_close(&e);
+		return r == 1 ? CTL_OK : r;
+	}
+	profile_add_arm(&e.p, "rc", "rc", NULL);
+	o.nodes = nodes;
+	r = exp_open(&e, ctl, &o);
+	if (!r)
+		exp_measure(&e);
+	r = exp_finish(&e) || r;
+	/* the round's results as the agents sent them (with their intervals) */
+	arm = json_array_get(json_object_get(e.report, "arms"), 0);
+	res = json_array_get(e.rounds[0], 0);
+	n = (int)json_array_size(res) - 1;
+	if (n > 0) {
+		int ok = !json_is_true(json_object_get(arm, "verification_failed"));
+
+		/* the star's results: its clients in member order, then the server */
+		for (i = 0; i < e.g.n; i++)
+			names[i < 1 ? 0 : i == 1 ? e.g.n - 1 : i - 1] = e.g.tb.node[e.g.node[i]].name;
+		for (i = 0; i < n; i++)
+			puts += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "puts"));
+		if (ctl->json)
+			print_json(res, names, n, puts, json_array_get(res, (size_t)n), ok, e.p.wopts);
+		else
+			print_text(res, names, n, puts, json_array_get(res, (size_t)n), ok);
+		if (!ok)
+			log_err("kv: verification failed (lost or torn updates)");
+	}
+	exp_close(&e);
+	return r ? CTL_FAIL : CTL_OK;
+}

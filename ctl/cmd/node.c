@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One-node commands: rdmactl inject (the node's rdma-inject) and rdmactl
+ * counters (its device's hw counters). On the VM testbed every node shares
+ * one kernel, so any node's injector reaches every device (n0.., sw0..).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "ctl/cmd/cmds.h"
+#include "ctl/testbed/testbed.h"
+#include "lib/log.h"
+
+static int open_node(struct tb_state *s, struct agentc *c, const char *node)
+{
+	int i, r;
+
+	r = tb_load(s);
+	if (r) {
+		if (r == -ENOENT)
+			log_err("no testbed is up (rdmactl testbed up)");
+		return r;
+	}
+	i = tb_node_index(s, node);
+	if (i < 0) {
+		log_err("unknown node '%s' (testbed has node0..node%d)", node, s->nodes - 1);
+		return -EINVAL;
+	}
+	r = tb_agent_open(c, s, i, 3000);
+	if (r)
+		log_err("%s: cannot reach the agent: %s", c->where, strerror(-r));
+	return r;
+}
+
+int cmd_inject(struct ctl *ctl, int argc, char **argv)
+{
+	const char *node = "node0";
+	struct tb_state s;
+	struct agentc c;
+	json_t *args, *res = NULL;
+	char err[512];
+	int i = 0, r, rc;
+
+	if (argc >= 2 && !strcmp(argv[0], "--node")) {
+		node = argv[1];
+		i = 2;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "usage: rdmactl [-j] inject [--node NODE] RDMA-INJECT-ARGS...\n"
+				"  e.g. rdmactl inject add dev n1 ingress drop 5%%; rdmactl inject stats\n");
+		return 2;
+	}
+	if (open_node(&s, &c, node))
+		return 1;
+	args = json_array();
+	if (ctl->json)
+		json_array_append_new(args, json_string("-j"));
+	for (; i < argc; i++)
+		json_array_append_new(args, json_string(argv[i]));
+	r = agentc_call(&c, "inject", json_pack("{s:o}", "args", args), &res, 90000, err,
+			sizeof(err));
+	agentc_close(&c);
+	if (r) {
+		log_err("%s", err);
+		return 1;
+	}
+	fputs(json_string_value(json_object_get(res, "stdout")), stdout);
+	fputs(json_string_value(json_object_get(res, "stderr")), stderr);
+	rc = (int)json_integer_value(json_object_get(res, "rc"));
+	json_decref(res);
+	return rc;
+}
+
+int cmd_counters(struct ctl *ctl, int argc, char **argv)
+{
+	struct tb_state s;
+	struct agentc c;
+	json_t *res = NULL, *v;
+	const char *node = "node0", *k;
+	char err[512];
+
+	if (argc == 2 && !strcmp(argv[0], "--node")) {
+		node = argv[1];
+	} else if (argc) {
+		fprintf(stderr, "usage: rdmactl [-j] counters [--node NODE]\n");
+		return 2;
+	}
+	if (open_node(&s, &c, node))
+		return 1;
+	if (agentc_call(&c, "counters", NULL, &res, 10000, err, sizeof(err))) {
+		agentc_close(&c);
+		log_err("%s", err);
+		return 1;
+	}
+	agentc_close(&c);
+	if (ctl->json) {
+		json_object_set_new(res, "schema_version", json_integer(1));
+		json_object_set_new(res, "node", json_string(node));
+		json_dumpf(res, stdout, JSON_INDENT(2));
+		putchar('\n');
+	} else {
+		printf("%s (%s) hw counters\n", node, json_string_value(json_object_get(res, "dev")));
+		json_object_foreach(json_object_get(res, "hw_counters"), k, v)
+			printf("  %-28s %lld\n", k, json_integer_value(v));
+	}
+	json_decref(res);
+	return 0;
+}

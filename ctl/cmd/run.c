@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl validate / run / report: experiment profiles end to end.
+ *
+ * run: load and check the profile (exit 2 on any error, nothing touched),
+ * then the experiment (ctl/exp/): the testbed reused or brought up, the
+ * fault rules leased, the arms in rounds, the report directory written.
+ * Its live model is published for `tui --attach`. Exit 0, or 1 when an
+ * arm failed, the run was interrupted, or a verification failed (#wrong
+ * without loss).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctl/cmd/cmds.h"
+#include "ctl/exp/exp.h"
+#include "ctl/tui/model.h"
+#include "lib/log.h"
+
+static void usage_validate(FILE *f)
+{
+	fprintf(f, "usage: rdmactl validate PROFILE... [--set key.path=value]...\n"
+		   "  checks profiles without running them; errors as file:line:col, exit 2\n");
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
+		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
+		"  report.json, summary.csv, ARM.hlog, report.html\n"
+		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
+		"  --keep           leave a testbed this run brought up running\n");
+}
+
+static void print_valid(const struct ctl *ctl, const char *file, struct profile *p)
+{
+	if (ctl->json) {
+		json_t *o = profile_to_json(p);
+
+		json_object_del(o, "text");
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(o);
+	} else {
+		printf("%s: ok (%s: %s, %d arm%s, %d fault rule%s)\n", file, p->name, p->workload,
+		       p->narms, p->narms == 1 ? "" : "s", p->nfaults, p->nfaults == 1 ? "" : "s");
+	}
+}
+
+int cmd_validate(struct ctl *ctl, int argc, char **argv)
+{
+	const char *sets[PROF_MAX_SETS], *pos[64];
+	int nsets, npos, i, bad = 0, r;
+	char err[1024];
+
+	if (argc > 64) {
+		log_err("validate: at most 64 arguments");
+		return CTL_USAGE;
+	}
+	r = exp_args(argc, argv, sets, &nsets, pos, &npos, NULL, NULL, usage_validate);
+	if (r)
+		return r == 1 ? CTL_OK : r;
+	if (!npos) {
+		usage_validate(stderr);
+		return CTL_USAGE;
+	}
+	for (i = 0; i < npos; i++) {
+		struct profile p;
+
+		if (profile_load(&p, pos[i], sets, nsets, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			bad = 1;
+		} else {
+			print_valid(ctl, pos[i], &p);
+		}
+		profile_free(&p);
+	}
+	return bad ? CTL_USAGE : CTL_OK;
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	ctl_interrupted = 1;
+}
+
+/* run's live line: from the model, on a terminal; the model published */
+static void run_intervals(void *arg, int idx, const json_t *iv, json_int_t progress)
+{
+	struct model *m = arg;
+	static double shown;
+	char line[200];
+
+	model_intervals(m, idx, iv, progress);
+	model_publish(m, 0);	/* for tui --attach */
+	if (!isatty(2) || rtb_now_s() - shown < 1)
+		return;
+	shown = rtb_now_s();
+	model_status_line(m, line, sizeof(line));
+	fprintf(stderr, "\r  %-110.110s", line);
+}
+
+int cmd_run(struct ctl *ctl, int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_sigint }, old, oldt;
+	static struct exp e;
+	static struct model m;
+	struct exp_opts o;
+	int r;
+
+	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGTERM, &sa, &oldt);
+	r = exp_load(&e, argc, argv, &o, usage_run);
+	if (r) {
+		exp_close(&e);
+		r = r == 1 ? CTL_OK : r;
+		goto out;
+	}
+	o.print = 1;
+	r = exp_open(&e, ctl, &o);
+	if (r == CTL_USAGE) {
+		exp_close(&e);
+		goto out;
+	}
+	if (!r) {
+		model_init(&m, &e.p, e.wl->measure);
+		model_obs(&m, &e.obs);
+		e.obs.intervals = run_intervals;
+		exp_measure(&e);
+		model_unpublish();
+		if (isatty(2))
+			fprintf(stderr, "\r%114s\r", "");
+	} else {
+		e.rc = 1;
+	}
+	r = exp_finish(&e);
+	if (e.obs.arg)
+		model_fini(&m);
+	exp_close(&e);
+out:
+	sigaction(SIGINT, &old, NULL);
+	sigaction(SIGTERM, &oldt, NULL);
+	return r;
+}
+
+static void usage_report(FILE *f)
+{
+	fprintf(f, "usage: rdmactl report DIR [--format text|json|csv|html]\n"
+		   "       rdmactl report DIR_A DIR_B      compare two runs arm by arm\n"
+		   "  re-renders a run directory's report.json\n");
+}
+
+static json_t *load_report(const char *dir)
+{
+	char path[PATH_MAX];
+	json_error_t je;
+	json_t *r;
+
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	r = json_load_file(path, 0, &je);
+	if (!r)
+		log_err("%s:%d:%d: %s", path, je.line, je.column, je.text);
+	else if (json_integer_value(json_object_get(r, "schema_version")) != 1) {
+		log_err("%s: not a version 1 rdma-testbed report", path);
+		json_decref(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/* the formats of `report DIR`, one renderer each */
+static int fmt_text(const json_t *r, FILE *f)
+{
+	report_print_text(r, f);
+	return 0;
+}
+
+static int fmt_json(const json_t *r, FILE *f)
+{
+	return json_dumpf(r, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
+}
+
+static const struct {
+	const char *name;
+	int (*render)(const json_t *, FILE *);
+} formats[] = {
+	{ "text", fmt_text },
+	{ "json", fmt_json },
+	{ "csv", report_csv },
+	{ "html", report_html },
+	{ NULL, NULL },
+};
+
+int cmd_report(struct ctl *ctl, int argc, char **argv)
+{
+	const char *dirs[2];
+	int i, n = 0, rc = 0, fmt = ctl->json ? 1 : 0;
+	json_t *a, *b;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_report(stdout);
+			return CTL_OK;
+		}
+		if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+			for (fmt = 0; formats[fmt].name && strcmp(formats[fmt].name, argv[i + 1]); fmt++)
+				;
+			if (!formats[fmt].name) {
+				log_err("--format '%s': expected text|json|csv|html", argv[i + 1]);
+				return CTL_USAGE;
+			}
+			i++;
+		} else if (argv[i][0] == '-' || n == 2) {
+			log_err("unexpected '%s'", argv[i]);
+			usage_report(stderr);
+			return CTL_USAGE;
+		} else {
+			dirs[n++] = argv[i];
+		}
+	}
+	if (!n) {
+		usage_report(stderr);
+		return CTL_USAGE;
+	}
+	if (!(a = load_report(dirs[0])))
+		return CTL_FAIL;
+	if (n == 1) {
+		rc = formats[fmt].render(a, stdout) ? CTL_FAIL : CTL_OK;
+		json_decref(a);
+		return rc;
+	}
+	if (!(b = load_report(dirs[1]))) {
+		json_decref(a);
+		return CTL_FAIL;
+	}
+	report_compare(a, b, dirs[0], dirs[1], stdout);
+	json_decref(a);
+	json_decref(b);
+	return CTL_OK;
+}

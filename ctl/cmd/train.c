@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl train: the data-parallel training job (workload `train`) as one
+ * experiment (ctl/exp/): one arm per recovery mode, each a whole job run
+ * once, one after the other on the same nodes under the same injector
+ * rules, and the time-to-accuracy comparison. The figures are the report's
+ * (accuracy and TTA are rank 0's; every rank's are in the results); a line
+ * is printed as each arm ends.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctl/cmd/cmds.h"
+#include "ctl/exp/exp.h"
+#include "lib/log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmactl [-j] train [--nodes node0,node1,...] [--mode M | --modes M1,M2,...]\n"
+		"                      [--steps N] [--batch N] [--lr X] [--target P] [--eval_every N]\n"
+		"                      [collective options: --step_timeout_min, --ec_k, ...]\n"
+		"  data-parallel SGD of a ~204k-parameter MLP on a synthetic task; gradients\n"
+		"  allreduced in each mode (rc, lossy, hadamard, ec); reports time to --target\n"
+		"  accuracy (TTA, training clock: evaluation excluded), final accuracy and step times\n");
+}
+
+struct train_run {
+	struct exp e;
+	struct ctl *ctl;
+	json_t *all;		/* the arms so far */
+	double tta0;
+};
+
+static void print_line(const json_t *o, double tta0)
+{
+	const json_t *pc = json_object_get(o, "percentiles");
+	double t = jr_real(o, "tta_ns") / 1e9;
+
+	printf("  %-8s %6lld ", jr_str(o, "mode"), json_integer_value(json_object_get(o, "steps")));
+	if (t > 0)
+		printf("%9.2f", t);
+	else
+		printf("%9s", "never");
+	printf(" %9.2f %8.3f %10.1f %10.1f", jr_real(o, "train_time_ns") / 1e9,
+	       jr_real(o, "final_accuracy"), jr_real(pc, "p50_ns") / 1e6, jr_real(pc, "p99_ns") / 1e6);
+	if (json_object_get(o, "lost_fraction"))
+		printf(" %7.3f%%", 100 * jr_real(o, "lost_fraction"));
+	else
+		printf(" %8s", "-");
+	if (tta0 > 0 && t > 0)
+		printf(" %8.2f", tta0 / t);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* an arm ended: its report arm, now */
+static void arm_done(void *arg, int a, json_t *results, uint64_t iters)
+{
+	struct train_run *tr = arg;
+	json_t *rounds = json_pack("[O]", results), *arm;
+	double t;
+
+	(void)iters;
+	arm = tr->e.wl->report_arm(tr->e.p.arm[a].name, tr->e.p.arm[a].mode, rounds);
+	t = jr_real(arm, "tta_ns") / 1e9;
+	if (!json_array_size(tr->all))
+		tr->tta0 = t;
+	else if (tr->tta0 > 0 && t > 0)
+		json_object_set_new(arm, "tta_ratio_vs_first", json_real(tr->tta0 / t));
+	if (!tr->ctl->json)
+		print_line(arm, json_array_size(tr->all) ? tr->tta0 : 0);
+	json_array_append_new(tr->all, arm);
+	json_decref(rounds);
+}
+
+/* argv into the experiment's profile: 0, 1 after --help, CTL_USAGE */
+static int parse(struct train_run *tr, int argc, char **argv, const char **nodes)
+{
+	const char *modes_s = NULL, *modes[PROF_MAX_ARMS];
+	const struct ctl_arg own[] = { { "nodes", nodes }, { "modes", &modes_s }, { NULL, NULL } };
+	struct profile *p = &tr->e.p;
+	char err[256];
+	int r, n, m;
+
+	r = ctl_args("train", argc, argv, 0, own, p->wopts, usage);
+	if (r)
+		return r;
+	if (modes_s && json_object_get(p->wopts, "mode")) {
+		log_err("--mode and --modes: give one of them");
+		return CTL_USAGE;
+	}
+	n = wlc_modes_parse(modes_s ? modes_s : json_string_value(json_object_get(p->wopts, "mode")) ?:
+			    "rc", modes, PROF_MAX_ARMS, err, sizeof(err));
+	if (n < 0) {
+		log_err("--modes %s", err);
+		return CTL_USAGE;
+	}
+	json_object_del(p->wopts, "mode");
+	for (m = 0; m < n; m++)
+		profile_add_arm(p, modes[m], modes[m], NULL);
+	return 0;
+}
+
+int cmd_train(struct ctl *ctl, int argc, char **argv)
+{
+	static struct train_run tr;
+	struct exp_opts o = { .no_report = 1, .need_testbed = 1 };
+	int r;
+
+	memset(&tr, 0, sizeof(tr));
+	tr.ctl = ctl;
+	profile_init(&tr.e.p, "train");
+	tr.e.loaded = 1;
+	r = parse(&tr, argc, argv, &o.nodes);
+	if (r) {
+		exp_close(&tr.e);
+		return r == 1 ? CTL_OK : r;
+	}
+	tr.all = json_array();
+	r = exp_open(&tr.e, ctl, &o);
+	if (!r) {
+		if (!ctl->json)
+			printf("# rdmactl train: %d ranks, data-parallel SGD; modes run in turn\n"
+			       "# %-8s %6s %9s %9s %8s %10s %10s %8s %8s\n", tr.e.g.n, "mode", "steps",
+			       "TTA[s]", "train[s]", "acc", "p50[ms]", "p99[ms]", "lost", "TTA x");
+		tr.e.obs.arg = &tr;
+		tr.e.obs.arm_done = arm_done;
+		exp_measure(&tr.e);
+	}
+	r = exp_finish(&tr.e) || r ? CTL_FAIL : CTL_OK;
+	if (ctl->json && !r) {
+		json_t *out = json_pack("{s:i,s:i,s:O,s:O}", "schema_version", 2, "nranks", tr.e.g.n,
+					"opts", tr.e.p.wopts, "results", tr.all);
+
+		json_dumpf(out, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(out);
+	}
+	json_decref(tr.all);
+	exp_close(&tr.e);
+	return r;
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening and closing an experiment (exp.h): the profile's arguments, the
+ * report directory (built as DIR.partial, renamed when complete, so DIR
+ * never holds half a report), the testbed or the profile's hosts, one
+ * control connection per node, the fault rules on each node's own agent,
+ * leased to that connection: if rdmactl dies, the agents remove them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl/exp/exp.h"
+#include "ctl/exp/inject.h"
+#include "lib/log.h"
+
+/* --set pairs, -o, --keep and the positional words: 0, 1 after --help,
+ * CTL_USAGE (message printed) */
+int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos,
+		      int *npos, const char **out, int *keep, void (*usage)(FILE *))
+{
+	int i;
+
+	*nsets = *npos = 0;
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--set") || !strcmp(argv[i], "-o")) {
+			if (i + 1 >= argc) {
+				log_err("%s needs a value", argv[i]);
+				return CTL_USAGE;
+			}
+			if (argv[i][1] == 'o' && out)
+				*out = argv[++i];
+			else if (argv[i][1] == 'o') {
+				log_err("unknown option '-o'");
+				return CTL_USAGE;
+			} else if (*nsets < PROF_MAX_SETS)
+				sets[(*nsets)++] = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--keep") && keep) {
+			*keep = 1;
+			continue;
+		}
+		if (argv[i][0] == '-') {
+			log_err("unknown option '%s'", argv[i]);
+			usage(stderr);
+			return CTL_USAGE;
+		}
+		pos[(*npos)++] = argv[i];
+	}
+	return 0;
+}
+
+int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *))
+{
+	const char *sets[PROF_MAX_SETS], *pos[4];
+	int nsets, npos, r;
+
+	memset(o, 0, sizeof(*o));
+	if (argc > 4 + 2 * PROF_MAX_SETS) {
+		log_err("too many arguments");
+		return CTL_USAGE;
+	}
+	r = exp_args(argc, argv, sets, &nsets, pos, &npos, &o->outdir, &o->keep, usage);
+	if (r)
+		return r;
+	if (npos != 1) {
+		usage(stderr);
+		return CTL_USAGE;
+	}
+	if (profile_load(&e->p, pos[0], sets, nsets, e->err, sizeof(e->err))) {
+		fprintf(stderr, "%s\n", e->err);
+		return CTL_USAGE;
+	}
+	e->loaded = 1;
+	return 0;
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* the report directory: -o, the profile's, or runs/NAME-TIMESTAMP; 2 if it exists */
+static int pick_dir(struct exp *e, const char *outarg)
+{
+	if (e->o.no_report)
+		return 0;
+	if (outarg)
+		snprintf(e->dir, sizeof(e->dir), "%s", outarg);
+	else if (e->p.outdir[0])
+		snprintf(e->dir, sizeof(e->dir), "%s", e->p.outdir);
+	else {
+		time_t t = time(NULL);
+		struct tm tm;
+		char ts[32];
+
+		localtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+		snprintf(e->dir, sizeof(e->dir), "runs/%s-%s", e->p.name, ts);
+	}
+	if (!access(e->dir, F_OK)) {
+		log_err("%s exists: give another -o DIR", e->dir);
+		return CTL_USAGE;
+	}
+	snprintf(e->tmpdir, sizeof(e->tmpdir), "%s.partial", e->dir);
+	if (ctl_mkdir_p(e->tmpdir, 0755)) {
+		log_err("%s: %s", e->tmpdir, strerror(errno));
+		return CTL_FAIL;
+	}
+	return 0;
+}
+
+/* a testbed that fits the profile: the running one, or a new one */
+static int ensure_testbed(struct exp *e)
+{
+	const struct profile *p = &e->p;
+	struct tb_up_opts o = TB_UP_DEFAULTS;
+	struct tb_state s;
+
+	e->brought_up = 0;
+	if (e->o.need_testbed) {	/* a command's: whatever testbed is up */
+		int r = tb_load(&s);
+
+		if (r == -ENOENT)
+			log_err("no testbed is up (rdmactl testbed up)");
+		return r;
+	}
+	if (!tb_load(&s)) {
+		if (s.nodes < p->nodes || s.mtu != p->mtu) {
+			log_err("a testbed of %d nodes, MTU %d is up; the profile wants %d nodes, MTU %d "
+				"('rdmactl testbed down' first)", s.nodes, s.mtu, p->nodes, p->mtu);
+			return -EEXIST;
+		}
+		log_info("reusing the running testbed (%d nodes)", s.nodes);
+		return 0;
+	}
+	o.nodes = p->nodes;
+	o.mtu = p->mtu;
+	if (tb_backend_parse(p->backend, &o.backend) || tb_up(&o))
+		return -EIO;
+	e->brought_up = 1;
+	return 0;
+}
+
+/* the profile's own hosts: agents already running (one shared token), or
+ * started over ssh (a fresh token, forwarded ports) */
+static int open_hosts(struct exp *e)
+{
+	struct tb_state s;
+	int i, r;
+
+	memset(&s, 0, sizeof(s));
+	s.backend = TB_HOSTS;
+	s.nodes = e->p.nhosts;
+	snprintf(s.accel, sizeof(s.accel), "-");
+	for (i = 0; i < e->p.nhosts; i++) {
+		snprintf(s.node[i].name, sizeof(s.node[i].name), "%s", e->p.host[i].name);
+		snprintf(s.node[i].host, sizeof(s.node[i].host), "%s", e->p.host[i].addr);
+		snprintf(s.node[i].dev, sizeof(s.node[i].dev), "-");
+		s.node[i].port = e->p.host[i].port;
+	}
+	if (e->p.ssh.on) {
+		if (e->o.print && !e->ctl->json)
+			log_info("starting %d agents over ssh", e->p.nhosts);
+		if (ssh_agents_start(&e->ssh, &e->p, &s))
+			return -EIO;
+	} else {
+		r = proto_token_load(e->p.token_file, s.token, sizeof(s.token));
+		if (r) {
+			log_err("%s: cannot use as token file: %s", e->p.token_file, strerror(-r));
+			return r;
+		}
+	}
+	return group_open_state(&e->g, &s);
+}
+
+/* the testbed's first p.nodes nodes (0: all), or the ones asked for */
+static int open_testbed(struct exp *e)
+{
+	char nodes[256] = "";
+	int i, r = ensure_testbed(e);
+
+	if (r)
+		return r;
+	if (e->o.nodes || !e->p.nodes)
+		return group_open(&e->g, e->o.nodes);
+	for (i = 0; i < e->p.nodes; i++)
+		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d", i ? "," : "",
+			 i);
+	return group_open(&e->g, nodes);
+}
+
+void exp_event(struct exp *e, const char *fmt, ...)
+{
+	char buf[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (e->obs.event)
+		e->obs.event(e->obs.arg, buf);
+	if (e->o.print && !e->ctl->json) {
+		if (isatty(2))
+			fprintf(stderr, "\r%114s\r", "");
+		log_info("%s", buf);
+	}
+}
+
+/* every fault of the profile on each of its nodes' agents */
+static int add_faults(struct exp *e)
+{
+	int i, k;
+
+	for (i = 0; i < e->p.nfaults; i++) {
+		const struct prof_fault *f = &e->p.fault[i];
+		json_t *fj = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:[]}", "name", f->name, "rule",
+				       f->rule, "dir", f->egress ? "egress" : "ingress", "port",
+				       f->sw ? "switch" : "nic", "start_ns", (json_int_t)f->start_ns,
+				       "duration_ns", (json_int_t)f->duration_ns, "rules");
+
+		json_array_append_new(e->faults, fj);
+		for (k = 0; k < e->g.n; k++) {
+			if (!(f->nodes & (1u << e->g.node[k])))
+				continue;
+			e->ids[i][k] = inject_fault_add(&e->g.c[k], f, e->g.node[k],
+						 e->p.nhosts ? e->p.host : NULL, e->err, sizeof(e->err));
+			if (e->ids[i][k] < 0) {
+				log_err("fault %s: %s", f->name, e->err);
+				return -EIO;
+			}
+			json_array_append_new(json_object_get(fj, "rules"),
+					      json_pack("{s:s,s:i}", "node",
+							e->g.tb.node[e->g.node[k]].name, "id",
+							e->ids[i][k]));
+		}
+		if (e->obs.event) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "fault %s: %s on %d node(s)", f->name, f->rule,
+				 (int)json_array_size(json_object_get(fj, "rules")));
+			e->obs.event(e->obs.arg, msg);
+		}
+	}
+	if (e->p.nfaults && e->o.print && !e->ctl->json)
+		log_info("%d fault rule%s added", e->p.nfaults, e->p.nfaults == 1 ? "" : "s");
+	return 0;
+}
+
+int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
+{
+	int r, i;
+
+	e->ctl = ctl;
+	e->o = *o;
+	memset(e->ids, 0xff, sizeof(e->ids));
+	e->wl = wlc_find(e->p.workload);
+	if (!e->wl) {
+		log_err("workload '%s': no such workload", e->p.workload);
+		return CTL_USAGE;
+	}
+	if ((r = pick_dir(e, o->outdir)))
+		return r;
+	e->t_start = rtb_now_s();
+	iso_now(e->when, sizeof(e->when));
+	if (e->p.nhosts ? open_hosts(e) : open_testbed(e))
+		return CTL_FAIL;
+	e->group_open = 1;
+	e->faults = json_array();
+	for (i = 0; i < PROF_MAX_ARMS; i++)
+		e->rounds[i] = json_array();
+	e->t0 = inject_node_now(&e->g.c[0]);
+	return add_faults(e) ? CTL_FAIL : 0;
+}
+
+void exp_close(struct exp *e)
+{
+	int a;
+
+	if (e->group_open)
+		group_close(&e->g);
+	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
+	if (e->tmpdir[0] && access(e->dir, F_OK))
+		ctl_rm_rf(e->tmpdir);
+	for (a = 0; a < PROF_MAX_ARMS; a++)
+		json_decref(e->rounds[a]);
+	json_decref(e->faults);
+	json_decref(e->report);
+	if (e->loaded)
+		profile_free(&e->p);
+}

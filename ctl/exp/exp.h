@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The experiment room: a profile (profile.h) run as one experiment, in
+ * steps that `rdmactl run`, the TUI and the per-workload commands share:
+ *   open    the testbed (or the profile's hosts), the control connections,
+ *           the fault rules (leased to those connections)
+ *   measure the arms: rounds of every arm in turn (or each arm once, as the
+ *           workload's descriptor says), one rounds loop for every workload
+ *   finish  counters, rules removed, the report built and written (or kept
+ *           for the caller), the testbed down if this run brought it up.
+ * Whoever watches (the live model) is an ops table, never called by name.
+ */
+#ifndef RTB_CTL_EXP_H
+#define RTB_CTL_EXP_H
+
+#include <limits.h>
+#include <stdio.h>
+#include "ctl/exp/profile.h"
+#include "ctl/session/session.h"
+#include "ctl/wl/wl.h"
+
+/* agents rdmactl started over ssh for a profile's hosts (ssh.c) */
+struct ssh_agents {
+	int n;
+	pid_t pid[TB_MAX_NODES];
+	int fd[TB_MAX_NODES];		/* ssh's stdin: closing it stops the agent */
+	int logfd[TB_MAX_NODES];	/* ssh's stderr */
+	int lport[TB_MAX_NODES];	/* our end of the forward */
+};
+
+/* start one agent per host over ssh, fill s (loopback ports, fresh token) */
+int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_state *s);
+void ssh_agents_stop(struct ssh_agents *sa);
+
+/* who watches an experiment; any hook may be NULL */
+struct exp_obs {
+	void *arg;
+	void (*event)(void *arg, const char *msg);
+	/* arm a starts round r of rounds, iters iterations */
+	void (*arm_begin)(void *arg, int a, uint64_t r, uint64_t rounds, uint64_t iters);
+	/* the round's per-member results */
+	void (*arm_done)(void *arg, int a, json_t *results, uint64_t iters);
+	/* streamed intervals of member idx */
+	void (*intervals)(void *arg, int idx, const json_t *intervals, json_int_t progress);
+	/* nonzero: wait before the next arm */
+	int (*paused)(void *arg);
+};
+
+struct exp_opts {
+	const char *outdir;	/* NULL: the profile's output.dir, or runs/NAME-TIMESTAMP */
+	int keep;		/* leave a testbed this run brought up running */
+	int no_report;		/* keep the report JSON in e->report, write no directory */
+	int need_testbed;	/* do not bring one up: the testbed must be running */
+	const char *nodes;	/* the members ("node0,node2"); NULL: the first p.nodes */
+	int print;		/* progress lines on stderr */
+};
+
+struct exp {
+	struct ctl *ctl;
+	struct profile p;	/* loaded by exp_load, or filled by a front-end */
+	const struct wlc *wl;
+	struct exp_opts o;
+	struct exp_obs obs;
+	int loaded, brought_up, group_open, rc, extra_rules;
+	struct group g;
+	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
+	json_t *faults, *rounds[PROF_MAX_ARMS];
+	json_t *report;		/* after exp_finish */
+	json_int_t t0;
+	double t_start;
+	char when[32], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], err[1024];
+	struct ssh_agents ssh;
+};
+
+/* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]:
+ * the profile loaded into e->p, o filled. 0; 1 after --help; CTL_USAGE
+ * (message printed, nothing touched) */
+int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *));
+/* validate's: PROFILE... [--set k.path=v]...: *npos files in pos */
+int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos, int *npos,
+	     const char **out, int *keep, void (*usage)(FILE *));
+
+/* e->p loaded: 0 ready; CTL_USAGE (bad output directory); CTL_FAIL */
+int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o);
+int exp_measure(struct exp *e);
+/* the exit code: 1 when an arm failed, the run was interrupted, or a
+ * verification failed */
+int exp_finish(struct exp *e);
+void exp_close(struct exp *e);
+
+/* a progress line: to the watcher, and on stderr when printing */
+void exp_event(struct exp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* the report JSON of the arms run so far (what exp_finish writes) */
+json_t *exp_report(struct exp *e);
+
+#endif

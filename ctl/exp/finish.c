@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finishing an experiment (exp.h): the rules' counters gathered and the
+ * rules removed (and the injector's hooks and qdiscs once no rule is
+ * left), the report built from every arm's rounds by the workload's
+ * descriptor, written and renamed into place (or kept for the caller),
+ * and the testbed taken down if this run brought it up. Ctrl-C stops the
+ * arm in flight; what finished is still written, marked "partial".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include "ctl/exp/exp.h"
+#include "ctl/exp/inject.h"
+#include "lib/log.h"
+
+/* one fault's rules: counters into the report's fault, then removed */
+static void remove_fault(struct exp *e, int i)
+{
+	json_t *fr = json_object_get(json_array_get(e->faults, (size_t)i), "rules");
+	int k, j = 0;
+
+	for (k = 0; k < e->g.n; k++) {
+		json_t *st, *x, *rule;
+		char idb[16];
+		size_t m;
+
+		if (e->ids[i][k] < 0)
+			continue;
+		rule = json_array_get(fr, (size_t)j++);
+		st = inject_json(&e->g.c[k], "stats", NULL);
+		json_array_foreach(json_object_get(st, "rules"), m, x)
+			if (json_integer_value(json_object_get(x, "id")) == e->ids[i][k])
+				json_object_set(rule, "counters", json_object_get(x, "counters"));
+		json_decref(st);
+		snprintf(idb, sizeof(idb), "%d", e->ids[i][k]);
+		json_decref(inject_json(&e->g.c[k], "del", idb));
+	}
+}
+
+static void remove_faults(struct exp *e)
+{
+	int i;
+
+	for (i = 0; i < e->p.nfaults; i++)
+		remove_fault(e, i);
+	if (e->p.nfaults || e->extra_rules) {	/* no rule left: the hooks and qdiscs go too */
+		json_t *l = inject_json(&e->g.c[0], "list", NULL);
+
+		if (l && !json_array_size(json_object_get(l, "rules")))
+			json_decref(inject_json(&e->g.c[0], "flush", NULL));
+		json_decref(l);
+	}
+}
+
+json_t *exp_report(struct exp *e)
+{
+	const struct profile *p = &e->p;
+	struct utsname un;
+	json_t *arms = json_array(), *rep;
+	int a;
+
+	for (a = 0; a < p->narms; a++) {
+		json_t *arm = e->wl->report_arm(p->arm[a].name, p->arm[a].mode, e->rounds[a]);
+
+		if (json_is_true(json_object_get(arm, "verification_failed")))
+			e->rc = 1;
+		json_array_append_new(arms, arm);
+	}
+	if (ctl_interrupted)
+		e->rc = 1;
+	uname(&un);
+	rep = json_pack("{s:i,s:s,s:b,s:s,s:s,s:f,s:{s:s},s:{s:s,s:s,s:s},s:{s:s,s:s,s:i,s:i,s:s},"
+			"s:o,s:s,s:s,s:I,s:O,s:o}",
+			"schema_version", 1, "kind", "rdma-testbed-report", "partial",
+			ctl_interrupted || e->rc, "status",
+			ctl_interrupted ? "interrupted" : e->rc ? "failed" : "ok", "created", e->when,
+			"duration_s", rtb_now_s() - e->t_start, "versions", "rdmactl", RTB_VERSION,
+			"host", "hostname", un.nodename, "kernel", un.release, "machine", un.machine,
+			"testbed", "backend", tb_backend_name(e->g.tb.backend), "accel", e->g.tb.accel,
+			"nodes", e->g.tb.nodes, "mtu", e->g.tb.mtu, "kernel", e->g.tb.kver, "profile",
+			profile_to_json(p), "workload", p->workload, "measure",
+			measure_name(e->wl->measure), "t0_node_ns", e->t0, "faults", e->faults, "arms",
+			arms);
+	if (rep && e->rc && !ctl_interrupted)
+		json_object_set_new(rep, "error", json_string(e->err));
+	return rep;
+}
+
+/* the directory: written as DIR.partial, renamed when complete */
+static int write_dir(struct exp *e)
+{
+	if (report_write(e->report, e->tmpdir, e->err, sizeof(e->err))) {
+		log_err("writing %s: %s", e->tmpdir, e->err);
+		return -EIO;
+	}
+	if (rename(e->tmpdir, e->dir)) {
+		log_err("%s -> %s: %s", e->tmpdir, e->dir, strerror(errno));
+		return -errno;
+	}
+	if (!e->ctl->json) {
+		report_print_text(e->report, stdout);
+		printf("report: %s/{report.json,summary.csv,report.html,*.hlog}%s\n", e->dir,
+		       json_is_true(json_object_get(e->report, "partial")) ? " (partial)" : "");
+	} else {
+		json_dumpf(e->report, stdout, JSON_INDENT(2));
+	}
+	return 0;
+}
+
+int exp_finish(struct exp *e)
+{
+	if (e->group_open) {
+		remove_faults(e);
+		e->report = exp_report(e);
+		group_close(&e->g);
+		e->group_open = 0;
+		if (!e->report) {
+			log_err("report: out of memory");
+			e->rc = 1;
+		} else if (!e->o.no_report && write_dir(e)) {
+			e->rc = 1;
+		}
+	}
+	if (e->brought_up && !e->o.keep)
+		tb_down();
+	return e->rc;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The experiment's fault rules, through each node's agent (its "inject"
+ * verb runs that node's rdma-inject): add one leased to our connection,
+ * ask for counters, remove.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl/exp/inject.h"
+
+/* one fault rule on one node's agent, leased to that connection; its id */
+int inject_fault_add(struct agentc *c, const struct prof_fault *f, int node,
+		     const struct prof_host *hosts, char *err, size_t errlen)
+{
+	json_t *args = json_array(), *res = NULL;
+	char dev[16], buf[256], *tok, *save, t[32];
+	int id = -1, rc;
+
+	if (hosts)	/* the host's own interface names */
+		snprintf(dev, sizeof(dev), "%s", f->sw ? hosts[node].sw : hosts[node].nic);
+	else
+		snprintf(dev, sizeof(dev), "%s%d", f->sw ? "sw" : "n", node);
+	json_array_append_new(args, json_string("add"));
+	json_array_append_new(args, json_string("dev"));
+	json_array_append_new(args, json_string(dev));
+	json_array_append_new(args, json_string(f->egress ? "egress" : "ingress"));
+	snprintf(buf, sizeof(buf), "%s", f->rule);
+	for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+		json_array_append_new(args, json_string(tok));
+	if (f->start_ns) {
+		snprintf(t, sizeof(t), "%lluus", (unsigned long long)(f->start_ns / 1000));
+		json_array_append_new(args, json_string("after"));
+		json_array_append_new(args, json_string(t));
+	}
+	if (f->duration_ns) {
+		snprintf(t, sizeof(t), "%lluus", (unsigned long long)(f->duration_ns / 1000));
+		json_array_append_new(args, json_string("for"));
+		json_array_append_new(args, json_string(t));
+	}
+	if (agentc_call(c, "inject", json_pack("{s:o,s:b}", "args", args, "lease", 1), &res, 90000,
+			err, errlen))
+		return -1;
+	rc = (int)json_integer_value(json_object_get(res, "rc"));
+	if (rc) {	/* the agent says how rdma-inject ended when it printed nothing */
+		const char *e = json_string_value(json_object_get(res, "stderr")) ?: "";
+
+		snprintf(err, errlen, "%s: rdma-inject add %s: %.*s", c->where, dev,
+			 (int)strcspn(e, "\n"), e);
+	}
+	else
+		id = atoi(json_string_value(json_object_get(res, "stdout")));
+	json_decref(res);
+	return rc ? -1 : id;
+}
+
+/* rdma-inject on one agent, -j, its JSON output (new reference) or NULL */
+json_t *inject_json(struct agentc *c, const char *verb, const char *arg)
+{
+	json_t *res = NULL, *out = NULL;
+	char err[256];
+
+	if (!agentc_call(c, "inject",
+			 json_pack("{s:[sss*]}", "args", "-j", verb, arg), &res, 90000, err,
+			 sizeof(err)) &&
+	    !json_integer_value(json_object_get(res, "rc")))
+		out = json_loads(json_string_value(json_object_get(res, "stdout")), 0, NULL);
+	json_decref(res);
+	return out;
+}
+
+/* the node's CLOCK_MONOTONIC (interval timestamps are in it) */
+json_int_t inject_node_now(struct agentc *c)
+{
+	json_t *res = NULL;
+	json_int_t t = 0;
+	char err[256];
+
+	if (!agentc_call(c, "hello", NULL, &res, 10000, err, sizeof(err)))
+		t = json_integer_value(json_object_get(res, "now_ns"));
+	json_decref(res);
+	return t;
+}
+

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Measuring (exp.h): the one rounds loop of every workload. Arms take
+ * turns -- each round every arm once, on the same nodes under the same
+ * fault rules -- rather than run at once, so that each has the CPUs (and
+ * rxe's kernel threads) to itself while measured: run together, the one
+ * stalled in retransmission timeouts would hand its CPU time to the others.
+ * Workloads that are a whole job (train) run each arm once.
+ */
+#include <string.h>
+#include <unistd.h>
+#include "ctl/exp/exp.h"
+#include "lib/log.h"
+
+/* the arm's options for one run: the workload's, the arm's, then what the
+ * descriptor sets from the run (mode, iterations, members) */
+static json_t *arm_opts(const struct exp *e, int a, uint64_t iters, uint64_t warm)
+{
+	json_t *o = json_deep_copy(e->p.wopts);
+
+	json_object_update(o, e->p.arm[a].opts);
+	if (e->wl->arm_opts)
+		e->wl->arm_opts(o, e->p.arm[a].mode, iters, warm, e->g.n);
+	return o;
+}
+
+/* one arm's run on the group, in the workload's topology */
+static int run_on_group(struct exp *e, json_t *o, json_t **res)
+{
+	struct agentc *cli[TB_MAX_NODES];
+	int i, n = 0;
+
+	if (e->wl->topo == WLC_GROUP)
+		return group_run(&e->g, e->wl->name, o, res, e->err, sizeof(e->err));
+	/* member 1 serves; a star's clients are every other member, a pair's member 0 */
+	for (i = 0; i < e->g.n; i++)
+		if (i != 1 && (n == 0 || e->wl->topo == WLC_STAR))
+			cli[n++] = &e->g.c[i];
+	if (star_run(&e->g.c[1], cli, n, e->wl->name, o, e->wl->topo == WLC_STAR, &e->g.obs, res,
+		     e->err, sizeof(e->err)))
+		return -1;
+	if (e->wl->fold)
+		e->wl->fold(*res);
+	return 0;
+}
+
+/* wait while paused (the TUI's p); 1 when told to stop meanwhile */
+static int pause_point(struct exp *e)
+{
+	while (e->obs.paused && e->obs.paused(e->obs.arg) && !ctl_interrupted)
+		usleep(100000);
+	return ctl_interrupted;
+}
+
+/* one arm's turn: its options, the watcher told, the results kept */
+static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t n)
+{
+	const struct prof_arm *arm = &e->p.arm[a];
+	json_t *o, *res = NULL;
+
+	if (pause_point(e)) {
+		e->rc = 1;
+		return;
+	}
+	o = arm_opts(e, a, n, rd ? 0 : e->p.warmup);
+	if (e->wl->rounds)
+		exp_event(e, "round %llu/%llu: %s (%llu %s)", (unsigned long long)rd + 1,
+			  (unsigned long long)rounds, arm->name, (unsigned long long)n, e->wl->unit);
+	else
+		exp_event(e, "%s: running", arm->name);
+	if (e->obs.arm_begin)
+		e->obs.arm_begin(e->obs.arg, a, rd, rounds, n);
+	if (run_on_group(e, o, &res)) {
+		exp_event(e, "%s failed: %s", arm->name, e->err);
+		if (!e->o.print && !e->obs.event)	/* nobody told: say it here */
+			log_err("%s: %s", arm->name, e->err);
+		e->rc = 1;
+	} else {
+		if (e->obs.arm_done)
+			e->obs.arm_done(e->obs.arg, a, res, n);
+		json_array_append_new(e->rounds[a], res);
+	}
+	json_decref(o);
+}
+
+static void intervals_hook(void *arg, int idx, const json_t *iv, json_int_t progress)
+{
+	struct exp *e = arg;
+
+	if (e->obs.intervals)
+		e->obs.intervals(e->obs.arg, idx, iv, progress);
+}
+
+int exp_measure(struct exp *e)
+{
+	const struct profile *p = &e->p;
+	uint64_t rd, rounds = e->wl->rounds ? p->rounds : 1;
+	int a;
+
+	if (e->obs.intervals) {
+		e->g.obs.intervals = intervals_hook;
+		e->g.obs.arg = e;
+	}
+	for (rd = 0; rd < rounds && !e->rc; rd++)
+		for (a = 0; a < p->narms && !e->rc; a++)
+			exp_arm(e, a, rd, rounds,
+				e->wl->rounds ? p->iters / p->rounds + (rd < p->iters % p->rounds) : 0);
+	e->g.obs.intervals = NULL;
+	return e->rc;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Experiment profiles (YAML, `version: 1`; every key in profiles/README.md):
+ * loaded with libyaml, checked key by key with `file:line:col` errors and
+ * "did you mean", numbers with units and ranges, workload options against
+ * the workload's own option table, fault rules against rdma-inject's
+ * grammar.
+ */
+#ifndef RTB_PROFILE_H
+#define RTB_PROFILE_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#define PROF_MAX_ARMS 4
+#define PROF_MAX_FAULTS 32
+#define PROF_MAX_SETS 32
+
+struct prof_fault {
+	char name[32];
+	char rule[256];		/* rdma-inject rule text (match, action, select) */
+	uint32_t nodes;		/* bit i: node i; all bits: every node */
+	int egress;		/* 0: ingress */
+	int sw;			/* the switch port toward the node (sw_i), else its NIC (n_i) */
+	uint64_t start_ns, duration_ns;	/* from the start of the measured phase; 0: to the end */
+};
+
+/* a host of the profile's own (instead of a testbed): a running rdma-agent,
+ * or one rdmactl starts over ssh */
+struct prof_host {
+	char name[32];
+	char addr[64];		/* the agent's control address */
+	int port;
+	char nic[16], sw[16];	/* interfaces for faults: port nic / port switch */
+	char ssh[128];		/* ssh: the destination ([user@]host or a Host alias) */
+	char dev[32];		/* ssh: the agent's RDMA device */
+	int aport;		/* ssh: the agent's port on the remote loopback */
+};
+
+#define PROF_MAX_SSH_OPTS 8
+
+/* hosts.ssh: how rdmactl starts the agents */
+struct prof_ssh {
+	int on;
+	char config[PATH_MAX];	/* ssh -F (optional) */
+	char agent[128];	/* the remote agent command (default rdma-agent) */
+	int nopts;
+	char opt[PROF_MAX_SSH_OPTS][128];	/* ssh -o OPTION */
+};
+
+struct prof_arm {
+	char name[32];
+	char mode[16];
+	json_t *opts;		/* workload options of this arm (strings) */
+};
+
+struct profile {
+	char file[PATH_MAX];
+	char name[64];
+	char description[256];
+	char backend[8];
+	int nodes, mtu;
+	int nhosts;		/* > 0: hosts instead of a testbed */
+	struct prof_host host[16];
+	char token_file[PATH_MAX];
+	struct prof_ssh ssh;
+	char workload[16];	/* collective | train | kv | storage */
+	json_t *wopts;		/* the workload's options (strings, as in the file) */
+	int narms;
+	struct prof_arm arm[PROF_MAX_ARMS];
+	uint64_t iters, rounds, warmup;	/* collective, kv (ops per client), storage (I/Os) */
+	int nfaults;
+	struct prof_fault fault[PROF_MAX_FAULTS];
+	char outdir[PATH_MAX];	/* "" = runs/NAME-TIMESTAMP */
+	char *text;		/* the file as read */
+	json_t *sets;		/* the --set overrides applied */
+};
+
+/* an empty profile of workload (NULL: none yet) with the defaults of a
+ * file's: what the per-workload commands fill and run; nodes 0 = every
+ * node of the running testbed */
+void profile_init(struct profile *p, const char *workload);
+/* one more arm (opts stolen; NULL: none): 0 or -E2BIG */
+int profile_add_arm(struct profile *p, const char *name, const char *mode, json_t *opts);
+/* load and check; on error a message "file:line:col: ..." in err and -1 */
+int profile_load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
+		 size_t errlen);
+void profile_free(struct profile *p);
+/* the profile as JSON (what was run, for the report) */
+json_t *profile_to_json(const struct profile *p);
+
+#endif

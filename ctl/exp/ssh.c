@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Agents started over ssh for a profile's hosts (hosts.ssh): one OpenSSH
+ * client per host, key-based (BatchMode: never a password prompt), that
+ * forwards a free port on our loopback to the agent's port on the remote
+ * loopback and runs there
+ *
+ *   umask 077; f=$(mktemp); head -n 1 > $f; exec 3< $f; rm -f $f
+ *   rdma-agent --dev DEV --name NAME --listen 127.0.0.1:PORT --token-file /proc/self/fd/3 &
+ *   cat > /dev/null; kill $agent; wait
+ *
+ * The token, fresh for this run, goes down ssh's stdin: it is never on a
+ * command line (remote `ps` would show it) and never in a file anyone else
+ * can read, and its file is gone before the agent starts. ssh's stdin
+ * stays open while the run lasts: closing it -- or rdmactl dying, which
+ * closes it too -- ends `cat`, which stops the agent (SIGTERM: it releases
+ * its arms and leased fault rules), and ssh exits. The clients run in their
+ * own session, so a Ctrl-C on rdmactl's terminal does not reach them:
+ * rdmactl tears down in order (rules, arms, then the agents).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ctl/exp/exp.h"
+#include "lib/log.h"
+#include "lib/proto.h"
+
+#define SSH_READY_MS 30000
+
+/* a free port on 127.0.0.1 (ssh binds it right after: a small race that
+ * ExitOnForwardFailure turns into a clear error) */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return -errno;
+	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port > 0 ? port : -EADDRNOTAVAIL;
+}
+
+/* the last line ssh wrote on stderr (its reason), into buf */
+static void ssh_reason(int logfd, char *buf, size_t len)
+{
+	char tmp[4096], *end, *start;
+	ssize_t n = pread(logfd, tmp, sizeof(tmp) - 1, 0);
+
+	buf[0] = 0;
+	if (n <= 0)
+		return;
+	tmp[n] = 0;
+	end = tmp + strlen(tmp);
+	while (end > tmp && (end[-1] == '\n' || end[-1] == '\r'))
+		*--end = 0;
+	start = strrchr(tmp, '\n');
+	snprintf(buf, len, "%s", start ? start + 1 : tmp);
+}
+
+static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, const char *token)
+{
+	const struct prof_host *h = &p->host[i];
+	char fwd[96], cmd[1024], tmpl[] = "/tmp/rdmactl-ssh.XXXXXX";
+	char *argv[32 + 2 * PROF_MAX_SSH_OPTS];
+	int in[2], n = 0, k;
+	pid_t pid;
+
+	sa->lport[i] = free_port();
+	if (sa->lport[i] < 0)
+		return sa->lport[i];
+	snprintf(fwd, sizeof(fwd), "127.0.0.1:%d:127.0.0.1:%d", sa->lport[i], h->aport);
+	snprintf(cmd, sizeof(cmd),
+		 "umask 077; f=$(mktemp) || exit 1; head -n 1 > \"$f\"; exec 3< \"$f\"; "
+		 "rm -f \"$f\"; %s --dev %s --name %s --listen 127.0.0.1:%d --token-file /proc/self/fd/3 "
+		 "& a=$!; exec 3<&-; cat > /dev/null; kill $a 2>/dev/null; wait $a",
+		 p->ssh.agent, h->dev, h->name, h->aport);
+	argv[n++] = "ssh";
+	if (p->ssh.config[0]) {
+		argv[n++] = "-F";
+		argv[n++] = (char *)p->ssh.config;
+	}
+	argv[n++] = "-o";
+	argv[n++] = "BatchMode=yes";
+	argv[n++] = "-o";
+	argv[n++] = "ExitOnForwardFailure=yes";
+	argv[n++] = "-o";
+	argv[n++] = "ServerAliveInterval=5";
+	for (k = 0; k < p->ssh.nopts; k++) {
+		argv[n++] = "-o";
+		argv[n++] = (char *)p->ssh.opt[k];
+	}
+	argv[n++] = "-L";
+	argv[n++] = fwd;
+	argv[n++] = "--";
+	argv[n++] = (char *)h->ssh;
+	argv[n++] = cmd;
+	argv[n] = NULL;
+
+	sa->logfd[i] = mkostemp(tmpl, O_CLOEXEC);
+	if (sa->logfd[i] < 0)
+		return -errno;
+	unlink(tmpl);
+	if (pipe2(in, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(in[0]);
+		close(in[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+
+		setsid();	/* the terminal's Ctrl-C is rdmactl's to handle */
+		dup2(in[0], 0);
+		if (nul >= 0)
+			dup2(nul, 1);
+		dup2(sa->logfd[i], 2);
+		execvp("ssh", argv);
+		dprintf(2, "cannot run ssh: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	sa->pid[i] = pid;
+	sa->fd[i] = in[1];
+	if (dprintf(sa->fd[i], "%s\n", token) < 0)
+		return -errno;
+	return 0;
+}
+
+/* wait until the agent answers through the tunnel, or ssh gave up */
+static int ssh_ready(struct ssh_agents *sa, int i, const struct tb_state *s, char *err,
+		     size_t errlen)
+{
+	double t0 = rtb_now_s();
+	struct agentc c;
+	int st;
+
+	while ((rtb_now_s() - t0) * 1000 < SSH_READY_MS && !ctl_interrupted) {
+		json_t *res = NULL;
+		char e[256];
+
+		if (waitpid(sa->pid[i], &st, WNOHANG) == sa->pid[i]) {
+			char why[512];
+
+			sa->pid[i] = 0;
+			ssh_reason(sa->logfd[i], why, sizeof(why));
+			snprintf(err, errlen, "ssh exited %d%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : 255,
+				 why[0] ? ": " : "", why);
+			return -EIO;
+		}
+		if (!tb_agent_open(&c, s, i, 1000)) {
+			int r = agentc_call(&c, "hello", NULL, &res, 2000, e, sizeof(e));
+
+			json_decref(res);
+			agentc_close(&c);
+			if (!r)
+				return 0;
+		}
+		usleep(200000);
+	}
+	snprintf(err, errlen, "%s", ctl_interrupted ? "interrupted" :
+		 "the agent did not answer within 30 s (ssh up, agent not listening?)");
+	return -ETIMEDOUT;
+}
+
+int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_state *s)
+{
+	char err[640];
+	int i, r;
+
+	memset(sa, 0, sizeof(*sa));
+	for (i = 0; i < TB_MAX_NODES; i++)
+		sa->fd[i] = sa->logfd[i] = -1;
+	if (tb_gen_token(s->token, sizeof(s->token))) {
+		log_err("/dev/urandom: cannot make a token");
+		return -EIO;
+	}
+	sa->n = p->nhosts;
+	/* every ssh at once: their handshakes overlap */
+	for (i = 0; i < p->nhosts; i++) {
+		r = ssh_spawn(sa, i, p, s->token);
+		if (r) {
+			log_err("host %s (ssh %s): %s", p->host[i].name, p->host[i].ssh, strerror(-r));
+			ssh_agents_stop(sa);
+			return r;
+		}
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
+		s->node[i].port = sa->lport[i];
+		snprintf(s->node[i].dev, sizeof(s->node[i].dev), "%s", p->host[i].dev);
+	}
+	for (i = 0; i < p->nhosts; i++) {
+		r = ssh_ready(sa, i, s, err, sizeof(err));
+		if (r) {
+			log_err("host %s (ssh %s): %s", p->host[i].name, p->host[i].ssh, err);
+			ssh_agents_stop(sa);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void ssh_agents_stop(struct ssh_agents *sa)
+{
+	int i, k;
+
+	/* EOF on their stdin: each remote side stops its agent, ssh exits */
+	for (i = 0; i < sa->n; i++)
+		if (sa->fd[i] >= 0) {
+			close(sa->fd[i]);
+			sa->fd[i] = -1;
+		}
+	for (i = 0; i < sa->n; i++) {
+		for (k = 0; sa->pid[i] > 0 && k < 100; k++) {	/* 10 s, then firmly */
+			if (waitpid(sa->pid[i], NULL, WNOHANG) == sa->pid[i])
+				sa->pid[i] = 0;
+			else
+				usleep(100000);
+		}
+		if (sa->pid[i] > 0) {
+			kill(sa->pid[i], SIGTERM);
+			waitpid(sa->pid[i], NULL, 0);
+			sa->pid[i] = 0;
+		}
+		if (sa->logfd[i] >= 0) {
+			close(sa->logfd[i]);
+			sa->logfd[i] = -1;
+		}
+	}
+	sa->n = 0;
+}

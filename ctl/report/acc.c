@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/* The arm accumulator (see acc.h). */
+#include <errno.h>
+#include <string.h>
+#include "ctl/report/acc.h"
+#include "ctl/report/report.h"
+#include "lib/hwc.h"
+
+void arm_acc_init(struct arm_acc *a, const char *name, const char *mode)
+{
+	memset(a, 0, sizeof(*a));
+	a->name = name;
+	a->mode = mode;
+	hist_init(&a->h);
+	a->hw = json_object();
+}
+
+void arm_acc_fini(struct arm_acc *a)
+{
+	json_decref(a->hw);
+	a->hw = NULL;
+}
+
+static void max_of(double *dst, double v)
+{
+	if (v > *dst)
+		*dst = v;
+}
+
+/* a rank's result error ("grad_error") into the weighted sums */
+static void add_error(struct arm_acc *a, const json_t *g)
+{
+	uint64_t n = jr_u64(g, "samples");
+	double x = jr_real(g, "cosine_min");
+
+	a->nmse_sum += jr_real(g, "nmse_mean") * (double)n;
+	a->cos_sum += jr_real(g, "cosine_mean") * (double)n;
+	a->linf_sum += jr_real(g, "linf_mean") * (double)n;
+	max_of(&a->nmse_max, jr_real(g, "nmse_max"));
+	max_of(&a->linf_max, jr_real(g, "linf_max"));
+	max_of(&a->linf_rel_max, jr_real(g, "linf_rel_max"));
+	a->cos_min = !a->gsamples || x < a->cos_min ? x : a->cos_min;
+	a->gsamples += n;
+}
+
+void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
+{
+	double tmax = 0;
+	const json_t *e;
+	size_t k;
+
+	json_array_foreach(results, k, e) {
+		struct hist one;
+		double t = jr_real(e, "time_avg_ns");
+		const json_t *g = json_object_get(e, "grad_error");
+		const json_t *hw = json_object_get(e, "hw_counters_delta"), *v;
+		const char *key;
+
+		if (!hist_from_json(&one, json_object_get(e, "time_ns")))
+			hist_merge(&a->h, &one);
+		if (t > tmax)
+			tmax = t;
+		a->wrong += jr_u64(e, "wrong");
+		a->lost += jr_u64(e, "lost_pieces");
+		a->expected += jr_u64(e, "pieces_expected");
+		a->lost_bytes += jr_u64(e, "lost_bytes");
+		a->recovered += jr_u64(e, "recovered_pieces");
+		a->timeouts += jr_u64(e, "step_timeouts");
+		a->uc = a->uc || json_object_get(e, "lost_pieces");
+		a->size = jr_u64(e, "size");
+		if (jr_real(e, "algbw_bytes_per_s") > 0)
+			a->factor = jr_real(e, "busbw_bytes_per_s") / jr_real(e, "algbw_bytes_per_s");
+		if (g)
+			add_error(a, g);
+		json_object_foreach((json_t *)hw, key, v) {
+			json_int_t old = json_integer_value(json_object_get(a->hw, key));
+
+			json_object_set_new(a->hw, key, json_integer(old + json_integer_value(v)));
+		}
+		a->retrans += hwc_retrans(hw);
+	}
+	a->tsum += tmax * (double)iters;
+	a->iters += iters;
+}
+
+json_t *arm_acc_to_json(const struct arm_acc *a)
+{
+	json_t *o = json_pack("{s:o,s:O}", "hist", hist_to_json(&a->h), "hw", a->hw);
+
+#define ACC_OUT_U64(f) json_object_set_new(o, #f, json_integer((json_int_t)a->f));
+#define ACC_OUT_F64(f) json_object_set_new(o, #f, json_real(a->f));
+	ARM_ACC_U64(ACC_OUT_U64)
+	ARM_ACC_F64(ACC_OUT_F64)
+#undef ACC_OUT_U64
+#undef ACC_OUT_F64
+	return o;
+}
+
+int arm_acc_from_json(struct arm_acc *a, const json_t *j)
+{
+	const json_t *hw = json_object_get(j, "hw");
+
+	if (!json_is_object(j) || hist_from_json(&a->h, json_object_get(j, "hist")))
+		return -EINVAL;
+	json_object_clear(a->hw);
+	if (json_is_object(hw))
+		json_object_update(a->hw, (json_t *)hw);
+#define ACC_IN_U64(f) a->f = jr_u64(j, #f);
+#define ACC_IN_F64(f) a->f = jr_real(j, #f);
+	ARM_ACC_U64(ACC_IN_U64)
+	ARM_ACC_F64(ACC_IN_F64)
+#undef ACC_IN_U64
+#undef ACC_IN_F64
+	return 0;
+}
+
+json_t *arm_acc_summary(const struct arm_acc *a)
+{
+	double t = a->iters ? a->tsum / (double)a->iters : 0;
+	double algbw = t > 0 ? (double)a->size / (t / 1e9) : 0;
+	double n = a->gsamples ? (double)a->gsamples : 1;
+	json_t *o;
+
+	o = json_pack("{s:s,s:I,s:o,s:o,s:I,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:O}", "mode", a->mode,
+		      "count", (json_int_t)a->h.count, "percentiles", hist_summary_json(&a->h),
+		      "time_hist_ns", hist_to_json(&a->h), "iters", (json_int_t)a->iters, "size",
+		      (json_int_t)a->size, "time_avg_ns", t, "time_total_ns", a->tsum,
+		      "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", algbw * a->factor, "wrong",
+		      (json_int_t)a->wrong, "retransmissions", (json_int_t)a->retrans,
+		      "hw_counters_delta", a->hw);
+	if (o && a->gsamples)
+		json_object_set_new(o, "grad_error",
+				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",
+					      a->nmse_sum / n, "nmse_max", a->nmse_max, "linf_mean",
+					      a->linf_sum / n, "linf_max", a->linf_max,
+					      "linf_rel_max", a->linf_rel_max,
+					      "cosine_mean", a->cos_sum / n, "cosine_min", a->cos_min));
+	if (o && (a->uc || strcmp(a->mode, "rc"))) {	/* also when it never ran */
+		json_object_set_new(o, "lost_pieces", json_integer((json_int_t)a->lost));
+		json_object_set_new(o, "lost_bytes", json_integer((json_int_t)a->lost_bytes));
+		json_object_set_new(o, "lost_fraction",
+				    json_real(a->expected ? (double)a->lost / (double)a->expected : 0));
+		json_object_set_new(o, "recovered_pieces", json_integer((json_int_t)a->recovered));
+		json_object_set_new(o, "step_timeouts", json_integer((json_int_t)a->timeouts));
+	}
+	return o;
+}

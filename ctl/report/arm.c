@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Report arms from the agents' results: the parts every workload shares.
+ * What differs by workload is in its descriptor (ctl/wl/), which calls
+ * these.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctl/report/report.h"
+
+double jr_real(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_integer(v) ? (double)json_integer_value(v) : json_real_value(v);
+}
+
+uint64_t jr_u64(const json_t *o, const char *k)
+{
+	return (uint64_t)json_integer_value(json_object_get(o, k));
+}
+
+const char *jr_str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k)) ?: "";
+}
+
+const json_t *jr_path(const json_t *o, const char *path)
+{
+	char key[64];
+
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		o = json_object_get(o, key);
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+static const char *const measure_names[MEASURE_N] = { "steps", "ops", "train" };
+
+const char *measure_name(enum measure m)
+{
+	return measure_names[m];
+}
+
+enum measure report_measure(const json_t *rep)
+{
+	const char *s = jr_str(rep, "measure");
+	int m;
+
+	for (m = 0; m < MEASURE_N; m++)
+		if (!strcmp(measure_names[m], s))
+			return (enum measure)m;
+	return MEASURE_STEPS;
+}
+
+/* rank 0's streamed intervals of every round, with per-interval loss */
+json_t *report_intervals(const json_t *rounds)
+{
+	json_t *out = json_array();
+	const json_t *res, *e;
+	size_t r, k;
+
+	json_array_foreach(rounds, r, res) {
+		uint64_t lost0 = 0, exp0 = 0, rt0 = 0;
+
+		json_array_foreach(json_object_get(json_array_get(res, 0), "intervals"), k, e) {
+			struct hist h;
+			json_t *o;
+
+			if (hist_from_json(&h, json_object_get(e, "lat_ns")))
+				continue;
+			o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "t_start_ns",
+				      json_integer_value(json_object_get(e, "t_start_ns")), "t_ns",
+				      json_integer_value(json_object_get(e, "t_ns")), "count",
+				      (json_int_t)h.count, "p50_ns", (json_int_t)hist_quantile(&h, 0.5),
+				      "p99_ns", (json_int_t)hist_quantile(&h, 0.99), "max_ns",
+				      (json_int_t)h.max, "lat_ns", json_object_get(e, "lat_ns"));
+			if (json_object_get(e, "pieces_expected")) {
+				uint64_t l = jr_u64(e, "lost_pieces"), x = jr_u64(e, "pieces_expected");
+
+				json_object_set_new(o, "lost_pieces", json_integer((json_int_t)(l - lost0)));
+				json_object_set_new(o, "pieces_expected",
+						    json_integer((json_int_t)(x - exp0)));
+				lost0 = l;
+				exp0 = x;
+			}
+			if (json_object_get(e, "retrans")) {	/* rank 0's device */
+				uint64_t t = jr_u64(e, "retrans");
+
+				json_object_set_new(o, "retrans", json_integer((json_int_t)(t - rt0)));
+				rt0 = t;
+			}
+			json_array_append_new(out, o);
+		}
+	}
+	return out;
+}
+
+/* the per-rank results without their intervals (those are in "intervals") */
+json_t *report_results(const json_t *rounds)
+{
+	json_t *c = json_deep_copy(rounds), *res, *e;
+	size_t r, k;
+
+	json_array_foreach(c, r, res)
+		json_array_foreach(res, k, e)
+			json_object_del(e, "intervals");
+	return c;
+}
+
+json_t *report_ops_arm(struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
+		       const char *rate_key)
+{
+	struct hist by[2];
+	double rate = 0;
+	const json_t *res, *c;
+	json_t *o, *kj;
+	size_t r, i;
+	int k;
+
+	hist_init(&by[0]);
+	hist_init(&by[1]);
+	json_array_foreach(rounds, r, res) {
+		arm_acc_add(a, res, 0);
+		json_array_foreach(res, i, c) {
+			if (i + 1 == json_array_size(res))	/* the server */
+				break;
+			/* the clients run at once: their rates add up */
+			rate += jr_real(c, rate_key);
+			for (k = 0; k < 2; k++) {
+				char key[32];
+				struct hist h;
+
+				snprintf(key, sizeof(key), "%s_lat_ns", kinds[k]);
+				if (!hist_from_json(&h, json_object_get(c, key)))
+					hist_merge(&by[k], &h);
+			}
+		}
+	}
+	kj = json_object();
+	for (k = 0; k < 2; k++)
+		if (by[k].count)
+			json_object_set_new(kj, kinds[k], hist_summary_json(&by[k]));
+	o = json_pack("{s:s,s:o,s:f,s:I,s:b,s:I,s:O,s:o}", "mode", a->mode, "op_kinds", kj,
+		      "ops_per_s", json_array_size(rounds) ? rate / (double)json_array_size(rounds) : 0.0,
+		      "wrong", (json_int_t)a->wrong, "verification_failed", a->wrong > 0,
+		      "retransmissions", (json_int_t)a->retrans, "hw_counters_delta", a->hw,
+		      "time_hist_ns", hist_to_json(&a->h));
+	return o;
+}
+
+void report_arm_finish(json_t *o, const char *name, const struct arm_acc *a, const json_t *rounds)
+{
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "count", json_integer((json_int_t)a->h.count));
+	json_object_set_new(o, "percentiles", hist_summary_json(&a->h));
+	json_object_set_new(o, "intervals", report_intervals(rounds));
+	json_object_set_new(o, "results", report_results(rounds));
+}

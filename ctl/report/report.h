@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report room: an arm's accumulation (acc.h), the report JSON built
+ * from it, and its renderings, all driven by one metric table (metric.c):
+ * text table, summary.csv, report.html (inline SVG, plot.h), HdrHistogram
+ * interval logs (.hlog), and the TUI's rows. Below the workload
+ * descriptors (ctl/wl/): it never asks which workload a report is of,
+ * only what its arms count ("measure").
+ */
+#ifndef RTB_CTL_REPORT_H
+#define RTB_CTL_REPORT_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "ctl/report/acc.h"
+
+/* --- JSON readers of the room (absent keys read as 0) */
+double jr_real(const json_t *o, const char *k);
+uint64_t jr_u64(const json_t *o, const char *k);
+const char *jr_str(const json_t *o, const char *k);	/* "" when absent */
+/* "a.b.c" below o, NULL when a step is missing */
+const json_t *jr_path(const json_t *o, const char *path);
+
+/* what an arm's count counts: workload steps, operations, training steps */
+enum measure { MEASURE_STEPS, MEASURE_OPS, MEASURE_TRAIN, MEASURE_N };
+const char *measure_name(enum measure m);
+/* a report's "measure" (MEASURE_STEPS when absent) */
+enum measure report_measure(const json_t *report);
+
+/* --- building a report arm (arm.c) */
+/* rank 0's streamed intervals of every round, with per-interval loss */
+json_t *report_intervals(const json_t *rounds);
+/* every rank's result of every round, without the intervals */
+json_t *report_results(const json_t *rounds);
+/* the keys every arm has: name, count, percentiles, intervals, results */
+void report_arm_finish(json_t *arm, const char *name, const struct arm_acc *a,
+		       const json_t *rounds);
+/* operation workloads (results: clients, then the server): latency by
+ * operation kind (kinds[2], e.g. get, put: "<kind>_lat_ns"), the clients'
+ * rates (rate_key) added up, averaged over rounds */
+json_t *report_ops_arm(struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
+		       const char *rate_key);
+
+/* --- the metric table (metric.c): one entry per figure a report shows */
+enum metric_where {
+	MW_TEXT = 1 << 0, MW_CSV = 1 << 1, MW_HTML = 1 << 2,
+	MW_TUI_LAT = 1 << 3, MW_TUI_THR = 1 << 4, MW_TUI_TRN = 1 << 5,
+};
+#define MW_TUI (MW_TUI_LAT | MW_TUI_THR | MW_TUI_TRN)
+
+enum metric_kind {
+	MK_NUM,		/* the value at path (over per, when per is set) / scale */
+	MK_PCT,		/* a fraction shown as percent */
+	MK_RATIO,	/* the first arm's value over this arm's (not on the first) */
+	MK_VERIFY,	/* a boolean "failed": FAILED or ok */
+	MK_STR,		/* a string */
+};
+
+struct metric {
+	const char *name;	/* text, HTML and TUI heading */
+	const char *csv;	/* CSV column (raw value, units in the name) */
+	unsigned where;		/* MW_* */
+	unsigned measures;	/* bit (1 << enum measure): where text and TUI show it */
+	enum metric_kind kind;
+	const char *path;	/* in the arm JSON */
+	const char *per;	/* MK_NUM: divided by this path's value (rates) */
+	double scale;		/* shown = value / scale (CSV: raw) */
+	const char *fmt;	/* printf of the shown value */
+	const char *csv_fmt;	/* printf of the raw value in CSV */
+	int width;		/* text column */
+	const char *absent;	/* shown when the value is null (TTA: "never") */
+	int tui_order;		/* TUI rows: the most telling first (a short terminal
+				 * shows the top ones) */
+};
+
+extern const struct metric report_metrics[];	/* { NULL } terminated */
+/* the metric's cell for arm (first: the first arm, for MK_RATIO): 1 and
+ * buf filled, or 0 (no value: buf = absent); csv: raw and csv_fmt */
+int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, int csv,
+		char *buf, size_t len);
+/* does m show for measure in this rendering (where: one MW_* bit)? */
+int metric_shown(const struct metric *m, unsigned where, enum measure measure);
+
+/* --- renderings of a report JSON (the one written to report.json) */
+void report_print_text(const json_t *report, FILE *f);
+int report_csv(const json_t *report, FILE *f);
+int report_html(const json_t *report, FILE *f);
+/* one HdrHistogram interval log of an arm (timestamps from the run's start) */
+int report_hlog(const json_t *report, const json_t *arm, FILE *f);
+/* report.json, summary.csv, ARM.hlog, report.html into dir */
+int report_write(json_t *report, const char *dir, char *err, size_t errlen);
+/* rdmactl report A B: arm by arm, B against A */
+void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f);
+
+#endif

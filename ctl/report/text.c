@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/* The text table of a report and the comparison of two, from the metric table. */
+#include <stdio.h>
+#include <string.h>
+#include "ctl/report/report.h"
+
+/* the footnote of the columns a text table may have */
+static const char *footnote(enum measure m)
+{
+	switch (m) {
+	case MEASURE_OPS:
+		return "p99 x: the first arm's p99 over this arm's; verify: every read and every "
+		       "stored update checked";
+	case MEASURE_TRAIN:
+		return "TTA x: the first arm's time to accuracy over this arm's";
+	default:
+		return "p99 x: the first arm's p99 over this arm's; linf: mean per-step L-inf error "
+		       "against the exact result";
+	}
+}
+
+void report_print_text(const json_t *rep, FILE *f)
+{
+	const json_t *arms = json_object_get(rep, "arms"), *arm;
+	enum measure ms = report_measure(rep);
+	const struct metric *m;
+	char cell[64];
+	size_t i;
+
+	fprintf(f, "# %s: %s, %s%s\n", jr_str(json_object_get(rep, "profile"), "name"),
+		jr_str(rep, "workload"), jr_str(rep, "status"),
+		json_is_true(json_object_get(rep, "partial")) ? " (partial)" : "");
+	fprintf(f, "# %-10s %-8s", "arm", "mode");
+	for (m = report_metrics; m->name; m++)
+		if (metric_shown(m, MW_TEXT, ms))
+			fprintf(f, " %*s", m->width, m->name);
+	fputc('\n', f);
+	json_array_foreach(arms, i, arm) {
+		fprintf(f, "  %-10s %-8s", jr_str(arm, "name"), jr_str(arm, "mode"));
+		for (m = report_metrics; m->name; m++) {
+			if (!metric_shown(m, MW_TEXT, ms))
+				continue;
+			metric_cell(m, arm, json_array_get(arms, 0), 0, cell, sizeof(cell));
+			fprintf(f, " %*s", m->width, cell);
+		}
+		fputc('\n', f);
+	}
+	if (json_array_size(arms) > 1)
+		fprintf(f, "# %s\n", footnote(ms));
+}
+
+void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f)
+{
+	const json_t *x, *y, *py;
+	size_t k, n;
+
+	fprintf(f, "# %s vs %s\n# %-10s %12s %12s %8s %12s %12s %8s %10s %10s\n", na, nb, "arm",
+		"A p50[ms]", "B p50[ms]", "B/A", "A p99[ms]", "B p99[ms]", "B/A", "A lost", "B lost");
+	json_array_foreach(json_object_get(a, "arms"), k, x) {
+		const char *name = jr_str(x, "name");
+		double a50, b50, a99, b99;
+
+		y = NULL;
+		json_array_foreach(json_object_get(b, "arms"), n, py)
+			if (!strcmp(jr_str(py, "name"), name))
+				y = py;
+		if (!y) {
+			fprintf(f, "  %-10s (only in %s)\n", name, na);
+			continue;
+		}
+		a50 = jr_real(json_object_get(x, "percentiles"), "p50_ns") / 1e6;
+		b50 = jr_real(json_object_get(y, "percentiles"), "p50_ns") / 1e6;
+		a99 = jr_real(json_object_get(x, "percentiles"), "p99_ns") / 1e6;
+		b99 = jr_real(json_object_get(y, "percentiles"), "p99_ns") / 1e6;
+		fprintf(f, "  %-10s %12.2f %12.2f %8.2f %12.2f %12.2f %8.2f %9.3f%% %9.3f%%\n", name,
+			a50, b50, a50 > 0 ? b50 / a50 : 0, a99, b99, a99 > 0 ? b99 / a99 : 0,
+			100 * jr_real(x, "lost_fraction"), 100 * jr_real(y, "lost_fraction"));
+	}
+}

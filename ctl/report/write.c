@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A report directory's files from its report JSON: report.json itself,
+ * summary.csv, report.html and one HdrHistogram interval log per arm. Every
+ * rendering reads the JSON written to report.json, so `rdmactl report DIR`
+ * redraws exactly what the run saw.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ctl/report/report.h"
+#include "lib/hlog.h"
+
+/* the run's start (report "created") in seconds since the epoch */
+static long long created_epoch(const json_t *rep)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!strptime(jr_str(rep, "created"), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return 0;
+	return (long long)timegm(&tm);
+}
+
+int report_hlog(const json_t *rep, const json_t *arm, FILE *f)
+{
+	json_int_t t0_ns = json_integer_value(json_object_get(rep, "t0_node_ns"));
+	long long start = created_epoch(rep);
+	const json_t *e;
+	size_t i;
+
+	fprintf(f, "#[Histogram log format version 1.3]\n"
+		   "#[rdma-testbed: arm %s (mode %s), step/operation time in ns; timestamps in s "
+		   "from the run's start]\n"
+		   "#[StartTime: %lld.000 (seconds since epoch)]\n"
+		   "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
+		   "\"Interval_Compressed_Histogram\"\n",
+		json_string_value(json_object_get(arm, "name")),
+		json_string_value(json_object_get(arm, "mode")), start);
+	json_array_foreach(json_object_get(arm, "intervals"), i, e) {
+		struct hist h;
+		char *b;
+		json_int_t ts = json_integer_value(json_object_get(e, "t_start_ns")),
+			   te = json_integer_value(json_object_get(e, "t_ns"));
+
+		if (hist_from_json(&h, json_object_get(e, "lat_ns")) || !(b = hist_hdr_base64(&h)))
+			return -1;
+		/* Interval_Max in milliseconds: HdrHistogram's default unit ratio 1e6 */
+		fprintf(f, "Tag=%s,%.3f,%.3f,%.3f,%s\n", json_string_value(json_object_get(arm, "name")),
+			(double)(ts - t0_ns) / 1e9, (double)(te - ts) / 1e9, (double)h.max / 1e6, b);
+		free(b);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+static int write_file(const char *dir, const char *name, int (*fn)(const json_t *, const void *,
+								  FILE *),
+		      const json_t *rep, const void *arg, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	r = fn(rep, arg, f);
+	if (fclose(f) || r) {
+		snprintf(err, errlen, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int w_json(const json_t *rep, const void *arg, FILE *f)
+{
+	(void)arg;
+	/* full precision: re-rendering from the file gives the same text */
+	return json_dumpf(rep, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) || fputc('\n', f) == EOF;
+}
+
+static int w_csv(const json_t *rep, const void *arg, FILE *f)
+{
+	(void)arg;
+	return report_csv(rep, f);
+}
+
+static int w_html(const json_t *rep, const void *arg, FILE *f)
+{
+	(void)arg;
+	return report_html(rep, f);
+}
+
+static int w_hlog(const json_t *rep, const void *arm, FILE *f)
+{
+	return report_hlog(rep, arm, f);
+}
+
+int report_write(json_t *rep, const char *dir, char *err, size_t errlen)
+{
+	const json_t *arm;
+	size_t i;
+
+	if (write_file(dir, "report.json", w_json, rep, NULL, err, errlen) ||
+	    write_file(dir, "summary.csv", w_csv, rep, NULL, err, errlen) ||
+	    write_file(dir, "report.html", w_html, rep, NULL, err, errlen))
+		return -1;
+	json_array_foreach(json_object_get(rep, "arms"), i, arm) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s.hlog", json_string_value(json_object_get(arm, "name")));
+		if (write_file(dir, name, w_hlog, rep, arm, err, errlen))
+			return -1;
+	}
+	return 0;
+}

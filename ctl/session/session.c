@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Arms on a set of agents (see session.h): the shapes group, star, pair,
+ * and the wait that watches them all at once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctl/session/session.h"
+#include "lib/hist.h"
+#include "lib/log.h"
+
+int pair_open(struct pair *p, const char *client, const char *server)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->c.fd = p->s.fd = -1;
+	r = tb_load(&p->tb);
+	if (r) {
+		if (r == -ENOENT)
+			log_err("no testbed is up (rdmactl testbed up)");
+		return r;
+	}
+	p->ci = tb_node_index(&p->tb, client);
+	p->si = tb_node_index(&p->tb, server);
+	if (p->ci < 0 || p->si < 0) {
+		log_err("unknown node '%s' (testbed has node0..node%d)", p->ci < 0 ? client : server,
+			p->tb.nodes - 1);
+		return -EINVAL;
+	}
+	if (p->ci == p->si) {
+		log_err("client and server are the same node (%s): endpoints on one rxe device "
+			"loop back inside rxe and never touch the wire",
+			p->tb.node[p->ci].name);
+		return -EINVAL;
+	}
+	r = tb_agent_open(&p->c, &p->tb, p->ci, 3000);
+	if (!r)
+		r = tb_agent_open(&p->s, &p->tb, p->si, 3000);
+	if (r) {
+		log_err("%s: cannot reach the agent: %s", r == 0 ? "" :
+			(p->c.fd < 0 ? p->c.where : p->s.where), strerror(-r));
+		pair_close(p);
+	}
+	return r;
+}
+
+void pair_close(struct pair *p)
+{
+	agentc_close(&p->c);
+	agentc_close(&p->s);
+}
+
+int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms_obs *obs,
+	      json_t **results, char *err, size_t errlen)
+{
+	int i, r = 0, left = n;
+
+	double t0 = rtb_now_s(), shown = 0;
+	int tty = isatty(2) && log_verbose >= 0 && !(obs && obs->intervals);
+	json_int_t prog[TB_MAX_NODES + 1] = { 0 };
+	json_t *ivals[TB_MAX_NODES + 1];
+	struct hist *last = malloc(sizeof(*last));
+
+	if (!last)
+		return -ENOMEM;
+	hist_init(last);
+	for (i = 0; i < n; i++) {
+		results[i] = NULL;
+		ivals[i] = json_array();
+	}
+	/* short waits in turn: whichever arm fails is reported at once */
+	while (left > 0 && !r) {
+		if (ctl_interrupted) {
+			snprintf(err, errlen, "interrupted");
+			r = -EINTR;
+			break;
+		}
+		if (tty && rtb_now_s() - shown >= 1 && rtb_now_s() - t0 >= 1) {
+			json_int_t sum = 0;
+
+			for (i = 0; i < n && i <= TB_MAX_NODES; i++)
+				sum += prog[i];
+			fprintf(stderr, "\r  running %.0f s: %lld operations done", rtb_now_s() - t0,
+				(long long)sum);
+			if (last->count)	/* the latest 250 ms intervals, all arms */
+				fprintf(stderr, ", last interval p50 %.1f us p99 %.1f us",
+					hist_quantile(last, 0.5) / 1e3, hist_quantile(last, 0.99) / 1e3);
+			fprintf(stderr, "   ");
+			hist_init(last);
+			shown = rtb_now_s();
+		}
+		for (i = 0; i < n && !r; i++) {
+			json_t *w = NULL;
+
+			if (results[i])
+				continue;
+			r = agentc_call(c[i], "wait",
+					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
+					10000, err, errlen);
+			if (!r) {
+				json_t *iv = json_object_get(w, "intervals"), *e;
+				size_t k;
+
+				json_array_foreach(iv, k, e) {
+					struct hist h;
+
+					if (!hist_from_json(&h, json_object_get(e, "lat_ns")))
+						hist_merge(last, &h);
+				}
+				json_array_extend(ivals[i], iv);
+				if (obs && obs->intervals)
+					obs->intervals(obs->arg, i, iv,
+						       json_integer_value(json_object_get(w, "progress")));
+			}
+			if (!r && json_is_true(json_object_get(w, "done"))) {
+				results[i] = json_deep_copy(json_object_get(w, "result"));
+				/* the intervals as streamed, for reports */
+				json_object_set(results[i], "intervals", ivals[i]);
+				left--;
+			} else if (!r) {
+				prog[i] = json_integer_value(json_object_get(w, "progress"));
+			}
+			json_decref(w);
+		}
+	}
+	if (tty && shown)
+		fprintf(stderr, "\r%100s\r", "");
+	for (i = 0; i < n; i++)
+		json_decref(ivals[i]);
+	free(last);
+	if (r)
+		for (i = 0; i < n; i++) {
+			json_decref(results[i]);
+			results[i] = NULL;
+		}
+	return r;
+}
+
+int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
+		   json_int_t *arm, json_t **ep, char *err, size_t errlen)
+{
+	json_t *res = NULL;
+	int r;
+
+	r = agentc_call(c, "prepare",
+			json_pack("{s:s,s:s,s:O}", "workload", wl, "role", role, "opts", opts), &res,
+			10000, err, errlen);
+	if (r)
+		return r;
+	*arm = json_integer_value(json_object_get(res, "arm"));
+	*ep = json_incref(json_object_get(res, "ep"));
+	json_decref(res);
+	return 0;
+}
+
+int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char *wl,
+	     json_t *opts, int peer_list, const struct arms_obs *obs, json_t **results, char *err,
+	     size_t errlen)
+{
+	json_int_t arm[TB_MAX_NODES + 1];
+	json_t *ep[TB_MAX_NODES + 1] = { 0 }, *res[TB_MAX_NODES + 1] = { 0 }, *peer;
+	struct agentc *cs[TB_MAX_NODES + 1];
+	char derr[256];
+	int i, r = 0;
+
+	*results = NULL;
+	if (ncli < 1 || ncli > TB_MAX_NODES || (!peer_list && ncli != 1)) {
+		snprintf(err, errlen, "%s: %d clients", wl, ncli);
+		return -EINVAL;
+	}
+	/* index 0..ncli-1: the clients, ncli: the server */
+	for (i = 0; i <= ncli; i++) {
+		cs[i] = i < ncli ? cli[i] : srv;
+		arm[i] = -1;
+	}
+	/* the server first: a bad option fails before any client QP exists */
+	r = arm_prepare_on(srv, wl, "server", opts, &arm[ncli], &ep[ncli], err, errlen);
+	for (i = 0; i < ncli && !r; i++)
+		r = arm_prepare_on(cli[i], wl, "client", opts, &arm[i], &ep[i], err, errlen);
+	if (!r) {
+		/* the server: every client's endpoint (a list, or the one) */
+		peer = json_array();
+		for (i = 0; i < ncli; i++)
+			json_array_append(peer, ep[i]);
+		if (!peer_list) {
+			json_t *one = json_incref(json_array_get(peer, 0));
+
+			json_decref(peer);
+			peer = one;
+		}
+		r = agentc_do(srv, "connect", json_pack("{s:I,s:o}", "arm", arm[ncli], "peer", peer),
+			     err, errlen);
+	}
+	/* a client: the server's endpoint meant for it */
+	for (i = 0; i < ncli && !r; i++)
+		r = agentc_do(cli[i], "connect",
+			     json_pack("{s:I,s:O}", "arm", arm[i], "peer",
+				       peer_list ? json_array_get(ep[ncli], (size_t)i) : ep[ncli]),
+			     err, errlen);
+	for (i = ncli; i >= 0 && !r; i--)
+		r = agentc_do(cs[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
+	if (!r)
+		r = arms_wait(cs, arm, ncli + 1, obs, res, err, errlen);
+	/* every arm is released whatever failed; a failure there is not the headline */
+	for (i = 0; i <= ncli; i++) {
+		if (arm[i] >= 0)
+			agentc_do(cs[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
+				 sizeof(derr));
+		json_decref(ep[i]);
+	}
+	if (!r) {
+		*results = json_array();
+		for (i = 0; i <= ncli; i++)
+			json_array_append_new(*results, res[i]);
+	}
+	return r;
+}
+
+int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t **sres,
+	     char *err, size_t errlen)
+{
+	struct agentc *cli = &p->c;
+	json_t *res;
+	int r = star_run(&p->s, &cli, 1, wl, opts, 0, NULL, &res, err, errlen);
+
+	*cres = r ? NULL : json_incref(json_array_get(res, 0));
+	*sres = r ? NULL : json_incref(json_array_get(res, 1));
+	if (!r)
+		json_decref(res);
+	return r;
+}
+
+static int group_connect(struct group *g);
+
+int group_open(struct group *g, const char *nodes)
+{
+	char buf[256], *tok, *save;
+	int r, i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < TB_MAX_NODES; i++)
+		g->c[i].fd = -1;
+	r = tb_load(&g->tb);
+	if (r) {
+		if (r == -ENOENT)
+			log_err("no testbed is up (rdmactl testbed up)");
+		return r;
+	}
+	if (!nodes) {
+		for (i = 0; i < g->tb.nodes; i++)
+			g->node[g->n++] = i;
+	} else {
+		snprintf(buf, sizeof(buf), "%s", nodes);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int k = tb_node_index(&g->tb, tok);
+
+			if (k < 0) {
+				log_err("unknown node '%s' (testbed has node0..node%d)", tok,
+					g->tb.nodes - 1);
+				return -EINVAL;
+			}
+			for (i = 0; i < g->n; i++)
+				if (g->node[i] == k) {
+					log_err("node '%s' listed twice", tok);
+					return -EINVAL;
+				}
+			g->node[g->n++] = k;
+		}
+	}
+	return group_connect(g);
+}
+
+int group_open_state(struct group *g, const struct tb_state *s)
+{
+	int i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < TB_MAX_NODES; i++)
+		g->c[i].fd = -1;
+	g->tb = *s;
+	for (i = 0; i < s->nodes; i++)
+		g->node[g->n++] = i;
+	return group_connect(g);
+}
+
+/* one control connection per member */
+static int group_connect(struct group *g)
+{
+	int i, r;
+
+	if (g->n < 2) {
+		log_err("a collective needs at least 2 nodes");
+		return -EINVAL;
+	}
+	for (i = 0; i < g->n; i++) {
+		r = tb_agent_open(&g->c[i], &g->tb, g->node[i], 3000);
+		if (r) {
+			log_err("%s: cannot reach the agent: %s", g->c[i].where, strerror(-r));
+			group_close(g);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void group_close(struct group *g)
+{
+	int i;
+
+	for (i = 0; i < TB_MAX_NODES; i++)
+		if (g->c[i].fd >= 0)
+			agentc_close(&g->c[i]);
+}
+
+int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, char *err,
+	      size_t errlen)
+{
+	json_int_t arm[TB_MAX_NODES];
+	json_t *eps[TB_MAX_NODES] = { 0 }, *res[TB_MAX_NODES] = { 0 };
+	char derr[256];
+	int i, j, r = 0;
+
+	*results = NULL;
+	for (i = 0; i < g->n; i++)
+		arm[i] = -1;
+	for (i = 0; i < g->n && !r; i++) {
+		json_t *o = json_deep_copy(opts);
+
+		json_object_set_new(o, "rank", json_integer(i));
+		json_object_set_new(o, "nranks", json_integer(g->n));
+		r = arm_prepare_on(&g->c[i], wl, "rank", o, &arm[i], &eps[i], err, errlen);
+		json_decref(o);
+	}
+	for (i = 0; i < g->n && !r; i++) {
+		json_t *peers = json_array();
+
+		for (j = 0; j < g->n; j++)
+			json_array_append(peers, j == i ? json_null() :
+					  json_array_get(eps[j], (size_t)i));
+		r = agentc_do(&g->c[i], "connect", json_pack("{s:I,s:o}", "arm", arm[i], "peer", peers),
+			      err, errlen);
+	}
+	for (i = 0; i < g->n && !r; i++)
+		r = agentc_do(&g->c[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
+	if (!r) {
+		struct agentc *cs[TB_MAX_NODES];
+
+		for (i = 0; i < g->n; i++)
+			cs[i] = &g->c[i];
+		r = arms_wait(cs, arm, g->n, &g->obs, res, err, errlen);
+	}
+	for (i = 0; i < g->n; i++) {
+		if (arm[i] >= 0)
+			agentc_do(&g->c[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
+				  sizeof(derr));
+		json_decref(eps[i]);
+	}
+	if (!r) {
+		*results = json_array();
+		for (i = 0; i < g->n; i++)
+			json_array_append(*results, res[i]);
+	}
+	for (i = 0; i < g->n; i++)
+		json_decref(res[i]);
+	return r;
+}

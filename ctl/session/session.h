@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session room: arms of one workload on a set of agents, driven
+ * together through prepare -> connect -> start -> wait -> destroy, in the
+ * three shapes a workload can have (ctl/wl/wl.h): a group (every member a
+ * rank, full mesh), a star (one server, n clients) and a pair (a star of
+ * one). Above the testbed room (it opens the testbed's nodes), below the
+ * experiment engine.
+ */
+#ifndef RTB_CTL_SESSION_H
+#define RTB_CTL_SESSION_H
+
+#include <jansson.h>
+#include "ctl/testbed/testbed.h"
+
+/* who watches the arms while they run: every batch of streamed intervals
+ * (idx: the arm's index in the call). When set, arms_wait prints no live
+ * line of its own. */
+struct arms_obs {
+	void (*intervals)(void *arg, int idx, const json_t *intervals, json_int_t progress);
+	void *arg;
+};
+
+/* wait for several arms at once (round robin): results[i] new references,
+ * with the intervals as streamed; the first failure returns at once with
+ * the node in err; -EINTR when ctl_interrupted */
+int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms_obs *obs,
+	      json_t **results, char *err, size_t errlen);
+
+/* prepare an arm of a workload: *arm its id, *ep its endpoint(s) (new reference) */
+int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
+		   json_int_t *arm, json_t **ep, char *err, size_t errlen);
+
+/* N agents running one workload together (rank i on nodes[i]) */
+struct group {
+	struct tb_state tb;
+	int n;
+	int node[TB_MAX_NODES];
+	struct agentc c[TB_MAX_NODES];
+	struct arms_obs obs;	/* optional */
+};
+
+/* "node0,node1,node2" or NULL = every node of the testbed */
+int group_open(struct group *g, const char *nodes);
+/* every node of s (agents not started by a testbed: a profile's hosts) */
+int group_open_state(struct group *g, const struct tb_state *s);
+void group_close(struct group *g);
+/* prepare rank i with opts + {rank, nranks}, connect the full mesh, start,
+ * wait for all (a failing rank is reported at once, by node), destroy all.
+ * *results: array of per-rank results (new reference). */
+int group_run(struct group *g, const char *workload, json_t *opts, json_t **results, char *err,
+	      size_t errlen);
+
+/* one server arm and ncli client arms of a workload: prepare (server
+ * first), connect (the server gets the clients' endpoints as a list when
+ * peer_list, else the one; client i gets the server's entry i, or its
+ * endpoint), start, wait, destroy (always). *results: the clients' results
+ * in order, then the server's (new reference). */
+int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char *wl,
+	     json_t *opts, int peer_list, const struct arms_obs *obs, json_t **results, char *err,
+	     size_t errlen);
+
+/* a client and a server node of the testbed */
+struct pair {
+	struct tb_state tb;
+	int ci, si;		/* node indices */
+	struct agentc c, s;	/* client, server */
+};
+
+int pair_open(struct pair *p, const char *client, const char *server);
+void pair_close(struct pair *p);
+/* star_run with one client. Results are new references. */
+int pair_run(struct pair *p, const char *workload, json_t *opts, json_t **cres, json_t **sres,
+	     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the testbed room: a backend is one ops table (rdma-core's
+ * verbs_context_ops), looked up once by kind. testbed.c drives them;
+ * vm.c and host.c implement them and use only state.c below them.
+ */
+#ifndef RTB_CTL_TESTBED_BACKEND_H
+#define RTB_CTL_TESTBED_BACKEND_H
+
+#include <signal.h>
+#include "ctl/testbed/testbed.h"
+
+struct tb_backend_ops {
+	enum tb_backend kind;
+	/* this machine can run it (host: rdma_rxe loads) */
+	int (*available)(void);
+	/* fill s (nodes, token, agents) and start everything; 0 or -errno */
+	int (*up)(struct tb_state *s, const struct tb_up_opts *o);
+	int (*down)(const struct tb_state *s);
+	/* the testbed of s still exists */
+	int (*alive)(const struct tb_state *s);
+};
+
+extern const struct tb_backend_ops tb_vm_ops;
+extern const struct tb_backend_ops tb_host_ops;
+
+/* the ops of s->backend (TB_VM or TB_HOST) */
+const struct tb_backend_ops *tb_ops(enum tb_backend b);
+
+/* --- state.c */
+int tb_save(const struct tb_state *s);
+/* $STATE/file */
+int tb_state_path(char *buf, size_t len, const char *file);
+/* wait until every agent answers hello with its port ACTIVE: 0, -ETIMEDOUT,
+ * -ECHILD (alive() said the backend died), -EINTR (ctl_interrupted) */
+int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *));
+
+#endif

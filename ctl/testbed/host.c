@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host backend: the VM's topology (testbed/topology.sh, same script) built
+ * directly in this kernel when it has rdma_rxe, with names prefixed "rtb"
+ * so nothing collides with the user's devices; agents are local processes
+ * listening on 127.0.0.1. Changed sysctls and the moved "local" rule are
+ * recorded in the state directory and restored by `down`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl/testbed/backend.h"
+#include "lib/log.h"
+#include "lib/proc.h"
+
+#define HOST_PREFIX "rtb"
+#define HOST_PORT_BASE 47300
+
+static int host_rxe_available(void)
+{
+	char *argv[] = { "modprobe", "-q", "rdma_rxe", NULL };
+
+	if (!access("/sys/module/rdma_rxe", F_OK))
+		return 1;
+	return geteuid() == 0 && proc_run(argv, NULL, 0) == 0;
+}
+
+static int topology(const char *verb, const struct tb_state *s)
+{
+	char script[PATH_MAX], n[16], mtu[16];
+	char *argv[] = { "sh", script, (char *)verb, n, mtu, (char *)ctl_state_dir(), NULL };
+
+	snprintf(script, sizeof(script), "%s/topology.sh", ctl_libexec_dir());
+	snprintf(n, sizeof(n), "%d", s->nodes);
+	snprintf(mtu, sizeof(mtu), "%d", s->netdev_mtu);
+	if (!strcmp(verb, "down")) {	/* down N STATE */
+		argv[4] = (char *)ctl_state_dir();
+		argv[5] = NULL;
+	}
+	setenv("TB_PREFIX", HOST_PREFIX, 1);
+	return proc_run(argv, NULL, 0);
+}
+
+/* the testbed exists while its switch does; a dead agent is a node problem
+ * (status shows it unreachable), not the end of the testbed */
+static int host_alive(const struct tb_state *s)
+{
+	(void)s;
+	return access("/sys/class/net/" HOST_PREFIX "br0", F_OK) == 0;
+}
+
+/* while coming up: every agent process must still be running */
+static int agents_running(const struct tb_state *s)
+{
+	int i;
+
+	for (i = 0; i < s->nodes; i++)
+		if (s->node[i].agent_pid <= 0 || kill(s->node[i].agent_pid, 0))
+			return 0;
+	return 1;
+}
+
+static pid_t spawn_agent(const struct tb_state *s, int i, const char *token_file)
+{
+	char agent[PATH_MAX], listen_at[64], logf[PATH_MAX];
+	pid_t pid;
+
+	snprintf(agent, sizeof(agent), "%s/rdma-agent", ctl_bin_dir());
+	snprintf(listen_at, sizeof(listen_at), "%s:%d", s->node[i].host, s->node[i].port);
+	snprintf(logf, sizeof(logf), "%s/agent%d.log", ctl_state_dir(), i);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		setsid();
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (null >= 0)
+			dup2(null, 0);
+		execl(agent, agent, "--dev", s->node[i].dev, "--name", s->node[i].name, "--listen",
+		      listen_at, "--token-file", token_file, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int host_up(struct tb_state *s, const struct tb_up_opts *o)
+{
+	char token_file[PATH_MAX];
+	double t0 = rtb_now_s();
+	int i, r;
+
+	for (i = 0; i < o->nodes; i++) {
+		snprintf(s->node[i].name, sizeof(s->node[i].name), "node%d", i);
+		snprintf(s->node[i].dev, sizeof(s->node[i].dev), HOST_PREFIX "rxe%d", i);
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
+		s->node[i].port = HOST_PORT_BASE + i;
+	}
+	snprintf(s->accel, sizeof(s->accel), "none");
+	snprintf(s->accel_why, sizeof(s->accel_why), "host kernel rdma_rxe");
+	{
+		FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
+
+		if (f) {
+			if (fgets(s->kver, sizeof(s->kver), f))
+				s->kver[strcspn(s->kver, "\n")] = 0;
+			fclose(f);
+		}
+	}
+	if (tb_gen_token(s->token, sizeof(s->token)))
+		return -EIO;
+	r = tb_save(s);	/* token file first: the agents read it */
+	if (r)
+		return r;
+	r = topology("up", s);
+	if (r) {
+		log_err("host topology: topology.sh up failed (exit %d)", r);
+		return -EIO;
+	}
+	snprintf(token_file, sizeof(token_file), "%s/token", ctl_state_dir());
+	for (i = 0; i < s->nodes; i++) {
+		s->node[i].agent_pid = spawn_agent(s, i, token_file);
+		if (s->node[i].agent_pid < 0)
+			return -errno;
+	}
+	r = tb_save(s);
+	if (r)
+		return r;
+	r = tb_wait_agents(s, o->timeout_s, agents_running);
+	s->boot_s = rtb_now_s() - t0;
+	if (r)
+		log_err("testbed up: agents %s; see %s/agent*.log",
+			r == -ECHILD ? "exited" : "not ready", ctl_state_dir());
+	return r;
+}
+
+static int host_down(const struct tb_state *s)
+{
+	int i, k, r;
+
+	for (i = 0; i < s->nodes; i++) {
+		pid_t p = s->node[i].agent_pid;
+
+		if (p <= 0 || kill(p, SIGTERM))
+			continue;
+		for (k = 0; k < 50 && !kill(p, 0); k++) {
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+			waitpid(p, NULL, WNOHANG);
+			nanosleep(&ts, NULL);
+		}
+		if (!kill(p, 0))
+			kill(p, SIGKILL);
+	}
+	r = topology("down", s);
+	return r ? -EIO : 0;
+}
+
+const struct tb_backend_ops tb_host_ops = {
+	.kind = TB_HOST,
+	.available = host_rxe_available,
+	.up = host_up,
+	.down = host_down,
+	.alive = host_alive,
+};

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The state of the one running testbed: $STATE/testbed.json and the token
+ * beside it, its nodes, their agents (see testbed.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl/testbed/backend.h"
+#include "lib/log.h"
+
+static const char *const backend_names[] = { "auto", "vm", "host", NULL };
+
+const char *tb_backend_name(enum tb_backend b)
+{
+	return b == TB_HOSTS ? "hosts" : backend_names[b];
+}
+
+int tb_backend_parse(const char *name, enum tb_backend *b)
+{
+	int i;
+
+	for (i = 0; backend_names[i]; i++)
+		if (!strcmp(backend_names[i], name)) {
+			*b = (enum tb_backend)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int tb_state_path(char *buf, size_t len, const char *file)
+{
+	return snprintf(buf, len, "%s/%s", ctl_state_dir(), file) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms)
+{
+	const struct tb_node *n = &s->node[node];
+
+	return agentc_open(c, n->name, n->host, n->port, s->token, timeout_ms);
+}
+
+int tb_gen_token(char *buf, size_t len)
+{
+	unsigned char raw[24];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	size_t i;
+
+	if (fd < 0 || read(fd, raw, sizeof(raw)) != (ssize_t)sizeof(raw)) {
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	close(fd);
+	for (i = 0; i < sizeof(raw) && 2 * i + 2 < len; i++)
+		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+int tb_save(const struct tb_state *s)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_t *o, *nodes;
+	int i, r, fd;
+	FILE *f;
+
+	nodes = json_array();
+	for (i = 0; i < s->nodes; i++)
+		json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:i,s:i}", "name",
+						       s->node[i].name, "dev", s->node[i].dev, "host",
+						       s->node[i].host, "port", s->node[i].port,
+						       "agent_pid", (int)s->node[i].agent_pid));
+	o = json_pack("{s:i,s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "schema_version",
+		      TB_SCHEMA, "backend", tb_backend_name(s->backend), "nodes_n", s->nodes, "mtu",
+		      s->mtu, "netdev_mtu", s->netdev_mtu, "qemu_pid", (int)s->qemu_pid, "accel",
+		      s->accel, "accel_why", s->accel_why, "kernel", s->kver, "up_s", s->up_s,
+		      "image_s", s->image_s, "boot_s", s->boot_s, "image_built", s->image_built,
+		      "nodes", nodes);
+	if (!o)
+		return -ENOMEM;
+	tb_state_path(path, sizeof(path), "token");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || dprintf(fd, "%s\n", s->token) < 0) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		json_decref(o);
+		return r;
+	}
+	close(fd);
+	tb_state_path(path, sizeof(path), "testbed.json");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		json_decref(o);
+		return -errno;
+	}
+	r = json_dumpf(o, f, JSON_INDENT(2));
+	json_decref(o);
+	if (fclose(f) || r || rename(tmp, path)) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
+}
+
+int tb_load(struct tb_state *s)
+{
+	char path[PATH_MAX];
+	const char *backend, *accel, *why, *kver;
+	json_error_t jerr;
+	json_t *o, *nodes, *n;
+	size_t i;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	tb_state_path(path, sizeof(path), "testbed.json");
+	if (access(path, F_OK))
+		return -ENOENT;
+	o = json_load_file(path, 0, &jerr);
+	if (!o) {
+		log_err("%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	r = json_unpack(o, "{s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:F,s:F,s:F,s:b,s:o}", "backend",
+			&backend, "nodes_n", &s->nodes, "mtu", &s->mtu, "netdev_mtu", &s->netdev_mtu,
+			"qemu_pid", &s->qemu_pid, "accel", &accel, "accel_why", &why, "kernel", &kver,
+			"up_s", &s->up_s, "image_s", &s->image_s, "boot_s", &s->boot_s,
+			"image_built", &s->image_built, "nodes", &nodes);
+	if (r || s->nodes < 1 || s->nodes > TB_MAX_NODES || json_array_size(nodes) != (size_t)s->nodes)
+		goto bad;
+	s->backend = !strcmp(backend, "host") ? TB_HOST : TB_VM;
+	snprintf(s->accel, sizeof(s->accel), "%s", accel);
+	snprintf(s->accel_why, sizeof(s->accel_why), "%s", why);
+	snprintf(s->kver, sizeof(s->kver), "%s", kver);
+	json_array_foreach(nodes, i, n) {
+		const char *name, *dev, *host;
+		struct tb_node *d = &s->node[i];
+
+		if (json_unpack(n, "{s:s,s:s,s:s,s:i,s:i}", "name", &name, "dev", &dev, "host", &host,
+				"port", &d->port, "agent_pid", &d->agent_pid))
+			goto bad;
+		snprintf(d->name, sizeof(d->name), "%s", name);
+		snprintf(d->dev, sizeof(d->dev), "%s", dev);
+		snprintf(d->host, sizeof(d->host), "%s", host);
+	}
+	json_decref(o);
+	tb_state_path(path, sizeof(path), "token");
+	r = proto_token_load(path, s->token, sizeof(s->token));
+	if (r) {
+		log_err("%s: unreadable token: %s", path, strerror(-r));
+		return r;
+	}
+	return 0;
+bad:
+	log_err("%s: malformed testbed state", path);
+	json_decref(o);
+	return -EINVAL;
+}
+
+int tb_node_index(const struct tb_state *s, const char *name)
+{
+	char *end;
+	long i;
+	int k;
+
+	for (k = 0; k < s->nodes; k++)
+		if (!strcmp(s->node[k].name, name))
+			return k;
+	i = strtol(name, &end, 10);
+	if (*name && !*end && i >= 0 && i < s->nodes)
+		return (int)i;
+	return -1;
+}
+
+int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *))
+{
+	int ok[TB_MAX_NODES] = { 0 }, nok = 0, i, last_report = -1;
+	double t0 = rtb_now_s();
+	struct timespec ts = { 0, 250 * 1000 * 1000 };
+	char err[256];
+
+	while (nok < s->nodes) {
+		for (i = 0; i < s->nodes; i++) {
+			struct agentc c;
+			json_t *res;
+
+			if (ok[i] || tb_agent_open(&c, s, i, 1000))
+				continue;
+			if (!agentc_call(&c, "hello", NULL, &res, 3000, err, sizeof(err))) {
+				const char *st = json_string_value(json_object_get(res, "state"));
+
+				/* reachable is not enough: the port must be ACTIVE */
+				if (st && !strcmp(st, "ACTIVE")) {
+					ok[i] = 1;
+					nok++;
+				}
+				json_decref(res);
+			}
+			agentc_close(&c);
+		}
+		if (nok == s->nodes)
+			break;
+		if (ctl_interrupted)
+			return -EINTR;
+		if (!alive(s))
+			return -ECHILD;
+		if (rtb_now_s() - t0 > timeout_s)
+			return -ETIMEDOUT;
+		if ((int)(rtb_now_s() - t0) / 10 != last_report) {
+			last_report = (int)(rtb_now_s() - t0) / 10;
+			if (last_report)
+				log_info("testbed: %d/%d agents ready after %.0f s", nok, s->nodes,
+					 rtb_now_s() - t0);
+		}
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl testbed up|status|down: N SoftRoCE nodes with one agent each,
+ * in a VM (any Linux host) or directly on a host whose kernel has rdma_rxe.
+ * The backends are ops tables (backend.h); this file drives them and owns
+ * the lock that serialises up and down. `down` removes the whole state
+ * directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include "ctl/testbed/backend.h"
+#include "lib/log.h"
+#include "lib/opt.h"
+
+const struct tb_backend_ops *tb_ops(enum tb_backend b)
+{
+	return b == TB_HOST ? &tb_host_ops : &tb_vm_ops;
+}
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	ctl_interrupted = 1;
+}
+
+/* serialises up/down: one testbed per state directory */
+static int lock_state(void)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	r = ctl_mkdir_p(ctl_state_dir(), 0700);
+	if (r) {
+		log_err("%s: cannot create state directory: %s", ctl_state_dir(), strerror(-r));
+		return r;
+	}
+	tb_state_path(path, sizeof(path), "lock");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		log_err("another rdmactl is bringing the testbed up or down; waiting");
+		flock(fd, LOCK_EX);
+	}
+	return fd;
+}
+
+static int teardown(const struct tb_state *s)
+{
+	int r = tb_ops(s->backend)->down(s);
+	int r2 = ctl_rm_rf(ctl_state_dir());
+
+	return r ? r : r2;
+}
+
+/* under the lock: no live testbed, and no state of a dead one left */
+static int clear_stale(int *lockfd)
+{
+	struct tb_state cur;
+	int r = tb_load(&cur);
+
+	if (!r && tb_ops(cur.backend)->alive(&cur)) {
+		log_err("a testbed is already up: %d nodes, backend %s, state in %s; run "
+			"'rdmactl testbed down' first",
+			cur.nodes, tb_backend_name(cur.backend), ctl_state_dir());
+		return -EEXIST;
+	}
+	if (r && r != -EINVAL)
+		return 0;
+	log_info("removing the state of a testbed that is no longer running");
+	if (!r)
+		teardown(&cur);
+	else
+		ctl_rm_rf(ctl_state_dir());
+	close(*lockfd);
+	*lockfd = lock_state();
+	return *lockfd < 0 ? *lockfd : 0;
+}
+
+static void print_up(const struct tb_state *s)
+{
+	if (s->backend == TB_VM)
+		printf("testbed up: %d nodes, backend vm, accel %s, %.1f s (image %.1f s, %s; "
+		       "boot to agents ready %.1f s)\n",
+		       s->nodes, s->accel, s->up_s, s->image_s, s->image_built ? "built" : "cached",
+		       s->boot_s);
+	else
+		printf("testbed up: %d nodes, backend host, %.1f s\n", s->nodes, s->up_s);
+}
+
+int tb_up(const struct tb_up_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_interrupt }, oldi, oldt;
+	enum tb_backend backend = o->backend;
+	double t0 = rtb_now_s();
+	struct tb_up_opts eff = *o;
+	struct tb_state s;
+	int r, lockfd;
+
+	if (!eff.mem_mb)
+		eff.mem_mb = 1024 + (eff.nodes > 3 ? 64 * (eff.nodes - 3) : 0);
+	if (geteuid() != 0) {
+		log_err("testbed up: needs root (qemu's image build reads kernel modules; the host "
+			"backend changes routing)");
+		return -EPERM;
+	}
+	lockfd = lock_state();
+	if (lockfd < 0)
+		return lockfd;
+	r = clear_stale(&lockfd);
+	if (r) {
+		if (lockfd >= 0)
+			close(lockfd);
+		return r;
+	}
+	if (backend == TB_AUTO) {
+		backend = tb_host_ops.available() ? TB_HOST : TB_VM;
+		log_info("backend auto: %s", backend == TB_HOST ? "host (this kernel has rdma_rxe)" :
+				"vm (this kernel has no rdma_rxe)");
+	}
+	sigaction(SIGINT, &sa, &oldi);
+	sigaction(SIGTERM, &sa, &oldt);
+	memset(&s, 0, sizeof(s));
+	s.backend = backend;
+	s.nodes = eff.nodes;
+	s.mtu = eff.mtu;
+	s.netdev_mtu = eff.mtu + 128; /* rxe: active MTU = netdev MTU - headers, rounded down */
+	r = tb_ops(backend)->up(&s, &eff);
+	if (!r && ctl_interrupted)
+		r = -EINTR;
+	if (!r) {
+		s.up_s = rtb_now_s() - t0;
+		r = tb_save(&s);
+		if (r)
+			log_err("%s: cannot save testbed state: %s", ctl_state_dir(), strerror(-r));
+	}
+	if (r) {
+		if (r == -EINTR)
+			log_err("testbed up: interrupted; tearing down what was started");
+		teardown(&s);
+	} else {
+		print_up(&s);
+	}
+	close(lockfd);
+	sigaction(SIGINT, &oldi, NULL);
+	sigaction(SIGTERM, &oldt, NULL);
+	return r;
+}
+
+int tb_down(void)
+{
+	struct tb_state s;
+	int r, lockfd;
+
+	if (access(ctl_state_dir(), F_OK)) {
+		printf("no testbed is up\n");
+		return 0;
+	}
+	lockfd = lock_state();
+	if (lockfd < 0)
+		return lockfd;
+	r = tb_load(&s);
+	if (r) {
+		close(lockfd);
+		ctl_rm_rf(ctl_state_dir());
+		if (r == -ENOENT)
+			printf("no testbed is up\n");
+		return r == -ENOENT ? 0 : r;
+	}
+	r = teardown(&s);
+	close(lockfd);
+	if (r) {
+		log_err("testbed down: incomplete: %s", strerror(-r));
+		return r;
+	}
+	printf("testbed down: %d nodes, backend %s\n", s.nodes, tb_backend_name(s.backend));
+	return 0;
+}
+
+/* testbed up's options: the table drives parsing, --help and the checks */
+struct up_cfg {
+	uint64_t nodes, mtu, timeout, mem;
+	int backend, accel;
+};
+
+static const char *const up_backends[] = { "auto", "vm", "host", NULL };
+static const char *const up_accels[] = { "auto", "kvm", "tcg", NULL };
+
+#define UP_OPT(n, k, f, lo, hi, d, kw, h) { n, k, offsetof(struct up_cfg, f), lo, hi, d, kw, h }
+static const struct opt up_opts[] = {
+	UP_OPT("nodes", OPT_UINT, nodes, 1, TB_MAX_NODES, "3", NULL, "SoftRoCE nodes"),
+	UP_OPT("backend", OPT_ENUM, backend, 0, 0, "auto", up_backends,
+	       "vm: qemu VM with Debian's kernel (works anywhere); host: this kernel's rdma_rxe; "
+	       "auto: host if rdma_rxe loads"),
+	UP_OPT("mtu", OPT_UINT, mtu, 256, 4096, "1024", NULL, "RoCE path MTU: 256|512|1024|2048|4096"),
+	UP_OPT("timeout", OPT_UINT, timeout, 10, 3600, "300", NULL,
+	       "seconds to wait for the agents to be ready"),
+	UP_OPT("mem", OPT_UINT, mem, 0, 65536, "0", NULL,
+	       "VM memory in MiB (0: 1024 + 64 per node above 3)"),
+	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,
+	       "VM accelerator; auto probes KVM and falls back to TCG"),
+	{ NULL },
+};
+
+static const char up_synopsis[] = "rdmactl testbed up [--OPTION VALUE]...";
+
+static int testbed_up(struct ctl *ctl, int argc, char **argv)
+{
+	struct tb_up_opts o = TB_UP_DEFAULTS;
+	struct up_cfg c;
+	char err[256];
+
+	(void)ctl;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		opt_usage(up_synopsis, up_opts, stdout);
+		return CTL_OK;
+	}
+	if (opt_parse_argv(up_opts, &c, argc - 1, argv + 1, NULL, NULL, err, sizeof(err))) {
+		log_err("testbed up: %s", err);
+		opt_usage(up_synopsis, up_opts, stderr);
+		return CTL_USAGE;
+	}
+	if (c.mtu & (c.mtu - 1)) {
+		log_err("testbed up: --mtu '%llu': expected 256|512|1024|2048|4096",
+			(unsigned long long)c.mtu);
+		return CTL_USAGE;
+	}
+	if (c.mem && c.mem < 256) {
+		log_err("testbed up: --mem '%llu': at least 256 MiB", (unsigned long long)c.mem);
+		return CTL_USAGE;
+	}
+	o.nodes = (int)c.nodes;
+	o.mtu = (int)c.mtu;
+	o.timeout_s = (int)c.timeout;
+	o.mem_mb = (int)c.mem;
+	o.backend = (enum tb_backend)c.backend;
+	o.accel = up_accels[c.accel];
+	return ctl_exit(tb_up(&o));
+}
+
+static json_t *node_status(const struct tb_state *s, int i)
+{
+	struct agentc c;
+	json_t *res = NULL, *o;
+	char err[256] = "";
+	int r;
+
+	r = tb_agent_open(&c, s, i, 2000);
+	if (!r) {
+		r = agentc_call(&c, "hello", NULL, &res, 5000, err, sizeof(err));
+		agentc_close(&c);
+	} else {
+		snprintf(err, sizeof(err), "%s: %s", c.where, strerror(-r));
+	}
+	o = json_pack("{s:s,s:s,s:s,s:i}", "name", s->node[i].name, "dev", s->node[i].dev,
+		      "agent_host", s->node[i].host, "agent_port", s->node[i].port);
+	json_object_set_new(o, "agent_reachable", json_boolean(!r));
+	if (r) {
+		json_object_set_new(o, "state", json_string("unknown"));
+		json_object_set_new(o, "error", json_string(err));
+		return o;
+	}
+	json_object_set(o, "state", json_object_get(res, "state"));
+	json_object_set(o, "active_mtu", json_object_get(res, "active_mtu"));
+	json_object_set(o, "gid", json_object_get(res, "gid"));
+	json_object_set(o, "gid_index", json_object_get(res, "gid_index"));
+	json_object_set(o, "ip", json_object_get(res, "ip"));
+	json_object_set(o, "agent_pid", json_object_get(res, "pid"));
+	json_object_set(o, "agent_version", json_object_get(res, "version"));
+	json_object_set(o, "hw_counters", json_object_get(res, "hw_counters"));
+	json_object_set(o, "arms", json_object_get(res, "arms"));
+	json_object_set(o, "clocksource", json_object_get(res, "clocksource"));
+	json_object_set(o, "clock_gettime_ns", json_object_get(res, "clock_gettime_ns"));
+	json_decref(res);
+	return o;
+}
+
+static int testbed_status(struct ctl *ctl, int argc, char **argv)
+{
+	struct tb_state s;
+	json_t *o, *nodes;
+	int r, i, bad = 0, alive;
+
+	if (argc > 1) {
+		log_err("testbed status: unexpected argument '%s'", argv[1]);
+		return 2;
+	}
+	r = tb_load(&s);
+	if (r == -ENOENT) {
+		if (ctl->json)
+			printf("{\"schema_version\": %d, \"up\": false}\n", TB_SCHEMA);
+		else
+			printf("no testbed is up\n");
+		return 1;
+	}
+	if (r)
+		return 1;
+	alive = tb_ops(s.backend)->alive(&s);
+	nodes = json_array();
+	for (i = 0; i < s.nodes; i++) {
+		json_t *n = alive ? node_status(&s, i) :
+				    json_pack("{s:s,s:s,s:b,s:s}", "name", s.node[i].name, "dev",
+					      s.node[i].dev, "agent_reachable", 0, "state", "unknown");
+
+		if (!json_is_true(json_object_get(n, "agent_reachable")) ||
+		    strcmp(json_string_value(json_object_get(n, "state")), "ACTIVE"))
+			bad++;
+		json_array_append_new(nodes, n);
+	}
+	o = json_pack("{s:i,s:b,s:b,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:f,s:o}", "schema_version",
+		      TB_SCHEMA, "up", 1, "healthy", alive && !bad, "backend",
+		      tb_backend_name(s.backend), "accel", s.accel, "accel_reason", s.accel_why,
+		      "kernel", s.kver, "qemu_pid", (int)s.qemu_pid, "mtu", s.mtu, "netdev_mtu",
+		      s.netdev_mtu, "up_s", s.up_s, "nodes", nodes);
+	if (ctl->json) {
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+	} else {
+		printf("testbed: %d nodes, backend %s", s.nodes, tb_backend_name(s.backend));
+		if (s.backend == TB_VM)
+			printf(" (qemu pid %d, %s: %s, kernel %s)", (int)s.qemu_pid, s.accel,
+			       s.accel_why, s.kver);
+		printf("%s\n", alive ? "" : " -- NOT RUNNING");
+		printf("%-8s %-8s %-12s %6s %-24s %4s %-16s %s\n", "NODE", "DEVICE", "STATE", "MTU",
+		       "GID", "IDX", "AGENT", "REACHABLE");
+		for (i = 0; i < s.nodes; i++) {
+			json_t *n = json_array_get(nodes, i);
+			const char *st = json_string_value(json_object_get(n, "state"));
+			char ep[48];
+
+			snprintf(ep, sizeof(ep), "%s:%d", s.node[i].host, s.node[i].port);
+			printf("%-8s %-8s %-12s %6lld %-24s %4lld %-16s %s\n", s.node[i].name,
+			       s.node[i].dev, st,
+			       json_integer_value(json_object_get(n, "active_mtu")),
+			       json_string_value(json_object_get(n, "gid")) ?: "-",
+			       json_integer_value(json_object_get(n, "gid_index")), ep,
+			       json_is_true(json_object_get(n, "agent_reachable")) ? "yes" : "NO");
+		}
+	}
+	json_decref(o);
+	return alive && !bad ? 0 : 1;
+}
+
+static int testbed_down(struct ctl *ctl, int argc, char **argv)
+{
+	(void)ctl;
+	if (argc > 1) {
+		log_err("testbed down: unexpected argument '%s'", argv[1]);
+		return CTL_USAGE;
+	}
+	return tb_down() ? CTL_FAIL : CTL_OK;
+}
+
+int cmd_testbed(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct {
+		const char *verb;
+		int (*fn)(struct ctl *, int, char **);
+	} verbs[] = {
+		{ "up", testbed_up },
+		{ "status", testbed_status },
+		{ "down", testbed_down },
+		{ NULL, NULL },
+	};
+	int i;
+
+	if (argc < 1) {
+		log_err("testbed: expected up|status|down");
+		return 2;
+	}
+	for (i = 0; verbs[i].verb; i++)
+		if (!strcmp(verbs[i].verb, argv[0]))
+			return verbs[i].fn(ctl, argc, argv);
+	log_err("testbed: unknown verb '%s' (expected up|status|down)", argv[0]);
+	return 2;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The testbed room: N SoftRoCE nodes with one rdma-agent each, in a VM or
+ * on this host (backend.h), and the state of the one running testbed
+ * ($STATE/testbed.json + token). What the rooms above see: the state, its
+ * nodes' agents, up and down.
+ */
+#ifndef RTB_CTL_TESTBED_H
+#define RTB_CTL_TESTBED_H
+
+#include <sys/types.h>
+#include "ctl/base/ctl.h"
+#include "ctl/agent/agent.h"
+#include "lib/proto.h"
+
+#define TB_MAX_NODES 16
+#define TB_SCHEMA 1
+
+enum tb_backend { TB_AUTO, TB_VM, TB_HOST, TB_HOSTS /* a profile's own hosts, no testbed */ };
+
+struct tb_node {
+	char name[32];
+	char dev[32];
+	char host[64];
+	int port;
+	pid_t agent_pid;	/* host backend only */
+};
+
+struct tb_state {
+	enum tb_backend backend;
+	int nodes;
+	int mtu;		/* RoCE MTU asked for */
+	int netdev_mtu;
+	pid_t qemu_pid;
+	char accel[8];
+	char accel_why[160];
+	char kver[64];
+	char token[PROTO_TOKEN_MAX + 1];
+	double up_s, image_s, boot_s;
+	int image_built;
+	struct tb_node node[TB_MAX_NODES];
+};
+
+/* what `testbed up` is asked for */
+struct tb_up_opts {
+	enum tb_backend backend;	/* TB_AUTO: host if this kernel has rdma_rxe */
+	int nodes;
+	int mtu;
+	int timeout_s;
+	int mem_mb;		/* 0: 1024 + 64 per node above 3 */
+	const char *accel;	/* auto|kvm|tcg */
+};
+
+#define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, .accel = "auto" }
+
+int tb_load(struct tb_state *s);	/* -ENOENT when no testbed is up */
+const char *tb_backend_name(enum tb_backend b);
+/* "auto"|"vm"|"host" -> 0 and *b, else -EINVAL */
+int tb_backend_parse(const char *name, enum tb_backend *b);
+/* index of node "nodeN" or "N", -1 if none */
+int tb_node_index(const struct tb_state *s, const char *name);
+/* a fresh token: 48 hex characters from /dev/urandom */
+int tb_gen_token(char *buf, size_t len);
+/* a control connection to node i's agent */
+int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms);
+
+/* bring a testbed up (0, -EINTR when interrupted, -errno; messages printed) */
+int tb_up(const struct tb_up_opts *o);
+/* tear the running one down (0 when none is up) */
+int tb_down(void);
+
+/* rdmactl testbed up|status|down */
+int cmd_testbed(struct ctl *ctl, int argc, char **argv);
+
+#endif

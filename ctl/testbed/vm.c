@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: MIT
+/*
+ * VM backend: Debian's own kernel in qemu, SoftRoCE inside. The image comes
+ * from testbed/mkimage.sh (cached base layer + per-up overlay with our
+ * binaries, config and token); qemu runs daemonized. The host reaches the
+ * agents only through qemu user networking: restrict=on (the guest cannot
+ * open connections out) and one port per agent forwarded from 127.0.0.1.
+ * RoCE traffic never leaves the guest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl/testbed/backend.h"
+#include "lib/log.h"
+#include "lib/proc.h"
+
+#define CTRL_NET "198.19.0.0/24"
+#define CTRL_HOST_IP "198.19.0.2"
+#define CTRL_GUEST_IP "198.19.0.15"
+#define PORT_BASE_MIN 47100
+#define KVM_PROBE_S 45
+
+static const char *qemu_bin(void)
+{
+	const char *q = getenv("RDMATB_QEMU");
+
+	return q && *q ? q : "qemu-system-x86_64";
+}
+
+static int port_free(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* first block of n consecutive free loopback ports */
+static int find_ports(int n)
+{
+	int base, i;
+
+	for (base = PORT_BASE_MIN; base < 60000; base += n) {
+		for (i = 0; i < n && port_free(base + i); i++)
+			;
+		if (i == n)
+			return base;
+	}
+	return -EADDRINUSE;
+}
+
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+	char buf[65536];
+	int in, out, r = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			r = -EIO;
+			break;
+		}
+	if (n < 0)
+		r = -errno;
+	close(in);
+	if (close(out) && !r)
+		r = -errno;
+	return r;
+}
+
+/* the overlay layer: our files at their guest paths */
+static int stage_overlay(const struct tb_state *s, const char *dir, int port_base)
+{
+	static const struct {
+		const char *(*from)(void);
+		const char *name;
+		const char *to;
+		mode_t mode;
+	} files[] = {
+		{ ctl_libexec_dir, "init.sh", "init", 0755 },
+		{ ctl_libexec_dir, "topology.sh", "usr/libexec/rdma-testbed/topology.sh", 0755 },
+		{ ctl_bin_dir, "rdma-agent", "usr/bin/rdma-agent", 0755 },
+		{ ctl_bin_dir, "rdma-inject", "usr/bin/rdma-inject", 0755 },
+		{ ctl_bpf_dir, "inject.bpf.o", "usr/lib/rdma-testbed/bpf/inject.bpf.o", 0644 },
+		{ NULL, NULL, NULL, 0 },
+	};
+	char src[PATH_MAX], dst[PATH_MAX], d[PATH_MAX];
+	FILE *f;
+	int i, r;
+
+	ctl_rm_rf(dir);
+	for (i = 0; files[i].name; i++) {
+		snprintf(src, sizeof(src), "%s/%s", files[i].from(), files[i].name);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, files[i].to);
+		snprintf(d, sizeof(d), "%s", dst);
+		*strrchr(d, '/') = 0;
+		r = ctl_mkdir_p(d, 0755);
+		if (!r)
+			r = copy_file(src, dst, files[i].mode);
+		if (r) {
+			log_err("%s: cannot stage for the VM image: %s (did 'make' run?)", src,
+				strerror(-r));
+			return r;
+		}
+	}
+	snprintf(d, sizeof(d), "%s/etc/rdmatb", dir);
+	r = ctl_mkdir_p(d, 0700);
+	if (r)
+		return r;
+	snprintf(dst, sizeof(dst), "%s/config", d);
+	f = fopen(dst, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "NODES=%d\nNETDEV_MTU=%d\nPORT_BASE=%d\nCTRL_IP=%s\n", s->nodes, s->netdev_mtu,
+		port_base, CTRL_GUEST_IP);
+	if (fclose(f))
+		return -EIO;
+	snprintf(dst, sizeof(dst), "%s/token", d);
+	f = fopen(dst, "we");
+	if (!f)
+		return -errno;
+	fchmod(fileno(f), 0600);
+	fprintf(f, "%s\n", s->token);
+	return fclose(f) ? -EIO : 0;
+}
+
+/* parse "KEY=VALUE" lines of mkimage.sh */
+static void kv(const char *out, const char *key, char *val, size_t len)
+{
+	size_t kl = strlen(key);
+	const char *p = out;
+
+	val[0] = 0;
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == '=') {
+			size_t n = strcspn(p + kl + 1, "\n");
+
+			snprintf(val, len, "%.*s", (int)(n < len ? n : len - 1), p + kl + 1);
+			return;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+}
+
+static int file_has(const char *path, const char *needle)
+{
+	char buf[4096];
+	size_t keep = strlen(needle), n;
+	FILE *f = fopen(path, "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	memset(buf, 0, sizeof(buf));
+	/* sliding window so a marker split across reads is still found */
+	while (!found && (n = fread(buf + keep, 1, sizeof(buf) - 1 - keep, f)) > 0) {
+		buf[keep + n] = 0;
+		found = memmem(buf, keep + n, needle, strlen(needle)) != NULL;
+		memmove(buf, buf + n, keep);
+	}
+	fclose(f);
+	return found;
+}
+
+static void tail_file(const char *path, int lines)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "tail -n %d '%s' >&2", lines, path);
+	if (system(cmd) < 0)
+		log_err("cannot show %s", path);
+}
+
+static void base_args(char **a, int *n, const char *kernel, const char *initrd, const char *serial,
+		      int mem_mb, const char *accel, const char *append)
+{
+	static char mem[16], ser[PATH_MAX + 8];
+
+	snprintf(mem, sizeof(mem), "%d", mem_mb);
+	snprintf(ser, sizeof(ser), "file:%s", serial);
+	a[(*n)++] = (char *)qemu_bin();
+	a[(*n)++] = "-name";
+	a[(*n)++] = "rdma-testbed";
+	a[(*n)++] = "-m";
+	a[(*n)++] = mem;
+	a[(*n)++] = "-smp";
+	a[(*n)++] = "2";
+	a[(*n)++] = "-no-reboot";
+	a[(*n)++] = "-display";
+	a[(*n)++] = "none";
+	a[(*n)++] = "-vga";
+	a[(*n)++] = "none";
+	a[(*n)++] = "-monitor";
+	a[(*n)++] = "none";
+	a[(*n)++] = "-serial";
+	a[(*n)++] = ser;
+	a[(*n)++] = "-kernel";
+	a[(*n)++] = (char *)kernel;
+	a[(*n)++] = "-initrd";
+	a[(*n)++] = (char *)initrd;
+	a[(*n)++] = "-append";
+	a[(*n)++] = (char *)append;
+	a[(*n)++] = "-accel";
+	if (!strcmp(accel, "kvm")) {
+		a[(*n)++] = "kvm";
+		a[(*n)++] = "-cpu";
+		a[(*n)++] = "host";
+	} else {
+		a[(*n)++] = "tcg,thread=multi";
+		a[(*n)++] = "-cpu";
+		a[(*n)++] = "max";
+	}
+}
+
+#define APPEND "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off"
+
+/*
+ * KVM when it works, TCG otherwise -- decided by booting the image once with
+ * KVM and waiting for the guest's /init (some hosts expose /dev/kvm but fail
+ * on real guests, e.g. an MSR assertion). The verdict is cached per host
+ * kernel, qemu and guest kernel.
+ */
+static void choose_accel(struct tb_state *s, const char *want, const char *kernel,
+			 const char *initrd)
+{
+	char cache[PATH_MAX], serial[PATH_MAX], line[256] = "";
+	char qver[128] = "", *args[64];
+	char *vargs[] = { (char *)qemu_bin(), "--version", NULL };
+	struct utsname u;
+	unsigned long h = 5381;
+	const char *p;
+	FILE *f;
+	int n = 0, ok = 0;
+	pid_t pid;
+	double t0;
+
+	if (!strcmp(want, "tcg")) {
+		snprintf(s->accel, sizeof(s->accel), "tcg");
+		snprintf(s->accel_why, sizeof(s->accel_why), "asked for (--accel tcg)");
+		return;
+	}
+	if (access("/dev/kvm", R_OK | W_OK)) {
+		snprintf(s->accel, sizeof(s->accel), "tcg");
+		snprintf(s->accel_why, sizeof(s->accel_why), "/dev/kvm: %s", strerror(errno));
+		if (!strcmp(want, "kvm"))
+			log_err("--accel kvm: %s; using TCG", s->accel_why);
+		return;
+	}
+	uname(&u);
+	proc_run(vargs, qver, sizeof(qver));
+	for (p = u.release; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	for (p = qver; *p && *p != '\n'; p++)
+		h = h * 33 + (unsigned char)*p;
+	for (p = s->kver; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	snprintf(cache, sizeof(cache), "%s/accel-%08lx", ctl_cache_dir(), h & 0xffffffffUL);
+	f = fopen(cache, "re");
+	if (f) {
+		if (fgets(line, sizeof(line), f) && !strncmp(line, "kvm", 3))
+			ok = 1;
+		fclose(f);
+		snprintf(s->accel, sizeof(s->accel), ok ? "kvm" : "tcg");
+		snprintf(s->accel_why, sizeof(s->accel_why), "%s", ok ? "KVM probe passed (cached)" :
+			 "KVM probe failed earlier on this host (cached)");
+		return;
+	}
+	log_info("probing KVM: booting the image once with -accel kvm (up to %d s)", KVM_PROBE_S);
+	tb_state_path(serial, sizeof(serial), "kvm-probe.log");
+	unlink(serial);
+	base_args(args, &n, kernel, initrd, serial, 256, "kvm", APPEND " rdmatb.probe=1");
+	args[n++] = "-nic";
+	args[n++] = "none";
+	args[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execvp(args[0], args);
+		_exit(127);
+	}
+	t0 = rtb_now_s();
+	while (pid > 0 && rtb_now_s() - t0 < KVM_PROBE_S) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		if (file_has(serial, "@@PROBE-OK")) {
+			ok = 1;
+			break;
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			pid = 0;
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	unlink(serial);
+	snprintf(s->accel, sizeof(s->accel), ok ? "kvm" : "tcg");
+	snprintf(s->accel_why, sizeof(s->accel_why), "%s",
+		 ok ? "KVM probe passed" : "KVM probe failed: the guest did not reach /init");
+	log_info("%s", s->accel_why);
+	f = fopen(cache, "we");
+	if (f) {
+		fprintf(f, "%s\n", s->accel);
+		fclose(f);
+	}
+}
+
+static int vm_alive(const struct tb_state *s)
+{
+	char path[64], cmd[256] = "";
+	int fd;
+	ssize_t n;
+
+	if (s->qemu_pid <= 0 || kill(s->qemu_pid, 0))
+		return 0;
+	/* the pid must still be our qemu, not a recycled pid */
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)s->qemu_pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	cmd[n] = 0;
+	return strstr(cmd, "qemu") != NULL && memmem(cmd, (size_t)n, "rdma-testbed", 12) != NULL;
+}
+
+/* while booting: qemu runs and the guest reported no failure */
+static int vm_booting(const struct tb_state *s)
+{
+	char serial[PATH_MAX];
+
+	tb_state_path(serial, sizeof(serial), "serial.log");
+	return vm_alive(s) && !file_has(serial, "@@ERROR") && !file_has(serial, "@@AGENT-EXIT");
+}
+
+/*
+ * ssh into the VM (rdmactl's ssh path, and a shell for looking around):
+ * a fresh host key and client key per testbed, the host key and the
+ * authorized key staged into the overlay, and in the state directory
+ * ssh/config (Host rdma-testbed), ssh/id_ed25519, ssh/known_hosts:
+ *   ssh -F /run/rdma-testbed/ssh/config rdma-testbed
+ * Without ssh-keygen the VM simply gets no sshd.
+ */
+static int stage_ssh(const char *overlay, int port)
+{
+	char dir[PATH_MAX], hk[PATH_MAX], ck[PATH_MAX], pub[PATH_MAX], path[PATH_MAX];
+	char out[1024], key[1024];
+	FILE *f;
+	int r;
+
+	tb_state_path(dir, sizeof(dir), "ssh");
+	snprintf(hk, sizeof(hk), "%s/etc/ssh/ssh_host_ed25519_key", overlay);
+	snprintf(ck, sizeof(ck), "%s/id_ed25519", dir);
+	snprintf(path, sizeof(path), "%s/etc/ssh", overlay);
+	ctl_rm_rf(dir);
+	if ((r = ctl_mkdir_p(dir, 0700)) || (r = ctl_mkdir_p(path, 0755)))
+		return r;
+	{
+		char *hargv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rdma-testbed-vm",
+				  "-f", hk, NULL };
+		char *cargv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rdma-testbed",
+				  "-f", ck, NULL };
+
+		if (proc_run(hargv, out, sizeof(out)) || proc_run(cargv, out, sizeof(out)))
+			return -ENOENT;
+	}
+	/* the client key may log in as root */
+	snprintf(pub, sizeof(pub), "%s.pub", ck);
+	snprintf(path, sizeof(path), "%s/etc/ssh/authorized_keys", overlay);
+	if ((r = copy_file(pub, path, 0600)))
+		return r;
+	/* the host key, pinned */
+	snprintf(pub, sizeof(pub), "%s.pub", hk);
+	f = fopen(pub, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(key, sizeof(key), f))
+		key[0] = 0;
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/known_hosts", dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "[127.0.0.1]:%d %s", port, key);
+	if (fclose(f))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/config", dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f,
+		"# the testbed VM's sshd (root, key only): ssh -F %s rdma-testbed\n"
+		"Host rdma-testbed\n"
+		"\tHostName 127.0.0.1\n"
+		"\tPort %d\n"
+		"\tUser root\n"
+		"\tIdentityFile %s\n"
+		"\tIdentitiesOnly yes\n"
+		"\tUserKnownHostsFile %s/known_hosts\n"
+		"\tStrictHostKeyChecking yes\n"
+		"\tBatchMode yes\n",
+		path, port, ck, dir);
+	return fclose(f) ? -EIO : 0;
+}
+
+static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
+{
+	char overlay[PATH_MAX], initrd[PATH_MAX], serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX];
+	char out[4096], kernel[PATH_MAX], buf[64], nic[2048], *args[64];
+	char mk[PATH_MAX];
+	int r, i, n = 0, base, fd, ssh;
+	double t0;
+	pid_t pid;
+	FILE *f;
+
+	r = ctl_mkdir_p(ctl_cache_dir(), 0755);
+	if (r) {
+		log_err("%s: cannot create cache directory: %s", ctl_cache_dir(), strerror(-r));
+		return r;
+	}
+	base = find_ports(o->nodes + 1);	/* the last one: the VM's sshd */
+	if (base < 0) {
+		log_err("no %d free consecutive loopback ports above %d", o->nodes + 1, PORT_BASE_MIN);
+		return base;
+	}
+	if (tb_gen_token(s->token, sizeof(s->token))) {
+		log_err("/dev/urandom: cannot make a token");
+		return -EIO;
+	}
+	for (i = 0; i < o->nodes; i++) {
+		snprintf(s->node[i].name, sizeof(s->node[i].name), "node%d", i);
+		snprintf(s->node[i].dev, sizeof(s->node[i].dev), "rxe%d", i);
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
+		s->node[i].port = base + i;
+	}
+	/* the state is saved before qemu starts: a failed up can always be torn down */
+	r = tb_save(s);
+	if (r) {
+		log_err("%s: cannot write state: %s", ctl_state_dir(), strerror(-r));
+		return r;
+	}
+
+	tb_state_path(overlay, sizeof(overlay), "overlay");
+	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
+	r = stage_overlay(s, overlay, base);
+	if (r)
+		return r;
+	ssh = stage_ssh(overlay, base + o->nodes);
+	if (ssh) {
+		char d[PATH_MAX];
+
+		log_info("note: no ssh into the VM (ssh-keygen: %s; make deps)", strerror(-ssh));
+		tb_state_path(d, sizeof(d), "ssh");
+		ctl_rm_rf(d);
+	}
+	t0 = rtb_now_s();
+	snprintf(mk, sizeof(mk), "%s/mkimage.sh", ctl_libexec_dir());
+	{
+		char *mkargv[] = { "bash", mk, "--cache", (char *)ctl_cache_dir(), "--out", initrd,
+				   "--overlay-dir", overlay, NULL };
+
+		r = proc_run(mkargv, out, sizeof(out));
+	}
+	ctl_rm_rf(overlay);
+	if (r) {
+		log_err("VM image: mkimage.sh failed (exit %d)", r);
+		return -EIO;
+	}
+	s->image_s = rtb_now_s() - t0;
+	kv(out, "KERNEL", kernel, sizeof(kernel));
+	kv(out, "KVER", s->kver, sizeof(s->kver));
+	kv(out, "BASE_BUILT", buf, sizeof(buf));
+	s->image_built = !strcmp(buf, "1");
+	if (!kernel[0] || access(kernel, R_OK)) {
+		log_err("VM image: mkimage.sh named no readable kernel");
+		return -EIO;
+	}
+
+	choose_accel(s, o->accel, kernel, initrd);
+
+	tb_state_path(serial, sizeof(serial), "serial.log");
+	tb_state_path(pidf, sizeof(pidf), "qemu.pid");
+	tb_state_path(qlog, sizeof(qlog), "qemu.log");
+	n = snprintf(nic, sizeof(nic),
+		     "user,model=virtio-net-pci,restrict=on,ipv6=off,net=%s,host=%s", CTRL_NET,
+		     CTRL_HOST_IP);
+	for (i = 0; i < o->nodes; i++)
+		n += snprintf(nic + n, sizeof(nic) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:%d",
+			      base + i, CTRL_GUEST_IP, base + i);
+	if (!ssh)
+		n += snprintf(nic + n, sizeof(nic) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:22",
+			      base + o->nodes, CTRL_GUEST_IP);
+	n = 0;
+	base_args(args, &n, kernel, initrd, serial, o->mem_mb, s->accel, APPEND);
+	args[n++] = "-nic";
+	args[n++] = nic;
+	args[n++] = "-daemonize";
+	args[n++] = "-pidfile";
+	args[n++] = pidf;
+	args[n] = NULL;
+	if (log_verbose > 0) {
+		for (i = 0; args[i]; i++)
+			fprintf(stderr, "%s ", args[i]);
+		fputc('\n', stderr);
+	}
+	log_info("booting %d nodes in qemu (%s), kernel %s", o->nodes, s->accel, s->kver);
+	t0 = rtb_now_s();
+	pid = fork();
+	if (pid == 0) {
+		fd = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(args[0], args);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &r, 0) != pid || !WIFEXITED(r) || WEXITSTATUS(r)) {
+		log_err("qemu failed to start:");
+		tail_file(qlog, 10);
+		return -EIO;
+	}
+	f = fopen(pidf, "re");
+	if (!f || fscanf(f, "%d", &s->qemu_pid) != 1) {
+		if (f)
+			fclose(f);
+		log_err("%s: qemu wrote no pid", pidf);
+		return -EIO;
+	}
+	fclose(f);
+	unlink(initrd);		/* qemu has loaded it into guest memory */
+	r = tb_save(s);
+	if (r)
+		return r;
+	r = tb_wait_agents(s, o->timeout_s, vm_booting);
+	s->boot_s = rtb_now_s() - t0;
+	if (r) {
+		if (r == -EINTR)
+			return r;
+		log_err("testbed up: %s after %.0f s; last lines of the VM console (%s):",
+			r == -ECHILD ? "the VM failed" : "agents not ready", s->boot_s, serial);
+		tail_file(serial, 25);
+		return r;
+	}
+	return 0;
+}
+
+static int vm_down(const struct tb_state *s)
+{
+	char serial[PATH_MAX], keep[PATH_MAX];
+	int i;
+
+	if (vm_alive(s)) {
+		kill(s->qemu_pid, SIGTERM);
+		for (i = 0; i < 100 && vm_alive(s); i++) {
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+		if (vm_alive(s)) {
+			kill(s->qemu_pid, SIGKILL);
+			for (i = 0; i < 50 && !kill(s->qemu_pid, 0); i++) {
+				struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (vm_alive(s)) {
+			log_err("qemu pid %d does not exit", (int)s->qemu_pid);
+			return -EBUSY;
+		}
+	}
+	/* the console log outlives the state: where to look after a failure */
+	tb_state_path(serial, sizeof(serial), "serial.log");
+	snprintf(keep, sizeof(keep), "%s/last-serial.log", ctl_cache_dir());
+	if (!access(serial, R_OK) && rename(serial, keep))
+		copy_file(serial, keep, 0600);	/* EXDEV: /run and /var differ */
+	return 0;
+}
+
+/* qemu runs anywhere: KVM when it works, TCG otherwise */
+static int vm_available(void)
+{
+	return 1;
+}
+
+const struct tb_backend_ops tb_vm_ops = {
+	.kind = TB_VM,
+	.available = vm_available,
+	.up = vm_up,
+	.down = vm_down,
+	.alive = vm_alive,
+};

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the TUI's keys and `:` commands do (tui.h): rdma-inject calls on
+ * node 0's agent (one injector state for the whole testbed), the rules'
+ * and nodes' polling, the run paused or stopped. Changes the model and
+ * the faults; never draws.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctl/tui/tui.h"
+#include "lib/log.h"
+
+void tui_flash_msg(struct tui *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
+	va_end(ap);
+	model_event(t->m, "%s", t->msg);
+}
+
+/* rdma-inject ARGS... on node 0's agent (one injector state for the whole
+ * testbed); its stdout in out, 0 on success */
+int tui_inject(struct tui *t, json_t *args, int lease, char *out, size_t outlen)
+{
+	json_t *res = NULL;
+	char err[256];
+	int rc;
+
+	if (agentc_call(&t->ctl[0], "inject", json_pack("{s:o,s:b}", "args", args, "lease", lease),
+			&res, 30000, err, sizeof(err))) {
+		snprintf(out, outlen, "%s", err);
+		return -1;
+	}
+	rc = (int)json_integer_value(json_object_get(res, "rc"));
+	snprintf(out, outlen, "%s",
+		 json_string_value(json_object_get(res, rc ? "stderr" : "stdout")) ?: "");
+	out[strcspn(out, "\n")] = 0;
+	json_decref(res);
+	return rc ? -1 : 0;
+}
+
+json_t *tui_words(const char *s)
+{
+	json_t *a = json_array();
+	char buf[256], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+		json_array_append_new(a, json_string(tok));
+	return a;
+}
+
+/* set ID to rule text (same slot, counters kept); 0 on success */
+int tui_rule_set(struct tui *t, int id, const char *rule, char *out, size_t outlen)
+{
+	json_t *a = tui_words(rule);
+
+	json_array_insert_new(a, 0, json_sprintf("%d", id));
+	json_array_insert_new(a, 0, json_string("set"));
+	return tui_inject(t, a, 0, out, outlen);
+}
+
+void tui_poll_rules(struct tui *t)
+{
+	json_t *res = NULL, *st;
+	char err[256];
+
+	if (agentc_call(&t->ctl[0], "inject", json_pack("{s:[ss]}", "args", "-j", "stats"), &res,
+			30000, err, sizeof(err)))
+		return;
+	st = json_loads(json_string_value(json_object_get(res, "stdout")) ?: "", 0, NULL);
+	if (st)
+		model_rules(t->m, st);
+	json_decref(t->stats);
+	t->stats = st;
+	json_decref(res);
+}
+
+void tui_poll_nodes(struct tui *t)
+{
+	int i;
+
+	for (i = 0; i < t->nctl && i < 16; i++) {
+		json_t *res = NULL;
+		char err[256];
+		int ok = !agentc_call(&t->ctl[i], "hello", NULL, &res, 3000, err, sizeof(err));
+
+		pthread_mutex_lock(&t->m->lock);
+		t->m->node[i].agent_ok = ok;
+		if (ok) {
+			snprintf(t->m->node[i].state, sizeof(t->m->node[i].state), "%s",
+				 json_string_value(json_object_get(res, "state")) ?: "?");
+			snprintf(t->m->node[i].dev, sizeof(t->m->node[i].dev), "%s",
+				 json_string_value(json_object_get(res, "dev")) ?: "?");
+		}
+		pthread_mutex_unlock(&t->m->lock);
+		if (!ok)
+			model_event(t->m, "%s: agent not answering: %s", t->m->node[i].name, err);
+		json_decref(res);
+	}
+}
+
+/* the rule text with its drop probability set to pct */
+void tui_with_drop(const char *rule, const char *pct, char *out, size_t len)
+{
+	char buf[256], *tok, *save;
+	int after_drop = 0, replaced = 0;
+
+	out[0] = 0;
+	snprintf(buf, sizeof(buf), "%s", rule);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		const char *w = tok;
+
+		if (after_drop && !replaced && strchr(tok, '%')) {
+			w = pct;
+			replaced = 1;
+		}
+		snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? " " : "", w);
+		if (!strcmp(tok, "drop")) {
+			after_drop = 1;
+			if (!save || !*save || !strchr(save, '%')) {	/* "drop" alone: 100% */
+				snprintf(out + strlen(out), len - strlen(out), " %s", pct);
+				replaced = 1;
+			}
+		}
+	}
+}
+
+/* :drop P% [all|nodeN] [ingress|egress]: every matching drop rule to P%,
+ * or a new rule where there is none */
+void tui_cmd_drop(struct tui *t, const char *pct, const char *node, const char *dir)
+{
+	char out[256], dev[16];
+	int i, n = 0, set = 0;
+
+	for (i = 0; i < t->nctl; i++) {
+		int j, found = 0;
+
+		if (strcmp(node, "all") && strcmp(node, t->m->node[i].name))
+			continue;
+		n++;
+		snprintf(dev, sizeof(dev), "n%d", i);
+		for (j = 0; j < t->m->nrules; j++) {
+			struct model_rule r;
+			char rule[256];
+
+			pthread_mutex_lock(&t->m->lock);
+			r = t->m->rule[j];
+			pthread_mutex_unlock(&t->m->lock);
+			if (strcmp(r.dev, dev) || strcmp(r.dir, dir) || strcmp(r.action, "drop"))
+				continue;
+			tui_with_drop(r.rule, pct, rule, sizeof(rule));
+			if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
+				tui_flash_msg(t, "set rule %d: %s", r.id, out);
+			else
+				set++;
+			found = 1;
+		}
+		if (!found) {
+			char rule[160];
+
+			snprintf(rule, sizeof(rule), "add dev %s %s opcode data drop %s", dev, dir, pct);
+			if (tui_inject(t, tui_words(rule), 1, out, sizeof(out)))
+				tui_flash_msg(t, "%s: %s", rule, out);
+			else {
+				if (t->nadded < 64)
+					t->added[t->nadded++] = atoi(out);
+				set++;
+			}
+		}
+	}
+	if (!n)
+		tui_flash_msg(t, "no node '%s' (all, node0..node%d)", node, t->nctl - 1);
+	else if (set)
+		tui_flash_msg(t, "drop %s at %s %s: %d rule%s", pct, node, dir, set, set == 1 ? "" : "s");
+	tui_poll_rules(t);
+}
+
+void tui_cmd_add(struct tui *t, const char *what, const char *node_name, const char *arg)
+{
+	char rule[160], out[256];
+	int k = -1, i;
+
+	for (i = 0; i < t->nctl; i++)
+		if (!strcmp(node_name, t->m->node[i].name))
+			k = i;
+	if (k < 0) {
+		tui_flash_msg(t, "no node '%s' (node0..node%d)", node_name, t->nctl - 1);
+		return;
+	}
+	/* toward node k: the switch port's egress (delay needs an egress hook) */
+	snprintf(rule, sizeof(rule), "add dev sw%d egress opcode data %s %s", k, what, arg);
+	if (tui_inject(t, tui_words(rule), 1, out, sizeof(out)))
+		tui_flash_msg(t, "%s: %s", rule, out);
+	else {
+		if (t->nadded < 64)
+			t->added[t->nadded++] = atoi(out);
+		tui_flash_msg(t, "%s %s toward %s (rule %s)", what, arg, node_name, out);
+	}
+	tui_poll_rules(t);
+}
+
+void tui_rule_onoff(struct tui *t, int id, int on)
+{
+	char out[256];
+
+	if (tui_inject(t, json_pack("[sos]", "set", json_sprintf("%d", id), on ? "on" : "off"), 0, out,
+		   sizeof(out)))
+		tui_flash_msg(t, "rule %d: %s", id, out);
+	else
+		tui_flash_msg(t, "rule %d %s", id, on ? "on" : "off");
+	tui_poll_rules(t);
+}
+
+int tui_quit_asked(struct tui *t)
+{
+	if (!t->attach)	/* attached: just detach */
+		ctl_interrupted = 1;
+	return 1;
+}
+
+/* a `:` command; 1 to quit */
+int tui_command(struct tui *t, const char *line)
+{
+	char a[5][64] = { { 0 } };
+	int n = sscanf(line, "%63s %63s %63s %63s %63s", a[0], a[1], a[2], a[3], a[4]);
+
+	if (n <= 0)
+		return 0;
+	if (!strcmp(a[0], "drop") && n >= 2) {
+		if (!strchr(a[1], '%')) {
+			tui_flash_msg(t, "drop: give a rate like 2%%");
+			return 0;
+		}
+		tui_cmd_drop(t, a[1], n >= 3 ? a[2] : "all", n >= 4 ? a[3] : "ingress");
+	} else if ((!strcmp(a[0], "delay") || !strcmp(a[0], "flap")) && n >= 2) {
+		tui_cmd_add(t, a[0], n >= 3 ? a[2] : "node1", a[1]);
+	} else if (!strcmp(a[0], "set") && n >= 3) {
+		/* :set ID RULE...: any change, e.g. a burst model or a delay */
+		const char *rule = line + strspn(line, " ");
+		char out[256];
+
+		rule += strlen("set");
+		rule += strspn(rule, " ");
+		rule += strcspn(rule, " ");
+		if (tui_rule_set(t, atoi(a[1]), rule, out, sizeof(out)))
+			tui_flash_msg(t, "set %s: %s", a[1], out);
+		else
+			tui_flash_msg(t, "rule %s:%s", a[1], rule);
+		tui_poll_rules(t);
+	} else if ((!strcmp(a[0], "on") || !strcmp(a[0], "off")) && n == 2) {
+		tui_rule_onoff(t, atoi(a[1]), !strcmp(a[0], "on"));
+	} else if (!strcmp(a[0], "pause") || !strcmp(a[0], "resume")) {
+		t->m->paused = !strcmp(a[0], "pause");
+		tui_flash_msg(t, "%s", t->m->paused ? "pausing after the arm in flight" : "resumed");
+	} else if (!strcmp(a[0], "view") && n == 2) {
+		int v;
+
+		for (v = 0; v < V_N && strcmp(tui_view_names[v], a[1]); v++)
+			;
+		if (v == V_N)
+			tui_flash_msg(t, "view: latency | throughput | training");
+		else
+			t->view = v;
+	} else if (!strcmp(a[0], "q") || !strcmp(a[0], "quit")) {
+		return tui_quit_asked(t);
+	} else {
+		tui_flash_msg(t, "unknown command '%s' (? for help)", line);
+	}
+	return 0;
+}
+

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl tui PROFILE: the experiment of `rdmactl run`, watched and steered
+ * live. A worker thread runs the arms (exp_measure) and fills the model;
+ * this thread draws the model every 250 ms, polls the injector's counters
+ * and the agents, and turns keys and `:` commands into rdma-inject calls
+ * through its own control connections. q ends the run cleanly: the arm in
+ * flight stops, the rules go, the (partial) report is written.
+ */
+#include <ctype.h>
+#include <curses.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctl/tui/tui.h"
+#include "lib/log.h"
+
+static void *worker(void *arg)
+{
+	struct tui *t = arg;
+
+	exp_measure(t->e);
+	pthread_mutex_lock(&t->m->lock);
+	t->worker_done = 1;
+	t->m->done = 1;
+	snprintf(t->m->status, sizeof(t->m->status), "%s",
+		 ctl_interrupted ? "stopped" : t->e->rc ? "an arm failed" : "all rounds done");
+	pthread_mutex_unlock(&t->m->lock);
+	return NULL;
+}
+
+static void on_sig(int sig)
+{
+	(void)sig;
+	ctl_interrupted = 1;
+}
+
+/* a key; 1 to quit */
+static int load_live(struct tui *t)
+{
+	json_t *j = json_load_file(t->live, 0, NULL);
+	struct model_node nodes[16];
+	int n = t->m->nnodes, r;
+
+	memcpy(nodes, t->m->node, sizeof(nodes));
+	r = j ? model_from_json(t->m, j) : -1;
+	json_decref(j);
+	if (!r && t->stats)	/* our own, fresher view of the rules */
+		model_rules(t->m, t->stats);
+	if (!r && !t->m->nnodes) {	/* and of the nodes */
+		memcpy(t->m->node, nodes, sizeof(nodes));
+		t->m->nnodes = n;
+	}
+	return r;
+}
+
+/* rdmactl tui --attach: view the experiment another rdmactl runs, steer
+ * its faults; q detaches and the run goes on */
+static int tui_attach(struct ctl *ctl)
+{
+	static struct model m;
+	static struct tui t;
+	struct tb_state s;
+	int i, quit = 0, a, gone = 0;
+
+	(void)ctl;
+	snprintf(t.live, sizeof(t.live), "%s/live.json", ctl_state_dir());
+	if (tb_load(&s)) {
+		log_err("tui --attach: no testbed is up");
+		return 1;
+	}
+	memset(&m, 0, sizeof(m));
+	pthread_mutex_init(&m.lock, NULL);
+	for (a = 0; a < PROF_MAX_ARMS; a++)
+		arm_acc_init(&m.arm[a].acc, "", "");
+	t.m = &m;
+	t.attach = 1;
+	if (load_live(&t)) {
+		log_err("tui --attach: no experiment is running (%s: %s); 'rdmactl run PROFILE' "
+			"publishes one", t.live, strerror(errno));
+		model_fini(&m);
+		return 1;
+	}
+	for (i = 0; i < s.nodes && i < 16; i++) {
+		if (tb_agent_open(&t.ctl[i], &s, i, 3000)) {
+			log_err("tui --attach: %s: no control connection", s.node[i].name);
+			break;
+		}
+		snprintf(m.node[i].name, sizeof(m.node[i].name), "%s", s.node[i].name);
+		t.nctl = i + 1;
+	}
+	m.nnodes = t.nctl;
+	tui_curses_start(&t);
+	while (!quit) {
+		int ch = getch();
+
+		if (ch != ERR)
+			quit = tui_key(&t, ch);
+		if (rtb_now_s() - t.polled >= 1 && t.nctl) {
+			tui_poll_rules(&t);
+			t.polled = rtb_now_s();
+		}
+		if (rtb_now_s() - t.nodes_polled >= 3 && t.nctl) {
+			tui_poll_nodes(&t);
+			t.nodes_polled = rtb_now_s();
+		}
+		if (load_live(&t) && !gone) {
+			gone = 1;
+			m.done = 1;
+			model_event(&m, "the run is over (no %s)", t.live);
+		}
+		tui_draw(&t);
+	}
+	endwin();
+	for (i = 0; i < t.nctl; i++)
+		agentc_close(&t.ctl[i]);
+	json_decref(t.stats);
+	model_fini(&m);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rdmactl tui PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
+		   "       rdmactl tui --attach\n"
+		   "  runs the profile like 'rdmactl run', live on screen (80x24 or more);\n"
+		   "  --attach views the experiment a running 'rdmactl run' publishes\n"
+		   "  press ? inside for every key\n");
+}
+
+int cmd_tui(struct ctl *ctl, int argc, char **argv)
+{
+	static struct exp e;
+	static struct model m;
+	static struct tui t;
+	struct sigaction sa = { .sa_handler = on_sig }, old_int, old_term;
+	pthread_t th;
+	int r, i, quit = 0;
+
+	struct exp_opts o;
+
+	for (i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+	if (!isatty(0) || !isatty(1)) {
+		log_err("tui: needs a terminal (use 'rdmactl run' for headless runs)");
+		return 2;
+	}
+	if (argc == 1 && !strcmp(argv[0], "--attach"))
+		return tui_attach(ctl);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	r = exp_load(&e, argc, argv, &o, usage);
+	if (!r)
+		r = exp_open(&e, ctl, &o);
+	if (r) {
+		exp_close(&e);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		return r == 1 ? CTL_OK : r;
+	}
+	model_init(&m, &e.p, e.wl->measure);
+	model_obs(&m, &e.obs);
+	t.e = &e;
+	t.m = &m;
+	m.nnodes = e.g.n;
+	t.nctl = 0;
+	for (i = 0; i < e.g.n; i++) {
+		snprintf(m.node[i].name, sizeof(m.node[i].name), "%s", e.g.tb.node[e.g.node[i]].name);
+		snprintf(m.node[i].dev, sizeof(m.node[i].dev), "%s", e.g.tb.node[e.g.node[i]].dev);
+		if (tb_agent_open(&t.ctl[i], &e.g.tb, e.g.node[i], 3000)) {
+			log_err("tui: %s: no control connection", m.node[i].name);
+			e.rc = 1;
+			goto finish;
+		}
+		t.nctl = i + 1;
+	}
+	model_event(&m, "profile %s: %d arm(s), %d fault rule(s); ? for help", e.p.name, e.p.narms,
+		    e.p.nfaults);
+	tui_curses_start(&t);
+	tui_poll_nodes(&t);
+	tui_poll_rules(&t);
+	pthread_create(&th, NULL, worker, &t);
+	while (!quit) {
+		int ch = getch();
+
+		if (ch != ERR)
+			quit = tui_key(&t, ch);
+		if (ctl_interrupted)
+			quit = 1;
+		if (rtb_now_s() - t.polled >= 1) {
+			tui_poll_rules(&t);
+			t.polled = rtb_now_s();
+		}
+		if (rtb_now_s() - t.nodes_polled >= 3) {
+			tui_poll_nodes(&t);
+			t.nodes_polled = rtb_now_s();
+		}
+		model_publish(&m, 0);	/* for tui --attach */
+		tui_draw(&t);
+	}
+	model_unpublish();
+	ctl_interrupted = !t.worker_done;
+	mvprintw(LINES - 1, 0, "%-*s", COLS, " stopping: the arm in flight, then rules and report...");
+	refresh();
+	pthread_join(th, NULL);
+	endwin();
+	for (i = 0; i < t.nadded; i++) {	/* the rules we added */
+		char id[16], out[256];
+
+		snprintf(id, sizeof(id), "%d", t.added[i]);
+		tui_inject(&t, json_pack("[ss]", "del", id), 0, out, sizeof(out));
+	}
+	e.extra_rules = t.nadded;
+finish:
+	for (i = 0; i < t.nctl; i++)
+		agentc_close(&t.ctl[i]);
+	r = exp_finish(&e);
+	model_fini(&m);
+	exp_close(&e);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return r;
+}
+

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+/* What several workload descriptors share. */
+#include "ctl/wl/wl.h"
+
+void wlc_opts_mode_iters(json_t *o, const char *mode, uint64_t iters, uint64_t warmup,
+			 int members)
+{
+	(void)members;
+	json_object_set_new(o, "mode", json_string(mode));
+	json_object_set_new(o, "iters", json_integer((json_int_t)iters));
+	json_object_set_new(o, "warmup", json_integer((json_int_t)warmup));
+}
+
+uint64_t wlc_fold_clients(json_t *results, const char *const *kinds, uint64_t extra)
+{
+	size_t n = json_array_size(results), i;
+	uint64_t wrong = extra;
+
+	if (n < 2)
+		return 0;
+	for (i = 0; i + 1 < n; i++) {
+		json_t *c = json_array_get(results, i);
+		struct hist all, one;
+
+		hist_init(&all);
+		for (int k = 0; kinds[k]; k++) {
+			char key[32];
+
+			snprintf(key, sizeof(key), "%s_lat_ns", kinds[k]);
+			if (!hist_from_json(&one, json_object_get(c, key)))
+				hist_merge(&all, &one);
+		}
+		json_object_set_new(c, "time_ns", hist_to_json(&all));
+		wrong += jr_u64(c, "mismatches");	/* storage: reads that failed verification */
+	}
+	json_object_set_new(json_array_get(results, 0), "wrong", json_integer((json_int_t)wrong));
+	return wrong;
+}

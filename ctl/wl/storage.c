@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * storage (workloads/storage.c): fio-like block I/O by one-sided RDMA from
+ * an initiator (member 0) to a target's volume (member 1), every read
+ * verified.
+ */
+#include "ctl/wl/wl.h"
+
+static const struct wlc_reserved reserved[] = {
+	{ "rank", "set by rdmactl" },
+	{ "nranks", "set by rdmactl" },
+	{ "mode", "set per arm (arms: - mode: ...)" },
+	{ "iters", "set in run: (run.iters)" },
+	{ "warmup", "set in run: (run.warmup)" },
+	{ NULL, NULL },
+};
+
+static const char *const kinds[] = { "read", "write", NULL };
+
+static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmup, int members)
+{
+	(void)mode;
+	(void)warmup;
+	(void)members;
+	json_object_set_new(o, "iters", json_integer((json_int_t)iters));
+}
+
+static uint64_t fold(json_t *results)
+{
+	return wlc_fold_clients(results, kinds, 0);
+}
+
+static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+{
+	struct arm_acc a;
+	json_t *o;
+
+	arm_acc_init(&a, name, mode);
+	o = report_ops_arm(&a, rounds, kinds, "iops");
+	report_arm_finish(o, name, &a, rounds);
+	arm_acc_fini(&a);
+	return o;
+}
+
+const struct wlc wlc_storage = {
+	.name = "storage",
+	.topo = WLC_PAIR,
+	.measure = MEASURE_OPS,
+	.unit = "I/Os",
+	.modes = 1u << M_RC,
+	.modes_why = "storage uses RDMA READ and WRITE, which need RC",
+	.rounds = 1,
+	.in_profile = 1,
+	.reserved = reserved,
+	.arm_opts = arm_opts,
+	.fold = fold,
+	.report_arm = report_arm,
+};

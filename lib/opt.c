@@ -203,13 +203,13 @@ void opt_help(const struct opt *t, FILE *f)
 {
 	for (; t->name; t++) {
 		fprintf(f, "  --%-18s %s (", t->name, t->help);
-		if (t->kind == OPT_ENUM)
-			for (int i = 0; t->keywords[i]; i++)
-				fprintf(f, "%s%s", i ? "|" : "", t->keywords[i]);
-		else
-			fprintf(f, "%s", t->kind == OPT_SIZE ? "bytes" : t->kind == OPT_TIME ? "time" :
+		if (t->kind != OPT_ENUM)
+			fprintf(f, "%s; ", t->kind == OPT_SIZE ? "bytes" : t->kind == OPT_TIME ? "time" :
 				t->kind == OPT_PPM ? "percent" : "number");
-		fprintf(f, "; default %s)\n", t->def && *t->def ? t->def : "none");
+		else if (!strstr(t->help, t->keywords[0]))	/* the help names them, or we do */
+			for (int i = 0; t->keywords[i]; i++)
+				fprintf(f, "%s%s", t->keywords[i], t->keywords[i + 1] ? "|" : "; ");
+		fprintf(f, "default %s)\n", t->def && *t->def ? t->def : "none");
 	}
 }
 

@@ -24,9 +24,11 @@ struct ctl {
 	int verbose;
 };
 
-/* exit codes of every command: ok, failed, bad usage (nothing touched) */
-enum ctl_exit { CTL_OK = 0, CTL_FAIL = 1, CTL_USAGE = 2 };
-/* 0 -> CTL_OK, -EINVAL -> CTL_USAGE, any other -errno -> CTL_FAIL */
+/* exit codes of every command: ok, failed, bad usage (nothing touched),
+ * stopped by Ctrl-C before anything was done (as a shell reports SIGINT) */
+enum ctl_exit { CTL_OK = 0, CTL_FAIL = 1, CTL_USAGE = 2, CTL_INTERRUPTED = 130 };
+/* 0 -> CTL_OK, -EINVAL -> CTL_USAGE, -EINTR -> CTL_INTERRUPTED, any other
+ * -errno -> CTL_FAIL */
 int ctl_exit(int r);
 
 /* set by SIGINT/SIGTERM handlers: waits in every room return -EINTR */

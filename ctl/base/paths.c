@@ -128,5 +128,14 @@ volatile sig_atomic_t ctl_interrupted;
 
 int ctl_exit(int r)
 {
-	return !r ? CTL_OK : r == -EINVAL ? CTL_USAGE : CTL_FAIL;
+	switch (r) {
+	case 0:
+		return CTL_OK;
+	case -EINVAL:
+		return CTL_USAGE;
+	case -EINTR:
+		return CTL_INTERRUPTED;
+	default:
+		return CTL_FAIL;
+	}
 }

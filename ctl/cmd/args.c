@@ -52,3 +52,13 @@ int ctl_take_opt(json_t *opts, const char *workload, const char *key, uint64_t *
 	json_object_del(opts, key);
 	return 0;
 }
+
+void ctl_usage_wl(FILE *f, const char *workload)
+{
+	const struct wl_ops *wl = wl_find(workload);
+
+	if (!wl)
+		return;
+	fprintf(f, "workload options of %s (as --name value; the agent checks them):\n", workload);
+	opt_help(wl->opts, f);
+}

@@ -42,4 +42,8 @@ int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_
  * (message printed) */
 int ctl_take_opt(json_t *opts, const char *workload, const char *key, uint64_t *v);
 
+/* "workload options of W:" and every option of its table (lib/opt.h):
+ * the usage text generated, never written by hand */
+void ctl_usage_wl(FILE *f, const char *workload);
+
 #endif

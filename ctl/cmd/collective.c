@@ -35,8 +35,8 @@ static void usage(FILE *f)
 		"      ec        lossy plus ISA-L parity (--ec_k, --ec_m)\n"
 		"  --modes compares modes in one run, taking turns in --rounds rounds (default 5)\n"
 		"  --sizes MIN:MAX doubles from MIN to MAX (nccl-tests -b/-e/-f 2); default --size 1M\n"
-		"  time = the slowest rank's mean; algbw = size/time; busbw as in nccl-tests\n"
-		"  `rdma-agent --list` (or -h on the agent) lists every workload option\n");
+		"  time = the slowest rank's mean; algbw = size/time; busbw as in nccl-tests\n");
+	ctl_usage_wl(f, "collective");
 }
 
 /* what argv asks for */

@@ -20,6 +20,7 @@ static void usage(FILE *f)
 		"                  [--dist zipf|uniform] [--theta 990] [--keys N] [--ops N] [--rate OPS/S]\n"
 		"  defaults: server node1, clients every other node, YCSB a, zipf 0.99, 10000 keys,\n"
 		"  2000 ops per client, closed loop (--rate: open loop, latency from intended start)\n");
+	ctl_usage_wl(f, "kv");
 }
 
 static void lat_line(const char *what, const json_t *hj)

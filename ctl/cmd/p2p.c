@@ -15,13 +15,11 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE]\n"
-		   "                          [--op write|read|send|cas|faa] [--qp rc|uc|ud]\n"
-		   "                          [--size BYTES] [--iters N] [--warmup N] [--tx_depth N]\n"
-		   "                          [--qp_timeout N] [--retry_cnt N] [--op_timeout T]\n"
+	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE] [--OPTION VALUE]...\n"
 		   "  point-to-point tests measured like perftest's ib_{write,read,send,atomic}_{lat,bw};\n"
 		   "  lat: WRITE/SEND half round trip, READ full round trip. Defaults: client node0,\n"
-		   "  server node1, write, 2 bytes (bw: 64k), 1000 iterations.\n");
+		   "  server node1 (bw: size 64k).\n");
+	ctl_usage_wl(f, "p2p");
 }
 
 static void print_text(const struct pair *p, json_t *cres, const struct hist *h)

@@ -21,6 +21,7 @@ static void usage(FILE *f)
 		"  the client (initiator) READs/WRITEs blocks of the server's (target's) volume;\n"
 		"  PATTERN: read|write|randread|randwrite|rw|randrw (default randrw, bs 4k,\n"
 		"  iodepth 16, 2000 I/Os, volume 16M); every read is verified, then every block.\n");
+	ctl_usage_wl(f, "storage");
 }
 
 static void print_text(const json_t *c, const char *client, const char *server)

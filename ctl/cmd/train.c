@@ -22,6 +22,7 @@ static void usage(FILE *f)
 		"  data-parallel SGD of a ~204k-parameter MLP on a synthetic task; gradients\n"
 		"  allreduced in each mode (rc, lossy, hadamard, ec); reports time to --target\n"
 		"  accuracy (TTA, training clock: evaluation excluded), final accuracy and step times\n");
+	ctl_usage_wl(f, "train");
 }
 
 struct train_run {

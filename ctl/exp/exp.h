@@ -88,6 +88,12 @@ int exp_measure(struct exp *e);
 int exp_finish(struct exp *e);
 void exp_close(struct exp *e);
 
+/* arm a's options for one run of iters (warm: unmeasured first) on members
+ * agents: the workload's, the arm's, then what the descriptor sets (mode,
+ * iterations, clients); new reference */
+json_t *exp_arm_opts(const struct profile *p, const struct wlc *wl, int a, uint64_t iters,
+		     uint64_t warm, int members);
+
 /* a progress line: to the watcher, and on stderr when printing */
 void exp_event(struct exp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

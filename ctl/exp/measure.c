@@ -12,15 +12,14 @@
 #include "ctl/exp/exp.h"
 #include "lib/log.h"
 
-/* the arm's options for one run: the workload's, the arm's, then what the
- * descriptor sets from the run (mode, iterations, members) */
-static json_t *arm_opts(const struct exp *e, int a, uint64_t iters, uint64_t warm)
+json_t *exp_arm_opts(const struct profile *p, const struct wlc *wl, int a, uint64_t iters,
+		     uint64_t warm, int members)
 {
-	json_t *o = json_deep_copy(e->p.wopts);
+	json_t *o = json_deep_copy(p->wopts);
 
-	json_object_update(o, e->p.arm[a].opts);
-	if (e->wl->arm_opts)
-		e->wl->arm_opts(o, e->p.arm[a].mode, iters, warm, e->g.n);
+	json_object_update(o, p->arm[a].opts);
+	if (wl->arm_opts)
+		wl->arm_opts(o, p->arm[a].mode, iters, warm, members);
 	return o;
 }
 
@@ -62,7 +61,7 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		e->rc = 1;
 		return;
 	}
-	o = arm_opts(e, a, n, rd ? 0 : e->p.warmup);
+	o = exp_arm_opts(&e->p, e->wl, a, n, rd ? 0 : e->p.warmup, e->g.n);
 	if (e->wl->rounds)
 		exp_event(e, "round %llu/%llu: %s (%llu %s)", (unsigned long long)rd + 1,
 			  (unsigned long long)rounds, arm->name, (unsigned long long)n, e->wl->unit);

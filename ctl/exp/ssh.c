@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include "ctl/exp/exp.h"
 #include "lib/log.h"
+#include "lib/proc.h"
 #include "lib/proto.h"
 
 #define SSH_READY_MS 30000
@@ -113,25 +114,19 @@ static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, cons
 	unlink(tmpl);
 	if (pipe2(in, O_CLOEXEC))
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(in[0]);
-		close(in[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
+	{
+		/* its own session: the terminal's Ctrl-C is rdmactl's to handle */
+		struct proc_io io = { in[0], open("/dev/null", O_WRONLY | O_CLOEXEC), sa->logfd[i], 1 };
+		int r = proc_spawn(argv, &io, &pid);
 
-		setsid();	/* the terminal's Ctrl-C is rdmactl's to handle */
-		dup2(in[0], 0);
-		if (nul >= 0)
-			dup2(nul, 1);
-		dup2(sa->logfd[i], 2);
-		execvp("ssh", argv);
-		dprintf(2, "cannot run ssh: %s\n", strerror(errno));
-		_exit(127);
+		if (io.out >= 0)
+			close(io.out);
+		close(in[0]);
+		if (r) {
+			close(in[1]);
+			return r;
+		}
 	}
-	close(in[0]);
 	sa->pid[i] = pid;
 	sa->fd[i] = in[1];
 	if (dprintf(sa->fd[i], "%s\n", token) < 0)
@@ -151,13 +146,12 @@ static int ssh_ready(struct ssh_agents *sa, int i, const struct tb_state *s, cha
 		json_t *res = NULL;
 		char e[256];
 
-		if (waitpid(sa->pid[i], &st, WNOHANG) == sa->pid[i]) {
+		if (!proc_reap(sa->pid[i], 0, &st)) {
 			char why[512];
 
 			sa->pid[i] = 0;
 			ssh_reason(sa->logfd[i], why, sizeof(why));
-			snprintf(err, errlen, "ssh exited %d%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : 255,
-				 why[0] ? ": " : "", why);
+			snprintf(err, errlen, "ssh exited %d%s%s", st, why[0] ? ": " : "", why);
 			return -EIO;
 		}
 		if (!tb_agent_open(&c, s, i, 1000)) {
@@ -213,7 +207,7 @@ int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_s
 
 void ssh_agents_stop(struct ssh_agents *sa)
 {
-	int i, k;
+	int i;
 
 	/* EOF on their stdin: each remote side stops its agent, ssh exits */
 	for (i = 0; i < sa->n; i++)
@@ -222,17 +216,10 @@ void ssh_agents_stop(struct ssh_agents *sa)
 			sa->fd[i] = -1;
 		}
 	for (i = 0; i < sa->n; i++) {
-		for (k = 0; sa->pid[i] > 0 && k < 100; k++) {	/* 10 s, then firmly */
-			if (waitpid(sa->pid[i], NULL, WNOHANG) == sa->pid[i])
-				sa->pid[i] = 0;
-			else
-				usleep(100000);
-		}
-		if (sa->pid[i] > 0) {
-			kill(sa->pid[i], SIGTERM);
-			waitpid(sa->pid[i], NULL, 0);
-			sa->pid[i] = 0;
-		}
+		/* 10 s to go by themselves, then firmly */
+		if (sa->pid[i] > 0 && proc_reap(sa->pid[i], 10000, NULL) == -ETIMEDOUT)
+			proc_stop(sa->pid[i], -1);
+		sa->pid[i] = 0;
 		if (sa->logfd[i] >= 0) {
 			close(sa->logfd[i]);
 			sa->logfd[i] = -1;

@@ -74,21 +74,25 @@ static pid_t spawn_agent(const struct tb_state *s, int i, const char *token_file
 	snprintf(agent, sizeof(agent), "%s/rdma-agent", ctl_bin_dir());
 	snprintf(listen_at, sizeof(listen_at), "%s:%d", s->node[i].host, s->node[i].port);
 	snprintf(logf, sizeof(logf), "%s/agent%d.log", ctl_state_dir(), i);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	{
+		char *argv[] = { agent, "--dev", (char *)s->node[i].dev, "--name",
+				 (char *)s->node[i].name, "--listen", listen_at, "--token-file",
+				 (char *)token_file, NULL };
+		struct proc_io io = { open("/dev/null", O_RDONLY | O_CLOEXEC),
+				      open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), -1,
+				      1 };
+		int r;
 
-		setsid();
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
+		io.err = io.out;
+		r = proc_spawn(argv, &io, &pid);
+		if (io.in >= 0)
+			close(io.in);
+		if (io.out >= 0)
+			close(io.out);
+		if (r) {
+			errno = -r;
+			return -1;
 		}
-		if (null >= 0)
-			dup2(null, 0);
-		execl(agent, agent, "--dev", s->node[i].dev, "--name", s->node[i].name, "--listen",
-		      listen_at, "--token-file", token_file, (char *)NULL);
-		_exit(127);
 	}
 	return pid;
 }
@@ -152,6 +156,7 @@ static int host_down(const struct tb_state *s)
 
 		if (p <= 0 || kill(p, SIGTERM))
 			continue;
+		/* started by the rdmactl that ran `up`: not our child, polled */
 		for (k = 0; k < 50 && !kill(p, 0); k++) {
 			struct timespec ts = { 0, 100 * 1000 * 1000 };
 

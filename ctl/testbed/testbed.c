@@ -204,7 +204,7 @@ static const struct opt up_opts[] = {
 	UP_OPT("mem", OPT_UINT, mem, 0, 65536, "0", NULL,
 	       "VM memory in MiB (0: 1024 + 64 per node above 3)"),
 	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,
-	       "VM accelerator; auto probes KVM and falls back to TCG"),
+	       "VM accelerator auto|kvm|tcg: auto probes KVM and falls back to TCG"),
 	{ NULL },
 };
 

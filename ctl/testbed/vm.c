@@ -246,19 +246,53 @@ static void base_args(char **a, int *n, const char *kernel, const char *initrd, 
  * on real guests, e.g. an MSR assertion). The verdict is cached per host
  * kernel, qemu and guest kernel.
  */
+/* boot the image once with KVM: 1 when the guest reached /init */
+static int kvm_probe(const char *kernel, const char *initrd)
+{
+	char serial[PATH_MAX], *args[64];
+	int n = 0, ok = 0, null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct proc_io io = { null, null, null, 0 };
+	double t0;
+	pid_t pid;
+
+	log_info("probing KVM: booting the image once with -accel kvm (up to %d s)", KVM_PROBE_S);
+	tb_state_path(serial, sizeof(serial), "kvm-probe.log");
+	unlink(serial);
+	base_args(args, &n, kernel, initrd, serial, 256, "kvm", APPEND " rdmatb.probe=1");
+	args[n++] = "-nic";
+	args[n++] = "none";
+	args[n] = NULL;
+	if (proc_spawn(args, &io, &pid))
+		pid = 0;
+	if (null >= 0)
+		close(null);
+	t0 = rtb_now_s();
+	while (pid > 0 && rtb_now_s() - t0 < KVM_PROBE_S) {
+		if (file_has(serial, "@@PROBE-OK")) {
+			ok = 1;
+			break;
+		}
+		if (!proc_reap(pid, 100, NULL))
+			pid = 0;
+	}
+	if (pid > 0)
+		proc_stop(pid, 0);
+	unlink(serial);
+	return ok;
+}
+
+/* KVM when a probe boot shows it works here (the verdict cached per host
+ * kernel, qemu and guest kernel), TCG otherwise */
 static void choose_accel(struct tb_state *s, const char *want, const char *kernel,
 			 const char *initrd)
 {
-	char cache[PATH_MAX], serial[PATH_MAX], line[256] = "";
-	char qver[128] = "", *args[64];
+	char cache[PATH_MAX], line[256] = "", qver[128] = "";
 	char *vargs[] = { (char *)qemu_bin(), "--version", NULL };
 	struct utsname u;
 	unsigned long h = 5381;
 	const char *p;
 	FILE *f;
-	int n = 0, ok = 0;
-	pid_t pid;
-	double t0;
+	int ok = 0;
 
 	if (!strcmp(want, "tcg")) {
 		snprintf(s->accel, sizeof(s->accel), "tcg");
@@ -291,42 +325,7 @@ static void choose_accel(struct tb_state *s, const char *want, const char *kerne
 			 "KVM probe failed earlier on this host (cached)");
 		return;
 	}
-	log_info("probing KVM: booting the image once with -accel kvm (up to %d s)", KVM_PROBE_S);
-	tb_state_path(serial, sizeof(serial), "kvm-probe.log");
-	unlink(serial);
-	base_args(args, &n, kernel, initrd, serial, 256, "kvm", APPEND " rdmatb.probe=1");
-	args[n++] = "-nic";
-	args[n++] = "none";
-	args[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(args[0], args);
-		_exit(127);
-	}
-	t0 = rtb_now_s();
-	while (pid > 0 && rtb_now_s() - t0 < KVM_PROBE_S) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-		if (file_has(serial, "@@PROBE-OK")) {
-			ok = 1;
-			break;
-		}
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			pid = 0;
-			break;
-		}
-		nanosleep(&ts, NULL);
-	}
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	unlink(serial);
+	ok = kvm_probe(kernel, initrd);
 	snprintf(s->accel, sizeof(s->accel), ok ? "kvm" : "tcg");
 	snprintf(s->accel_why, sizeof(s->accel_why), "%s",
 		 ok ? "KVM probe passed" : "KVM probe failed: the guest did not reach /init");
@@ -438,15 +437,11 @@ static int stage_ssh(const char *overlay, int port)
 	return fclose(f) ? -EIO : 0;
 }
 
-static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
+/* nodes, ports and token; the state saved before qemu starts, so that a
+ * failed up can always be torn down. The first port; -errno */
+static int vm_plan(struct tb_state *s, const struct tb_up_opts *o)
 {
-	char overlay[PATH_MAX], initrd[PATH_MAX], serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX];
-	char out[4096], kernel[PATH_MAX], buf[64], nic[2048], *args[64];
-	char mk[PATH_MAX];
-	int r, i, n = 0, base, fd, ssh;
-	double t0;
-	pid_t pid;
-	FILE *f;
+	int r, i, base;
 
 	r = ctl_mkdir_p(ctl_cache_dir(), 0755);
 	if (r) {
@@ -468,41 +463,47 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
 		s->node[i].port = base + i;
 	}
-	/* the state is saved before qemu starts: a failed up can always be torn down */
 	r = tb_save(s);
 	if (r) {
 		log_err("%s: cannot write state: %s", ctl_state_dir(), strerror(-r));
 		return r;
 	}
+	return base;
+}
+
+/* the overlay staged and the image built: kernel and initrd paths; *ssh 0
+ * when the VM has an sshd */
+static int vm_image(struct tb_state *s, int base, int nodes, char *kernel, size_t klen,
+		    const char *initrd, int *ssh)
+{
+	char overlay[PATH_MAX], out[4096], buf[64], mk[PATH_MAX];
+	char *mkargv[] = { "bash", mk, "--cache", (char *)ctl_cache_dir(), "--out", (char *)initrd,
+			   "--overlay-dir", overlay, NULL };
+	double t0;
+	int r;
 
 	tb_state_path(overlay, sizeof(overlay), "overlay");
-	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
 	r = stage_overlay(s, overlay, base);
 	if (r)
 		return r;
-	ssh = stage_ssh(overlay, base + o->nodes);
-	if (ssh) {
+	*ssh = stage_ssh(overlay, base + nodes);
+	if (*ssh) {
 		char d[PATH_MAX];
 
-		log_info("note: no ssh into the VM (ssh-keygen: %s; make deps)", strerror(-ssh));
+		log_info("note: no ssh into the VM (ssh-keygen: %s; make deps)", strerror(-*ssh));
 		tb_state_path(d, sizeof(d), "ssh");
 		ctl_rm_rf(d);
 	}
 	t0 = rtb_now_s();
 	snprintf(mk, sizeof(mk), "%s/mkimage.sh", ctl_libexec_dir());
-	{
-		char *mkargv[] = { "bash", mk, "--cache", (char *)ctl_cache_dir(), "--out", initrd,
-				   "--overlay-dir", overlay, NULL };
-
-		r = proc_run(mkargv, out, sizeof(out));
-	}
+	r = proc_run(mkargv, out, sizeof(out));
 	ctl_rm_rf(overlay);
 	if (r) {
 		log_err("VM image: mkimage.sh failed (exit %d)", r);
 		return -EIO;
 	}
 	s->image_s = rtb_now_s() - t0;
-	kv(out, "KERNEL", kernel, sizeof(kernel));
+	kv(out, "KERNEL", kernel, klen);
 	kv(out, "KVER", s->kver, sizeof(s->kver));
 	kv(out, "BASE_BUILT", buf, sizeof(buf));
 	s->image_built = !strcmp(buf, "1");
@@ -510,8 +511,18 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		log_err("VM image: mkimage.sh named no readable kernel");
 		return -EIO;
 	}
+	return 0;
+}
 
-	choose_accel(s, o->accel, kernel, initrd);
+/* qemu daemonized with the control ports forwarded; its pid in s */
+static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int ssh,
+		   const char *kernel, const char *initrd)
+{
+	char serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX], nic[2048], *args[64];
+	struct proc_io io = { -1, -1, -1, 0 };
+	int r, i, n, st = 255;
+	pid_t pid;
+	FILE *f;
 
 	tb_state_path(serial, sizeof(serial), "serial.log");
 	tb_state_path(pidf, sizeof(pidf), "qemu.pid");
@@ -539,18 +550,11 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		fputc('\n', stderr);
 	}
 	log_info("booting %d nodes in qemu (%s), kernel %s", o->nodes, s->accel, s->kver);
-	t0 = rtb_now_s();
-	pid = fork();
-	if (pid == 0) {
-		fd = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execvp(args[0], args);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &r, 0) != pid || !WIFEXITED(r) || WEXITSTATUS(r)) {
+	io.out = io.err = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	r = proc_spawn(args, &io, &pid);
+	if (io.out >= 0)
+		close(io.out);
+	if (r || proc_reap(pid, -1, &st) || st) {
 		log_err("qemu failed to start:");
 		tail_file(qlog, 10);
 		return -EIO;
@@ -563,21 +567,40 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		return -EIO;
 	}
 	fclose(f);
+	return 0;
+}
+
+static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
+{
+	char initrd[PATH_MAX], kernel[PATH_MAX] = "", serial[PATH_MAX];
+	int r, base, ssh = 1;
+	double t0;
+
+	base = vm_plan(s, o);
+	if (base < 0)
+		return base;
+	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
+	r = vm_image(s, base, o->nodes, kernel, sizeof(kernel), initrd, &ssh);
+	if (r)
+		return r;
+	choose_accel(s, o->accel, kernel, initrd);
+	t0 = rtb_now_s();
+	r = vm_boot(s, o, base, ssh, kernel, initrd);
+	if (r)
+		return r;
 	unlink(initrd);		/* qemu has loaded it into guest memory */
 	r = tb_save(s);
 	if (r)
 		return r;
 	r = tb_wait_agents(s, o->timeout_s, vm_booting);
 	s->boot_s = rtb_now_s() - t0;
-	if (r) {
-		if (r == -EINTR)
-			return r;
+	if (r && r != -EINTR) {
+		tb_state_path(serial, sizeof(serial), "serial.log");
 		log_err("testbed up: %s after %.0f s; last lines of the VM console (%s):",
 			r == -ECHILD ? "the VM failed" : "agents not ready", s->boot_s, serial);
 		tail_file(serial, 25);
-		return r;
 	}
-	return 0;
+	return r;
 }
 
 static int vm_down(const struct tb_state *s)

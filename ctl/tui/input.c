@@ -18,6 +18,57 @@
 #include "ctl/tui/tui.h"
 #include "lib/log.h"
 
+/* + / -: the selected drop rule's rate doubled or halved (0.01%..100%) */
+static void rate_step(struct tui *t, int up)
+{
+	struct model *m = t->m;
+	struct model_rule r;
+	char rule[256], pct[32], out[256];
+	const char *p;
+	double v = 100;
+
+	if (t->sel_rule >= m->nrules)
+		return;
+	pthread_mutex_lock(&m->lock);
+	r = m->rule[t->sel_rule];
+	pthread_mutex_unlock(&m->lock);
+	if (strcmp(r.action, "drop")) {
+		tui_flash_msg(t, "rule %d is not a drop rule", r.id);
+		return;
+	}
+	p = strstr(r.rule, "drop ");
+	if (p && strchr(p, '%'))
+		v = atof(p + 5);
+	v = up ? (v * 2 > 100 ? 100 : v * 2) : v / 2;
+	if (v < 0.01)
+		v = 0.01;
+	snprintf(pct, sizeof(pct), "%.2f%%", v);
+	tui_with_drop(r.rule, pct, rule, sizeof(rule));
+	if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
+		tui_flash_msg(t, "rule %d: %s", r.id, out);
+	else
+		tui_flash_msg(t, "rule %d: drop %s", r.id, pct);
+	tui_poll_rules(t);
+}
+
+/* the : command line being typed */
+static int cmdline_key(struct tui *t, int ch)
+{
+	if (ch == '\n' || ch == KEY_ENTER) {
+		t->incmd = 0;
+		return tui_command(t, t->cmd);
+	}
+	if (ch == 27) {
+		t->incmd = 0;
+	} else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && t->cmdlen) {
+		t->cmd[--t->cmdlen] = 0;
+	} else if (isprint(ch) && t->cmdlen < (int)sizeof(t->cmd) - 1) {
+		t->cmd[t->cmdlen++] = (char)ch;
+		t->cmd[t->cmdlen] = 0;
+	}
+	return 0;
+}
+
 int tui_key(struct tui *t, int ch)
 {
 	struct model *m = t->m;
@@ -26,21 +77,8 @@ int tui_key(struct tui *t, int ch)
 		t->help = 0;
 		return 0;
 	}
-	if (t->incmd) {
-		if (ch == '\n' || ch == KEY_ENTER) {
-			t->incmd = 0;
-			return tui_command(t, t->cmd);
-		}
-		if (ch == 27) {
-			t->incmd = 0;
-		} else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && t->cmdlen) {
-			t->cmd[--t->cmdlen] = 0;
-		} else if (isprint(ch) && t->cmdlen < (int)sizeof(t->cmd) - 1) {
-			t->cmd[t->cmdlen++] = (char)ch;
-			t->cmd[t->cmdlen] = 0;
-		}
-		return 0;
-	}
+	if (t->incmd)
+		return cmdline_key(t, ch);
 	switch (ch) {
 	case 'q':
 	case KEY_F(10):
@@ -74,33 +112,7 @@ int tui_key(struct tui *t, int ch)
 		break;
 	case '+':
 	case '-':
-		if (t->sel_rule < m->nrules) {
-			struct model_rule r;
-			char rule[256], pct[32], out[256];
-			const char *p;
-			double v = 100;
-
-			pthread_mutex_lock(&m->lock);
-			r = m->rule[t->sel_rule];
-			pthread_mutex_unlock(&m->lock);
-			if (strcmp(r.action, "drop")) {
-				tui_flash_msg(t, "rule %d is not a drop rule", r.id);
-				break;
-			}
-			p = strstr(r.rule, "drop ");
-			if (p && strchr(p, '%'))
-				v = atof(p + 5);
-			v = ch == '+' ? (v * 2 > 100 ? 100 : v * 2) : v / 2;
-			if (v < 0.01)
-				v = 0.01;
-			snprintf(pct, sizeof(pct), "%.2f%%", v);
-			tui_with_drop(r.rule, pct, rule, sizeof(rule));
-			if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
-				tui_flash_msg(t, "rule %d: %s", r.id, out);
-			else
-				tui_flash_msg(t, "rule %d: drop %s", r.id, pct);
-			tui_poll_rules(t);
-		}
+		rate_step(t, ch == '+');
 		break;
 	case ' ':
 		if (t->sel_rule < m->nrules)

@@ -266,10 +266,39 @@ static double num_of(const json_t *o, const char *k)
 	return json_is_integer(v) ? (double)json_integer_value(v) : json_real_value(v);
 }
 
+/* one published arm into a */
+static void arm_from_json(struct model_arm *a, const json_t *x)
+{
+	const json_t *e;
+	size_t k;
+
+	str_of(a->name, sizeof(a->name), x, "name");
+	str_of(a->mode, sizeof(a->mode), x, "mode");
+	arm_acc_fini(&a->acc);
+	arm_acc_init(&a->acc, a->name, a->mode);
+	a->running = json_is_true(json_object_get(x, "running"));
+	a->live_done = (uint64_t)num_of(x, "live_done");
+	a->last_p50_ms = num_of(x, "last_p50_ms");
+	a->last_p99_ms = num_of(x, "last_p99_ms");
+	a->last_max_ms = num_of(x, "last_max_ms");
+	a->last_lost = num_of(x, "last_lost");
+	a->accuracy = num_of(x, "accuracy");
+	a->loss = num_of(x, "loss");
+	a->tta_ns = (int64_t)num_of(x, "tta_ns");
+	a->nspark = 0;
+	json_array_foreach(json_object_get(x, "spark"), k, e)
+		if (a->nspark < MODEL_SPARK)
+			a->spark[a->nspark++] = json_number_value(e);
+	a->live_lost0 = (uint64_t)num_of(x, "live_lost0");
+	a->live_exp0 = (uint64_t)num_of(x, "live_exp0");
+	if (arm_acc_from_json(&a->acc, json_object_get(x, "acc")))
+		arm_acc_init(&a->acc, a->name, a->mode);
+}
+
 int model_from_json(struct model *m, const json_t *j)
 {
-	const json_t *x, *e;
-	size_t i, k;
+	const json_t *x;
+	size_t i;
 
 	if (json_integer_value(json_object_get(j, "schema_version")) != 2)
 		return -1;
@@ -293,33 +322,9 @@ int model_from_json(struct model *m, const json_t *j)
 	}
 	m->narms = 0;
 	json_array_foreach(json_object_get(j, "arms"), i, x) {
-		struct model_arm *a;
-		const json_t *c = json_object_get(x, "acc");
-
 		if (i >= PROF_MAX_ARMS)
 			break;
-		a = &m->arm[i];
-		str_of(a->name, sizeof(a->name), x, "name");
-		str_of(a->mode, sizeof(a->mode), x, "mode");
-		arm_acc_fini(&a->acc);
-		arm_acc_init(&a->acc, a->name, a->mode);
-		a->running = json_is_true(json_object_get(x, "running"));
-		a->live_done = (uint64_t)num_of(x, "live_done");
-		a->last_p50_ms = num_of(x, "last_p50_ms");
-		a->last_p99_ms = num_of(x, "last_p99_ms");
-		a->last_max_ms = num_of(x, "last_max_ms");
-		a->last_lost = num_of(x, "last_lost");
-		a->accuracy = num_of(x, "accuracy");
-		a->loss = num_of(x, "loss");
-		a->tta_ns = (int64_t)num_of(x, "tta_ns");
-		a->nspark = 0;
-		json_array_foreach(json_object_get(x, "spark"), k, e)
-			if (a->nspark < MODEL_SPARK)
-				a->spark[a->nspark++] = json_number_value(e);
-		a->live_lost0 = (uint64_t)num_of(x, "live_lost0");
-		a->live_exp0 = (uint64_t)num_of(x, "live_exp0");
-		if (arm_acc_from_json(&a->acc, c))
-			arm_acc_init(&a->acc, a->name, a->mode);
+		arm_from_json(&m->arm[i], x);
 		m->narms = (int)i + 1;
 	}
 	m->nrules = 0;

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the experiment room: the profile checker's helpers, shared by
+ * profile.c and profile_hosts.c. Every one reports the first error as
+ * "file:line:col: message" into x->err and returns -1.
+ */
+#ifndef RTB_CTL_EXP_CHECK_H
+#define RTB_CTL_EXP_CHECK_H
+
+#include "ctl/exp/profile.h"
+#include "lib/num.h"
+#include "lib/ytree.h"
+
+struct pctx {
+	char *err;
+	size_t errlen;
+};
+
+int prof_perr(struct pctx *x, const struct ynode *n, int key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* an error at key i of map m */
+int prof_perr_key(struct pctx *x, const struct ynode *m, size_t i, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+const char *prof_kind_name(const struct ynode *n);
+/* n is of kind k (a scalar: not null) */
+int prof_want(struct pctx *x, const struct ynode *n, enum ynode_kind k, const char *what);
+/* every key of map m is one of allowed[] (else "did you mean") */
+int prof_keys_known(struct pctx *x, const struct ynode *m, const char *const *allowed,
+		    const char *where);
+/* the scalar at key of map m: 0 and *n = NULL when absent */
+int prof_scalar_at(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		   char *what, size_t wlen, const struct ynode **n);
+int prof_get_str(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		 char *buf, size_t len);
+int prof_get_enum(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		  const char *const *kw, int *out);
+int prof_get_num(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		 enum num_kind kind, uint64_t min, uint64_t max, const char *range, uint64_t *out);
+/* hosts: (profile_hosts.c) */
+int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h);
+
+#endif

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A profile's hosts: (profiles/README.md): agents already running,
+ * addressed by HOST:PORT with a shared token file, or started by rdmactl
+ * over ssh. Strings that reach an ssh command line are checked word by
+ * word.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl/exp/check.h"
+
+/* hosts: agents already running (started by Slurm, systemd, by hand) */
+/* a string that goes into an ssh command line or the remote shell: no
+ * leading '-' (it would be an option), nothing the shell would expand */
+static int safe_word(struct pctx *x, const struct ynode *m, const char *key, const char *where,
+		     const char *s)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@/:";
+
+	if (s[0] == '-' || strspn(s, ok) != strlen(s))
+		return prof_perr(x, ytree_get(m, key, NULL), 0,
+			    "%s.%s: '%s': letters, digits and _ - . @ / : only, not starting with -",
+			    where, key, s);
+	return 0;
+}
+
+/* hosts.ssh: {config, agent, options} */
+static int check_ssh(struct pctx *x, struct profile *p, const struct ynode *m)
+{
+	static const char *const keys[] = { "config", "agent", "options", NULL };
+	const struct ynode *o;
+	size_t i;
+
+	if (prof_want(x, m, YN_MAP, "hosts.ssh") || prof_keys_known(x, m, keys, "hosts.ssh") ||
+	    prof_get_str(x, m, "config", "hosts.ssh", p->ssh.config, sizeof(p->ssh.config)) ||
+	    prof_get_str(x, m, "agent", "hosts.ssh", p->ssh.agent, sizeof(p->ssh.agent)) ||
+	    safe_word(x, m, "agent", "hosts.ssh", p->ssh.agent))
+		return -1;
+	o = ytree_get(m, "options", NULL);
+	if (o) {
+		if (prof_want(x, o, YN_SEQ, "hosts.ssh.options"))
+			return -1;
+		if (o->n > PROF_MAX_SSH_OPTS)
+			return prof_perr(x, o, 0, "hosts.ssh.options: at most %d", PROF_MAX_SSH_OPTS);
+		for (i = 0; i < o->n; i++) {
+			const struct ynode *v = o->v[i];
+
+			if (prof_want(x, v, YN_SCALAR, "hosts.ssh.options[]"))
+				return -1;
+			if (!strchr(v->s, '=') || v->s[0] == '-' || strlen(v->s) >= sizeof(p->ssh.opt[0]))
+				return prof_perr(x, v, 0, "hosts.ssh.options: '%s': expected Key=Value "
+					    "(ssh -o), e.g. ConnectTimeout=10", v->s);
+			snprintf(p->ssh.opt[i], sizeof(p->ssh.opt[i]), "%s", v->s);
+		}
+		p->ssh.nopts = (int)o->n;
+	}
+	p->ssh.on = 1;
+	return 0;
+}
+
+/* hosts.nodes[i]: its name, and its agent (HOST:PORT) or what ssh needs */
+static int check_host_node(struct pctx *x, struct profile *p, const struct ynode *m, size_t i,
+			   int ssh)
+{
+	static const char *const nkeys[] = { "name", "agent", "ssh", "dev", "port", "nic", "switch",
+					     NULL };
+	const struct ynode *ag;
+	struct prof_host *ph = &p->host[i];
+	char where[32], addr[96], *colon, *end;
+	uint64_t aport = 47300 + i;
+	size_t j;
+	long port;
+
+	snprintf(where, sizeof(where), "hosts.nodes[%zu]", i);
+	if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, nkeys, where))
+		return -1;
+	if (prof_get_str(x, m, "name", where, ph->name, sizeof(ph->name)) ||
+	    prof_get_str(x, m, "nic", where, ph->nic, sizeof(ph->nic)) ||
+	    prof_get_str(x, m, "switch", where, ph->sw, sizeof(ph->sw)))
+		return -1;
+	if (!ytree_get(m, "name", NULL))
+		return prof_perr(x, m, 0, "%s: missing key 'name'", where);
+	if (!strcmp(ph->name, "all") || strspn(ph->name, "abcdefghijklmnopqrstuvwxyz"
+				     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(ph->name))
+		return prof_perr(x, ytree_get(m, "name", NULL), 0,
+			    "%s.name: '%s': letters, digits, _ and - only (not 'all')", where,
+			    ph->name);
+	for (j = 0; j < i; j++)
+		if (!strcmp(p->host[j].name, ph->name))
+			return prof_perr(x, ytree_get(m, "name", NULL), 0, "%s.name: '%s' twice",
+				    where, ph->name);
+	p->nhosts = (int)i + 1;
+	if (ssh) {	/* rdmactl starts this one: ssh destination, device, port */
+		if (ytree_get(m, "agent", NULL))
+			return prof_perr(x, ytree_get(m, "agent", NULL), 0,
+				    "%s.agent: with hosts.ssh rdmactl starts the agent "
+				    "(give ssh:, dev: and port:)", where);
+		if (!ytree_get(m, "ssh", NULL) || !ytree_get(m, "dev", NULL))
+			return prof_perr(x, m, 0, "%s: needs ssh: (the destination) and dev: "
+				    "(the RDMA device)", where);
+		if (prof_get_str(x, m, "ssh", where, ph->ssh, sizeof(ph->ssh)) ||
+		    safe_word(x, m, "ssh", where, ph->ssh) ||
+		    prof_get_str(x, m, "dev", where, ph->dev, sizeof(ph->dev)) ||
+		    safe_word(x, m, "dev", where, ph->dev) ||
+		    prof_get_num(x, m, "port", where, NUM_PLAIN, 1, 65535, "1..65535", &aport))
+			return -1;
+		ph->aport = (int)aport;
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->host[j].ssh, ph->ssh) && p->host[j].aport == ph->aport)
+				return prof_perr(x, m, 0, "%s: %s port %d: hosts.nodes[%zu] has it "
+					    "too (give each a port:)", where, ph->ssh,
+					    ph->aport, j);
+		return 0;
+	}
+	if (ytree_get(m, "ssh", NULL) || ytree_get(m, "dev", NULL) ||
+	    ytree_get(m, "port", NULL))
+		return prof_perr(x, ytree_get(m, "ssh", NULL) ?: ytree_get(m, "dev", NULL) ?:
+			    ytree_get(m, "port", NULL), 0,
+			    "%s: ssh:, dev: and port: need hosts.ssh (rdmactl starts the "
+			    "agents); agents already running are given by agent: HOST:PORT",
+			    where);
+	if (!(ag = ytree_get(m, "agent", NULL)))
+		return prof_perr(x, m, 0, "%s: needs name: and agent: HOST:PORT", where);
+	if (prof_get_str(x, m, "agent", where, addr, sizeof(addr)))
+		return -1;
+	colon = strrchr(addr, ':');
+	port = colon ? strtol(colon + 1, &end, 10) : 0;
+	if (!colon || colon == addr || *end || port < 1 || port > 65535)
+		return prof_perr(x, ag, 0, "%s.agent: '%s': expected HOST:PORT", where, addr);
+	*colon = 0;
+	snprintf(ph->addr, sizeof(ph->addr), "%s", addr);
+	ph->port = (int)port;
+	return 0;
+}
+
+int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
+{
+	static const char *const keys[] = { "token_file", "ssh", "nodes", NULL };
+	const struct ynode *ns, *sm;
+	size_t i;
+
+	if (prof_want(x, h, YN_MAP, "hosts") || prof_keys_known(x, h, keys, "hosts"))
+		return -1;
+	snprintf(p->ssh.agent, sizeof(p->ssh.agent), "rdma-agent");
+	sm = ytree_get(h, "ssh", NULL);
+	if (sm && check_ssh(x, p, sm))
+		return -1;
+	if (sm && ytree_get(h, "token_file", NULL))
+		return prof_perr(x, ytree_get(h, "token_file", NULL), 0,
+			    "hosts.token_file: with ssh: rdmactl gives the agents it starts a fresh "
+			    "token (remove token_file)");
+	if (!sm && !ytree_get(h, "token_file", NULL))
+		return prof_perr(x, h, 0, "hosts: missing key 'token_file' (the agents' shared token), "
+			    "or ssh: (rdmactl starts the agents)");
+	if (prof_get_str(x, h, "token_file", "hosts", p->token_file, sizeof(p->token_file)))
+		return -1;
+	ns = ytree_get(h, "nodes", NULL);
+	if (!ns)
+		return prof_perr(x, h, 0, "hosts: missing key 'nodes' (a list: - name: a, %s)",
+			    sm ? "ssh: HOST, dev: DEVICE" : "agent: HOST:PORT");
+	if (prof_want(x, ns, YN_SEQ, "hosts.nodes"))
+		return -1;
+	if (ns->n < 2 || ns->n > 16)
+		return prof_perr(x, ns, 0, "hosts.nodes: %zu nodes (expected 2 to 16)", ns->n);
+	for (i = 0; i < ns->n; i++)
+		if (check_host_node(x, p, ns->v[i], i, sm != NULL))
+			return -1;
+	p->nodes = p->nhosts;
+	snprintf(p->backend, sizeof(p->backend), "hosts");
+	return 0;
+}
+

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Report rendering against golden files: every checked-in report.json of
+ * a real run (tests/unit/golden/NAME.report.json: a collective, a train
+ * and a kv run on the VM testbed) rendered to text, CSV and HTML must
+ * equal NAME.txt, NAME.csv and NAME.html byte for byte. After an intended
+ * change of the output, UPDATE_GOLDEN=1 rewrites them (and the diff is
+ * reviewed like code). Also: every CSV row has the header's columns, the
+ * text has one row per arm, the HTML its tables and plots, and HTML
+ * special characters in names are escaped.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "expect.h"
+#include "ctl/report/report.h"
+
+#define GOLDEN "tests/unit/golden"
+
+typedef int (*render_fn)(const json_t *, FILE *);
+
+static int render_text(const json_t *r, FILE *f)
+{
+	report_print_text(r, f);
+	return 0;
+}
+
+/* the rendering into a malloc'd string */
+static char *render(render_fn fn, const json_t *rep, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	EXPECT(f != NULL);
+	if (!f)
+		return NULL;
+	EXPECT(fn(rep, f) == 0);
+	fclose(f);
+	return buf;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	*len = (size_t)n;
+	fclose(f);
+	return buf;
+}
+
+static void golden(const char *name, const char *ext, render_fn fn, const json_t *rep)
+{
+	char path[512];
+	size_t n, m = 0;
+	char *got = render(fn, rep, &n), *want;
+
+	snprintf(path, sizeof(path), GOLDEN "/%s.%s", name, ext);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+
+		EXPECT(f && fwrite(got, 1, n, f) == n);
+		if (f)
+			fclose(f);
+	}
+	want = slurp(path, &m);
+	EXPECT(want != NULL);
+	EXPECT(want && got && n == m && !memcmp(got, want, n));
+	if (want && got && (n != m || memcmp(got, want, n)))
+		fprintf(stderr, "%s differs from the rendering (%zu vs %zu bytes): run the test with "
+			"UPDATE_GOLDEN=1 if the change is intended\n", path, m, n);
+	free(got);
+	free(want);
+}
+
+static size_t count_char(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
+/* structure that holds whatever the numbers are */
+static void shape(const json_t *rep)
+{
+	size_t n, arms = json_array_size(json_object_get(rep, "arms")), lines = 0, cols = 0;
+	char *csv = render(report_csv, rep, &n), *txt, *html, *line, *save;
+
+	for (line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save), lines++) {
+		if (!lines)
+			cols = count_char(line, ',');
+		EXPECT(count_char(line, ',') == cols);
+	}
+	EXPECT(lines == arms + 1);
+	free(csv);
+	txt = render(render_text, rep, &n);
+	lines = 0;
+	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		lines += line[0] == ' ';
+	EXPECT(lines == arms);
+	free(txt);
+	html = render(report_html, rep, &n);
+	EXPECT(strstr(html, "<table id=\"summary\">") && strstr(html, "<table id=\"faults\">"));
+	EXPECT(strstr(html, "<svg class=\"plot\" id=\"cdf\"") &&
+	       strstr(html, "<svg class=\"plot\" id=\"timeline\""));
+	EXPECT(strstr(html, "</body></html>") != NULL);
+	free(html);
+}
+
+static void test_escape(const json_t *rep)
+{
+	json_t *r = json_deep_copy(rep);
+	size_t n;
+	char *html;
+
+	json_object_set_new(json_object_get(r, "profile"), "name", json_string("<b>&\"x\"</b>"));
+	html = render(report_html, r, &n);
+	EXPECT(!strstr(html, "<b>&") && strstr(html, "&lt;b&gt;&amp;&quot;x&quot;&lt;/b&gt;"));
+	free(html);
+	json_decref(r);
+}
+
+int main(void)
+{
+	DIR *d = opendir(GOLDEN);
+	struct dirent *e;
+	int n = 0;
+
+	EXPECT(d != NULL);
+	while (d && (e = readdir(d))) {
+		char name[256], path[512];
+		size_t l = strlen(e->d_name);
+		json_error_t je;
+		json_t *rep;
+
+		if (l < 12 || strcmp(e->d_name + l - 12, ".report.json"))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(l - 12), e->d_name);
+		snprintf(path, sizeof(path), GOLDEN "/%s", e->d_name);
+		rep = json_load_file(path, 0, &je);
+		EXPECT(rep != NULL);
+		if (!rep)
+			continue;
+		golden(name, "txt", render_text, rep);
+		golden(name, "csv", report_csv, rep);
+		golden(name, "html", report_html, rep);
+		shape(rep);
+		if (!n)
+			test_escape(rep);
+		json_decref(rep);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	EXPECT(n >= 3);
+	return expect_done("test_ctl_report");
+}

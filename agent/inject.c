@@ -231,6 +231,9 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 		}
 	}
 	*result = json_pack("{s:i,s:s,s:s}", "rc", rc, "stdout", out, "stderr", eout);
+	/* -j: the structured answer (the new rule of an add, the rules of a list) */
+	if (*result && !rc && out[0] == '{')
+		json_object_set_new(*result, "json", json_loads(out, 0, NULL));
 	free(out);
 	free(eout);
 	return *result ? 0 : -ENOMEM;

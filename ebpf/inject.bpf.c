@@ -376,9 +376,6 @@ static __always_inline int mark_ce(struct __sk_buff *skb, const struct pkt *p)
 	}
 }
 
-#define PRIO_HANDLE 0x00010000u	/* 1: the prio qdisc rdma-inject installs */
-#define BAND_DELAY (PRIO_HANDLE | 1)
-#define BAND_REORDER (PRIO_HANDLE | 3)
 
 struct scan {
 	struct pkt p;
@@ -515,11 +512,11 @@ int inj_tc(struct __sk_buff *skb)
 		case INJ_ACT_DELAY:
 			rc->delayed++;
 			skb->tstamp = now + jitter(r);
-			skb->priority = BAND_DELAY;
+			skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_DELAY);
 			return TC_ACT_OK;
 		case INJ_ACT_REORDER:
 			rc->reordered++;
-			skb->priority = BAND_REORDER;
+			skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_REORDER);
 			return TC_ACT_OK;
 		case INJ_ACT_DUP: {
 			__u32 mark = skb->mark;

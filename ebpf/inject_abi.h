@@ -32,29 +32,71 @@ enum inj_dir {
 	INJ_DIR_EGRESS = 1,
 };
 
-/* opcode classes (bit i of a class mask) */
-enum inj_class {
-	INJ_CLS_DATA = 0,	/* SEND / WRITE (RC, UC, UD), incl. immediate and invalidate */
-	INJ_CLS_READ_REQ,	/* RDMA READ request */
-	INJ_CLS_READ_RESP,	/* RDMA READ response first/middle/last/only */
-	INJ_CLS_ACK,		/* ACK with a positive AETH syndrome */
-	INJ_CLS_NAK,		/* ACK opcode with a NAK or RNR-NAK syndrome */
-	INJ_CLS_ATOMIC,		/* CmpSwap / FetchAdd request, atomic acknowledge */
-	INJ_CLS_CNP,		/* congestion notification packet (0x81) */
-	INJ_CLS_OTHER,
-	INJ_CLS_MAX,
-};
+/*
+ * The lists every side is generated from (X-macros, iproute2's
+ * RDMA_DEV_FLAGS style): the enums here, the rule grammar's keywords and
+ * names (injector/rule.c), the counters' JSON and text (injector/main.c,
+ * the TUI). Adding an action: one INJ_ACTIONS line (and its counter in
+ * INJ_COUNTERS), its case in ebpf/inject.bpf.c, its arguments, if any,
+ * in injector/rule.c's parser.
+ */
 
-enum inj_action {
-	INJ_ACT_COUNT = 0,	/* match and count only */
-	INJ_ACT_DROP,		/* ingress: TC_ACT_SHOT; egress: TC_ACT_STOLEN (no error to rxe) */
-	INJ_ACT_DELAY,		/* EDT timestamp, held by fq in band 1:1 of the rdma-inject prio */
-	INJ_ACT_REORDER,	/* steered to band 1:3 (netem delay): later packets overtake */
-	INJ_ACT_DUP,		/* clone and re-inject once */
-	INJ_ACT_CORRUPT,	/* flip bits before the ICRC: the receiver discards it */
-	INJ_ACT_ECN,		/* set ECN to CE (IPv4: checksum fixed) */
-	INJ_ACT_MAX,
-};
+/* opcode classes (bit i of a class mask): X(enum suffix, keyword) */
+#define INJ_CLASSES(X)                                                                             \
+	X(DATA, "data")           /* SEND / WRITE (RC, UC, UD), incl. immediate, invalidate */     \
+	X(READ_REQ, "read_req")   /* RDMA READ request */                                          \
+	X(READ_RESP, "read_resp") /* RDMA READ response first/middle/last/only */                  \
+	X(ACK, "ack")             /* ACK with a positive AETH syndrome */                          \
+	X(NAK, "nak")             /* ACK opcode with a NAK or RNR-NAK syndrome */                  \
+	X(ATOMIC, "atomic")       /* CmpSwap / FetchAdd request, atomic acknowledge */             \
+	X(CNP, "cnp")             /* congestion notification packet (0x81) */                      \
+	X(OTHER, "other")
+
+/* per-rule counters, in struct inj_rule_ctr's order */
+#define INJ_COUNTERS(X)                                                                            \
+	X(matched)                                                                                 \
+	X(dropped)                                                                                 \
+	X(delayed)                                                                                 \
+	X(reordered)                                                                               \
+	X(duplicated)                                                                              \
+	X(corrupted)                                                                               \
+	X(marked)                                                                                  \
+	X(matched_bytes)
+
+/* actions: X(enum suffix, keyword, the counter of the packets it hit) */
+#define INJ_ACTIONS(X)                                                                             \
+	X(COUNT, "count", matched)        /* match and count only */                               \
+	X(DROP, "drop", dropped)          /* ingress: TC_ACT_SHOT; egress: TC_ACT_STOLEN */        \
+	X(DELAY, "delay", delayed)        /* EDT timestamp, held by fq in INJ_BAND_DELAY */        \
+	X(REORDER, "reorder", reordered)  /* steered to INJ_BAND_REORDER: later ones overtake */   \
+	X(DUP, "duplicate", duplicated)   /* clone and re-inject once */                           \
+	X(CORRUPT, "corrupt", corrupted)  /* flip bits before the ICRC: the receiver discards it */ \
+	X(ECN, "ecn", marked)             /* set ECN to CE (IPv4: checksum fixed) */
+
+#define INJ_CLS_ENUM(e, kw) INJ_CLS_##e,
+enum inj_class { INJ_CLASSES(INJ_CLS_ENUM) INJ_CLS_MAX };
+#undef INJ_CLS_ENUM
+
+#define INJ_ACT_ENUM(e, kw, ctr) INJ_ACT_##e,
+enum inj_action { INJ_ACTIONS(INJ_ACT_ENUM) INJ_ACT_MAX };
+#undef INJ_ACT_ENUM
+
+/*
+ * The queue contract between the program and rdma-inject's qdiscs
+ * (injector/qdisc.c): on an egress hook that has delay or reorder rules,
+ * the root is a prio qdisc with handle INJ_PRIO_MAJOR: and three bands;
+ * the program steers a packet with skb->priority (prio honours a priority
+ * whose major is its handle):
+ *   INJ_BAND_DELAY    1:1  fq: leaves at its skb->tstamp (EDT, CLOCK_MONOTONIC)
+ *   INJ_BAND_PASS     1:2  the normal path (every other priority)
+ *   INJ_BAND_REORDER  1:3  netem delay HOLD: packets behind it overtake
+ */
+#define INJ_PRIO_MAJOR 1u
+#define INJ_BAND_DELAY 1u
+#define INJ_BAND_PASS 2u
+#define INJ_BAND_REORDER 3u
+/* skb->priority / tc handle of a band: major:minor */
+#define INJ_TC_CLASS(major, minor) (((major) << 16) | (minor))
 
 /* which matched packets the action hits */
 enum inj_model {
@@ -113,16 +155,11 @@ struct inj_rule_state {
 };
 
 /* per-rule, per-CPU counters (summed by user space) */
+#define INJ_CTR_FIELD(f) __u64 f;
 struct inj_rule_ctr {
-	__u64 matched;
-	__u64 dropped;
-	__u64 delayed;
-	__u64 reordered;
-	__u64 duplicated;
-	__u64 corrupted;
-	__u64 marked;
-	__u64 matched_bytes;
+	INJ_COUNTERS(INJ_CTR_FIELD)
 };
+#undef INJ_CTR_FIELD
 
 #define INJ_MAX_HOOKS 256
 

@@ -123,17 +123,6 @@ int inj_empty_prog_fd(struct inj_ctx *c)
 	return bpf_program__fd(maps(c)->progs.inj_empty);
 }
 
-void inj_rule_init(struct inj_rule *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->opcode = -1;
-	r->qpn_hi = 0xffffff;
-	r->psn_hi = 0xffffff;
-	r->len_max = 0xffff;
-	r->prob = INJ_PROB_ONE;
-	r->action = INJ_ACT_COUNT;
-}
-
 static int rule_read(struct inj_ctx *c, uint32_t slot, struct inj_rule *r)
 {
 	return bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, r) ? -errno : 0;

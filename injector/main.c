@@ -91,14 +91,7 @@ static json_t *rule_json(struct inj_ctx *c, const struct inj_rule *r, int with_c
 		      "ifindex", (json_int_t)r->ifindex, "dir", r->dir ? "egress" : "ingress",
 		      "action", inj_action_name(r->action), "rule", text, "enabled", !r->disabled);
 	if (with_ctr && !inj_rule_counters(c, r->id, &k))
-		json_object_set_new(o, "counters",
-				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "matched",
-					      (json_int_t)k.matched, "matched_bytes",
-					      (json_int_t)k.matched_bytes, "dropped",
-					      (json_int_t)k.dropped, "delayed", (json_int_t)k.delayed,
-					      "reordered", (json_int_t)k.reordered, "duplicated",
-					      (json_int_t)k.duplicated, "corrupted",
-					      (json_int_t)k.corrupted, "marked", (json_int_t)k.marked));
+		json_object_set_new(o, "counters", inj_ctr_json(&k));
 	return o;
 }
 
@@ -292,18 +285,14 @@ static int cmd_list(int with_ctr)
 			       json_string_value(json_object_get(e, "dev")),
 			       json_string_value(json_object_get(e, "dir")),
 			       json_string_value(json_object_get(e, "rule")));
-			if (with_ctr) {
-				json_t *k2 = json_object_get(e, "counters");
+			if (with_ctr) {	/* the JSON's counters, in the ABI's order */
+				const char *name;
+				json_t *v;
 
-				printf("     matched %lld  dropped %lld  delayed %lld  reordered %lld  "
-				       "duplicated %lld  corrupted %lld  marked %lld\n",
-				       json_integer_value(json_object_get(k2, "matched")),
-				       json_integer_value(json_object_get(k2, "dropped")),
-				       json_integer_value(json_object_get(k2, "delayed")),
-				       json_integer_value(json_object_get(k2, "reordered")),
-				       json_integer_value(json_object_get(k2, "duplicated")),
-				       json_integer_value(json_object_get(k2, "corrupted")),
-				       json_integer_value(json_object_get(k2, "marked")));
+				printf("    ");
+				json_object_foreach(json_object_get(e, "counters"), name, v)
+					printf(" %s %lld", name, json_integer_value(v));
+				putchar('\n');
 			}
 		}
 		if (json_array_size(json_object_get(o, "qdiscs"))) {
@@ -355,12 +344,9 @@ static int cmd_run(int argc, char **argv)
 		nanosleep(&ts, NULL);
 		if (inj_rule_counters(c, r.id, &k))
 			break;
-		printf("rule %u: matched %llu dropped %llu delayed %llu reordered %llu duplicated %llu "
-		       "corrupted %llu marked %llu\n",
-		       r.id, (unsigned long long)k.matched, (unsigned long long)k.dropped,
-		       (unsigned long long)k.delayed, (unsigned long long)k.reordered,
-		       (unsigned long long)k.duplicated, (unsigned long long)k.corrupted,
-		       (unsigned long long)k.marked);
+		printf("rule %u:", r.id);
+		inj_ctr_print(stdout, &k);
+		putchar('\n');
 		fflush(stdout);
 		if (r.stop_ns && rtb_now_ns() >= r.stop_ns)
 			break;

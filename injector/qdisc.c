@@ -9,8 +9,8 @@
  *   1:2   pfifo   (prio's default child)
  *   1:3   netem   delay HOLD: packets steered here are overtaken (REORDER rules)
  *
- * The program steers with skb->priority = 1:1 or 1:3 (prio honours a
- * priority whose major is its handle).
+ * The numbers are the contract of ebpf/inject_abi.h (INJ_PRIO_MAJOR,
+ * INJ_BAND_*): the program steers with skb->priority.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@
 #include <netlink/route/qdisc/prio.h>
 #include <netlink/route/qdisc/netem.h>
 #include <linux/pkt_sched.h>
+#include "inj.h"
 
 int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errlen);
 int qdisc_prio_remove(uint32_t ifindex);
@@ -47,7 +48,7 @@ static int ours_present(struct nl_sock *s, uint32_t ifindex)
 		return 0;
 	q = rtnl_qdisc_get_by_parent(cache, (int)ifindex, TC_H_ROOT);
 	if (q) {
-		found = rtnl_tc_get_handle(TC_CAST(q)) == TC_HANDLE(1, 0) &&
+		found = rtnl_tc_get_handle(TC_CAST(q)) == TC_HANDLE(INJ_PRIO_MAJOR, 0) &&
 			!strcmp(rtnl_tc_get_kind(TC_CAST(q)), "prio");
 		rtnl_qdisc_put(q);
 	}
@@ -98,7 +99,7 @@ int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errl
 	}
 	if (!hold_ns)
 		hold_ns = 1000000;
-	r = add(s, ifindex, TC_H_ROOT, TC_HANDLE(1, 0), "prio", 0, NLM_F_CREATE | NLM_F_REPLACE);
+	r = add(s, ifindex, TC_H_ROOT, TC_HANDLE(INJ_PRIO_MAJOR, 0), "prio", 0, NLM_F_CREATE | NLM_F_REPLACE);
 	if (r) {
 		snprintf(err, errlen, "cannot install the prio root qdisc: %s%s", nl_geterror(r),
 			 r == -NLE_OBJ_NOTFOUND || r == -NLE_OPNOTSUPP ?
@@ -106,13 +107,13 @@ int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errl
 		nl_socket_free(s);
 		return -EOPNOTSUPP;
 	}
-	r = add(s, ifindex, TC_HANDLE(1, 1), TC_HANDLE(0x10, 0), "fq", 0, NLM_F_CREATE);
+	r = add(s, ifindex, TC_HANDLE(INJ_PRIO_MAJOR, INJ_BAND_DELAY), TC_HANDLE(0x10, 0), "fq", 0, NLM_F_CREATE);
 	if (r) {
 		snprintf(err, errlen, "cannot add fq (EDT delay) under 1:1: %s "
 			 "(sch_fq missing in this kernel?)", nl_geterror(r));
 		goto undo;
 	}
-	r = add(s, ifindex, TC_HANDLE(1, 3), TC_HANDLE(0x30, 0), "netem", hold_ns, NLM_F_CREATE);
+	r = add(s, ifindex, TC_HANDLE(INJ_PRIO_MAJOR, INJ_BAND_REORDER), TC_HANDLE(0x30, 0), "netem", hold_ns, NLM_F_CREATE);
 	if (r) {
 		snprintf(err, errlen, "cannot add netem (reorder hold) under 1:3: %s "
 			 "(sch_netem missing in this kernel?)", nl_geterror(r));
@@ -141,7 +142,7 @@ int qdisc_prio_remove(uint32_t ifindex)
 	q = rtnl_qdisc_alloc();
 	rtnl_tc_set_ifindex(TC_CAST(q), (int)ifindex);
 	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-	rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(1, 0));
+	rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(INJ_PRIO_MAJOR, 0));
 	r = rtnl_qdisc_delete(s, q);
 	rtnl_qdisc_put(q);
 	nl_socket_free(s);

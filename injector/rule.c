@@ -28,26 +28,37 @@
 #include "../lib/opt.h"
 #include "../lib/clock.h"
 
-static const char *const actions[INJ_ACT_MAX + 1] = {
-	[INJ_ACT_COUNT] = "count",	   [INJ_ACT_DROP] = "drop",
-	[INJ_ACT_DELAY] = "delay",	   [INJ_ACT_REORDER] = "reorder",
-	[INJ_ACT_DUP] = "duplicate",	   [INJ_ACT_CORRUPT] = "corrupt",
-	[INJ_ACT_ECN] = "ecn",		   [INJ_ACT_MAX] = NULL,
-};
+/* names from the ABI header's lists: one source of truth */
+#define ACT_NAME(e, kw, ctr) kw,
+static const char *const actions[INJ_ACT_MAX + 1] = { INJ_ACTIONS(ACT_NAME) NULL };
+#define CLS_NAME(e, kw) kw,
+static const char *const classes[INJ_CLS_MAX + 1] = { INJ_CLASSES(CLS_NAME) NULL };
 
-static const char *const classes[INJ_CLS_MAX + 1] = {
-	[INJ_CLS_DATA] = "data",	 [INJ_CLS_READ_REQ] = "read_req",
-	[INJ_CLS_READ_RESP] = "read_resp", [INJ_CLS_ACK] = "ack",
-	[INJ_CLS_NAK] = "nak",		 [INJ_CLS_ATOMIC] = "atomic",
-	[INJ_CLS_CNP] = "cnp",		 [INJ_CLS_OTHER] = "other",
-	[INJ_CLS_MAX] = NULL,
-};
-
+/* every keyword of the grammar, for "did you mean" ("ecn" is a match and an action) */
 static const char *const keywords[] = {
-	"qpn", "psn", "len", "src", "dst", "ecn", "opcode", "count", "drop", "delay", "reorder",
-	"duplicate", "corrupt", "flap", "every", "nth", "once", "gemodel", "gap", "hold", "after",
-	"for", "jitter", "uniform", "normal", NULL,
+	"qpn", "psn", "len", "src", "dst", "opcode", INJ_ACTIONS(ACT_NAME) "flap", "every", "nth",
+	"once", "gemodel", "gap", "hold", "after", "for", "jitter", "uniform", "normal", NULL,
 };
+
+/* the counter an action's hits count in, by action */
+#define ACT_CTR(e, kw, ctr) #ctr,
+static const char *const action_ctrs[INJ_ACT_MAX] = { INJ_ACTIONS(ACT_CTR) };
+
+const char *inj_action_counter(int a)
+{
+	return a >= 0 && a < INJ_ACT_MAX ? action_ctrs[a] : "matched";
+}
+
+void inj_rule_init(struct inj_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->opcode = -1;
+	r->qpn_hi = 0xffffff;
+	r->psn_hi = 0xffffff;
+	r->len_max = 0xffff;
+	r->prob = INJ_PROB_ONE;
+	r->action = INJ_ACT_COUNT;
+}
 
 const char *inj_action_name(int a)
 {
@@ -415,4 +426,21 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 	}
 	if (r->disabled)
 		APPEND(" (off)");
+}
+
+json_t *inj_ctr_json(const struct inj_rule_ctr *k)
+{
+	json_t *o = json_object();
+
+#define CTR_JSON(f) json_object_set_new(o, #f, json_integer((json_int_t)k->f));
+	INJ_COUNTERS(CTR_JSON)
+#undef CTR_JSON
+	return o;
+}
+
+void inj_ctr_print(FILE *f, const struct inj_rule_ctr *k)
+{
+#define CTR_TEXT(n) fprintf(f, " %s %llu", #n, (unsigned long long)k->n);
+	INJ_COUNTERS(CTR_TEXT)
+#undef CTR_TEXT
 }

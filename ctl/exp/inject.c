@@ -21,6 +21,7 @@ int inject_fault_add(struct agentc *c, const struct prof_fault *f, int node,
 		snprintf(dev, sizeof(dev), "%s", f->sw ? hosts[node].sw : hosts[node].nic);
 	else
 		snprintf(dev, sizeof(dev), "%s%d", f->sw ? "sw" : "n", node);
+	json_array_append_new(args, json_string("-j"));
 	json_array_append_new(args, json_string("add"));
 	json_array_append_new(args, json_string("dev"));
 	json_array_append_new(args, json_string(dev));
@@ -49,9 +50,11 @@ int inject_fault_add(struct agentc *c, const struct prof_fault *f, int node,
 			 (int)strcspn(e, "\n"), e);
 	}
 	else
-		id = atoi(json_string_value(json_object_get(res, "stdout")));
+		id = (int)json_integer_value(json_object_get(json_object_get(res, "json"), "id"));
 	json_decref(res);
-	return rc ? -1 : id;
+	if (!rc && id <= 0)
+		snprintf(err, errlen, "%s: rdma-inject add %s: no rule in its answer", c->where, dev);
+	return rc || id <= 0 ? -1 : id;
 }
 
 /* rdma-inject on one agent, -j, its JSON output (new reference) or NULL */

@@ -373,7 +373,7 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		     tok = strtok_r(NULL, " \t", &save))
 			argv[argc++] = tok;
 		argv[argc] = NULL;
-		memset(&r, 0, sizeof(r));
+		inj_rule_init(&r);
 		if (inj_rule_parse(&r, argc, argv, 0, e, sizeof(e)))
 			return prof_perr(x, rule, 0, "%s.rule: %s", where, e);
 		pf->nodes = (1u << p->nodes) - 1;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ctl/tui/tui.h"
+#include "injector/inj.h"
 #include "lib/log.h"
 
 void tui_flash_msg(struct tui *t, const char *fmt, ...)
@@ -46,6 +47,30 @@ int tui_inject(struct tui *t, json_t *args, int lease, char *out, size_t outlen)
 	out[strcspn(out, "\n")] = 0;
 	json_decref(res);
 	return rc ? -1 : 0;
+}
+
+int tui_add(struct tui *t, const char *words, char *out, size_t outlen)
+{
+	json_t *args = tui_words(words), *res = NULL;
+	char err[256];
+	int rc, id = -1;
+
+	json_array_insert_new(args, 0, json_string("-j"));
+	if (agentc_call(&t->ctl[0], "inject", json_pack("{s:o,s:b}", "args", args, "lease", 1), &res,
+			30000, err, sizeof(err))) {
+		snprintf(out, outlen, "%s", err);
+		return -1;
+	}
+	rc = (int)json_integer_value(json_object_get(res, "rc"));
+	if (!rc)
+		id = (int)json_integer_value(json_object_get(json_object_get(res, "json"), "id"));
+	snprintf(out, outlen, "%s", rc ? json_string_value(json_object_get(res, "stderr")) ?: "" :
+		 id > 0 ? "" : "no rule in rdma-inject's answer");
+	out[strcspn(out, "\n")] = 0;
+	json_decref(res);
+	if (id > 0 && t->nadded < 64)	/* removed at the end */
+		t->added[t->nadded++] = id;
+	return id > 0 ? id : -1;
 }
 
 json_t *tui_words(const char *s)
@@ -109,30 +134,32 @@ void tui_poll_nodes(struct tui *t)
 	}
 }
 
-/* the rule text with its drop probability set to pct */
-void tui_with_drop(const char *rule, const char *pct, char *out, size_t len)
+/* the rule text with its drop probability set to pct: the text parsed by
+ * rdma-inject's own grammar (injector/rule.c, linked in), the rule changed,
+ * formatted back; 0, or -EINVAL when pct or the rule do not parse */
+int tui_with_drop(const char *rule, const char *pct, char *out, size_t len)
 {
-	char buf[256], *tok, *save;
-	int after_drop = 0, replaced = 0;
+	char buf[256], *argv[64], *tok, *save, err[128];
+	char *pargv[] = { "drop", (char *)pct };
+	struct inj_rule r, p;
+	int argc = 0;
 
-	out[0] = 0;
 	snprintf(buf, sizeof(buf), "%s", rule);
-	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		const char *w = tok;
-
-		if (after_drop && !replaced && strchr(tok, '%')) {
-			w = pct;
-			replaced = 1;
-		}
-		snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? " " : "", w);
-		if (!strcmp(tok, "drop")) {
-			after_drop = 1;
-			if (!save || !*save || !strchr(save, '%')) {	/* "drop" alone: 100% */
-				snprintf(out + strlen(out), len - strlen(out), " %s", pct);
-				replaced = 1;
-			}
-		}
-	}
+	for (tok = strtok_r(buf, " \t", &save); tok && argc < 63; tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	inj_rule_init(&r);
+	if (inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)))
+		return -EINVAL;
+	/* "drop PCT" alone: its selection replaces the rule's */
+	inj_rule_init(&p);
+	if (inj_rule_parse(&p, 2, pargv, 0, err, sizeof(err)))
+		return -EINVAL;
+	r.action = INJ_ACT_DROP;
+	r.model = p.model;
+	r.prob = p.prob;
+	r.nth = p.nth;
+	inj_rule_format(&r, out, len);
+	return 0;
 }
 
 /* :drop P% [all|nodeN] [ingress|egress]: every matching drop rule to P%,
@@ -158,8 +185,9 @@ void tui_cmd_drop(struct tui *t, const char *pct, const char *node, const char *
 			pthread_mutex_unlock(&t->m->lock);
 			if (strcmp(r.dev, dev) || strcmp(r.dir, dir) || strcmp(r.action, "drop"))
 				continue;
-			tui_with_drop(r.rule, pct, rule, sizeof(rule));
-			if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
+			if (tui_with_drop(r.rule, pct, rule, sizeof(rule)))
+				tui_flash_msg(t, "rule %d: cannot set drop %s", r.id, pct);
+			else if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
 				tui_flash_msg(t, "set rule %d: %s", r.id, out);
 			else
 				set++;
@@ -169,13 +197,10 @@ void tui_cmd_drop(struct tui *t, const char *pct, const char *node, const char *
 			char rule[160];
 
 			snprintf(rule, sizeof(rule), "add dev %s %s opcode data drop %s", dev, dir, pct);
-			if (tui_inject(t, tui_words(rule), 1, out, sizeof(out)))
+			if (tui_add(t, rule, out, sizeof(out)) < 0)
 				tui_flash_msg(t, "%s: %s", rule, out);
-			else {
-				if (t->nadded < 64)
-					t->added[t->nadded++] = atoi(out);
+			else
 				set++;
-			}
 		}
 	}
 	if (!n)
@@ -199,13 +224,11 @@ void tui_cmd_add(struct tui *t, const char *what, const char *node_name, const c
 	}
 	/* toward node k: the switch port's egress (delay needs an egress hook) */
 	snprintf(rule, sizeof(rule), "add dev sw%d egress opcode data %s %s", k, what, arg);
-	if (tui_inject(t, tui_words(rule), 1, out, sizeof(out)))
+	i = tui_add(t, rule, out, sizeof(out));
+	if (i < 0)
 		tui_flash_msg(t, "%s: %s", rule, out);
-	else {
-		if (t->nadded < 64)
-			t->added[t->nadded++] = atoi(out);
-		tui_flash_msg(t, "%s %s toward %s (rule %s)", what, arg, node_name, out);
-	}
+	else
+		tui_flash_msg(t, "%s %s toward %s (rule %d)", what, arg, node_name, i);
 	tui_poll_rules(t);
 }
 

@@ -43,8 +43,9 @@ static void rate_step(struct tui *t, int up)
 	if (v < 0.01)
 		v = 0.01;
 	snprintf(pct, sizeof(pct), "%.2f%%", v);
-	tui_with_drop(r.rule, pct, rule, sizeof(rule));
-	if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
+	if (tui_with_drop(r.rule, pct, rule, sizeof(rule)))
+		tui_flash_msg(t, "rule %d: cannot set drop %s", r.id, pct);
+	else if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
 		tui_flash_msg(t, "rule %d: %s", r.id, out);
 	else
 		tui_flash_msg(t, "rule %d: drop %s", r.id, pct);

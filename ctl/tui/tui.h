@@ -47,12 +47,16 @@ void tui_flash_msg(struct tui *t, const char *fmt, ...) __attribute__((format(pr
 /* rdma-inject ARGS... (stolen) on node 0's agent; its stdout in out, 0 on success */
 int tui_inject(struct tui *t, json_t *args, int lease, char *out, size_t outlen);
 json_t *tui_words(const char *s);
+/* rdma-inject -j add WORDS (leased to our connection): the new rule's id,
+ * kept to be removed at the end; -1 with the reason in out */
+int tui_add(struct tui *t, const char *words, char *out, size_t outlen);
 /* set rule id to rule text (same slot, counters kept); 0 on success */
 int tui_rule_set(struct tui *t, int id, const char *rule, char *out, size_t outlen);
 void tui_poll_rules(struct tui *t);
 void tui_poll_nodes(struct tui *t);
-/* the rule text with its drop probability set to pct */
-void tui_with_drop(const char *rule, const char *pct, char *out, size_t len);
+/* the rule text with its drop probability set to pct (parsed and formatted
+ * by rdma-inject's grammar); 0 or -EINVAL */
+int tui_with_drop(const char *rule, const char *pct, char *out, size_t len);
 void tui_cmd_add(struct tui *t, const char *what, const char *node_name, const char *arg);
 void tui_rule_onoff(struct tui *t, int id, int on);
 int tui_quit_asked(struct tui *t);

@@ -16,6 +16,7 @@
 #include "../lib/log.h"
 #include "../workloads/wl.h"
 #include "../lib/clock.h"
+#include "../lib/cmd.h"
 
 #ifndef RTB_VERSION
 #define RTB_VERSION "0.0.0"
@@ -102,37 +103,61 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 	return *result ? 0 : -ENOMEM;
 }
 
-struct cmd {
-	const char *name;
-	int (*fn)(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
-		  size_t errlen);
+/* a request as the dispatch table's handlers see it */
+struct agent_req {
+	struct agent *a;
+	unsigned int conn;
+	json_t *args, **result;
+	char *err;
+	size_t errlen;
 };
 
-static const struct cmd cmds[] = {
-	{ "hello", cmd_hello },
-	{ "prepare", arm_prepare },
-	{ "connect", arm_connect },
-	{ "start", arm_start },
-	{ "wait", arm_wait },
-	{ "stop", arm_stop },
-	{ "destroy", arm_destroy },
-	{ "perftest_start", job_start },
-	{ "perftest_wait", job_wait },
-	{ "inject", inject_run },
-	{ "counters", hw_counters },
-	{ NULL, NULL },
+/* every verb: its handler under the one dispatch table type (lib/cmd.h) */
+#define VERB(fn)                                                                                   \
+	static int verb_##fn(void *ctx, int argc, char **argv)                                     \
+	{                                                                                          \
+		struct agent_req *q = ctx;                                                         \
+		(void)argc;                                                                        \
+		(void)argv;                                                                        \
+		return fn(q->a, q->conn, q->args, q->result, q->err, q->errlen);                   \
+	}
+VERB(cmd_hello)
+VERB(arm_prepare)
+VERB(arm_connect)
+VERB(arm_start)
+VERB(arm_wait)
+VERB(arm_stop)
+VERB(arm_destroy)
+VERB(job_start)
+VERB(job_wait)
+VERB(inject_run)
+VERB(hw_counters)
+
+static const struct cmd_entry cmds[] = {
+	{ "hello", verb_cmd_hello, NULL },
+	{ "prepare", verb_arm_prepare, NULL },
+	{ "connect", verb_arm_connect, NULL },
+	{ "start", verb_arm_start, NULL },
+	{ "wait", verb_arm_wait, NULL },
+	{ "stop", verb_arm_stop, NULL },
+	{ "destroy", verb_arm_destroy, NULL },
+	{ "perftest_start", verb_job_start, NULL },
+	{ "perftest_wait", verb_job_wait, NULL },
+	{ "inject", verb_inject_run, NULL },
+	{ "counters", verb_hw_counters, NULL },
+	{ NULL, NULL, NULL },
 };
 
 int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *args,
 		   json_t **result, char *err, size_t errlen)
 {
-	const struct cmd *c;
+	struct agent_req q = { a, conn, args, result, err, errlen };
+	char *word = (char *)cmd;
+	int rc;
 
-	for (c = cmds; c->name; c++)
-		if (!strcmp(c->name, cmd))
-			return c->fn(a, conn, args, result, err, errlen);
-	snprintf(err, errlen, "unknown command '%s'", cmd);
-	return -EINVAL;
+	if (cmd_exec(cmds, "command", &q, 1, &word, &rc, err, errlen))
+		return -EINVAL;
+	return rc;
 }
 
 static int reply(int fd, int ok, json_t *result, const char *err)

@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include "inj.h"
 #include "../lib/cli.h"
+#include "../lib/cmd.h"
 #include "../lib/log.h"
 #include "../lib/num.h"
 #include "../lib/clock.h"
@@ -498,10 +499,85 @@ static int cmd_probe(void)
 	return loads ? 0 : 1;
 }
 
+/* the command table: handlers take the words after the command */
+static int no_args(const char *cmd, int argc)
+{
+	if (argc) {
+		log_err("%s: takes no arguments", cmd);
+		return -1;
+	}
+	return 0;
+}
+
+static int c_add(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_add(n, v, NULL);
+}
+
+static int c_run(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_run(n, v);
+}
+
+static int c_del(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_del(n, v);
+}
+
+static int c_set(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_set(n, v);
+}
+
+static int c_seed(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_seed(n, v);
+}
+
+static int c_list(void *x, int n, char **v)
+{
+	(void)x;
+	(void)v;
+	return no_args("list", n) ? 2 : cmd_list(0);
+}
+
+static int c_stats(void *x, int n, char **v)
+{
+	(void)x;
+	(void)v;
+	return no_args("stats", n) ? 2 : cmd_list(1);
+}
+
+static int c_flush(void *x, int n, char **v)
+{
+	(void)x;
+	(void)v;
+	return no_args("flush", n) ? 2 : cmd_flush();
+}
+
+static int c_probe(void *x, int n, char **v)
+{
+	(void)x;
+	(void)v;
+	return no_args("probe", n) ? 2 : cmd_probe();
+}
+
+static const struct cmd_entry cmds[] = {
+	{ "add", c_add, NULL },	  { "run", c_run, NULL },	{ "del", c_del, NULL },
+	{ "set", c_set, NULL },	  { "seed", c_seed, NULL },	{ "list", c_list, NULL },
+	{ "stats", c_stats, NULL }, { "flush", c_flush, NULL }, { "probe", c_probe, NULL },
+	{ NULL, NULL, NULL },
+};
+
 int main(int argc, char **argv)
 {
-	int i, n;
-	const char *cmd;
+	char err[256];
+	int i, rc;
 
 	log_set_prog("rdma-inject");
 	libbpf_set_print(quiet_libbpf);
@@ -516,28 +592,10 @@ int main(int argc, char **argv)
 	i = cli_globals(&argc, argv, &json_out, usage);
 	if (i < 0)
 		return i == CLI_EXIT_OK ? 0 : 2;
-	cmd = argv[i];
-	n = argc - i - 1;
-	argv += i + 1;
-	if (!strcmp(cmd, "add"))
-		return cmd_add(n, argv, NULL);
-	if (!strcmp(cmd, "run"))
-		return cmd_run(n, argv);
-	if (!strcmp(cmd, "del"))
-		return cmd_del(n, argv);
-	if (!strcmp(cmd, "set"))
-		return cmd_set(n, argv);
-	if (!strcmp(cmd, "seed"))
-		return cmd_seed(n, argv);
-	if (n == 0 && !strcmp(cmd, "list"))
-		return cmd_list(0);
-	if (n == 0 && !strcmp(cmd, "stats"))
-		return cmd_list(1);
-	if (n == 0 && !strcmp(cmd, "flush"))
-		return cmd_flush();
-	if (n == 0 && !strcmp(cmd, "probe"))
-		return cmd_probe();
-	log_err("unknown command '%s' or wrong arguments", cmd);
-	usage(stderr);
-	return 2;
+	if (cmd_exec(cmds, "command", NULL, argc - i, argv + i, &rc, err, sizeof(err))) {
+		log_err("%s", err);
+		usage(stderr);
+		return 2;
+	}
+	return rc;
 }

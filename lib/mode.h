@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The recovery modes, once: what an experiment arm compares (DESIGN.md
+ * The recovery modes, once: what an experiment arm compares (HACKING.md; README
  * section 2). The collective engine (workloads/coll.c) implements them;
  * the controller names and parses them from this list.
  */

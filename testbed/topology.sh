@@ -23,7 +23,7 @@
 # on the bridge every node would answer ARP for any local address. IPv6 is
 # off on the veths: no ND/MLD noise, switch counters equal rxe's.
 # rxe itself lives in the init netns (its UDP socket ignores netns): that is
-# why all nodes share one namespace. See DESIGN.md section 3.
+# why all nodes share one namespace. See HACKING.md, "SoftRoCE facts".
 set -u
 
 P=${TB_PREFIX:-}

@@ -22,7 +22,7 @@
  * complete (ACKed) before run() returns, and a SEND server returns only
  * after the last message arrived, so no packet is in flight when the
  * controller destroys the QPs (rxe with retry_cnt 7 would retry an un-ACKed
- * one forever, see DESIGN.md "Hang trap").
+ * one forever, see HACKING.md "Hang trap").
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * rdmactl kv: one server agent holds the table, client agents GET by RDMA
- * READ and PUT by CAS, WRITE, CAS (workloads/kv.c), run as an experiment
+ * READ and PUT by CAS (lock), READ, WRITE, WRITE (unlock) (workloads/kv.c), run as an experiment
  * of one rc arm (ctl/exp/). After the run the server checks every slot;
  * the updates it finds must equal the PUTs the clients made: exit 1
  * otherwise.

@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include "ctl/testbed/backend.h"
+#include "lib/cmd.h"
 #include "lib/log.h"
 #include "lib/opt.h"
 
@@ -210,18 +211,18 @@ static const struct opt up_opts[] = {
 
 static const char up_synopsis[] = "rdmactl testbed up [--OPTION VALUE]...";
 
-static int testbed_up(struct ctl *ctl, int argc, char **argv)
+static int testbed_up(void *ctl, int argc, char **argv)
 {
 	struct tb_up_opts o = TB_UP_DEFAULTS;
 	struct up_cfg c;
 	char err[256];
 
 	(void)ctl;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
 		opt_usage(up_synopsis, up_opts, stdout);
 		return CTL_OK;
 	}
-	if (opt_parse_argv(up_opts, &c, argc - 1, argv + 1, NULL, NULL, err, sizeof(err))) {
+	if (opt_parse_argv(up_opts, &c, argc, argv, NULL, NULL, err, sizeof(err))) {
 		log_err("testbed up: %s", err);
 		opt_usage(up_synopsis, up_opts, stderr);
 		return CTL_USAGE;
@@ -281,14 +282,15 @@ static json_t *node_status(const struct tb_state *s, int i)
 	return o;
 }
 
-static int testbed_status(struct ctl *ctl, int argc, char **argv)
+static int testbed_status(void *vctl, int argc, char **argv)
 {
+	const struct ctl *ctl = vctl;
 	struct tb_state s;
 	json_t *o, *nodes;
 	int r, i, bad = 0, alive;
 
-	if (argc > 1) {
-		log_err("testbed status: unexpected argument '%s'", argv[1]);
+	if (argc > 0) {
+		log_err("testbed status: unexpected argument '%s'", argv[0]);
 		return 2;
 	}
 	r = tb_load(&s);
@@ -347,11 +349,11 @@ static int testbed_status(struct ctl *ctl, int argc, char **argv)
 	return alive && !bad ? 0 : 1;
 }
 
-static int testbed_down(struct ctl *ctl, int argc, char **argv)
+static int testbed_down(void *ctl, int argc, char **argv)
 {
 	(void)ctl;
-	if (argc > 1) {
-		log_err("testbed down: unexpected argument '%s'", argv[1]);
+	if (argc > 0) {
+		log_err("testbed down: unexpected argument '%s'", argv[0]);
 		return CTL_USAGE;
 	}
 	return tb_down() ? CTL_FAIL : CTL_OK;
@@ -359,24 +361,18 @@ static int testbed_down(struct ctl *ctl, int argc, char **argv)
 
 int cmd_testbed(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct {
-		const char *verb;
-		int (*fn)(struct ctl *, int, char **);
-	} verbs[] = {
-		{ "up", testbed_up },
-		{ "status", testbed_status },
-		{ "down", testbed_down },
-		{ NULL, NULL },
+	static const struct cmd_entry verbs[] = {
+		{ "up", testbed_up, "bring up N SoftRoCE nodes, one rdma-agent each" },
+		{ "status", testbed_status, "nodes, devices, port state, MTU, GID, agents" },
+		{ "down", testbed_down, "stop everything the testbed started" },
+		{ NULL, NULL, NULL },
 	};
-	int i;
+	char err[128];
+	int rc;
 
-	if (argc < 1) {
-		log_err("testbed: expected up|status|down");
-		return 2;
+	if (cmd_exec(verbs, "verb", ctl, argc, argv, &rc, err, sizeof(err))) {
+		log_err("testbed: %s", err);
+		return CTL_USAGE;
 	}
-	for (i = 0; verbs[i].verb; i++)
-		if (!strcmp(verbs[i].verb, argv[0]))
-			return verbs[i].fn(ctl, argc, argv);
-	log_err("testbed: unknown verb '%s' (expected up|status|down)", argv[0]);
-	return 2;
+	return rc;
 }

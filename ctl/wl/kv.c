@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kv (workloads/kv.c): one server holds the table, every other member is a
- * client doing GETs by RDMA READ and PUTs by CAS, WRITE, CAS. After the
+ * client doing GETs by RDMA READ and PUTs by CAS (lock), READ, WRITE (body), WRITE (unlock). After the
  * run the server checks every slot; the updates it finds must equal the
  * PUTs the clients made.
  */

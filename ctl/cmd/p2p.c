@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl/cmd/cmds.h"
-#include "ctl/session/session.h"
+#include "ctl/exp/exp.h"
 #include "lib/hist.h"
 #include "lib/log.h"
 
@@ -22,7 +22,12 @@ static void usage(FILE *f)
 	ctl_usage_wl(f, "p2p");
 }
 
-static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
+/* the two ends: names and devices */
+struct ends {
+	const char *cn, *cd, *sn, *sd;
+};
+
+static void print_text(const struct ends *p, json_t *cres, const struct hist *h)
 {
 	const char *op = json_string_value(json_object_get(cres, "op"));
 	json_int_t size = json_integer_value(json_object_get(cres, "size"));
@@ -33,8 +38,7 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 	printf("                 RDMA %s latency (rdma-agent, %s, %s)\n", op,
 	       json_string_value(json_object_get(cres, "qp")),
 	       json_is_true(json_object_get(cres, "inline")) ? "inline" : "not inline");
-	printf(" client %s (%s)  ->  server %s (%s)\n", p->tb.node[p->ci].name,
-	       p->tb.node[p->ci].dev, p->tb.node[p->si].name, p->tb.node[p->si].dev);
+	printf(" client %s (%s)  ->  server %s (%s)\n", p->cn, p->cd, p->sn, p->sd);
 	printf("%s\n", line);
 	printf(" %-8s %-10s %10s %10s %10s %10s %10s %10s %10s\n", "#bytes", "#iters", "min[us]",
 	       "p50[us]", "p90[us]", "p99[us]", "p99.9[us]", "max[us]", "avg[us]");
@@ -51,7 +55,7 @@ static void print_text(const struct pair *p, json_t *cres, const struct hist *h)
 							  "half round trip");
 }
 
-static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres, json_t *sres)
+static void print_bw(const struct ctl *ctl, const struct ends *p, json_t *cres, json_t *sres)
 {
 	json_t *recv = json_object_get(sres, "received");
 	double bw = json_real_value(json_object_get(cres, "bw_bytes_per_s"));
@@ -61,8 +65,8 @@ static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres, 
 	if (ctl->json) {
 		json_t *o = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:f,s:f}", "schema_version", 1,
 				      "test", "bw", "op", op, "size", json_object_get(cres, "size"),
-				      "iters", json_object_get(cres, "iters"), "client",
-				      p->tb.node[p->ci].name, "server", p->tb.node[p->si].name,
+				      "iters", json_object_get(cres, "iters"), "client", p->cn, "server",
+				      p->sn,
 				      "elapsed_ns", json_object_get(cres, "elapsed_ns"),
 				      "bw_bytes_per_s", bw, "msg_rate_per_s", rate);
 
@@ -73,9 +77,8 @@ static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres, 
 		json_decref(o);
 		return;
 	}
-	printf(" RDMA %s bandwidth (rdma-agent, RC): client %s (%s) -> server %s (%s)\n", op,
-	       p->tb.node[p->ci].name, p->tb.node[p->ci].dev, p->tb.node[p->si].name,
-	       p->tb.node[p->si].dev);
+	printf(" RDMA %s bandwidth (rdma-agent, RC): client %s (%s) -> server %s (%s)\n", op, p->cn,
+	       p->cd, p->sn, p->sd);
 	printf(" %-8s %-12s %16s %14s\n", "#bytes", "#iterations", "BW average[MiB/s]",
 	       "MsgRate[Mpps]");
 	printf(" %-8lld %-12lld %16.2f %14.6f\n", json_integer_value(json_object_get(cres, "size")),
@@ -84,80 +87,117 @@ static void print_bw(const struct ctl *ctl, const struct pair *p, json_t *cres, 
 		printf(" received by the server: %lld (warm-up included)\n", json_integer_value(recv));
 }
 
-int cmd_p2p(struct ctl *ctl, int argc, char **argv)
+static void print_lat_json(const struct ends *p, json_t *cres, json_t *sres, const struct hist *h)
 {
-	const char *client = "node0", *server = "node1";
-	json_t *opts, *cres = NULL, *sres = NULL, *out;
-	char err[512];
-	struct pair p;
-	struct hist h;
-	int i, rc = 1;
+	json_t *out = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:o,s:o}", "schema_version", 2,
+				"test", "lat", "op", json_string_value(json_object_get(cres, "op")),
+				"size", json_object_get(cres, "size"), "iters",
+				json_object_get(cres, "iters"), "client", p->cn, "server", p->sn,
+				"elapsed_ns", json_object_get(cres, "elapsed_ns"), "lat_ns",
+				hist_summary_json(h), "lat_hist_ns", hist_to_json(h));
+
+	json_object_set(out, "timer_overhead_ns", json_object_get(cres, "timer_overhead_ns"));
+	/* what the run cost: CPU of each side's arm, the client device's counters */
+	json_object_set(out, "client_cpu_ns", json_object_get(cres, "cpu_ns"));
+	json_object_set(out, "server_cpu_ns", json_object_get(sres, "cpu_ns"));
+	json_object_set(out, "client_hw_counters_delta", json_object_get(cres, "hw_counters_delta"));
+	json_object_set(out, "intervals", json_object_get(cres, "intervals"));
+	json_dumpf(out, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(out);
+}
+
+/* the two ends must be two devices: endpoints on one rxe device loop back
+ * inside rxe and never touch the wire */
+static int two_nodes(const char *client, const char *server)
+{
+	struct tb_state tb;
+	int ci, si;
+
+	if (tb_load(&tb)) {
+		log_err("no testbed is up (rdmactl testbed up)");
+		return -ENOENT;
+	}
+	ci = tb_node_index(&tb, client);
+	si = tb_node_index(&tb, server);
+	if (ci < 0 || si < 0) {
+		log_err("unknown node '%s' (testbed has node0..node%d)", ci < 0 ? client : server,
+			tb.nodes - 1);
+		return -EINVAL;
+	}
+	if (ci == si) {
+		log_err("client and server are the same node (%s): endpoints on one rxe device "
+			"loop back inside rxe and never touch the wire", tb.node[ci].name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* argv into the experiment: 0, 1 after --help, CTL_USAGE */
+static int parse(struct exp *e, int argc, char **argv, const char **client, const char **server)
+{
+	const struct ctl_arg own[] = { { "client", client }, { "server", server }, { NULL, NULL } };
 
 	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		usage(argc < 1 ? stderr : stdout);
-		return argc < 1 ? 2 : 0;
+		return argc < 1 ? CTL_USAGE : 1;
 	}
 	if (strcmp(argv[0], "lat") && strcmp(argv[0], "bw")) {
 		log_err("p2p: unknown test '%s' (expected lat|bw)", argv[0]);
-		return 2;
+		return CTL_USAGE;
 	}
-	opts = json_pack("{s:s}", "test", argv[0]);
+	json_object_set_new(e->p.wopts, "test", json_string(argv[0]));
 	if (!strcmp(argv[0], "bw"))
-		json_object_set_new(opts, "size", json_string("64k"));
-	{
-		const struct ctl_arg own[] = { { "client", &client }, { "server", &server },
-					       { NULL, NULL } };
+		json_object_set_new(e->p.wopts, "size", json_string("64k"));
+	return ctl_args("p2p", argc, argv, 1, own, e->p.wopts, usage);
+}
 
-		i = ctl_args("p2p", argc, argv, 1, own, opts, usage);
-		if (i) {
-			json_decref(opts);
-			return i == 1 ? 0 : 2;
+int cmd_p2p(struct ctl *ctl, int argc, char **argv)
+{
+	const char *client = "node0", *server = "node1";
+	struct exp_opts o = { .no_report = 1, .need_testbed = 1 };
+	static struct exp e;
+	json_t *res, *cres, *sres;
+	struct ends ends;
+	char nodes[128];
+	struct hist h;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	profile_init(&e.p, "p2p");
+	e.loaded = 1;
+	r = parse(&e, argc, argv, &client, &server);
+	if (!r && two_nodes(client, server))
+		r = CTL_FAIL;
+	if (r) {
+		exp_close(&e);
+		return r == 1 ? CTL_OK : r;
+	}
+	profile_add_arm(&e.p, "rc", "rc", NULL);
+	snprintf(nodes, sizeof(nodes), "%s,%s", client, server);	/* member 0 the client */
+	o.nodes = nodes;
+	r = exp_open(&e, ctl, &o);
+	if (!r)
+		exp_measure(&e);
+	r = exp_finish(&e) || r;
+	/* the round's results as the agents sent them */
+	res = json_array_get(e.rounds[0], 0);
+	cres = json_array_get(res, 0);
+	sres = json_array_get(res, 1);
+	if (!r && cres) {
+		ends = (struct ends){ e.g.tb.node[e.g.node[0]].name, e.g.tb.node[e.g.node[0]].dev,
+				      e.g.tb.node[e.g.node[1]].name, e.g.tb.node[e.g.node[1]].dev };
+		if (!strcmp(jr_str(cres, "test"), "bw") || !json_object_get(cres, "lat_ns")) {
+			print_bw(ctl, &ends, cres, sres);
+		} else if (hist_from_json(&h, json_object_get(cres, "lat_ns"))) {
+			log_err("%s: malformed latency histogram", ends.cn);
+			r = 1;
+		} else if (ctl->json) {
+			print_lat_json(&ends, cres, sres, &h);
+		} else {
+			print_text(&ends, cres, &h);
 		}
 	}
-	if (pair_open(&p, client, server)) {
-		json_decref(opts);
-		return 1;
-	}
-	if (pair_run(&p, "p2p", opts, &cres, &sres, err, sizeof(err)))
-		goto fail;
-	if (!strcmp(argv[0], "bw")) {
-		print_bw(ctl, &p, cres, sres);
-		rc = 0;
-		goto out;
-	}
-	if (hist_from_json(&h, json_object_get(cres, "lat_ns"))) {
-		snprintf(err, sizeof(err), "%s: malformed latency histogram", p.c.where);
-		goto fail;
-	}
-	if (ctl->json) {
-		out = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:o,s:o}", "schema_version", 2,
-				"test", "lat", "op", json_string_value(json_object_get(cres, "op")),
-				"size", json_object_get(cres, "size"), "iters",
-				json_object_get(cres, "iters"), "client", p.tb.node[p.ci].name,
-				"server", p.tb.node[p.si].name, "elapsed_ns",
-				json_object_get(cres, "elapsed_ns"), "lat_ns", hist_summary_json(&h),
-				"lat_hist_ns", hist_to_json(&h));
-		json_object_set(out, "timer_overhead_ns", json_object_get(cres, "timer_overhead_ns"));
-		/* what the run cost: CPU of each side's arm, the client device's counters */
-		json_object_set(out, "client_cpu_ns", json_object_get(cres, "cpu_ns"));
-		json_object_set(out, "server_cpu_ns", json_object_get(sres, "cpu_ns"));
-		json_object_set(out, "client_hw_counters_delta",
-				json_object_get(cres, "hw_counters_delta"));
-		json_object_set(out, "intervals", json_object_get(cres, "intervals"));
-		json_dumpf(out, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(out);
-	} else {
-		print_text(&p, cres, &h);
-	}
-	rc = 0;
-	goto out;
-fail:
-	log_err("%s", err);
-out:
-	json_decref(cres);
-	json_decref(sres);
-	json_decref(opts);
-	pair_close(&p);
-	return rc;
+	exp_close(&e);
+	return r ? CTL_FAIL : CTL_OK;
 }

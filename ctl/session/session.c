@@ -220,20 +220,6 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 	return r;
 }
 
-int pair_run(struct pair *p, const char *wl, json_t *opts, json_t **cres, json_t **sres,
-	     char *err, size_t errlen)
-{
-	struct agentc *cli = &p->c;
-	json_t *res;
-	int r = star_run(&p->s, &cli, 1, wl, opts, 0, NULL, &res, err, errlen);
-
-	*cres = r ? NULL : json_incref(json_array_get(res, 0));
-	*sres = r ? NULL : json_incref(json_array_get(res, 1));
-	if (!r)
-		json_decref(res);
-	return r;
-}
-
 static int group_connect(struct group *g);
 
 int group_open(struct group *g, const char *nodes)

@@ -60,7 +60,8 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 	     json_t *opts, int peer_list, const struct arms_obs *obs, json_t **results, char *err,
 	     size_t errlen);
 
-/* a client and a server node of the testbed */
+/* a client and a server node of the testbed, for what is not an
+ * experiment of arms (perftest's own programs) */
 struct pair {
 	struct tb_state tb;
 	int ci, si;		/* node indices */
@@ -69,8 +70,5 @@ struct pair {
 
 int pair_open(struct pair *p, const char *client, const char *server);
 void pair_close(struct pair *p);
-/* star_run with one client. Results are new references. */
-int pair_run(struct pair *p, const char *workload, json_t *opts, json_t **cres, json_t **sres,
-	     char *err, size_t errlen);
 
 #endif

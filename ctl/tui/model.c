@@ -35,7 +35,8 @@ void model_fini(struct model *m)
 {
 	int a;
 
-	for (a = 0; a < m->narms; a++)
+	/* every slot: an attached viewer's model may hold more than it shows */
+	for (a = 0; a < PROF_MAX_ARMS; a++)
 		arm_acc_fini(&m->arm[a].acc);
 	pthread_mutex_destroy(&m->lock);
 }

@@ -10,6 +10,33 @@ static const struct wlc_reserved reserved[] = {
 	{ NULL, NULL },
 };
 
+/* the client's latencies are the arm's times */
+static uint64_t fold(json_t *results)
+{
+	json_t *c = json_array_get(results, 0);
+
+	if (json_object_get(c, "lat_ns"))
+		json_object_set(c, "time_ns", json_object_get(c, "lat_ns"));
+	return 0;
+}
+
+static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+{
+	struct arm_acc a;
+	const json_t *res;
+	json_t *o;
+	size_t r;
+
+	arm_acc_init(&a, name, mode);
+	json_array_foreach(rounds, r, res)
+		arm_acc_add(&a, res, 0);
+	o = json_pack("{s:s,s:o,s:I,s:O}", "mode", mode, "time_hist_ns", hist_to_json(&a.h),
+		      "retransmissions", (json_int_t)a.retrans, "hw_counters_delta", a.hw);
+	report_arm_finish(o, name, &a, rounds);
+	arm_acc_fini(&a);
+	return o;
+}
+
 const struct wlc wlc_p2p = {
 	.name = "p2p",
 	.topo = WLC_PAIR,
@@ -20,4 +47,6 @@ const struct wlc wlc_p2p = {
 	.rounds = 1,
 	.in_profile = 0,
 	.reserved = reserved,
+	.fold = fold,
+	.report_arm = report_arm,
 };

@@ -123,6 +123,7 @@ static void test_rows(void)
 	}
 	EXPECT(rows >= 10);
 	json_decref(j);
+	model_fini(&m);
 	/* an arm that never ran shows its state and no numbers */
 	model_init(&m, &p, MEASURE_STEPS);
 	j = model_arm_json(&m, 0);

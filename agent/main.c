@@ -56,7 +56,14 @@ static void usage(FILE *f)
 		"  -h, --help\n");
 }
 
-int main(int argc, char **argv)
+struct agent_args {
+	const char *dev, *listen_at, *token_file, *name;
+	uint64_t port, gidx;
+	int have_gidx;
+};
+
+/* 0 to run, 1 after --help/--list, 2 bad usage (message printed) */
+static int parse_args(int argc, char **argv, struct agent_args *o)
 {
 	static const struct option lo[] = {
 		{ "dev", required_argument, NULL, 'd' },
@@ -70,80 +77,53 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dev = NULL, *listen_at = "127.0.0.1:47100", *token_file = NULL, *name = NULL;
 	const char *why;
-	uint64_t port = 1, gidx = 0;
-	int have_gidx = 0, c, lfd, r, rc = 1;
-	static struct agent a;
-	struct sigaction sa;
-	pthread_attr_t attr;
+	int c, r;
 
-	log_set_prog("rdma-agent");
 	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:vhL", lo, NULL)) != -1) {
 		switch (c) {
-		case 'd': dev = optarg; break;
+		case 'd': o->dev = optarg; break;
 		case 'i':
-			if (num_parse(optarg, NUM_PLAIN, 1, 255, &port, &why)) {
+			if (num_parse(optarg, NUM_PLAIN, 1, 255, &o->port, &why)) {
 				log_err("--ib-port '%s': %s", optarg, why);
 				return 2;
 			}
 			break;
 		case 'x':
-			if (num_parse(optarg, NUM_PLAIN, 0, 1023, &gidx, &why)) {
+			if (num_parse(optarg, NUM_PLAIN, 0, 1023, &o->gidx, &why)) {
 				log_err("--gid-index '%s': %s", optarg, why);
 				return 2;
 			}
-			have_gidx = 1;
+			o->have_gidx = 1;
 			break;
-		case 'l': listen_at = optarg; break;
-		case 't': token_file = optarg; break;
-		case 'n': name = optarg; break;
+		case 'l': o->listen_at = optarg; break;
+		case 't': o->token_file = optarg; break;
+		case 'n': o->name = optarg; break;
 		case 'v': log_verbose++; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return 1;
 		case 'L':
 			for (r = 0; wl_at(r); r++) {
 				printf("%s%s:\n", r ? "\n" : "", wl_at(r)->name);
 				opt_help(wl_at(r)->opts, stdout);
 			}
-			return 0;
+			return 1;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || !dev || !token_file) {
+	if (optind != argc || !o->dev || !o->token_file) {
 		usage(stderr);
 		return 2;
 	}
-	r = proto_token_load(token_file, a.token, sizeof(a.token));
-	if (r) {
-		log_err("%s: cannot use as token file: %s", token_file,
-			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
-		return 2;
-	}
-	snprintf(a.name, sizeof(a.name), "%s", name ? name : dev);
-	pthread_mutex_init(&a.lock, NULL);
+	return 0;
+}
 
-	r = vb_dev_open(&a.dev, dev, (uint8_t)port, have_gidx ? (int)gidx : -1, 10000);
-	if (r) {
-		log_err("%s: cannot open device: %s", dev,
-			r == -ENOENT ? "no RoCE v2 IPv4 GID (is an IPv4 address on its netdev?)" :
-				       strerror(-r));
-		goto destroy_lock;
-	}
-	lfd = net_listen(listen_at);
-	if (lfd < 0) {
-		log_err("%s: cannot listen: %s", listen_at, strerror(-lfd));
-		goto close_dev;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+/* accept until told to quit: one detached thread per connection */
+static void serve(struct agent *a, int lfd)
+{
+	pthread_attr_t attr;
+
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	log_info("%s: serving %s (gid index %d) on %s", a.name, a.dev.name, a.dev.gid_index,
-		 listen_at);
-
 	while (!quit) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 		struct conn_arg *ca;
@@ -160,17 +140,59 @@ int main(int argc, char **argv)
 			close(fd);
 			continue;
 		}
-		ca->a = &a;
+		ca->a = a;
 		ca->fd = fd;
 		if (pthread_create(&t, &attr, conn_thread, ca)) {
 			free(ca);
 			close(fd);
 		}
 	}
+	pthread_attr_destroy(&attr);
+}
+
+int main(int argc, char **argv)
+{
+	struct agent_args o = { .listen_at = "127.0.0.1:47100", .port = 1 };
+	static struct agent a;
+	struct sigaction sa;
+	int lfd, r, rc = 1;
+
+	log_set_prog("rdma-agent");
+	r = parse_args(argc, argv, &o);
+	if (r)
+		return r == 1 ? 0 : 2;
+	r = proto_token_load(o.token_file, a.token, sizeof(a.token));
+	if (r) {
+		log_err("%s: cannot use as token file: %s", o.token_file,
+			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
+		return 2;
+	}
+	snprintf(a.name, sizeof(a.name), "%s", o.name ? o.name : o.dev);
+	pthread_mutex_init(&a.lock, NULL);
+
+	r = vb_dev_open(&a.dev, o.dev, (uint8_t)o.port, o.have_gidx ? (int)o.gidx : -1, 10000);
+	if (r) {
+		log_err("%s: cannot open device: %s", o.dev,
+			r == -ENOENT ? "no RoCE v2 IPv4 GID (is an IPv4 address on its netdev?)" :
+				       strerror(-r));
+		goto destroy_lock;
+	}
+	lfd = net_listen(o.listen_at);
+	if (lfd < 0) {
+		log_err("%s: cannot listen: %s", o.listen_at, strerror(-lfd));
+		goto close_dev;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	log_info("%s: serving %s (gid index %d) on %s", a.name, a.dev.name, a.dev.gid_index,
+		 o.listen_at);
+	serve(&a, lfd);
 	rc = 0;
 	log_info("%s: shutting down", a.name);
 	agent_shutdown(&a);
-	pthread_attr_destroy(&attr);
 	close(lfd);
 close_dev:
 	vb_dev_close(&a.dev);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "../lib/proc.h"
 
 extern char **environ;
 
@@ -73,21 +74,20 @@ static int valid_arg(const char *s)
 	return 1;
 }
 
-int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
-		 size_t errlen)
+/* the perftest command line: an allowed binary, our device, GID index and
+ * port, the caller's plain words, the server's address (client); argv's
+ * strings stay the request's */
+static int job_argv(struct agent *a, json_t *args, const char **argv, char *gidx, char *portbuf,
+		    int *port, const char **peer, char *err, size_t errlen)
 {
-	(void)conn;
-	const char *prog, *peer = NULL, *argv[JOB_MAX_ARGS + 12];
-	char gidx[16], portbuf[16];
+	const char *prog;
 	json_t *extra = NULL, *v;
-	posix_spawn_file_actions_t fa;
-	struct job *job;
-	int port, i, n = 0, r, slot = -1, fd;
+	int i, n = 0;
 	size_t k;
 
-	if (json_unpack(args, "{s:s,s:i,s?o,s?s}", "prog", &prog, "port", &port, "args", &extra,
-			"peer", &peer) ||
-	    port < 1024 || port > 65535 || (extra && !json_is_array(extra))) {
+	if (json_unpack(args, "{s:s,s:i,s?o,s?s}", "prog", &prog, "port", port, "args", &extra,
+			"peer", peer) ||
+	    *port < 1024 || *port > 65535 || (extra && !json_is_array(extra))) {
 		snprintf(err, errlen, "perftest: expected {prog, port 1024..65535, args[], peer?}");
 		return -EINVAL;
 	}
@@ -97,12 +97,12 @@ int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 		snprintf(err, errlen, "perftest: '%s' is not a perftest binary", prog);
 		return -EPERM;
 	}
-	if ((extra && json_array_size(extra) > JOB_MAX_ARGS) || (peer && !valid_arg(peer))) {
+	if ((extra && json_array_size(extra) > JOB_MAX_ARGS) || (*peer && !valid_arg(*peer))) {
 		snprintf(err, errlen, "perftest: bad arguments");
 		return -EINVAL;
 	}
-	snprintf(gidx, sizeof(gidx), "%d", a->dev.gid_index);
-	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	snprintf(gidx, 16, "%d", a->dev.gid_index);
+	snprintf(portbuf, 16, "%d", *port);
 	argv[n++] = prog;
 	argv[n++] = "-d";
 	argv[n++] = a->dev.name;
@@ -117,13 +117,17 @@ int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 		}
 		argv[n++] = json_string_value(v);
 	}
-	if (peer)
-		argv[n++] = peer;
+	if (*peer)
+		argv[n++] = *peer;
 	argv[n] = NULL;
+	return 0;
+}
 
-	job = calloc(1, sizeof(*job));
-	if (!job)
-		return -ENOMEM;
+/* a slot for a new job: its index, or -1 (too many) */
+static int job_slot(struct agent *a, struct job *job)
+{
+	int i, slot = -1;
+
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < AGENT_MAX_JOBS && slot < 0; i++)
 		if (!a->jobs[i])
@@ -133,27 +137,45 @@ int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 		a->jobs[slot] = job;
 	}
 	pthread_mutex_unlock(&a->lock);
+	return slot;
+}
+
+int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+	      size_t errlen)
+{
+	const char *peer = NULL, *argv[JOB_MAX_ARGS + 12];
+	char gidx[16], portbuf[16];
+	struct proc_io io = { -1, -1, -1, 0 };
+	struct job *job;
+	int port, i, r, slot;
+
+	(void)conn;
+	r = job_argv(a, args, argv, gidx, portbuf, &port, &peer, err, errlen);
+	if (r)
+		return r;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	slot = job_slot(a, job);
 	if (slot < 0) {
 		free(job);
 		snprintf(err, errlen, "perftest: too many jobs");
 		return -ENOSPC;
 	}
 	snprintf(job->out, sizeof(job->out), "/tmp/rdma-agent.%d.job%u", (int)getpid(), job->id);
-	fd = open(job->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	io.out = io.err = open(job->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (io.out < 0) {
 		r = -errno;
 		snprintf(err, errlen, "perftest: %s: %s", job->out, strerror(errno));
 		goto fail;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fd, 1);
-	posix_spawn_file_actions_adddup2(&fa, fd, 2);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	r = -posix_spawnp(&job->pid, prog, &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fd);
+	io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	r = proc_spawn((char *const *)argv, &io, &job->pid);
+	close(io.out);
+	if (io.in >= 0)
+		close(io.in);
 	if (r) {
-		snprintf(err, errlen, "perftest: cannot run %s: %s", prog, strerror(-r));
+		snprintf(err, errlen, "perftest: cannot run %s: %s", argv[0], strerror(-r));
 		goto fail;
 	}
 	if (!peer) {	/* server: return once it listens, so the client can connect */

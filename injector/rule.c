@@ -236,6 +236,9 @@ static int opcode(struct parser *p, struct inj_rule *r)
 	return 0;
 }
 
+/* The grammar at the top of this file, one branch per keyword in one loop
+ * over the words: a parser longer than the house's 100 lines on purpose,
+ * read top to bottom like the grammar. */
 int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *err, size_t errlen)
 {
 	struct parser p = { argc, 0, argv, err, errlen };

@@ -97,7 +97,9 @@ int ytree_is_null(const struct ynode *n)
 
 /*
  * Events to tree. A stack of open collections; in a map, a scalar alternates
- * key and value (keys must be scalars here).
+ * key and value (keys must be scalars here). One state machine over
+ * libyaml's events, one case per event: longer than 100 lines on purpose,
+ * so that the whole of it reads in one place.
  */
 int ytree_parse(const char *file, const char *buf, size_t len, struct ynode **root, char *err,
 		size_t errlen)

@@ -262,23 +262,13 @@ static int check_cfg(struct wl_ctx *w, const struct coll_cfg *c)
 	return -EINVAL;
 }
 
-int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, json_t **ep)
+/* sizes: elements, chunks and, for the UC modes, pieces, parity and the
+ * receive slots a step needs (*need); -EINVAL when too many */
+static int coll_layout(struct wl_ctx *w, struct coll *c, const struct ibv_port_attr *pa,
+		       size_t *par, size_t *need)
 {
-	struct ibv_port_attr pa;
-	size_t par = 0, need = 0;
-	struct coll *c;
-	json_t *eps = NULL, *e;
-	int j, r, g;
+	const struct coll_cfg *cfg = &c->cfg;
 
-	*cp = NULL;
-	if ((r = check_cfg(w, cfg)))
-		return r;
-	if ((r = vb_port_query(w->dev, &pa)))
-		return r;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->cfg = *cfg;
 	c->n = (int)cfg->nranks;
 	c->r = (int)cfg->rank;
 	c->uc = cfg->mode != M_RC;
@@ -288,32 +278,39 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 	c->st.block = c->cfg.block;
 	c->count = cfg->mode == M_HADAMARD ? rht_wire_len(c->ucount, c->cfg.block) : c->ucount;
 	c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
-	r = -EINVAL;
-	if (c->uc) {
-		/* one MTU per WRITE_WITH_IMM: a loss costs one piece, not the rest of
-		 * the message (UC drops a message's tail after a lost packet) */
-		c->piece = (128u << pa.active_mtu) / sizeof(float);
-		c->pieces = (c->chunk + c->piece - 1) / c->piece;
-		if (cfg->mode == M_EC) {
-			c->groups = (c->pieces + cfg->ec_k - 1) / cfg->ec_k;
-			par = c->groups * cfg->ec_m;	/* parity pieces per step */
-		}
-		c->slots = c->pieces + par;
-		/* an iteration's pieces, plus a step's worth still arriving from the last
-		 * one (ec ends a step before its last parity and markers are in) */
-		need = (2 * (size_t)(c->n - 1) + 1) * (c->slots + 2) + 8;
-		if (need > 12000 || c->slots >= MARKER) {
-			snprintf(w->err, sizeof(w->err),
-				 "mode %s: %zu pieces per iteration, at most 12000 (a smaller size "
-				 "or more ranks)", coll_modes[cfg->mode], need);
-			goto fail;
-		}
+	if (!c->uc)
+		return 0;
+	/* one MTU per WRITE_WITH_IMM: a loss costs one piece, not the rest of
+	 * the message (UC drops a message's tail after a lost packet) */
+	c->piece = (128u << pa->active_mtu) / sizeof(float);
+	c->pieces = (c->chunk + c->piece - 1) / c->piece;
+	if (cfg->mode == M_EC) {
+		c->groups = (c->pieces + cfg->ec_k - 1) / cfg->ec_k;
+		*par = c->groups * cfg->ec_m;	/* parity pieces per step */
 	}
+	c->slots = c->pieces + *par;
+	/* an iteration's pieces, plus a step's worth still arriving from the last
+	 * one (ec ends a step before its last parity and markers are in) */
+	*need = (2 * (size_t)(c->n - 1) + 1) * (c->slots + 2) + 8;
+	if (*need > 12000 || c->slots >= MARKER) {
+		snprintf(w->err, sizeof(w->err),
+			 "mode %s: %zu pieces per iteration, at most 12000 (a smaller size "
+			 "or more ranks)", coll_modes[cfg->mode], *need);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* the registered buffer and its views, the transform, the UC bookkeeping */
+static int coll_alloc(struct wl_ctx *w, struct coll *c, size_t par, size_t need)
+{
+	const struct coll_cfg *cfg = &c->cfg;
+	int g;
+
 	c->memlen = (2 * c->count + (size_t)(c->n - 1) * c->chunk +
 		     4 * (size_t)(c->n - 1) * par * c->piece + 2 * c->piece) * sizeof(float);
-	r = -ENOMEM;
 	if (posix_memalign((void **)&c->mem, 4096, c->memlen))
-		goto fail;
+		return -ENOMEM;
 	memset(c->mem, 0, c->memlen);
 	c->in = (float *)c->mem;
 	c->out = c->in + c->count;
@@ -329,29 +326,91 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 		c->uout = calloc(c->ucount, sizeof(float));
 		c->rht = rht_new(c->ucount, (size_t)c->cfg.block, c->cfg.seed);
 		if (!c->uin || !c->uout || !c->rht)
-			goto fail;
+			return -ENOMEM;
 	}
-	if (c->uc) {
-		if (cfg->fill == F_PREVIOUS && !(c->prev = calloc(c->count, sizeof(float))))
-			goto fail;
-		c->got = calloc(2 * (size_t)c->n * c->slots, 1);
-		c->garr = calloc(2 * (size_t)c->n * (c->groups ? c->groups : 1), sizeof(*c->garr));
-		c->swr = calloc(c->slots + 2, sizeof(*c->swr));
-		c->sge = calloc(c->slots + 2, sizeof(*c->sge));
-		c->rwr = calloc(need, sizeof(*c->rwr));
-		c->order = calloc(c->pieces, sizeof(*c->order));
-		c->mag = calloc(c->pieces, sizeof(*c->mag));
-		if (!c->got || !c->garr || !c->swr || !c->sge || !c->rwr || !c->order || !c->mag)
-			goto fail;
-		for (g = 0; g < 2 * (c->n - 1); g++)
-			c->step_np[g] = (uint32_t)npieces(c, step_chunk(c, g));
-		if (cfg->mode == M_EC && !(c->ec = ec_new((int)cfg->ec_k, (int)cfg->ec_m))) {
-			snprintf(w->err, sizeof(w->err), "ec_k %llu, ec_m %llu: %s",
-				 (unsigned long long)cfg->ec_k, (unsigned long long)cfg->ec_m,
-				 strerror(errno));
-			goto fail;
+	if (!c->uc)
+		return 0;
+	if (cfg->fill == F_PREVIOUS && !(c->prev = calloc(c->count, sizeof(float))))
+		return -ENOMEM;
+	c->got = calloc(2 * (size_t)c->n * c->slots, 1);
+	c->garr = calloc(2 * (size_t)c->n * (c->groups ? c->groups : 1), sizeof(*c->garr));
+	c->swr = calloc(c->slots + 2, sizeof(*c->swr));
+	c->sge = calloc(c->slots + 2, sizeof(*c->sge));
+	c->rwr = calloc(need, sizeof(*c->rwr));
+	c->order = calloc(c->pieces, sizeof(*c->order));
+	c->mag = calloc(c->pieces, sizeof(*c->mag));
+	if (!c->got || !c->garr || !c->swr || !c->sge || !c->rwr || !c->order || !c->mag)
+		return -ENOMEM;
+	for (g = 0; g < 2 * (c->n - 1); g++)
+		c->step_np[g] = (uint32_t)npieces(c, step_chunk(c, g));
+	if (cfg->mode == M_EC && !(c->ec = ec_new((int)cfg->ec_k, (int)cfg->ec_m))) {
+		snprintf(w->err, sizeof(w->err), "ec_k %llu, ec_m %llu: %s",
+			 (unsigned long long)cfg->ec_k, (unsigned long long)cfg->ec_m, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* one RC QP per peer (and a UC one in the lossy modes): the endpoints */
+static int coll_qps(struct wl_ctx *w, struct coll *c, const struct ibv_port_attr *pa, size_t need,
+		    json_t *eps)
+{
+	int j, r;
+
+	for (j = 0; j < c->n; j++) {
+		struct ibv_qp_init_attr qia = {
+			.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 2 * MAX_RANKS, .max_recv_wr = 4 * MAX_RANKS,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct vb_ep me = { 0 };
+		json_t *e;
+
+		if (j == c->r) {
+			json_array_append_new(eps, json_null());
+			continue;
 		}
+		c->qp[j] = ibv_create_qp(c->pd, &qia);
+		if (!c->qp[j]) {
+			snprintf(w->err, sizeof(w->err), "%s: failed to create RC QP: %s", w->dev->name,
+				 strerror(errno));
+			return -errno;
+		}
+		if (getrandom(&c->psn[j], sizeof(c->psn[j]), 0) != sizeof(c->psn[j]))
+			c->psn[j] = (uint32_t)wl_now_ns();
+		c->psn[j] &= 0xffffff;
+		me.qpn = c->qp[j]->qp_num;
+		me.psn = c->psn[j];
+		me.gid = w->dev->gid;
+		me.mtu = pa->active_mtu;
+		e = vb_ep_to_json(&me);
+		json_array_append_new(eps, e);
+		if (c->uc && (r = create_uc(w, c, j, e, pa->active_mtu,
+					    (uint32_t)(need < 64 ? 64 : need))))
+			return r;
 	}
+	return 0;
+}
+
+int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, json_t **ep)
+{
+	struct ibv_port_attr pa;
+	size_t par = 0, need = 0;
+	struct coll *c;
+	json_t *eps = NULL;
+	int r;
+
+	*cp = NULL;
+	if ((r = check_cfg(w, cfg)))
+		return r;
+	if ((r = vb_port_query(w->dev, &pa)))
+		return r;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	if ((r = coll_layout(w, c, &pa, &par, &need)) || (r = coll_alloc(w, c, par, need)))
+		goto fail;
 	c->pd = ibv_alloc_pd(w->dev->ctx);
 	c->cq = c->pd ? ibv_create_cq(w->dev->ctx, (int)need + 8 * MAX_RANKS + 64, NULL, NULL, 0) :
 			NULL;
@@ -365,38 +424,8 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 		goto fail;
 	}
 	eps = json_array();
-	for (j = 0; j < c->n; j++) {
-		struct ibv_qp_init_attr qia = {
-			.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 2 * MAX_RANKS, .max_recv_wr = 4 * MAX_RANKS,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-		};
-		struct vb_ep me = { 0 };
-
-		if (j == c->r) {
-			json_array_append_new(eps, json_null());
-			continue;
-		}
-		c->qp[j] = ibv_create_qp(c->pd, &qia);
-		if (!c->qp[j]) {
-			snprintf(w->err, sizeof(w->err), "%s: failed to create RC QP: %s", w->dev->name,
-				 strerror(errno));
-			r = -errno;
-			goto fail;
-		}
-		if (getrandom(&c->psn[j], sizeof(c->psn[j]), 0) != sizeof(c->psn[j]))
-			c->psn[j] = (uint32_t)wl_now_ns();
-		c->psn[j] &= 0xffffff;
-		me.qpn = c->qp[j]->qp_num;
-		me.psn = c->psn[j];
-		me.gid = w->dev->gid;
-		me.mtu = pa.active_mtu;
-		e = vb_ep_to_json(&me);
-		json_array_append_new(eps, e);
-		if (c->uc && (r = create_uc(w, c, j, e, pa.active_mtu,
-					    (uint32_t)(need < 64 ? 64 : need))))
-			goto fail;
-	}
+	if ((r = coll_qps(w, c, &pa, need, eps)))
+		goto fail;
 	*ep = eps;
 	*cp = c;
 	return 0;

@@ -211,17 +211,97 @@ static int train_connect(struct wl_ctx *w, const json_t *peers)
 	return r ? r : side_connect(w, t->sync, peers, "sync");
 }
 
+/* time to accuracy: the crossing interpolated between two evaluations */
+struct tta_track {
+	uint64_t tta, prev_clock;	/* the evaluation before, at prev_clock (0: the start) */
+	double prev_acc;
+};
+
+/* off the clock after step: the exact sum on the side, the accuracy, the
+ * TTA, a curve point, then every rank meets before anyone's clock runs */
+static int train_eval(struct wl_ctx *w, struct train *t, uint64_t step, uint64_t clock,
+		      double loss, struct tta_track *tt, json_t *curve)
+{
+	struct train_cfg *k = &t->cfg;
+	double acc, eloss = 0, target = (double)k->target_ppm / 1e6;
+	uint64_t i, xns, n = k->cc.nranks;
+	int r;
+
+	if (t->exact && !((step + 1) % k->eval_every)) {
+		if ((r = coll_step(w, t->exact, &xns)))
+			return r;
+		for (i = 0; i < t->m.nparams; i++)
+			t->exact_d[i] = coll_output(t->exact)[i];
+		/* t->g holds this step's result / n: compare sums */
+		for (i = 0; i < t->m.nparams; i++)
+			t->g[i] *= (float)n;
+		grad_err_add(&t->gerr, t->g, t->exact_d, t->m.nparams);
+		if (step + 1 + k->eval_every <= k->steps && (r = coll_next(w, t->exact, 0)))
+			return r;
+	}
+	acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->eval_samples, &eloss);
+	if (!tt->tta && acc >= target) {
+		double f = acc > tt->prev_acc && target > tt->prev_acc ?
+				   (target - tt->prev_acc) / (acc - tt->prev_acc) : 1.0;
+
+		tt->tta = tt->prev_clock + (uint64_t)(f * (double)(clock - tt->prev_clock));
+		tt->tta = tt->tta ? tt->tta : 1;
+	}
+	tt->prev_acc = acc;
+	tt->prev_clock = clock;
+	w->ival_accuracy = acc;
+	w->ival_eval_loss = eloss;
+	json_array_append_new(curve, json_pack("{s:I,s:I,s:f,s:f,s:f}", "step", (json_int_t)step + 1,
+					       "time_ns", (json_int_t)clock, "train_loss", loss,
+					       "eval_loss", eloss, "accuracy", acc));
+	if (step + 1 < k->steps &&
+	    ((r = coll_step(w, t->sync, &xns)) ||
+	     (step + 1 + k->eval_every < k->steps && (r = coll_next(w, t->sync, 0)))))
+		return r;
+	return 0;
+}
+
+/* the job's figures; the final accuracy on the larger held-out set (the
+ * evaluations use its first eval_samples) */
+static json_t *train_result(struct train *t, uint64_t clock, uint64_t tta, json_t *curve)
+{
+	struct train_cfg *k = &t->cfg;
+	double eloss = 0, acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->final_samples, &eloss);
+	struct coll_stats st;
+	json_t *res;
+
+	coll_get_stats(t->c, &st);
+	res = json_pack("{s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:o,s:o,s:o}", "mode",
+			coll_modes[k->cc.mode], "params", (json_int_t)t->m.nparams, "steps",
+			(json_int_t)k->steps, "batch", (json_int_t)k->batch, "rank",
+			(json_int_t)k->cc.rank, "target", (double)k->target_ppm / 1e6,
+			"final_accuracy", acc, "final_loss", eloss, "train_time_ns", (json_int_t)clock,
+			"tta_ns", tta ? json_integer((json_int_t)tta) : json_null(), "time_ns",
+			hist_to_json(&t->step_h), "curve", curve);
+	if (res && k->cc.mode != M_RC)
+		json_object_update_new(res, json_pack("{s:I,s:I,s:f,s:I,s:I}", "lost_pieces",
+						      (json_int_t)st.lost_pieces, "pieces_expected",
+						      (json_int_t)st.pieces_expected, "lost_fraction",
+						      st.pieces_expected ? (double)st.lost_pieces /
+									   (double)st.pieces_expected :
+									   0.0,
+						      "recovered_pieces", (json_int_t)st.recovered_pieces,
+						      "step_timeouts", (json_int_t)st.timeouts));
+	if (res && t->exact)
+		json_object_set_new(res, "grad_error", grad_err_json(&t->gerr));
+	return res;
+}
+
 static int train_run(struct wl_ctx *w, json_t **result)
 {
 	struct train *t = w->priv;
 	struct train_cfg *k = &t->cfg;
-	uint64_t step, i, clock = 0, tta = 0, ns, n = k->cc.nranks;
+	uint64_t step, i, clock = 0, ns, n = k->cc.nranks;
 	float lr = (float)k->lr_ppm / 1e6f, mom = (float)k->momentum_ppm / 1e6f;
-	double loss = 0, acc = 0, eloss = 0, target = (double)k->target_ppm / 1e6;
-	double prev_acc = 0;	/* the evaluation before, at prev_clock (0: the start) */
-	uint64_t prev_clock = 0;
+	struct tta_track tt = { 0, 0, 0 };
 	json_t *curve = json_array();
 	struct coll_stats st;
+	double loss = 0;
 	int r;
 
 	if ((r = coll_begin(w, t->c)) || (t->exact && (r = coll_begin(w, t->exact))) ||
@@ -256,71 +336,12 @@ static int train_run(struct wl_ctx *w, json_t **result)
 		hist_record(&t->step_h, ns);
 		wl_record(w, wl_now_ns(), ns);
 		__atomic_store_n(&w->progress, step + 1, __ATOMIC_RELAXED);
-		if ((step + 1) % k->eval_every && step + 1 < k->steps)
-			continue;
-		/* off the clock: the exact sum on the side, then the accuracy */
-		if (t->exact && !((step + 1) % k->eval_every)) {
-			uint64_t xns;
-
-			if ((r = coll_step(w, t->exact, &xns)))
-				goto out;
-			for (i = 0; i < t->m.nparams; i++)
-				t->exact_d[i] = coll_output(t->exact)[i];
-			/* t->g holds this step's result / n: compare sums */
-			for (i = 0; i < t->m.nparams; i++)
-				t->g[i] *= (float)n;
-			grad_err_add(&t->gerr, t->g, t->exact_d, t->m.nparams);
-			if (step + 1 + k->eval_every <= k->steps && (r = coll_next(w, t->exact, 0)))
-				goto out;
-		}
-		acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->eval_samples, &eloss);
-		if (!tta && acc >= target) {
-			double f = acc > prev_acc && target > prev_acc ?
-					   (target - prev_acc) / (acc - prev_acc) : 1.0;
-
-			tta = prev_clock + (uint64_t)(f * (double)(clock - prev_clock));
-			tta = tta ? tta : 1;
-		}
-		prev_acc = acc;
-		prev_clock = clock;
-		w->ival_accuracy = acc;
-		w->ival_eval_loss = eloss;
-		json_array_append_new(curve, json_pack("{s:I,s:I,s:f,s:f,s:f}", "step",
-						       (json_int_t)step + 1, "time_ns",
-						       (json_int_t)clock, "train_loss", loss,
-						       "eval_loss", eloss, "accuracy", acc));
-		/* every rank off the clock before anyone's clock runs again */
-		if (step + 1 < k->steps) {
-			uint64_t xns;
-
-			if ((r = coll_step(w, t->sync, &xns)) ||
-			    (step + 1 + k->eval_every < k->steps && (r = coll_next(w, t->sync, 0))))
-				goto out;
-		}
+		if (((step + 1) % k->eval_every == 0 || step + 1 == k->steps) &&
+		    (r = train_eval(w, t, step, clock, loss, &tt, curve)))
+			goto out;
 	}
-	/* the final accuracy on the larger held-out set (the evaluations use its
-	 * first eval_samples) */
-	acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->final_samples, &eloss);
-	coll_get_stats(t->c, &st);
-	*result = json_pack("{s:s,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:o,s:o,s:o}", "mode",
-			    coll_modes[k->cc.mode], "params", (json_int_t)t->m.nparams, "steps",
-			    (json_int_t)k->steps, "batch", (json_int_t)k->batch, "rank",
-			    (json_int_t)k->cc.rank, "target", target, "final_accuracy", acc,
-			    "final_loss", eloss, "train_time_ns", (json_int_t)clock,
-			    "tta_ns", tta ? json_integer((json_int_t)tta) : json_null(), "time_ns",
-			    hist_to_json(&t->step_h), "curve", curve);
+	*result = train_result(t, clock, tt.tta, curve);
 	curve = NULL;
-	if (*result && k->cc.mode != M_RC)
-		json_object_update_new(*result,
-					json_pack("{s:I,s:I,s:f,s:I,s:I}", "lost_pieces",
-						  (json_int_t)st.lost_pieces, "pieces_expected",
-						  (json_int_t)st.pieces_expected, "lost_fraction",
-						  st.pieces_expected ? (double)st.lost_pieces /
-								       (double)st.pieces_expected : 0.0,
-						  "recovered_pieces", (json_int_t)st.recovered_pieces,
-						  "step_timeouts", (json_int_t)st.timeouts));
-	if (*result && t->exact)
-		json_object_set_new(*result, "grad_error", grad_err_json(&t->gerr));
 	r = *result ? 0 : -ENOMEM;
 out:
 	json_decref(curve);

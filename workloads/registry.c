@@ -4,8 +4,13 @@
 #include "wl.h"
 #include "../lib/hwc.h"
 
-static const struct wl_ops *const all[] = { &wl_p2p,	  &wl_collective, &wl_train,
-					    &wl_storage, &wl_kv,	  NULL };
+/* every workload, once: a line here and its file (workloads/<name>.c) */
+#define WORKLOADS(X) X(p2p) X(collective) X(train) X(storage) X(kv)
+
+#define WL_EXTERN(n) extern const struct wl_ops wl_##n;
+WORKLOADS(WL_EXTERN)
+#define WL_ENTRY(n) &wl_##n,
+static const struct wl_ops *const all[] = { WORKLOADS(WL_ENTRY) NULL };
 
 const struct wl_ops *wl_find(const char *name)
 {

@@ -75,10 +75,5 @@ const struct wl_ops *wl_find(const char *name);
 /* i-th workload, NULL past the end */
 const struct wl_ops *wl_at(int i);
 
-extern const struct wl_ops wl_p2p;
-extern const struct wl_ops wl_collective;
-extern const struct wl_ops wl_train;
-extern const struct wl_ops wl_storage;
-extern const struct wl_ops wl_kv;
 
 #endif

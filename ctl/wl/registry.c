@@ -8,8 +8,13 @@
 #include <string.h>
 #include "ctl/wl/wl.h"
 
-static const struct wlc *const all[] = { &wlc_collective, &wlc_train, &wlc_kv, &wlc_storage,
-					 &wlc_p2p, NULL };
+/* every descriptor, once: a line here and its file (ctl/wl/<name>.c) */
+#define DESCRIPTORS(X) X(collective) X(train) X(kv) X(storage) X(p2p)
+
+#define WLC_EXTERN(n) extern const struct wlc wlc_##n;
+DESCRIPTORS(WLC_EXTERN)
+#define WLC_ENTRY(n) &wlc_##n,
+static const struct wlc *const all[] = { DESCRIPTORS(WLC_ENTRY) NULL };
 
 const struct wlc *wlc_find(const char *name)
 {

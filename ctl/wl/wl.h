@@ -7,8 +7,8 @@
  * (what runs on the node) is workloads/<name>.c behind struct wl_ops.
  *
  * Adding a workload: workloads/<name>.c (agent), ctl/wl/<name>.c (this
- * descriptor), one line in each registry (workloads/registry.c,
- * ctl/wl/registry.c).
+ * descriptor, `const struct wlc wlc_<name>`), one line in each registry
+ * (workloads/registry.c, ctl/wl/registry.c).
  */
 #ifndef RTB_CTL_WL_H
 #define RTB_CTL_WL_H
@@ -71,7 +71,5 @@ void wlc_opts_mode_iters(json_t *o, const char *mode, uint64_t iters, uint64_t w
  * (kinds: NULL-terminated, "<kind>_lat_ns"), "wrong" of the first client
  * from their "mismatches" plus extra */
 uint64_t wlc_fold_clients(json_t *results, const char *const *kinds, uint64_t extra);
-
-extern const struct wlc wlc_collective, wlc_train, wlc_kv, wlc_storage, wlc_p2p;
 
 #endif

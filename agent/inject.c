@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/clock.h"
+#include "../lib/proc.h"
 
 extern char **environ;
 
@@ -104,8 +105,8 @@ static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char 
 {
 	char path[PATH_MAX], *argv[INJECT_MAX_ARGS + 3], *bufs[2];
 	size_t caps[2] = { 1 << 20, 64 << 10 };
-	int o[2], e[2], fds[2], st, r, i, n = 0, left;
-	posix_spawn_file_actions_t fa;
+	int o[2], e[2], fds[2], r, i, n = 0, left;
+	struct proc_io io = { -1, -1, -1, 0 };
 	pid_t pid;
 
 	if (inject_path(path, sizeof(path))) {
@@ -123,11 +124,9 @@ static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char 
 		close(o[1]);
 		return -errno;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, o[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, e[1], 2);
-	r = posix_spawn(&pid, path, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	io.out = o[1];
+	io.err = e[1];
+	r = -proc_spawn(argv, &io, &pid);
 	close(o[1]);
 	close(e[1]);
 	bufs[0] = r ? NULL : malloc(caps[0]);
@@ -138,8 +137,7 @@ static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char 
 		close(o[0]);
 		close(e[0]);
 		if (!r) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
+			proc_stop(pid, 0);
 			return -ENOMEM;
 		}
 		snprintf(err, errlen, "inject: cannot run %s: %s", path, strerror(r));
@@ -150,15 +148,10 @@ static int spawn_inject(char *const *args, int nargs, int *rc, char **out, char 
 	left = drain(fds, bufs, caps, INJECT_TIMEOUT_MS);
 	/* its pipes close before it is a zombie: give it the rest of the
 	 * deadline to finish exiting (a SIGKILL here looked like a crash) */
-	while ((r = (int)waitpid(pid, &st, WNOHANG)) == 0 && left > 0) {
-		usleep(2000);
-		left -= 2;
-	}
-	if (r != pid) {
+	if (proc_reap(pid, left > 0 ? left : 0, rc)) {
 		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
+		proc_reap(pid, -1, rc);
 	}
-	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	*out = bufs[0];
 	*errout = bufs[1];
 	return 0;

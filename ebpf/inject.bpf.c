@@ -422,6 +422,49 @@ static long scan_step(__u32 idx, void *ctx)
 	return scan_step_inline(idx, ctx);
 }
 
+/* the action of the rule that took the packet: its counter and the verdict
+ * (inlined: the verifier sees one program) */
+static __always_inline int act(struct __sk_buff *skb, const struct inj_rule *r,
+			       struct inj_rule_ctr *rc, struct pkt *p, __u64 now)
+{
+	switch (r->action) {
+	case INJ_ACT_DROP:
+		rc->dropped++;
+		/* egress SHOT reports NET_XMIT_DROP back to rxe, which resends at
+		 * once (not wire loss); STOLEN frees the skb and reports success */
+		return inj_dir == INJ_DIR_EGRESS ? TC_ACT_STOLEN : TC_ACT_SHOT;
+	case INJ_ACT_DELAY:
+		rc->delayed++;
+		skb->tstamp = now + jitter(r);
+		skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_DELAY);
+		return TC_ACT_OK;
+	case INJ_ACT_REORDER:
+		rc->reordered++;
+		skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_REORDER);
+		return TC_ACT_OK;
+	case INJ_ACT_DUP: {
+		__u32 mark = skb->mark;
+
+		skb->mark = INJ_MARK_CLONE;
+		if (!bpf_clone_redirect(skb, skb->ifindex,
+					inj_dir == INJ_DIR_INGRESS ? BPF_F_INGRESS : 0))
+			rc->duplicated++;
+		skb->mark = mark;
+		return TC_ACT_OK;
+	}
+	case INJ_ACT_CORRUPT:
+		if (!corrupt(skb))
+			rc->corrupted++;
+		return TC_ACT_OK;
+	case INJ_ACT_ECN:
+		if (!mark_ce(skb, p))
+			rc->marked++;
+		return TC_ACT_OK;
+	default:
+		return TC_ACT_OK;
+	}
+}
+
 SEC("tc")
 int inj_tc(struct __sk_buff *skb)
 {
@@ -503,42 +546,7 @@ int inj_tc(struct __sk_buff *skb)
 		rc->matched_bytes += skb->len;
 		if (r->action == INJ_ACT_COUNT || !selected(r, st))
 			return TC_ACT_OK;
-		switch (r->action) {
-		case INJ_ACT_DROP:
-			rc->dropped++;
-			/* egress SHOT reports NET_XMIT_DROP back to rxe, which resends at
-			 * once (not wire loss); STOLEN frees the skb and reports success */
-			return inj_dir == INJ_DIR_EGRESS ? TC_ACT_STOLEN : TC_ACT_SHOT;
-		case INJ_ACT_DELAY:
-			rc->delayed++;
-			skb->tstamp = now + jitter(r);
-			skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_DELAY);
-			return TC_ACT_OK;
-		case INJ_ACT_REORDER:
-			rc->reordered++;
-			skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_REORDER);
-			return TC_ACT_OK;
-		case INJ_ACT_DUP: {
-			__u32 mark = skb->mark;
-
-			skb->mark = INJ_MARK_CLONE;
-			if (!bpf_clone_redirect(skb, skb->ifindex,
-						inj_dir == INJ_DIR_INGRESS ? BPF_F_INGRESS : 0))
-				rc->duplicated++;
-			skb->mark = mark;
-			return TC_ACT_OK;
-		}
-		case INJ_ACT_CORRUPT:
-			if (!corrupt(skb))
-				rc->corrupted++;
-			return TC_ACT_OK;
-		case INJ_ACT_ECN:
-			if (!mark_ce(skb, &p))
-				rc->marked++;
-			return TC_ACT_OK;
-		default:
-			return TC_ACT_OK;
-		}
+		return act(skb, r, rc, &p, now);
 	}
 }
 

@@ -40,30 +40,6 @@ static int quiet_libbpf(enum libbpf_print_level lvl, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: rdma-inject [-j] [-v|-q] [--pin DIR] COMMAND\n"
-		"  add dev DEV ingress|egress RULE   add a rule; the program attaches on first use\n"
-		"  run dev DEV ingress|egress RULE   add, show its counters until Ctrl-C, SIGTERM or\n"
-		"                                    the end of its window, then remove and detach\n"
-		"  del ID                            remove a rule (the hook detaches with its last rule)\n"
-		"  set ID RULE|on|off                change a rule live (same slot, counters kept)\n"
-		"  list                              rules, in the order they are checked\n"
-		"  stats                             per-rule and per-hook counters\n"
-		"  seed N                            fixed PRNG seed for reproducible runs (0 = random)\n"
-		"  flush                             detach everything, remove our qdiscs and maps\n"
-		"  probe                             what the running kernel supports\n"
-		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
-		"       [ecn ce] ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
-		"  ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder | duplicate\n"
-		"          | corrupt | ecn | flap T\n"
-		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
-		"  CLASS   data read_req read_resp ack nak atomic cnp other\n"
-		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"
-		"sender sees no error, as with loss on the wire. delay/reorder need an egress hook.\n");
-}
-
 static struct inj_ctx *open_ctx(void)
 {
 	struct inj_ctx *c = inj_open(pin_root);
@@ -471,12 +447,22 @@ static int cmd_probe(void)
 	netem = module_state("sch_netem");
 	prio = module_state("sch_prio");
 #define HAVE(s) (strcmp((s), "missing") != 0)
-	act = json_pack("{s:b,s:b,s:b,s:b,s:b,s:b,s:b}", "count", loads, "drop", loads, "flap",
-			loads, "duplicate", loads && json_is_true(json_object_get(h, "clone")),
-			"corrupt", loads && json_is_true(json_object_get(h, "store_bytes")), "ecn",
-			loads && json_is_true(json_object_get(h, "l3_csum")), "delay",
-			loads && HAVE(fq) && HAVE(prio));
-	json_object_set_new(act, "reorder", json_boolean(loads && HAVE(netem) && HAVE(prio)));
+	/* every action of the ABI's list runs where the program loads; some
+	 * need a helper or a qdisc besides */
+	act = json_object();
+	for (i = 0; i < INJ_ACT_MAX; i++)
+		json_object_set_new(act, inj_action_name(i), json_boolean(loads));
+	json_object_set_new(act, "flap", json_boolean(loads));
+	json_object_set_new(act, inj_action_name(INJ_ACT_DUP),
+			    json_boolean(loads && json_is_true(json_object_get(h, "clone"))));
+	json_object_set_new(act, inj_action_name(INJ_ACT_CORRUPT),
+			    json_boolean(loads && json_is_true(json_object_get(h, "store_bytes"))));
+	json_object_set_new(act, inj_action_name(INJ_ACT_ECN),
+			    json_boolean(loads && json_is_true(json_object_get(h, "l3_csum"))));
+	json_object_set_new(act, inj_action_name(INJ_ACT_DELAY),
+			    json_boolean(loads && HAVE(fq) && HAVE(prio)));
+	json_object_set_new(act, inj_action_name(INJ_ACT_REORDER),
+			    json_boolean(loads && HAVE(netem) && HAVE(prio)));
 #undef HAVE
 	o = json_pack("{s:i,s:s,s:b,s:o,s:o,s:o}", "schema_version", 1, "kernel", u.release,
 		      "tc_program_loads", loads, "actions", act, "helpers", h, "modules", m);
@@ -568,11 +554,35 @@ static int c_probe(void *x, int n, char **v)
 }
 
 static const struct cmd_entry cmds[] = {
-	{ "add", c_add, NULL },	  { "run", c_run, NULL },	{ "del", c_del, NULL },
-	{ "set", c_set, NULL },	  { "seed", c_seed, NULL },	{ "list", c_list, NULL },
-	{ "stats", c_stats, NULL }, { "flush", c_flush, NULL }, { "probe", c_probe, NULL },
+	{ "add", c_add, "dev DEV ingress|egress RULE: add a rule; the program attaches on first use" },
+	{ "run", c_run, "dev DEV ingress|egress RULE: add, show its counters until Ctrl-C, SIGTERM "
+			"or the end of its window, then remove and detach" },
+	{ "del", c_del, "ID: remove a rule (the hook detaches with its last rule)" },
+	{ "set", c_set, "ID RULE|on|off: change a rule live (same slot, counters kept)" },
+	{ "list", c_list, "rules, in the order they are checked" },
+	{ "stats", c_stats, "per-rule and per-hook counters" },
+	{ "seed", c_seed, "N: fixed PRNG seed for reproducible runs (0 = random)" },
+	{ "flush", c_flush, "detach everything, remove our qdiscs and maps" },
+	{ "probe", c_probe, "what the running kernel supports" },
 	{ NULL, NULL, NULL },
 };
+
+/* the commands from their table, the grammar's words from the ABI lists */
+#define ACT_WORD(e, kw, ctr) " " kw
+#define CLS_WORD(e, kw) " " kw
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rdma-inject [-j] [-v|-q] [--pin DIR] COMMAND\n");
+	cmd_help(cmds, f);
+	fprintf(f,
+		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
+		"       [ecn ce] ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
+		"  ACTION " INJ_ACTIONS(ACT_WORD) " flap T  (delay T [jitter T [uniform|normal]])\n"
+		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
+		"  CLASS  " INJ_CLASSES(CLS_WORD) "\n"
+		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"
+		"sender sees no error, as with loss on the wire. delay/reorder need an egress hook.\n");
+}
 
 int main(int argc, char **argv)
 {

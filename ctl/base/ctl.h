@@ -27,6 +27,13 @@ struct ctl {
 /* exit codes of every command: ok, failed, bad usage (nothing touched),
  * stopped by Ctrl-C before anything was done (as a shell reports SIGINT) */
 enum ctl_exit { CTL_OK = 0, CTL_FAIL = 1, CTL_USAGE = 2, CTL_INTERRUPTED = 130 };
+/* what an argument parser returns after printing --help: not an exit code
+ * (ctl_code() makes it CTL_OK), so that it never reads as a failure */
+#define CTL_HELP (-1)
+static inline int ctl_code(int r)
+{
+	return r == CTL_HELP ? CTL_OK : r;
+}
 /* 0 -> CTL_OK, -EINVAL -> CTL_USAGE, -EINTR -> CTL_INTERRUPTED, any other
  * -errno -> CTL_FAIL */
 int ctl_exit(int r);

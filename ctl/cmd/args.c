@@ -17,7 +17,7 @@ int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_
 	for (i = from; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			return 1;
+			return CTL_HELP;
 		}
 		if (strncmp(argv[i], "--", 2) || i + 1 >= argc) {
 			log_err("%s: expected --option value, got '%s'", cmd, argv[i]);

@@ -32,7 +32,7 @@ struct ctl_arg {
 
 /* --flag value pairs from argv[from]: own flags (NULL-terminated table) set
  * their dst, any other --key value lands in opts (the agent checks it
- * against the workload's option table). 0, 1 after -h/--help (usage
+ * against the workload's option table). 0, CTL_HELP after -h/--help (usage
  * printed), CTL_USAGE (message printed) */
 int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_arg *own,
 	     json_t *opts, void (*usage)(FILE *));

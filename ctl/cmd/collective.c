@@ -123,7 +123,7 @@ static int parse_sizes(const char *sizes, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
-/* 0, 1 after --help, CTL_USAGE */
+/* 0, CTL_HELP after --help, CTL_USAGE */
 static int parse(struct coll_args *a, int argc, char **argv)
 {
 	const char *sizes = NULL, *modes_s = NULL, *rounds_s = NULL, *why;
@@ -240,7 +240,7 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 	r = parse(&a, argc, argv);
 	if (r) {
 		json_decref(a.opts);
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	}
 	all = json_array();
 	for (size = a.lo; size <= a.hi && !r; size *= 2)

@@ -131,7 +131,7 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 		r = CTL_FAIL;
 	if (r) {
 		exp_close(&e);
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	}
 	profile_add_arm(&e.p, "rc", "rc", NULL);
 	o.nodes = nodes;

@@ -48,10 +48,10 @@ int cmd_inject(struct ctl *ctl, int argc, char **argv)
 	if (i >= argc) {
 		fprintf(stderr, "usage: rdmactl [-j] inject [--node NODE] RDMA-INJECT-ARGS...\n"
 				"  e.g. rdmactl inject add dev n1 ingress drop 5%%; rdmactl inject stats\n");
-		return 2;
+		return CTL_USAGE;
 	}
 	if (open_node(&s, &c, node))
-		return 1;
+		return CTL_FAIL;
 	args = json_array();
 	if (ctl->json)
 		json_array_append_new(args, json_string("-j"));
@@ -62,7 +62,7 @@ int cmd_inject(struct ctl *ctl, int argc, char **argv)
 	agentc_close(&c);
 	if (r) {
 		log_err("%s", err);
-		return 1;
+		return CTL_FAIL;
 	}
 	fputs(json_string_value(json_object_get(res, "stdout")), stdout);
 	fputs(json_string_value(json_object_get(res, "stderr")), stderr);
@@ -83,14 +83,14 @@ int cmd_counters(struct ctl *ctl, int argc, char **argv)
 		node = argv[1];
 	} else if (argc) {
 		fprintf(stderr, "usage: rdmactl [-j] counters [--node NODE]\n");
-		return 2;
+		return CTL_USAGE;
 	}
 	if (open_node(&s, &c, node))
-		return 1;
+		return CTL_FAIL;
 	if (agentc_call(&c, "counters", NULL, &res, 10000, err, sizeof(err))) {
 		agentc_close(&c);
 		log_err("%s", err);
-		return 1;
+		return CTL_FAIL;
 	}
 	agentc_close(&c);
 	if (ctl->json) {
@@ -104,5 +104,5 @@ int cmd_counters(struct ctl *ctl, int argc, char **argv)
 			printf("  %-28s %lld\n", k, json_integer_value(v));
 	}
 	json_decref(res);
-	return 0;
+	return CTL_OK;
 }

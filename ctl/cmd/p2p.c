@@ -133,14 +133,14 @@ static int two_nodes(const char *client, const char *server)
 	return 0;
 }
 
-/* argv into the experiment: 0, 1 after --help, CTL_USAGE */
+/* argv into the experiment: 0, CTL_HELP after --help, CTL_USAGE */
 static int parse(struct exp *e, int argc, char **argv, const char **client, const char **server)
 {
 	const struct ctl_arg own[] = { { "client", client }, { "server", server }, { NULL, NULL } };
 
 	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		usage(argc < 1 ? stderr : stdout);
-		return argc < 1 ? CTL_USAGE : 1;
+		return argc < 1 ? CTL_USAGE : CTL_HELP;
 	}
 	if (strcmp(argv[0], "lat") && strcmp(argv[0], "bw")) {
 		log_err("p2p: unknown test '%s' (expected lat|bw)", argv[0]);
@@ -171,7 +171,7 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 		r = CTL_FAIL;
 	if (r) {
 		exp_close(&e);
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	}
 	profile_add_arm(&e.p, "rc", "rc", NULL);
 	snprintf(nodes, sizeof(nodes), "%s,%s", client, server);	/* member 0 the client */

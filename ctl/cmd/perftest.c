@@ -28,7 +28,7 @@ struct pt_args {
 	json_t *args;		/* the tool's own arguments */
 };
 
-/* [--client N] [--server N] [--timeout S] PROG [ARGS]: 0, 1 after --help, CTL_USAGE */
+/* [--client N] [--server N] [--timeout S] PROG [ARGS]: 0, CTL_HELP, CTL_USAGE */
 static int parse(struct pt_args *a, int argc, char **argv)
 {
 	int i;
@@ -39,7 +39,7 @@ static int parse(struct pt_args *a, int argc, char **argv)
 	for (i = 0; i < argc && !strncmp(argv[i], "-", 1); i += 2) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			return 1;
+			return CTL_HELP;
 		}
 		if (i + 1 >= argc) {
 			usage(stderr);
@@ -140,7 +140,7 @@ int cmd_perftest(struct ctl *ctl, int argc, char **argv)
 
 	r = parse(&a, argc, argv);
 	if (r)
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	if (pair_open(&p, a.client, a.server)) {
 		json_decref(a.args);
 		return CTL_FAIL;

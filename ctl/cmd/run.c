@@ -61,7 +61,7 @@ int cmd_validate(struct ctl *ctl, int argc, char **argv)
 	}
 	r = exp_args(argc, argv, sets, &nsets, pos, &npos, NULL, NULL, usage_validate);
 	if (r)
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	if (!npos) {
 		usage_validate(stderr);
 		return CTL_USAGE;
@@ -115,7 +115,7 @@ int cmd_run(struct ctl *ctl, int argc, char **argv)
 	r = exp_load(&e, argc, argv, &o, usage_run);
 	if (r) {
 		exp_close(&e);
-		r = r == 1 ? CTL_OK : r;
+		r = ctl_code(r);
 		goto out;
 	}
 	o.print = 1;

@@ -94,7 +94,7 @@ int cmd_storage(struct ctl *ctl, int argc, char **argv)
 		r = CTL_USAGE;
 	if (r) {
 		exp_close(&e);
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	}
 	profile_add_arm(&e.p, "rc", "rc", NULL);
 	/* member 0 the initiator, member 1 the target */

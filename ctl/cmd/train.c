@@ -74,7 +74,7 @@ static void arm_done(void *arg, int a, json_t *results, uint64_t iters)
 	json_decref(rounds);
 }
 
-/* argv into the experiment's profile: 0, 1 after --help, CTL_USAGE */
+/* argv into the experiment's profile: 0, CTL_HELP after --help, CTL_USAGE */
 static int parse(struct train_run *tr, int argc, char **argv, const char **nodes)
 {
 	const char *modes_s = NULL, *modes[PROF_MAX_ARMS];
@@ -115,7 +115,7 @@ int cmd_train(struct ctl *ctl, int argc, char **argv)
 	r = parse(&tr, argc, argv, &o.nodes);
 	if (r) {
 		exp_close(&tr.e);
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	}
 	tr.all = json_array();
 	r = exp_open(&tr.e, ctl, &o);

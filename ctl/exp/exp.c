@@ -17,8 +17,8 @@
 #include "ctl/exp/inject.h"
 #include "lib/log.h"
 
-/* --set pairs, -o, --keep and the positional words: 0, 1 after --help,
- * CTL_USAGE (message printed) */
+/* --set pairs, -o, --keep and the positional words: 0, CTL_HELP after
+ * --help, CTL_USAGE (message printed) */
 int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos,
 		      int *npos, const char **out, int *keep, void (*usage)(FILE *))
 {
@@ -28,7 +28,7 @@ int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			return 1;
+			return CTL_HELP;
 		}
 		if (!strcmp(argv[i], "--set") || !strcmp(argv[i], "-o")) {
 			if (i + 1 >= argc) {

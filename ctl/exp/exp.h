@@ -73,7 +73,7 @@ struct exp {
 };
 
 /* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]:
- * the profile loaded into e->p, o filled. 0; 1 after --help; CTL_USAGE
+ * the profile loaded into e->p, o filled. 0; CTL_HELP after --help; CTL_USAGE
  * (message printed, nothing touched) */
 int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *));
 /* validate's: PROFILE... [--set k.path=v]...: *npos files in pos */

@@ -291,7 +291,7 @@ static int testbed_status(void *vctl, int argc, char **argv)
 
 	if (argc > 0) {
 		log_err("testbed status: unexpected argument '%s'", argv[0]);
-		return 2;
+		return CTL_USAGE;
 	}
 	r = tb_load(&s);
 	if (r == -ENOENT) {
@@ -299,10 +299,10 @@ static int testbed_status(void *vctl, int argc, char **argv)
 			printf("{\"schema_version\": %d, \"up\": false}\n", TB_SCHEMA);
 		else
 			printf("no testbed is up\n");
-		return 1;
+		return CTL_FAIL;
 	}
 	if (r)
-		return 1;
+		return CTL_FAIL;
 	alive = tb_ops(s.backend)->alive(&s);
 	nodes = json_array();
 	for (i = 0; i < s.nodes; i++) {
@@ -346,7 +346,7 @@ static int testbed_status(void *vctl, int argc, char **argv)
 		}
 	}
 	json_decref(o);
-	return alive && !bad ? 0 : 1;
+	return alive && !bad ? CTL_OK : CTL_FAIL;
 }
 
 static int testbed_down(void *ctl, int argc, char **argv)

@@ -72,7 +72,7 @@ static int tui_attach(struct ctl *ctl)
 	snprintf(t.live, sizeof(t.live), "%s/live.json", ctl_state_dir());
 	if (tb_load(&s)) {
 		log_err("tui --attach: no testbed is up");
-		return 1;
+		return CTL_FAIL;
 	}
 	memset(&m, 0, sizeof(m));
 	pthread_mutex_init(&m.lock, NULL);
@@ -84,7 +84,7 @@ static int tui_attach(struct ctl *ctl)
 		log_err("tui --attach: no experiment is running (%s: %s); 'rdmactl run PROFILE' "
 			"publishes one", t.live, strerror(errno));
 		model_fini(&m);
-		return 1;
+		return CTL_FAIL;
 	}
 	for (i = 0; i < s.nodes && i < 16; i++) {
 		if (tb_agent_open(&t.ctl[i], &s, i, 3000)) {
@@ -164,7 +164,7 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 		exp_close(&e);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
-		return r == 1 ? CTL_OK : r;
+		return ctl_code(r);
 	}
 	model_init(&m, &e.p, e.wl->measure);
 	model_obs(&m, &e.obs);

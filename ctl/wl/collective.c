@@ -6,11 +6,7 @@
 #include "ctl/wl/wl.h"
 
 static const struct wlc_reserved reserved[] = {
-	{ "rank", "set by rdmactl" },
-	{ "nranks", "set by rdmactl" },
-	{ "mode", "set per arm (arms: - mode: ...)" },
-	{ "iters", "set in run: (run.iters)" },
-	{ "warmup", "set in run: (run.warmup)" },
+	WLC_RESERVED_RUN,
 	{ NULL, NULL },
 };
 

@@ -36,3 +36,16 @@ uint64_t wlc_fold_clients(json_t *results, const char *const *kinds, uint64_t ex
 	json_object_set_new(json_array_get(results, 0), "wrong", json_integer((json_int_t)wrong));
 	return wrong;
 }
+
+json_t *wlc_ops_arm(const char *name, const char *mode, const json_t *rounds,
+		    const char *const kinds[2], const char *rate_key)
+{
+	struct arm_acc a;
+	json_t *o;
+
+	arm_acc_init(&a, name, mode);
+	o = report_ops_arm(&a, rounds, kinds, rate_key);
+	report_arm_finish(o, name, &a, rounds);
+	arm_acc_fini(&a);
+	return o;
+}

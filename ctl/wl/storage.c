@@ -7,11 +7,7 @@
 #include "ctl/wl/wl.h"
 
 static const struct wlc_reserved reserved[] = {
-	{ "rank", "set by rdmactl" },
-	{ "nranks", "set by rdmactl" },
-	{ "mode", "set per arm (arms: - mode: ...)" },
-	{ "iters", "set in run: (run.iters)" },
-	{ "warmup", "set in run: (run.warmup)" },
+	WLC_RESERVED_RUN,
 	{ NULL, NULL },
 };
 
@@ -32,14 +28,7 @@ static uint64_t fold(json_t *results)
 
 static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
 {
-	struct arm_acc a;
-	json_t *o;
-
-	arm_acc_init(&a, name, mode);
-	o = report_ops_arm(&a, rounds, kinds, "iops");
-	report_arm_finish(o, name, &a, rounds);
-	arm_acc_fini(&a);
-	return o;
+	return wlc_ops_arm(name, mode, rounds, kinds, "iops");
 }
 
 const struct wlc wlc_storage = {

@@ -8,9 +8,7 @@
 #include "ctl/wl/wl.h"
 
 static const struct wlc_reserved reserved[] = {
-	{ "rank", "set by rdmactl" },
-	{ "nranks", "set by rdmactl" },
-	{ "mode", "set per arm (arms: - mode: ...)" },
+	WLC_RESERVED_RANKS,
 	{ NULL, NULL },
 };
 

@@ -64,6 +64,15 @@ int wlc_mode(const char *name);
  * count, or -EINVAL with the message in err */
 int wlc_modes_parse(const char *list, const char **modes, int max, char *err, size_t errlen);
 
+/* the options rdmactl sets on every workload's arms, first in each
+ * descriptor's reserved list */
+#define WLC_RESERVED_RANKS                                                                         \
+	{ "rank", "set by rdmactl" }, { "nranks", "set by rdmactl" },                              \
+	{ "mode", "set per arm (arms: - mode: ...)" }
+#define WLC_RESERVED_RUN                                                                           \
+	WLC_RESERVED_RANKS, { "iters", "set in run: (run.iters)" },                                \
+	{ "warmup", "set in run: (run.warmup)" }
+
 /* what several descriptors share (common.c) */
 void wlc_opts_mode_iters(json_t *o, const char *mode, uint64_t iters, uint64_t warmup,
 			 int members);
@@ -71,5 +80,8 @@ void wlc_opts_mode_iters(json_t *o, const char *mode, uint64_t iters, uint64_t w
  * (kinds: NULL-terminated, "<kind>_lat_ns"), "wrong" of the first client
  * from their "mismatches" plus extra */
 uint64_t wlc_fold_clients(json_t *results, const char *const *kinds, uint64_t extra);
+/* an operation workload's report arm (report_ops_arm) */
+json_t *wlc_ops_arm(const char *name, const char *mode, const json_t *rounds,
+		    const char *const kinds[2], const char *rate_key);
 
 #endif

@@ -59,8 +59,6 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 /* "qpn 0x11 opcode data drop 1%" */
 void inj_rule_format(const struct inj_rule *r, char *buf, size_t len);
 const char *inj_action_name(int action);
-/* the counter (INJ_COUNTERS name) of the packets an action hit */
-const char *inj_action_counter(int action);
 /* the counters as JSON, {"matched": n, ...} in INJ_COUNTERS order */
 json_t *inj_ctr_json(const struct inj_rule_ctr *k);
 /* the counters as text: " matched N dropped N ..." (the same names) */

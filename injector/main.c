@@ -525,33 +525,18 @@ static int c_seed(void *x, int n, char **v)
 	return cmd_seed(n, v);
 }
 
-static int c_list(void *x, int n, char **v)
-{
-	(void)x;
-	(void)v;
-	return no_args("list", n) ? 2 : cmd_list(0);
-}
-
-static int c_stats(void *x, int n, char **v)
-{
-	(void)x;
-	(void)v;
-	return no_args("stats", n) ? 2 : cmd_list(1);
-}
-
-static int c_flush(void *x, int n, char **v)
-{
-	(void)x;
-	(void)v;
-	return no_args("flush", n) ? 2 : cmd_flush();
-}
-
-static int c_probe(void *x, int n, char **v)
-{
-	(void)x;
-	(void)v;
-	return no_args("probe", n) ? 2 : cmd_probe();
-}
+/* the commands that take no words */
+#define NO_ARGS(name, call)                                                                        \
+	static int c_##name(void *x, int n, char **v)                                              \
+	{                                                                                          \
+		(void)x;                                                                           \
+		(void)v;                                                                           \
+		return no_args(#name, n) ? 2 : call;                                               \
+	}
+NO_ARGS(list, cmd_list(0))
+NO_ARGS(stats, cmd_list(1))
+NO_ARGS(flush, cmd_flush())
+NO_ARGS(probe, cmd_probe())
 
 static const struct cmd_entry cmds[] = {
 	{ "add", c_add, "dev DEV ingress|egress RULE: add a rule; the program attaches on first use" },

@@ -40,15 +40,6 @@ static const char *const keywords[] = {
 	"once", "gemodel", "gap", "hold", "after", "for", "jitter", "uniform", "normal", NULL,
 };
 
-/* the counter an action's hits count in, by action */
-#define ACT_CTR(e, kw, ctr) #ctr,
-static const char *const action_ctrs[INJ_ACT_MAX] = { INJ_ACTIONS(ACT_CTR) };
-
-const char *inj_action_counter(int a)
-{
-	return a >= 0 && a < INJ_ACT_MAX ? action_ctrs[a] : "matched";
-}
-
 void inj_rule_init(struct inj_rule *r)
 {
 	memset(r, 0, sizeof(*r));

@@ -62,7 +62,7 @@ static void arm_done(void *arg, int a, json_t *results, uint64_t iters)
 	double t;
 
 	(void)iters;
-	arm = tr->e.wl->report_arm(tr->e.p.arm[a].name, tr->e.p.arm[a].mode, rounds);
+	arm = wlc_report_arm(tr->e.wl, tr->e.p.arm[a].name, tr->e.p.arm[a].mode, rounds);
 	t = jr_real(arm, "tta_ns") / 1e9;
 	if (!json_array_size(tr->all))
 		tr->tta0 = t;

@@ -62,7 +62,7 @@ json_t *exp_report(struct exp *e)
 	int a;
 
 	for (a = 0; a < p->narms; a++) {
-		json_t *arm = e->wl->report_arm(p->arm[a].name, p->arm[a].mode, e->rounds[a]);
+		json_t *arm = wlc_report_arm(e->wl, p->arm[a].name, p->arm[a].mode, e->rounds[a]);
 
 		if (json_is_true(json_object_get(arm, "verification_failed")))
 			e->rc = 1;

@@ -81,7 +81,7 @@ json_t *report_results(const json_t *rounds)
 	return c;
 }
 
-json_t *report_ops_arm(struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
+json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
 		       const char *rate_key)
 {
 	struct hist by[2];
@@ -94,7 +94,6 @@ json_t *report_ops_arm(struct arm_acc *a, const json_t *rounds, const char *cons
 	hist_init(&by[0]);
 	hist_init(&by[1]);
 	json_array_foreach(rounds, r, res) {
-		arm_acc_add(a, res, 0);
 		json_array_foreach(res, i, c) {
 			if (i + 1 == json_array_size(res))	/* the server */
 				break;

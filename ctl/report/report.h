@@ -35,10 +35,11 @@ json_t *report_results(const json_t *rounds);
 /* the keys every arm has: name, count, percentiles, intervals, results */
 void report_arm_finish(json_t *arm, const char *name, const struct arm_acc *a,
 		       const json_t *rounds);
-/* operation workloads (results: clients, then the server): latency by
- * operation kind (kinds[2], e.g. get, put: "<kind>_lat_ns"), the clients'
- * rates (rate_key) added up, averaged over rounds */
-json_t *report_ops_arm(struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
+/* operation workloads (results: clients, then the server; a: their rounds
+ * accumulated): latency by operation kind (kinds[2], e.g. get, put:
+ * "<kind>_lat_ns"), the clients' rates (rate_key) added up, averaged over
+ * rounds */
+json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
 		       const char *rate_key);
 
 /* --- the metric table (metric.c): one entry per figure a report shows */

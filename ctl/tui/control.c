@@ -164,7 +164,7 @@ int tui_with_drop(const char *rule, const char *pct, char *out, size_t len)
 
 /* :drop P% [all|nodeN] [ingress|egress]: every matching drop rule to P%,
  * or a new rule where there is none */
-void tui_cmd_drop(struct tui *t, const char *pct, const char *node, const char *dir)
+static void cmd_drop(struct tui *t, const char *pct, const char *node, const char *dir)
 {
 	char out[256], dev[16];
 	int i, n = 0, set = 0;
@@ -264,7 +264,7 @@ int tui_command(struct tui *t, const char *line)
 			tui_flash_msg(t, "drop: give a rate like 2%%");
 			return 0;
 		}
-		tui_cmd_drop(t, a[1], n >= 3 ? a[2] : "all", n >= 4 ? a[3] : "ingress");
+		cmd_drop(t, a[1], n >= 3 ? a[2] : "all", n >= 4 ? a[3] : "ingress");
 	} else if ((!strcmp(a[0], "delay") || !strcmp(a[0], "flap")) && n >= 2) {
 		tui_cmd_add(t, a[0], n >= 3 ? a[2] : "node1", a[1]);
 	} else if (!strcmp(a[0], "set") && n >= 3) {

@@ -10,22 +10,14 @@ static const struct wlc_reserved reserved[] = {
 	{ NULL, NULL },
 };
 
-/* every round's own iteration count (rank 0 says it); wrong elements are a
- * failure unless the arm lost pieces: then they are what losing data means */
-static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+/* wrong elements are a failure unless the arm lost pieces: then they are
+ * what losing data means */
+static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
-	struct arm_acc a;
-	const json_t *res;
-	json_t *o;
-	size_t r;
+	json_t *o = arm_acc_summary(a);
 
-	arm_acc_init(&a, name, mode);
-	json_array_foreach(rounds, r, res)
-		arm_acc_add(&a, res, jr_u64(json_array_get(res, 0), "iters"));
-	o = arm_acc_summary(&a);
-	json_object_set_new(o, "verification_failed", json_boolean(a.wrong && !a.lost));
-	report_arm_finish(o, name, &a, rounds);
-	arm_acc_fini(&a);
+	(void)rounds;
+	json_object_set_new(o, "verification_failed", json_boolean(a->wrong && !a->lost));
 	return o;
 }
 
@@ -39,5 +31,6 @@ const struct wlc wlc_collective = {
 	.in_profile = 1,
 	.reserved = reserved,
 	.arm_opts = wlc_opts_mode_iters,
-	.report_arm = report_arm,
+	.timed_iters = 1,
+	.arm_json = arm_json,
 };

@@ -37,15 +37,20 @@ uint64_t wlc_fold_clients(json_t *results, const char *const *kinds, uint64_t ex
 	return wrong;
 }
 
-json_t *wlc_ops_arm(const char *name, const char *mode, const json_t *rounds,
-		    const char *const kinds[2], const char *rate_key)
+json_t *wlc_report_arm(const struct wlc *d, const char *name, const char *mode,
+		       const json_t *rounds)
 {
 	struct arm_acc a;
+	const json_t *res;
 	json_t *o;
+	size_t r;
 
 	arm_acc_init(&a, name, mode);
-	o = report_ops_arm(&a, rounds, kinds, rate_key);
-	report_arm_finish(o, name, &a, rounds);
+	json_array_foreach(rounds, r, res)
+		arm_acc_add(&a, res, d->timed_iters ? jr_u64(json_array_get(res, 0), "iters") : 0);
+	o = d->arm_json(&a, rounds);
+	if (o)
+		report_arm_finish(o, name, &a, rounds);
 	arm_acc_fini(&a);
 	return o;
 }

@@ -38,9 +38,9 @@ static uint64_t fold(json_t *results)
 				(upd > puts ? upd - puts : puts - upd));
 }
 
-static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
-	return wlc_ops_arm(name, mode, rounds, kinds, "ops_per_s");
+	return report_ops_arm(a, rounds, kinds, "ops_per_s");
 }
 
 const struct wlc wlc_kv = {
@@ -55,5 +55,5 @@ const struct wlc wlc_kv = {
 	.reserved = reserved,
 	.arm_opts = arm_opts,
 	.fold = fold,
-	.report_arm = report_arm,
+	.arm_json = arm_json,
 };

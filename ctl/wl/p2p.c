@@ -20,21 +20,11 @@ static uint64_t fold(json_t *results)
 	return 0;
 }
 
-static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
-	struct arm_acc a;
-	const json_t *res;
-	json_t *o;
-	size_t r;
-
-	arm_acc_init(&a, name, mode);
-	json_array_foreach(rounds, r, res)
-		arm_acc_add(&a, res, 0);
-	o = json_pack("{s:s,s:o,s:I,s:O}", "mode", mode, "time_hist_ns", hist_to_json(&a.h),
-		      "retransmissions", (json_int_t)a.retrans, "hw_counters_delta", a.hw);
-	report_arm_finish(o, name, &a, rounds);
-	arm_acc_fini(&a);
-	return o;
+	(void)rounds;
+	return json_pack("{s:s,s:o,s:I,s:O}", "mode", a->mode, "time_hist_ns", hist_to_json(&a->h),
+			 "retransmissions", (json_int_t)a->retrans, "hw_counters_delta", a->hw);
 }
 
 const struct wlc wlc_p2p = {
@@ -48,5 +38,5 @@ const struct wlc wlc_p2p = {
 	.in_profile = 0,
 	.reserved = reserved,
 	.fold = fold,
-	.report_arm = report_arm,
+	.arm_json = arm_json,
 };

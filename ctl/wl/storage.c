@@ -26,9 +26,9 @@ static uint64_t fold(json_t *results)
 	return wlc_fold_clients(results, kinds, 0);
 }
 
-static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
-	return wlc_ops_arm(name, mode, rounds, kinds, "iops");
+	return report_ops_arm(a, rounds, kinds, "iops");
 }
 
 const struct wlc wlc_storage = {
@@ -43,5 +43,5 @@ const struct wlc wlc_storage = {
 	.reserved = reserved,
 	.arm_opts = arm_opts,
 	.fold = fold,
-	.report_arm = report_arm,
+	.arm_json = arm_json,
 };

@@ -21,26 +21,21 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
 }
 
 /* rank 0's figures of the job; the step times of every rank, merged */
-static json_t *report_arm(const char *name, const char *mode, const json_t *rounds)
+static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
 	static const char *const keys[] = { "tta_ns", "final_accuracy", "final_loss",
 					    "train_time_ns", "curve", "params", "target",
 					    "lost_pieces", "lost_fraction", "recovered_pieces",
 					    "step_timeouts", "grad_error", NULL };
 	const json_t *r0 = json_array_get(json_array_get(rounds, 0), 0);
-	struct arm_acc a;
 	json_t *o;
 
-	arm_acc_init(&a, name, mode);
-	if (r0)
-		arm_acc_add(&a, json_array_get(rounds, 0), 0);
-	o = json_pack("{s:s,s:I,s:o,s:I}", "mode", mode, "steps", (json_int_t)jr_u64(r0, "steps"),
-		      "time_hist_ns", hist_to_json(&a.h), "retransmissions", (json_int_t)a.retrans);
+	o = json_pack("{s:s,s:I,s:o,s:I}", "mode", a->mode, "steps",
+		      (json_int_t)jr_u64(r0, "steps"), "time_hist_ns", hist_to_json(&a->h),
+		      "retransmissions", (json_int_t)a->retrans);
 	for (int k = 0; r0 && keys[k]; k++)
 		if (json_object_get(r0, keys[k]))
 			json_object_set(o, keys[k], json_object_get(r0, keys[k]));
-	report_arm_finish(o, name, &a, rounds);
-	arm_acc_fini(&a);
 	return o;
 }
 
@@ -54,5 +49,5 @@ const struct wlc wlc_train = {
 	.in_profile = 1,
 	.reserved = reserved,
 	.arm_opts = arm_opts,
-	.report_arm = report_arm,
+	.arm_json = arm_json,
 };

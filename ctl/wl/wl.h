@@ -47,8 +47,12 @@ struct wlc {
 	/* STAR/PAIR: results (clients, then the server) made to look like a
 	 * group's: every client gets "time_ns", the first "wrong"; that count */
 	uint64_t (*fold)(json_t *results);
-	/* the report arm of one arm's rounds (arrays of per-member results) */
-	json_t *(*report_arm)(const char *name, const char *mode, const json_t *rounds);
+	/* each round's measured iterations are rank 0's "iters" (else 0: the
+	 * accumulator counts only the members' time histograms) */
+	int timed_iters;
+	/* the workload's keys of a report arm, from the accumulator of its
+	 * rounds (filled by wlc_report_arm) and the rounds themselves */
+	json_t *(*arm_json)(const struct arm_acc *a, const json_t *rounds);
 };
 
 /* the registry (registry.c): by exact name, NULL if none */
@@ -80,8 +84,9 @@ void wlc_opts_mode_iters(json_t *o, const char *mode, uint64_t iters, uint64_t w
  * (kinds: NULL-terminated, "<kind>_lat_ns"), "wrong" of the first client
  * from their "mismatches" plus extra */
 uint64_t wlc_fold_clients(json_t *results, const char *const *kinds, uint64_t extra);
-/* an operation workload's report arm (report_ops_arm) */
-json_t *wlc_ops_arm(const char *name, const char *mode, const json_t *rounds,
-		    const char *const kinds[2], const char *rate_key);
+/* the report arm of one arm's rounds (arrays of per-member results): every
+ * round accumulated once, the descriptor's keys, the keys every arm has */
+json_t *wlc_report_arm(const struct wlc *d, const char *name, const char *mode,
+		       const json_t *rounds);
 
 #endif

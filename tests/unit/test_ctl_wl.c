@@ -86,7 +86,7 @@ static void test_acc(void)
 static void test_collective_arm(void)
 {
 	json_t *rounds = json_pack("[oo]", fx_round(3, 10, 100000, 0), fx_round(3, 10, 150000, 0));
-	json_t *arm = wlc_collective.report_arm("rc", "rc", rounds), *lossy;
+	json_t *arm = wlc_report_arm(&wlc_collective, "rc", "rc", rounds), *lossy;
 	const json_t *pc = json_object_get(arm, "percentiles");
 
 	EXPECT_EQ_U(json_integer_value(json_object_get(arm, "count")), 60);
@@ -102,7 +102,7 @@ static void test_collective_arm(void)
 	json_decref(rounds);
 	/* wrong elements without loss fail the arm, with loss they are the loss */
 	rounds = json_pack("[o]", fx_round(3, 10, 100000, 1));
-	lossy = wlc_collective.report_arm("lossy", "lossy", rounds);
+	lossy = wlc_report_arm(&wlc_collective, "lossy", "lossy", rounds);
 	EXPECT(json_is_false(json_object_get(lossy, "verification_failed")));
 	EXPECT(near(jr_real(lossy, "lost_fraction"), 33.0 / 3000));
 	EXPECT(json_object_get(lossy, "grad_error") != NULL);
@@ -110,7 +110,7 @@ static void test_collective_arm(void)
 	json_decref(rounds);
 	rounds = json_pack("[o]", fx_round(2, 10, 100000, 0));
 	json_object_set_new(json_array_get(json_array_get(rounds, 0), 1), "wrong", json_integer(3));
-	arm = wlc_collective.report_arm("rc", "rc", rounds);
+	arm = wlc_report_arm(&wlc_collective, "rc", "rc", rounds);
 	EXPECT(json_is_true(json_object_get(arm, "verification_failed")));
 	json_decref(arm);
 	json_decref(rounds);
@@ -129,7 +129,7 @@ static void test_kv_fold(void)
 	/* 3 updates missing and a bad slot */
 	EXPECT_EQ_U(wlc_kv.fold(bad), 4);
 	rounds = json_pack("[O,O]", ok, bad);
-	arm = wlc_kv.report_arm("ycsb-a", "rc", rounds);
+	arm = wlc_report_arm(&wlc_kv, "ycsb-a", "rc", rounds);
 	kinds = json_object_get(arm, "op_kinds");
 	EXPECT_EQ_U(json_integer_value(json_object_get(json_object_get(kinds, "get"), "count")), 400);
 	EXPECT_EQ_U(json_integer_value(json_object_get(json_object_get(kinds, "put"), "count")), 100);

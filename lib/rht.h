@@ -37,5 +37,13 @@ void rht_fwd(struct rht *h, const float *in, float *wire);
 /* wire -> out[n]. scale: 1 for plain decoding, or 1/q (q = fraction of
  * coefficients received, lost ones zero) for an unbiased estimate */
 void rht_inv(struct rht *h, const float *wire, float *out, float scale);
+/* how rht_fwd and rht_inv compute, chosen once by timing both:
+ * "float" (lib/fwht.h's kernels) or "fixed" (64-bit integers: under qemu's
+ * TCG, where guest float arithmetic is emulated, 5-8x faster); RTB_RHT=fixed
+ * or float forces one */
+const char *rht_path(void);
+/* make every transform take path "fixed" or "float" from now on (tests and
+ * benchmarks); -1 for another name */
+int rht_use(const char *name);
 
 #endif

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll.h"
+#include "../lib/rht.h"
 #include "../lib/hist.h"
 #include "../lib/mix.h"
 #include "../lib/mlp.h"
@@ -303,8 +304,11 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 				      (json_int_t)st.silent_steps, "agreed_timeout_ns",
 				      (json_int_t)st.agreed_timeout_ns);
 
-		if (w->cfg.cc.mode == M_HADAMARD)
+		if (w->cfg.cc.mode == M_HADAMARD) {
 			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
+			/* float or fixed point: lib/rht.h */
+			json_object_set_new(o, "transform", json_string(rht_path()));
+		}
 		if (json_object_update(*result, o))
 			json_decref(*result), *result = NULL;
 		json_decref(o);

@@ -138,7 +138,8 @@ static void gradients(void)
 	task_free(&t);
 }
 
-int main(void)
+/* the round trip, and 1% loss against the same loss of raw data */
+static void loss_vs_raw(void)
 {
 	enum { N = 300000, BLOCK = 1024, PKT = 256 };	/* 1 KiB packets: 256 floats */
 	float *in = malloc(N * sizeof(float)), *out = malloc(N * sizeof(float));
@@ -198,6 +199,84 @@ int main(void)
 	free(out);
 	free(wire);
 	free(raw);
-	gradients();
+}
+
+/* the fixed-point and the float path agree, also on what only one of them
+ * could get wrong: zeros, subnormals, a huge and a tiny range in one block,
+ * an inf (the fixed path hands that block to the float one), a short last
+ * block, and the rescale */
+static void paths_agree(void)
+{
+	enum { N = 5000, BLOCK = 1024 };
+	float in[N], wf[N + BLOCK], wx[N + BLOCK], of[N], ox[N];
+	struct rht *h = rht_new(N, BLOCK, 9);
+	size_t wl = rht_wire_len(N, BLOCK), i;
+	double dw = 0, dout = 0;
+
+	for (i = 0; i < N; i++)
+		in[i] = (float)((u() - 0.5) * pow(10, (double)(i % 9) - 4));
+	for (i = 0; i < BLOCK; i++)
+		in[i] = 0;			/* block 0: zeros */
+	for (i = BLOCK; i < 2 * BLOCK; i++)
+		in[i] = (float)(u() * 1e-39);	/* block 1: subnormals */
+	in[2 * BLOCK] = 3e38f;			/* block 2: one huge among ordinary values */
+	in[3 * BLOCK + 5] = INFINITY;		/* block 3: an inf */
+	EXPECT(h != NULL);
+	EXPECT(rht_use("float") == 0);
+	rht_fwd(h, in, wf);
+	rht_inv(h, wf, of, 0.75f);
+	EXPECT(rht_use("fixed") == 0 && !strcmp(rht_path(), "fixed"));
+	rht_fwd(h, in, wx);
+	rht_inv(h, wx, ox, 0.75f);
+	EXPECT(rht_use("nope") == -1 && !strcmp(rht_path(), "fixed"));
+	/* against each block's largest magnitude (the scale of either path's
+	 * rounding), outside the blocks of the inf and the huge value, and of
+	 * the subnormals, where float arithmetic itself loses bits (so the
+	 * fixed path is checked against the input there) */
+	for (size_t b = 0; b < wl / BLOCK; b++) {
+		double mw = 0, mi = 0, ew = 0, eo = 0;
+
+		if (b >= 1 && b <= 3)
+			continue;
+		for (i = 0; i < BLOCK; i++) {
+			mw = fmax(mw, fabs(wf[i * (wl / BLOCK) + b]));
+			ew = fmax(ew, fabs(wf[i * (wl / BLOCK) + b] - wx[i * (wl / BLOCK) + b]));
+		}
+		for (i = b * BLOCK; i < (b + 1) * BLOCK && i < N; i++) {
+			mi = fmax(mi, fabs(in[i]));
+			eo = fmax(eo, fabs(of[i] - ox[i]));
+		}
+		dw = fmax(dw, mw > 0 ? ew / mw : ew);
+		dout = fmax(dout, mi > 0 ? eo / mi : eo);
+	}
+	fprintf(stderr, "fixed vs float: wire relative difference %.2g, output %.2g\n", dw, dout);
+	EXPECT(dw < 1e-5);
+	EXPECT(dout < 1e-5);
+	for (i = 0; i < BLOCK; i++)
+		EXPECT_EQ_U(ox[i] == 0.0f, 1);
+	for (i = BLOCK, dout = 0; i < 2 * BLOCK; i++)
+		dout = fmax(dout, fabs(ox[i] - 0.75 * in[i]) / 1e-39);
+	fprintf(stderr, "fixed path on subnormals: error %.2g of the largest\n", dout);
+	EXPECT(dout < 1e-5);
+	EXPECT(fabs(ox[2 * BLOCK] - 0.75 * 3e38) < 1e33);	/* the huge value survives */
+	for (i = 1; i < BLOCK; i++)	/* the others in its block are below its rounding */
+		EXPECT(fabs(ox[2 * BLOCK + i]) < 3e38 * 1e-6);
+	EXPECT(isinf(ox[3 * BLOCK + 5]) || isnan(ox[3 * BLOCK + 5]));
+	EXPECT(isinf(of[3 * BLOCK + 5]) || isnan(of[3 * BLOCK + 5]));
+	rht_free(h);
+}
+
+int main(void)
+{
+	static const char *const paths[] = { "float", "fixed" };
+
+	fprintf(stderr, "path chosen here: %s\n", rht_path());
+	paths_agree();
+	for (int k = 0; k < 2; k++) {
+		EXPECT(rht_use(paths[k]) == 0);
+		fprintf(stderr, "-- path %s\n", paths[k]);
+		loss_vs_raw();
+		gradients();
+	}
 	return expect_done("test_rht");
 }

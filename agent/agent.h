@@ -9,6 +9,12 @@
 
 #define AGENT_MAX_ARMS 64
 #define AGENT_MAX_JOBS 16
+/* control connections: at most this many at once, and per peer address */
+#define AGENT_MAX_CONNS 64
+#define AGENT_MAX_CONNS_PEER 16
+/* until a request authenticates, its frame has this long and this much */
+#define AGENT_AUTH_TIMEOUT_MS 5000
+#define AGENT_AUTH_MAX_FRAME (64u << 10)
 
 struct arm;
 struct job;
@@ -29,12 +35,28 @@ struct agent {
 	} leased[64];
 	int nleased;
 	int releasing;		/* inject_release calls deleting rules right now */
+	/* the connections being served (under lock): their sockets, to wake
+	 * them at shutdown, and peers, for the per-peer cap */
+	struct {
+		int fd;		/* -1: free; -2: closed, its thread not done */
+		char peer[64];
+	} conns[AGENT_MAX_CONNS];
+	int nconns;
+	pthread_cond_t conns_gone;	/* signalled when nconns drops */
 };
+
+/* conn.c: a slot for a new connection from peer, or -1 (full: *why says
+ * which cap); a slot given back; every connection woken and waited for */
+void agent_conns_init(struct agent *a);
+int agent_conn_take(struct agent *a, int fd, const char *peer, const char **why);
+void agent_conn_closing(struct agent *a, int slot);	/* before its close() */
+void agent_conn_put(struct agent *a, int slot);
+int agent_conns_close(struct agent *a, int timeout_ms);
 
 /* one request: fills *result or err; returns 0 / -errno */
 int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *args,
 		   json_t **result, char *err, size_t errlen);
-void agent_serve_conn(struct agent *a, int fd);
+void agent_serve_conn(struct agent *a, int fd, int slot);
 void agent_shutdown(struct agent *a);
 
 /* arm.c */

@@ -168,11 +168,46 @@ static unsigned int added_id(const char *out)
 	return id;
 }
 
+/*
+ * What a peer may ask of rdma-inject, as root: the output options, one verb
+ * of this list, and that verb's words, none of which may look like an
+ * option (so no --pin: the injector's state stays where it belongs). "run"
+ * is not here: it blocks until a signal.
+ */
+static int inject_allowed(char *const *argv, int n, char *err, size_t errlen)
+{
+	static const char *const verbs[] = { "add", "del", "set", "list", "stats",
+					     "seed", "flush", "probe", NULL };
+	int i = 0, k;
+
+	while (i < n && (!strcmp(argv[i], "-j") || !strcmp(argv[i], "-v") || !strcmp(argv[i], "-q")))
+		i++;
+	if (i == n) {
+		snprintf(err, errlen, "inject: no command");
+		return -EINVAL;
+	}
+	for (k = 0; verbs[k] && strcmp(verbs[k], argv[i]); k++)
+		;
+	if (!verbs[k]) {
+		snprintf(err, errlen, "inject: '%.40s' is not allowed (expected -j|-v|-q, then "
+			 "add|del|set|list|stats|seed|flush|probe)", argv[i]);
+		return -EPERM;
+	}
+	for (i++; i < n; i++)
+		if (argv[i][0] == '-' || !argv[i][0]) {
+			snprintf(err, errlen, "inject: argument '%.40s' after '%s' is not allowed "
+				 "(options go before the command; --pin never)", argv[i], verbs[k]);
+			return -EPERM;
+		}
+	return 0;
+}
+
 int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 	       size_t errlen)
 {
 	char *argv[INJECT_MAX_ARGS], *out = NULL, *eout = NULL;
 	int n = 0, rc, r, lease = 0;
+	unsigned int unleased = 0;
 	json_t *list, *v;
 	size_t k;
 
@@ -189,6 +224,8 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 		}
 		argv[n++] = (char *)json_string_value(v);
 	}
+	if ((r = inject_allowed(argv, n, err, errlen)))
+		return r;
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)
 		return r;
@@ -210,9 +247,26 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 			if (id && a->nleased < (int)(sizeof(a->leased) / sizeof(a->leased[0]))) {
 				a->leased[a->nleased].conn = conn;
 				a->leased[a->nleased++].id = id;
+			} else {
+				unleased = id;	/* no lease to hold it: it must not stay */
 			}
 		}
 		pthread_mutex_unlock(&a->lock);
+	}
+	if (unleased) {
+		char idb[16], *dargs[2] = { "del", idb }, *o2 = NULL, *e2 = NULL, err2[128];
+		int rc2;
+
+		snprintf(idb, sizeof(idb), "%u", unleased);
+		if (!spawn_inject(dargs, 2, &rc2, &o2, &e2, err2, sizeof(err2))) {
+			free(o2);
+			free(e2);
+		}
+		free(out);
+		free(eout);
+		snprintf(err, errlen, "inject: too many leased rules (%zu): rule %u removed again",
+			 sizeof(a->leased) / sizeof(a->leased[0]), unleased);
+		return -ENOSPC;
 	}
 	if (rc && !eout[0]) {	/* it said nothing: say how it ended */
 		char *why = NULL;

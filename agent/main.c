@@ -13,7 +13,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include "agent.h"
+#include "../lib/clock.h"
 #include "../lib/log.h"
 #include "../lib/opt.h"
 #include "../workloads/wl.h"
@@ -21,7 +24,7 @@
 
 struct conn_arg {
 	struct agent *a;
-	int fd;
+	int fd, slot;
 };
 
 static volatile sig_atomic_t quit;
@@ -36,9 +39,40 @@ static void *conn_thread(void *p)
 {
 	struct conn_arg *c = p;
 
-	agent_serve_conn(c->a, c->fd);
+	agent_serve_conn(c->a, c->fd, c->slot);
+	agent_conn_put(c->a, c->slot);
 	free(c);
 	return NULL;
+}
+
+/* the peer's address, for the per-peer cap */
+static void peer_of(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	snprintf(buf, len, "?");
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return;
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, buf, (socklen_t)len);
+	else if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, buf, (socklen_t)len);
+}
+
+/* a connection over a cap: closed at once, said at most once a second */
+static void refuse(int fd, const char *peer, const char *why)
+{
+	static uint64_t last, n;
+	uint64_t now = rtb_now_ns();
+
+	close(fd);
+	n++;
+	if (now - last >= 1000000000ULL) {
+		log_info("control: refused a connection from %s: %s (%llu refused)", peer, why,
+			 (unsigned long long)n);
+		last = now;
+	}
 }
 
 static void usage(FILE *f)
@@ -117,7 +151,8 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 	return 0;
 }
 
-/* accept until told to quit: one detached thread per connection */
+/* accept until told to quit: one detached thread per connection, within
+ * the caps of conn.c */
 static void serve(struct agent *a, int lfd)
 {
 	pthread_attr_t attr;
@@ -127,22 +162,32 @@ static void serve(struct agent *a, int lfd)
 	while (!quit) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 		struct conn_arg *ca;
+		const char *why;
+		char peer[64];
 		pthread_t t;
-		int fd;
+		int fd, slot;
 
 		if (poll(&p, 1, 500) <= 0)
 			continue;
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		peer_of(fd, peer, sizeof(peer));
+		if ((slot = agent_conn_take(a, fd, peer, &why)) < 0) {
+			refuse(fd, peer, why);
+			continue;
+		}
 		ca = malloc(sizeof(*ca));
 		if (!ca) {
+			agent_conn_put(a, slot);
 			close(fd);
 			continue;
 		}
 		ca->a = a;
 		ca->fd = fd;
+		ca->slot = slot;
 		if (pthread_create(&t, &attr, conn_thread, ca)) {
+			agent_conn_put(a, slot);
 			free(ca);
 			close(fd);
 		}
@@ -169,6 +214,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(a.name, sizeof(a.name), "%s", o.name ? o.name : o.dev);
 	pthread_mutex_init(&a.lock, NULL);
+	agent_conns_init(&a);
 
 	r = vb_dev_open(&a.dev, o.dev, (uint8_t)o.port, o.have_gidx ? (int)o.gidx : -1, 10000);
 	if (r) {
@@ -186,6 +232,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* its terminal or ssh session gone: clean up as for TERM */
 	signal(SIGPIPE, SIG_IGN);
 	log_info("%s: serving %s (gid index %d) on %s", a.name, a.dev.name, a.dev.gid_index,
 		 o.listen_at);

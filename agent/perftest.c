@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/proc.h"
@@ -34,7 +35,7 @@ struct job {
 	pid_t pid;
 	int done;
 	int status;
-	char out[64];
+	int out;	/* its stdout and stderr: a memfd, no path anyone can plant */
 };
 
 static int listening(int port)
@@ -156,22 +157,23 @@ int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 	job = calloc(1, sizeof(*job));
 	if (!job)
 		return -ENOMEM;
+	job->out = -1;
 	slot = job_slot(a, job);
 	if (slot < 0) {
 		free(job);
 		snprintf(err, errlen, "perftest: too many jobs");
 		return -ENOSPC;
 	}
-	snprintf(job->out, sizeof(job->out), "/tmp/rdma-agent.%d.job%u", (int)getpid(), job->id);
-	io.out = io.err = open(job->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (io.out < 0) {
+	/* no file in /tmp (a name root opens there can be planted as a symlink) */
+	job->out = memfd_create("rdma-agent-perftest", MFD_CLOEXEC);
+	if (job->out < 0) {
 		r = -errno;
-		snprintf(err, errlen, "perftest: %s: %s", job->out, strerror(errno));
+		snprintf(err, errlen, "perftest: memfd_create: %s", strerror(errno));
 		goto fail;
 	}
+	io.out = io.err = job->out;
 	io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	r = proc_spawn((char *const *)argv, &io, &job->pid);
-	close(io.out);
 	if (io.in >= 0)
 		close(io.in);
 	if (r) {
@@ -195,25 +197,24 @@ fail:
 	pthread_mutex_lock(&a->lock);
 	a->jobs[slot] = NULL;
 	pthread_mutex_unlock(&a->lock);
-	unlink(job->out);
+	if (job->out >= 0)
+		close(job->out);
 	free(job);
 	return r;
 }
 
-static char *slurp(const char *path, size_t max)
+/* what the job wrote, from the start of its memfd */
+static char *slurp(int fd, size_t max)
 {
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
+	char *buf = malloc(max + 1);
+	size_t n = 0;
+	ssize_t r;
 
-	if (!f)
+	if (!buf)
 		return NULL;
-	buf = malloc(max + 1);
-	if (buf) {
-		n = fread(buf, 1, max, f);
-		buf[n] = 0;
-	}
-	fclose(f);
+	while (n < max && (r = pread(fd, buf + n, max - n, (off_t)n)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
 	return buf;
 }
 
@@ -224,7 +225,7 @@ static void job_reap(struct job *j, int kill_it)
 		waitpid(j->pid, &j->status, 0);
 		j->done = 1;
 	}
-	unlink(j->out);
+	close(j->out);
 	free(j);
 }
 

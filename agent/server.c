@@ -193,13 +193,13 @@ static void keepalive(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
-void agent_serve_conn(struct agent *a, int fd)
+void agent_serve_conn(struct agent *a, int fd, int slot)
 {
 	char err[512];
 	json_t *req, *args, *result;
 	const char *tok, *cmd;
 	unsigned int conn;
-	int r, n;
+	int r, n, authed = 0;
 
 	pthread_mutex_lock(&a->lock);
 	conn = ++a->next_conn ? a->next_conn : ++a->next_conn;	/* never 0 */
@@ -207,7 +207,9 @@ void agent_serve_conn(struct agent *a, int fd)
 	keepalive(fd);
 
 	for (;;) {
-		r = proto_recv(fd, &req, -1);
+		/* a stranger gets a short deadline and a small frame, not 16 MiB */
+		r = authed ? proto_recv(fd, &req, -1) :
+			     proto_recv_max(fd, &req, AGENT_AUTH_TIMEOUT_MS, AGENT_AUTH_MAX_FRAME);
 		if (r) {
 			if (r != -EPIPE)
 				log_info("control: dropping connection: %s", strerror(-r));
@@ -222,6 +224,7 @@ void agent_serve_conn(struct agent *a, int fd)
 			json_decref(req);
 			break;
 		}
+		authed = 1;
 		if (!cmd || (args && !json_is_object(args))) {
 			reply(fd, 0, NULL, "malformed request");
 			json_decref(req);
@@ -240,6 +243,7 @@ void agent_serve_conn(struct agent *a, int fd)
 		if (r)
 			break;
 	}
+	agent_conn_closing(a, slot);
 	close(fd);
 	/* the rules first: releasing an arm can wait on a stuck step (RC
 	 * retrying forever), and an agent stopped meanwhile must not leave them */
@@ -261,6 +265,10 @@ void agent_shutdown(struct agent *a)
 	if (n)
 		log_info("removed %d leased rule(s) on the way out", n);
 	inject_quiesce(a, 20000);	/* a closing connection's, under way */
+	/* every connection woken; their threads release what they own and
+	 * exit before anything they may still touch is freed */
+	if (agent_conns_close(a, 20000))
+		log_info("some control connections still busy after 20 s");
 	job_kill_all(a);
 	arm_release(a, 0);
 }

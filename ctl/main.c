@@ -3,6 +3,7 @@
  * rdmactl: the controller. parse -> dispatch (object -> verb tables, exact
  * keywords) -> exit code: 0 ok, 1 failure, 2 bad usage.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "ctl/cmd/cmds.h"
@@ -92,6 +93,9 @@ int main(int argc, char **argv)
 	int i, rc;
 
 	log_set_prog("rdmactl");
+	/* a peer gone (an ssh that exited, a closed pipe) is an EPIPE to
+	 * report, never a silent exit 141 */
+	signal(SIGPIPE, SIG_IGN);
 	i = cli_globals(&argc, argv, &ctl.json, usage);
 	if (i < 0)
 		return i == CLI_EXIT_OK ? CTL_OK : CTL_USAGE;

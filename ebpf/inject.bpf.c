@@ -483,6 +483,11 @@ int inj_tc(struct __sk_buff *skb)
 		skb->mark = 0;
 		return TC_ACT_OK;
 	}
+	/* never true (inj_dir is 0 or 1), but it makes inj_owned one of the
+	 * program's maps: rdma-inject finds every map of its state from the
+	 * attached program when the pins are gone (a fresh mount namespace) */
+	if (inj_dir > INJ_DIR_EGRESS && bpf_map_lookup_elem(&inj_owned, &zero))
+		return TC_ACT_OK;
 	hook = bpf_map_lookup_elem(&inj_hooks, &hk);
 	if (!hook)
 		return TC_ACT_OK;	/* attached, not yet registered: nothing to do */

@@ -23,6 +23,8 @@
 #define INJ_ROCE_V2_PORT 4791
 #define INJ_MAX_RULES 64
 #define INJ_PIN_DIR "/sys/fs/bpf/rdma-inject"
+/* rdma-inject's state lock and last rule id (injector/inj.c) */
+#define INJ_LOCK_PATH "/run/rdma-inject.lock"
 
 /* skb->mark bit set on packets the injector itself re-injects (duplicates) */
 #define INJ_MARK_CLONE 0x52444d41u

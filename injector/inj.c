@@ -6,6 +6,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +32,150 @@ struct inj_ctx {
 	char pin_root[256];
 	struct inject_bpf *skel[2];	/* per direction, loaded on first use */
 	int ncpu;
+	int lock;	/* INJ_LOCK_PATH, held (flock) from inj_open to inj_close */
 };
+
+/*
+ * One rdma-inject at a time changes the state: every command holds an
+ * exclusive flock on INJ_LOCK_PATH from opening the state to closing it
+ * (20 adds at once used to give duplicate ids and lose rules). The file
+ * also keeps the last rule id handed out, so ids only grow while the host
+ * is up: a deleted rule's id is never reused (a lease holding an old id
+ * cannot remove a newer rule). /run is the same in every mount namespace
+ * ip netns exec makes, where /sys/fs/bpf is not.
+ */
+static int state_lock(void)
+{
+	const char *path = getenv("RTB_INJ_LOCK") ? getenv("RTB_INJ_LOCK") : INJ_LOCK_PATH;
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+	}
+	return fd;
+}
+
+/* the last id handed out, as kept in the lock file (0: none yet) */
+static uint32_t last_id(int fd)
+{
+	char buf[16] = "";
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	return n > 0 ? (uint32_t)strtoul(buf, NULL, 10) : 0;
+}
+
+static void set_last_id(int fd, uint32_t id)
+{
+	char buf[16];
+	int n = snprintf(buf, sizeof(buf), "%u\n", id);
+
+	if (pwrite(fd, buf, (size_t)n, 0) == n)
+		(void)ftruncate(fd, n);
+}
 
 int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errlen);
 int qdisc_prio_remove(uint32_t ifindex);
+
+/* the id of the program of one of our tc filters on this host (in this
+ * network namespace), 0 when none is attached */
+static uint32_t our_prog_id(void)
+{
+	struct if_nameindex *all = if_nameindex(), *p;
+	uint32_t id = 0;
+
+	for (p = all; p && p->if_index && !id; p++)
+		for (int d = 0; d < 2 && !id; d++) {
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)p->if_index,
+				    .attach_point = d ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+			LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
+
+			if (!bpf_tc_query(&hook, &q))
+				id = q.prog_id;
+		}
+	if (all)
+		if_freenameindex(all);
+	return id;
+}
+
+/* fn(map fd, its kernel name, arg) for every map of program prog_id */
+static void for_prog_maps(uint32_t prog_id, void (*fn)(int, const char *, void *), void *arg)
+{
+	uint32_t ids[32], len, i;
+	struct bpf_prog_info pi = { .nr_map_ids = 32, .map_ids = (uint64_t)(uintptr_t)ids };
+	int pfd = bpf_prog_get_fd_by_id(prog_id);
+
+	len = sizeof(pi);
+	if (pfd < 0)
+		return;
+	if (bpf_obj_get_info_by_fd(pfd, &pi, &len))
+		pi.nr_map_ids = 0;
+	close(pfd);
+	for (i = 0; i < pi.nr_map_ids && i < 32; i++) {
+		struct bpf_map_info mi = { 0 };
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+
+		len = sizeof(mi);
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &len))
+			fn(mfd, mi.name, arg);
+		close(mfd);
+	}
+}
+
+static void reuse_one(int mfd, const char *name, void *arg)
+{
+	struct inject_bpf *s = arg;
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, s->obj)
+		if (bpf_map__pin_path(m) && !strncmp(bpf_map__name(m), name, BPF_OBJ_NAME_LEN - 1))
+			bpf_map__reuse_fd(m, mfd);	/* it dups mfd */
+}
+
+/*
+ * The state when its pins are gone (ip netns exec mounts a fresh sysfs, so
+ * a fresh bpffs, for every command; a container may have none): found from
+ * the kernel instead, through one of our tc filters -- its program, the
+ * program's maps by id -- and reused by name, so that a second add in such
+ * a namespace joins the first instead of replacing it. Then pinned anew.
+ */
+static void adopt_maps(struct inject_bpf *s, const char *pin_root)
+{
+	char path[512];
+	uint32_t id;
+
+	snprintf(path, sizeof(path), "%s/inj_rules", pin_root);
+	if (access(path, F_OK) && (id = our_prog_id()))	/* pinned: libbpf reuses them */
+		for_prog_maps(id, reuse_one, s);
+}
+
+static void dup_if_owned(int mfd, const char *name, void *arg)
+{
+	if (!strcmp(name, "inj_owned") && *(int *)arg < 0)
+		*(int *)arg = dup(mfd);
+}
+
+/* the inj_owned map: pinned, or found through our attached program */
+static int owned_map_fd(const char *root)
+{
+	char path[512];
+	uint32_t id;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/inj_owned", root);
+	fd = bpf_obj_get(path);
+	if (fd < 0 && (id = our_prog_id()))
+		for_prog_maps(id, dup_if_owned, &fd);
+	return fd;
+}
 
 static struct inject_bpf *load(struct inj_ctx *c, int dir)
 {
@@ -47,6 +189,7 @@ static struct inject_bpf *load(struct inj_ctx *c, int dir)
 	if (!s)
 		return NULL;
 	s->rodata->inj_dir = (__u32)dir;
+	adopt_maps(s, c->pin_root);
 	r = inject_bpf__load(s);
 	if (r) {
 		inject_bpf__destroy(s);
@@ -61,6 +204,16 @@ static struct inject_bpf *load(struct inj_ctx *c, int dir)
 static struct inject_bpf *maps(struct inj_ctx *c)
 {
 	return c->skel[0] ? c->skel[0] : c->skel[1];
+}
+
+/* path is a directory on a BPF filesystem */
+static int is_bpffs(const char *path)
+{
+	struct statfs st;
+	struct stat sb;
+
+	return !lstat(path, &sb) && S_ISDIR(sb.st_mode) && !statfs(path, &st) &&
+	       st.f_type == BPF_FS_MAGIC;
 }
 
 /* pinning needs bpffs; mount it where tc and bpftool expect it when absent */
@@ -80,15 +233,30 @@ static int bpffs_ensure(const char *pin_root)
 struct inj_ctx *inj_open(const char *pin_root)
 {
 	struct inj_ctx *c = calloc(1, sizeof(*c));
+	int made;
 
 	if (!c)
 		return NULL;
+	if ((c->lock = state_lock()) < 0) {
+		errno = -c->lock;
+		free(c);
+		return NULL;
+	}
 	snprintf(c->pin_root, sizeof(c->pin_root), "%s", pin_root ? pin_root : INJ_PIN_DIR);
-	if (bpffs_ensure(c->pin_root) || (mkdir(c->pin_root, 0700) && errno != EEXIST)) {
+	if (bpffs_ensure(c->pin_root) || ((made = !mkdir(c->pin_root, 0700)) == 0 && errno != EEXIST)) {
 		int e = errno;
 
+		close(c->lock);
 		free(c);
 		errno = e;
+		return NULL;
+	}
+	if (!is_bpffs(c->pin_root)) {	/* a directory made elsewhere: not ours to use */
+		if (made)
+			rmdir(c->pin_root);
+		close(c->lock);
+		free(c);
+		errno = ENOTDIR;
 		return NULL;
 	}
 	c->ncpu = libbpf_num_possible_cpus();
@@ -108,7 +276,17 @@ void inj_close(struct inj_ctx *c)
 		return;
 	inject_bpf__destroy(c->skel[0]);
 	inject_bpf__destroy(c->skel[1]);
+	if (c->lock >= 0)
+		close(c->lock);	/* the flock goes with it */
 	free(c);
+}
+
+void inj_unlock(struct inj_ctx *c)
+{
+	if (c && c->lock >= 0) {
+		close(c->lock);
+		c->lock = -1;
+	}
 }
 
 int inj_prog_fd(struct inj_ctx *c, int dir)
@@ -470,7 +648,11 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 			 r->dir ? "egress" : "ingress", strerror(-ret));
 		return ret;
 	}
-	r->id = max_id + 1;
+	/* above every id in the table and every id handed out before */
+	if (c->lock < 0)
+		return -ENOLCK;	/* inj_unlock'ed: reading only */
+	r->id = (max_id > last_id(c->lock) ? max_id : last_id(c->lock)) + 1;
+	set_last_id(c->lock, r->id);
 	ret = zero_slot(c, free_slot);
 	if (!ret && bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &free_slot, r,
 					BPF_ANY))
@@ -620,14 +802,17 @@ int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max)
 	return n;
 }
 
-int inj_flush(const char *pin_root)
+/* flush under the state lock */
+static int flush_locked(const char *root)
 {
-	const char *root = pin_root ? pin_root : INJ_PIN_DIR;
 	uint32_t ifx[512], key, next;
 	int dirs[512], n, i, fd, first = 1, r = 0;
 	char path[512];
-	struct inj_ctx tmp = { 0 };
+	struct inj_ctx tmp = { .lock = -1 };
 
+	/* the qdiscs we made are recorded in inj_owned: found before the
+	 * filters go (without pins it is found through their program) */
+	fd = owned_map_fd(root);
 	/* every filter of ours, on every device, whatever the maps say */
 	n = inj_hook_list(&tmp, ifx, dirs, 512);
 	for (i = 0; i < n; i++) {
@@ -636,9 +821,6 @@ int inj_flush(const char *pin_root)
 		if (e && !r)
 			r = e;
 	}
-	/* the qdiscs we created (recorded in the pinned inj_owned map) */
-	snprintf(path, sizeof(path), "%s/inj_owned", root);
-	fd = bpf_obj_get(path);
 	while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		uint32_t own = 0;
 
@@ -655,7 +837,11 @@ int inj_flush(const char *pin_root)
 	}
 	if (fd >= 0)
 		close(fd);
-	/* every pin of ours, also those of older versions (other map names) */
+	/* every pin of ours, also those of older versions (other map names):
+	 * only ever in a bpffs directory, so that no --pin can point this at
+	 * files that are not BPF objects */
+	if (!is_bpffs(root))
+		return r ? r : (access(root, F_OK) ? 0 : -ENOTDIR);
 	{
 		DIR *d = opendir(root);
 		struct dirent *e;
@@ -672,5 +858,16 @@ int inj_flush(const char *pin_root)
 	}
 	if (rmdir(root) && errno != ENOENT && !r)
 		r = -errno;
+	return r;
+}
+
+int inj_flush(const char *pin_root)
+{
+	int lock = state_lock(), r;
+
+	if (lock < 0)
+		return lock;
+	r = flush_locked(pin_root ? pin_root : INJ_PIN_DIR);
+	close(lock);
 	return r;
 }

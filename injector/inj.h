@@ -19,9 +19,13 @@
 
 struct inj_ctx;
 
-/* pin_root NULL: INJ_PIN_DIR. Creates (or reuses) the pinned maps. */
+/* pin_root NULL: INJ_PIN_DIR (a directory on a BPF filesystem, else
+ * ENOTDIR). Creates (or reuses) the pinned maps. */
 struct inj_ctx *inj_open(const char *pin_root);
 void inj_close(struct inj_ctx *c);
+/* inj_open holds the state lock (other rdma-injects wait) until inj_close;
+ * this lets it go early, for a context that only reads from now on */
+void inj_unlock(struct inj_ctx *c);
 
 /* default rule: any packet of the hook, action count, BERNOULLI 100% */
 void inj_rule_init(struct inj_rule *r);

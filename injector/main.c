@@ -46,7 +46,8 @@ static struct inj_ctx *open_ctx(void)
 
 	if (!c)
 		log_err("cannot load the injector (%s): %s%s", pin_root ? pin_root : INJ_PIN_DIR,
-			strerror(errno), errno == EPERM ? " (needs root)" : "");
+			strerror(errno), errno == EPERM ? " (needs root)" :
+			errno == ENOTDIR ? " (not a directory on a BPF filesystem)" : "");
 	return c;
 }
 
@@ -218,8 +219,10 @@ static int cmd_list(int with_ctr)
 	struct inj_ctx *c;
 	json_t *o, *a, *h;
 
-	/* nothing pinned: nothing to list (and listing must not create state) */
-	if (access(pin_root ? pin_root : INJ_PIN_DIR, F_OK)) {
+	/* nothing pinned and no filter of ours (whose maps inj_open would find:
+	 * a fresh mount namespace has no pins): nothing to list, and listing
+	 * must not create state */
+	if (access(pin_root ? pin_root : INJ_PIN_DIR, F_OK) && inj_hook_list(NULL, ifx, dirs, 1) <= 0) {
 		c = NULL;
 		n = 0;
 	} else {
@@ -314,6 +317,7 @@ static int cmd_run(int argc, char **argv)
 	c = open_ctx();
 	if (!c)
 		return 1;
+	inj_unlock(c);	/* it only reads counters while it waits */
 	fprintf(stderr, "rule %u active; Ctrl-C to remove it\n", r.id);
 	while (!stop) {
 		struct timespec ts = { 1, 0 };
@@ -575,9 +579,11 @@ int main(int argc, char **argv)
 	int i, rc;
 
 	log_set_prog("rdma-inject");
+	signal(SIGPIPE, SIG_IGN);	/* a closed output is an error to report */
 	libbpf_set_print(quiet_libbpf);
-	/* --pin DIR may come before the command */
-	for (i = 1; i + 1 < argc; i++)
+	/* --pin DIR only among the options before the command: after it every
+	 * word belongs to the command (a rule's words never start with '-') */
+	for (i = 1; i + 1 < argc && argv[i][0] == '-'; i++)
 		if (!strcmp(argv[i], "--pin")) {
 			pin_root = argv[i + 1];
 			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));

@@ -99,6 +99,10 @@ static int range(struct parser *p, const char *what, uint64_t max, uint32_t *lo,
 
 	if (!s)
 		return -EINVAL;
+	if (strlen(s) >= sizeof(a)) {	/* cut short it would mean another number */
+		snprintf(p->err, p->errlen, "%s '%.40s...': too long", what, s);
+		return -EINVAL;
+	}
 	snprintf(a, sizeof(a), "%s", s);
 	dash = strchr(a, '-');
 	if (dash)
@@ -211,6 +215,10 @@ static int opcode(struct parser *p, struct inj_rule *r)
 		r->opcode = (int32_t)v;
 		return 0;
 	}
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(p->err, p->errlen, "opcode '%.40s...': too long", s);
+		return -EINVAL;
+	}
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		for (k = 0; classes[k] && strcmp(classes[k], tok); k++)
@@ -272,6 +280,13 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 				return -EINVAL;
 			have_for = 1;
 		} else if (!strcmp(s, "gap")) {
+			/* the action resets its selection: a gap before it would be
+			 * lost, and every/nth/once use the same counter */
+			if (!have_action || r->model != INJ_MODEL_BERNOULLI) {
+				snprintf(err, errlen, "gap: goes after an action with a P%% selection "
+					 "(drop 10%% gap 5)");
+				return -EINVAL;
+			}
 			if (number(&p, "gap", NUM_PLAIN, 0xffffffff, &v))
 				return -EINVAL;
 			r->nth = (uint32_t)v;

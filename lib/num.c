@@ -58,8 +58,10 @@ int num_parse(const char *s, enum num_kind kind, uint64_t min, uint64_t max, uin
 	if (!u) {
 		unsigned long long x;
 
+		/* decimal, or hex with 0x; never octal: 010 is ten, as a reader
+		 * of a rule or a profile means it */
 		errno = 0;
-		x = strtoull(s, &end, 0);
+		x = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
 		if (errno || end == s || *end) {
 			*why = "expected an integer";
 			return -EINVAL;

@@ -32,8 +32,19 @@ int proc_spawn(char *const argv[], const struct proc_io *io, pid_t *pid)
 		posix_spawn_file_actions_adddup2(&fa, io->out, 1);
 	if (io && io->err >= 0)
 		posix_spawn_file_actions_adddup2(&fa, io->err, 2);
-	if (io && io->new_session)
-		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+	{
+		/* the tools ignore SIGPIPE (an EPIPE is an error, not a death);
+		 * what they start gets the default back, as a shell gives it */
+		sigset_t def;
+		short fl = POSIX_SPAWN_SETSIGDEF;
+
+		sigemptyset(&def);
+		sigaddset(&def, SIGPIPE);
+		posix_spawnattr_setsigdefault(&at, &def);
+		if (io && io->new_session)
+			fl |= POSIX_SPAWN_SETSID;
+		posix_spawnattr_setflags(&at, fl);
+	}
 	r = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);

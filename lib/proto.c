@@ -95,6 +95,11 @@ int proto_send(int fd, json_t *msg, int timeout_ms)
 
 int proto_recv(int fd, json_t **out, int timeout_ms)
 {
+	return proto_recv_max(fd, out, timeout_ms, PROTO_MAX_FRAME);
+}
+
+int proto_recv_max(int fd, json_t **out, int timeout_ms, uint32_t max)
+{
 	int64_t dl = deadline_of(timeout_ms);
 	json_error_t jerr;
 	uint32_t be, len;
@@ -107,7 +112,7 @@ int proto_recv(int fd, json_t **out, int timeout_ms)
 	if (r)
 		return r;
 	len = ntohl(be);
-	if (len == 0 || len > PROTO_MAX_FRAME)
+	if (len == 0 || len > max || len > PROTO_MAX_FRAME)
 		return -EPROTO;
 	buf = malloc(len);
 	if (!buf)

@@ -10,6 +10,7 @@
 #ifndef RTB_PROTO_H
 #define RTB_PROTO_H
 
+#include <stdint.h>
 #include <jansson.h>
 
 #define PROTO_VERSION 1
@@ -19,6 +20,9 @@
 int proto_send(int fd, json_t *msg, int timeout_ms);
 /* 0, -ETIMEDOUT, -EPIPE (peer closed), -EPROTO (bad frame), -errno */
 int proto_recv(int fd, json_t **out, int timeout_ms);
+/* the same with a smaller size cap (a frame above max: -EPROTO, nothing
+ * allocated): what a peer that has not authenticated yet may send */
+int proto_recv_max(int fd, json_t **out, int timeout_ms, uint32_t max);
 
 /* one request/response; *result is a new reference on success. On failure
  * returns -errno (transport) or -EREMOTEIO with the agent's message in err. */

@@ -5,6 +5,18 @@
 #   PASS: name (figures) | FAIL: name (why) | SKIP: name (reason)
 # and the last line is the count the CI reads: "N passed, N failed".
 # TESTS=unit|profiles|bpf|softroce|all (default all) selects suites.
+#
+# Nothing passes by not running. Every script suite first prints
+#   PLAN: PREFIX test1 test2 ...
+# and the runner adds a FAIL for each of these:
+#   - a declared test that never reported (the suite died or skipped a branch);
+#   - a PASS the plan did not declare;
+#   - no PLAN line at all;
+#   - a suite that exits non-zero;
+#   - a suite that reports nothing for TEST_TIMEOUT seconds (default 900):
+#     it is killed (its process group) and the testbed taken down;
+#   - a unit or BPF test binary that runs longer than TEST_TIMEOUT;
+#   - with CI=true, any SoftRoCE test skipped: CI must run them.
 set -u
 cd "$(dirname "$0")/.."
 TESTS=${TESTS:-all}
@@ -12,18 +24,15 @@ LOG=${TEST_LOG:-build/test.log}
 mkdir -p "$(dirname "$LOG")"
 : > "$LOG"
 
+. tests/harness.sh
+
 if [ "$TESTS" = all ] || [ "$TESTS" = unit ]; then
 	echo "== unit tests" | tee -a "$LOG"
 	for t in build/tests/test_*; do
 		[ -x "$t" ] || continue
-		n=$(basename "$t")
-		if out=$("$t" 2>&1); then
-			echo "PASS: unit/$n ($(tail -n 1 <<< "$out"))"
-		else
-			echo "$out" | sed 's/^/    /'
-			echo "FAIL: unit/$n"
-		fi
+		run_binary unit "$t"
 	done 2>&1 | tee -a "$LOG"
+	run_suite tests/harness_test.sh '^(PASS|FAIL|SKIP):|^  '
 	# the BPF/user ABI header must stand alone for both compilers
 	ma=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 	if echo '#include "inject_abi.h"' | gcc -std=gnu11 -Wall -Wextra -Werror -Iebpf -x c -c -o /dev/null - 2>&1 &&
@@ -36,26 +45,17 @@ fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = profiles ] || [ "$TESTS" = unit ]; then
 	echo "== profile tests (rdmactl validate: shipped profiles, broken corpus, --set)" | tee -a "$LOG"
-	bash tests/profiles/run.sh 2>&1 | tee -a "$LOG" | grep -E '^(PASS|FAIL|SKIP):|^  ' || true
+	run_suite tests/profiles/run.sh '^(PASS|FAIL|SKIP):|^  '
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then
 	echo "== bpf tests (BPF_PROG_TEST_RUN on crafted RoCEv2 frames, root, no VM)" | tee -a "$LOG"
 	for t in build/tests/bpf_*; do
 		[ -x "$t" ] || continue
-		n=$(basename "$t")
-		out=$("$t" 2>&1); rc=$?
-		if [ $rc = 0 ]; then
-			echo "PASS: bpf/$n ($(tail -n 1 <<< "$out"))"
-		elif [ $rc = 77 ]; then
-			echo "SKIP: bpf/$n ($(tail -n 1 <<< "$out"))"
-		else
-			echo "$out" | sed 's/^/    /'
-			echo "FAIL: bpf/$n"
-		fi
+		run_binary bpf "$t"
 	done 2>&1 | tee -a "$LOG"
 	for s in tests/bpf/*.sh; do
-		bash "$s" 2>&1 | tee -a "$LOG" | grep -E '^(PASS|FAIL|SKIP):|^  ' || true
+		run_suite "$s" '^(PASS|FAIL|SKIP):|^  '
 	done
 fi
 
@@ -63,8 +63,12 @@ if [ "$TESTS" = all ] || [ "$TESTS" = softroce ]; then
 	echo "== softroce tests (real rdma_rxe in the VM testbed)" | tee -a "$LOG"
 	for s in tests/softroce/[0-9]*.sh; do
 		# full output in the log; PASS/FAIL/SKIP and '#' notes on the terminal
-		bash "$s" 2>&1 | tee -a "$LOG" | grep -E '^(PASS|FAIL|SKIP):|^# ' || true
+		run_suite "$s" '^(PASS|FAIL|SKIP):|^# '
 	done
+	nskip=$(grep -cE '^SKIP: [0-9]+-' "$LOG")
+	if [ "${CI:-}" = true ] && [ "$nskip" -gt 0 ]; then
+		runner_fail ci/softroce_skipped "$nskip SoftRoCE tests skipped, and CI must run them"
+	fi
 fi
 
 pass=$(grep -c '^PASS:' "$LOG")

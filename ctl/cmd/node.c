@@ -64,9 +64,20 @@ int cmd_inject(struct ctl *ctl, int argc, char **argv)
 		log_err("%s", err);
 		return CTL_FAIL;
 	}
-	fputs(json_string_value(json_object_get(res, "stdout")), stdout);
-	fputs(json_string_value(json_object_get(res, "stderr")), stderr);
-	rc = (int)json_integer_value(json_object_get(res, "rc"));
+	{
+		const char *o = json_string_value(json_object_get(res, "stdout"));
+		const char *e = json_string_value(json_object_get(res, "stderr"));
+		json_t *jrc = json_object_get(res, "rc");
+
+		if (!o || !e || !json_is_integer(jrc)) {
+			log_err("%s: a malformed inject reply (no stdout, stderr or rc)", c.where);
+			json_decref(res);
+			return CTL_FAIL;
+		}
+		fputs(o, stdout);
+		fputs(e, stderr);
+		rc = (int)json_integer_value(jrc);
+	}
 	json_decref(res);
 	return rc;
 }

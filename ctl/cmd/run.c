@@ -59,7 +59,7 @@ int cmd_validate(struct ctl *ctl, int argc, char **argv)
 		log_err("validate: at most 64 arguments");
 		return CTL_USAGE;
 	}
-	r = exp_args(argc, argv, sets, &nsets, pos, &npos, NULL, NULL, usage_validate);
+	r = exp_args(argc, argv, sets, &nsets, pos, 64, &npos, NULL, NULL, usage_validate);
 	if (r)
 		return ctl_code(r);
 	if (!npos) {

@@ -115,6 +115,32 @@ int prof_get_str(struct pctx *x, const struct ynode *m, const char *key, const c
 	return 0;
 }
 
+int prof_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!s[0] || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+int prof_get_name(struct pctx *x, const struct ynode *m, const char *where, char *buf, size_t len)
+{
+	const struct ynode *n = ytree_get(m, "name", NULL);
+
+	if (prof_get_str(x, m, "name", where, buf, len))
+		return -1;
+	if (n && !prof_name_ok(buf))
+		return prof_perr(x, n, 0, "%s.name: '%s': expected letters, digits, '.', '_' and '-', "
+			    "not first '.' or '-' (it names files of the run and labels in report.html)",
+			    where, buf);
+	return 0;
+}
+
 int prof_get_enum(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		    const char *const *kw, int *out)
 {

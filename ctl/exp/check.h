@@ -32,6 +32,11 @@ int prof_scalar_at(struct pctx *x, const struct ynode *m, const char *key, const
 		   char *what, size_t wlen, const struct ynode **n);
 int prof_get_str(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		 char *buf, size_t len);
+/* a name that may become a file name and an HTML attribute: 1.. of
+ * [A-Za-z0-9._-], not first '.' or '-' */
+int prof_name_ok(const char *s);
+/* m's "name" into buf (left as it is when absent), checked by prof_name_ok */
+int prof_get_name(struct pctx *x, const struct ynode *m, const char *where, char *buf, size_t len);
 int prof_get_enum(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		  const char *const *kw, int *out);
 int prof_get_num(struct pctx *x, const struct ynode *m, const char *key, const char *where,

@@ -20,7 +20,7 @@
 /* --set pairs, -o, --keep and the positional words: 0, CTL_HELP after
  * --help, CTL_USAGE (message printed) */
 int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos,
-		      int *npos, const char **out, int *keep, void (*usage)(FILE *))
+		      int maxpos, int *npos, const char **out, int *keep, void (*usage)(FILE *))
 {
 	int i;
 
@@ -42,6 +42,10 @@ int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **
 				return CTL_USAGE;
 			} else if (*nsets < PROF_MAX_SETS)
 				sets[(*nsets)++] = argv[++i];
+			else {
+				log_err("--set: at most %d", PROF_MAX_SETS);
+				return CTL_USAGE;
+			}
 			continue;
 		}
 		if (!strcmp(argv[i], "--keep") && keep) {
@@ -51,6 +55,11 @@ int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **
 		if (argv[i][0] == '-') {
 			log_err("unknown option '%s'", argv[i]);
 			usage(stderr);
+			return CTL_USAGE;
+		}
+		if (*npos >= maxpos) {
+			log_err("unexpected '%s' (at most %d profile%s)", argv[i], maxpos,
+				maxpos > 1 ? "s" : "");
 			return CTL_USAGE;
 		}
 		pos[(*npos)++] = argv[i];
@@ -68,7 +77,7 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 		log_err("too many arguments");
 		return CTL_USAGE;
 	}
-	r = exp_args(argc, argv, sets, &nsets, pos, &npos, &o->outdir, &o->keep, usage);
+	r = exp_args(argc, argv, sets, &nsets, pos, 1, &npos, &o->outdir, &o->keep, usage);
 	if (r)
 		return r;
 	if (npos != 1) {
@@ -292,8 +301,10 @@ void exp_close(struct exp *e)
 	if (e->group_open)
 		group_close(&e->g);
 	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
+	/* a run that wrote nothing leaves nothing; one whose report could not be
+	 * written whole keeps the files that were (never deleted here) */
 	if (e->tmpdir[0] && access(e->dir, F_OK))
-		ctl_rm_rf(e->tmpdir);
+		rmdir(e->tmpdir);
 	for (a = 0; a < PROF_MAX_ARMS; a++)
 		json_decref(e->rounds[a]);
 	json_decref(e->faults);

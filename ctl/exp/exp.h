@@ -76,9 +76,9 @@ struct exp {
  * the profile loaded into e->p, o filled. 0; CTL_HELP after --help; CTL_USAGE
  * (message printed, nothing touched) */
 int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *));
-/* validate's: PROFILE... [--set k.path=v]...: *npos files in pos */
-int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos, int *npos,
-	     const char **out, int *keep, void (*usage)(FILE *));
+/* validate's: PROFILE... [--set k.path=v]...: *npos (at most maxpos) files in pos */
+int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos, int maxpos,
+	     int *npos, const char **out, int *keep, void (*usage)(FILE *));
 
 /* e->p loaded: 0 ready; CTL_USAGE (bad output directory); CTL_FAIL */
 int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o);

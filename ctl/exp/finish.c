@@ -92,7 +92,8 @@ json_t *exp_report(struct exp *e)
 static int write_dir(struct exp *e)
 {
 	if (report_write(e->report, e->tmpdir, e->err, sizeof(e->err))) {
-		log_err("writing %s: %s", e->tmpdir, e->err);
+		/* what was written whole stays (each file is complete or absent) */
+		log_err("writing %s: %s (the files written whole are kept there)", e->tmpdir, e->err);
 		return -EIO;
 	}
 	if (rename(e->tmpdir, e->dir)) {

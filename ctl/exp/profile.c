@@ -124,7 +124,7 @@ static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 				    "options, e.g. rc_timeout)", where, modes[k], wl->modes_why);
 		snprintf(arm->mode, sizeof(arm->mode), "%s", modes[k]);
 		snprintf(arm->name, sizeof(arm->name), "%s", modes[k]);
-		if (prof_get_str(x, m, "name", where, arm->name, sizeof(arm->name)))
+		if (prof_get_name(x, m, where, arm->name, sizeof(arm->name)))
 			return -1;
 		for (j = 0; j < i; j++)
 			if (!strcmp(p->arm[j].name, arm->name))
@@ -157,7 +157,6 @@ static int check_nodes(struct pctx *x, const struct profile *p, const struct yno
 	for (i = 0; i < cnt; i++) {
 		const struct ynode *e = n->kind == YN_SEQ ? n->v[i] : n;
 		unsigned int k;
-		char tail;
 		int h;
 
 		if (p->nhosts && e->kind == YN_SCALAR) {	/* by the hosts' names */
@@ -168,9 +167,13 @@ static int check_nodes(struct pctx *x, const struct profile *p, const struct yno
 			*mask |= 1u << h;
 			continue;
 		}
-		if (e->kind != YN_SCALAR || sscanf(e->s, "node%u%c", &k, &tail) != 1)
+		/* node, then 1..3 digits and nothing else: no sign, no space, no
+		 * wrap-around (node-1 once read as node4294967295) */
+		if (e->kind != YN_SCALAR || strncmp(e->s, "node", 4) || !e->s[4] ||
+		    strspn(e->s + 4, "0123456789") != strlen(e->s + 4) || strlen(e->s + 4) > 3)
 			return prof_perr(x, e, 0, "%s: '%s': expected all or node0..node%d", where,
 				    e->kind == YN_SCALAR ? e->s : prof_kind_name(e), p->nodes - 1);
+		k = (unsigned int)atoi(e->s + 4);
 		if ((int)k >= p->nodes)
 			return prof_perr(x, e, 0, "%s: node%u: the testbed has %d nodes (node0..node%d)",
 				    where, k, p->nodes, p->nodes - 1);
@@ -202,7 +205,7 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, keys, where))
 			return -1;
 		snprintf(pf->name, sizeof(pf->name), "fault%zu", i);
-		if (prof_get_str(x, m, "name", where, pf->name, sizeof(pf->name)) ||
+		if (prof_get_name(x, m, where, pf->name, sizeof(pf->name)) ||
 		    prof_get_enum(x, m, "dir", where, dirs, &pf->egress) ||
 		    prof_get_enum(x, m, "port", where, ports, &pf->sw) ||
 		    prof_get_num(x, m, "start", where, NUM_TIME, 0, 86400000000000ULL, "a time: 0s..24h",

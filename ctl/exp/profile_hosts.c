@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "ctl/exp/check.h"
 
 /* hosts: agents already running (started by Slurm, systemd, by hand) */
@@ -22,6 +23,24 @@ static int safe_word(struct pctx *x, const struct ynode *m, const char *key, con
 		return prof_perr(x, ytree_get(m, key, NULL), 0,
 			    "%s.%s: '%s': letters, digits and _ - . @ / : only, not starting with -",
 			    where, key, s);
+	return 0;
+}
+
+/* the ssh -o keys a profile may set: none that runs a command
+ * (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec, ...) */
+static int ssh_option_ok(const char *kv)
+{
+	static const char *const keys[] = {
+		"AddressFamily", "BatchMode", "ConnectTimeout", "ConnectionAttempts",
+		"Compression", "HostKeyAlias", "IdentitiesOnly", "IdentityFile", "IPQoS",
+		"LogLevel", "Port", "ServerAliveCountMax", "ServerAliveInterval",
+		"StrictHostKeyChecking", "TCPKeepAlive", "User", "UserKnownHostsFile", NULL
+	};
+	size_t n = strcspn(kv, "=");
+
+	for (int i = 0; keys[i]; i++)
+		if (strlen(keys[i]) == n && !strncasecmp(keys[i], kv, n))
+			return 1;
 	return 0;
 }
 
@@ -51,6 +70,12 @@ static int check_ssh(struct pctx *x, struct profile *p, const struct ynode *m)
 			if (!strchr(v->s, '=') || v->s[0] == '-' || strlen(v->s) >= sizeof(p->ssh.opt[0]))
 				return prof_perr(x, v, 0, "hosts.ssh.options: '%s': expected Key=Value "
 					    "(ssh -o), e.g. ConnectTimeout=10", v->s);
+			if (!ssh_option_ok(v->s))
+				return prof_perr(x, v, 0, "hosts.ssh.options: '%.*s' is not allowed (a "
+					    "profile may set only options that run no command: "
+					    "ConnectTimeout, ServerAliveInterval, User, Port, "
+					    "IdentityFile, StrictHostKeyChecking, ...)",
+					    (int)strcspn(v->s, "="), v->s);
 			snprintf(p->ssh.opt[i], sizeof(p->ssh.opt[i]), "%s", v->s);
 		}
 		p->ssh.nopts = (int)o->n;

@@ -37,14 +37,22 @@ static void html_head(const struct page *pg)
 	      ".legend{font-size:12px}.fault{fill:#f4a;fill-opacity:0.15}\n"
 	      "pre{background:#f6f6f6;padding:1em;overflow:auto}\n</style></head><body>\n<h1>", f);
 	html_escape(f, name);
+	/* every string from report.json escaped: a re-rendered report may come
+	 * from anywhere */
+	char e[7][160];
+
 	fprintf(f, "</h1>\n<p>%s run, status <b>%s</b>%s, created %s, %.1f s. Testbed: %s (%s), %lld "
 		   "nodes, MTU %lld, kernel %s. rdmactl %s.</p>\n",
-		jr_str(rep, "workload"), jr_str(rep, "status"),
-		json_is_true(json_object_get(rep, "partial")) ? " (partial)" : "", jr_str(rep, "created"),
-		jr_real(rep, "duration_s"), jr_str(tb, "backend"), jr_str(tb, "accel"),
+		html_esc(jr_str(rep, "workload"), e[0], sizeof(e[0])),
+		html_esc(jr_str(rep, "status"), e[1], sizeof(e[1])),
+		json_is_true(json_object_get(rep, "partial")) ? " (partial)" : "",
+		html_esc(jr_str(rep, "created"), e[2], sizeof(e[2])), jr_real(rep, "duration_s"),
+		html_esc(jr_str(tb, "backend"), e[3], sizeof(e[3])),
+		html_esc(jr_str(tb, "accel"), e[4], sizeof(e[4])),
 		json_integer_value(json_object_get(tb, "nodes")),
-		json_integer_value(json_object_get(tb, "mtu")), jr_str(tb, "kernel"),
-		jr_str(json_object_get(rep, "versions"), "rdmactl"));
+		json_integer_value(json_object_get(tb, "mtu")),
+		html_esc(jr_str(tb, "kernel"), e[5], sizeof(e[5])),
+		html_esc(jr_str(json_object_get(rep, "versions"), "rdmactl"), e[6], sizeof(e[6])));
 }
 
 /* the summary table: the metric table's HTML columns */
@@ -132,9 +140,11 @@ static void fault_windows(const struct page *pg, const struct plot *p)
 		double a = jr_real(fl, "start_ns") / 1e9, d = jr_real(fl, "duration_ns") / 1e9;
 		double b = d > 0 ? a + d : p->x1;
 
+		char esc[256];
+
 		fprintf(pg->f, "<rect class=\"fault\" data-fault=\"%s\" x=\"%.1f\" y=\"%d\" "
 			       "width=\"%.1f\" height=\"%d\"><title>",
-			jr_str(fl, "name"), plot_tx(p, a), p->mt,
+			html_esc(jr_str(fl, "name"), esc, sizeof(esc)), plot_tx(p, a), p->mt,
 			plot_tx(p, b > p->x1 ? p->x1 : b) - plot_tx(p, a), p->h - p->mt - p->mb);
 		html_escape(pg->f, jr_str(fl, "rule"));
 		fputs("</title></rect>\n", pg->f);
@@ -196,14 +206,15 @@ static void plot_retrans_bars(const struct page *pg)
 		   "rcvd_seq_err)", "arm", "retransmission events");
 	json_array_foreach(pg->arms, i, arm) {
 		double v = jr_real(arm, "retransmissions"), x = (double)i;
+		char esc[256];
+		const char *nm = html_esc(jr_str(arm, "name"), esc, sizeof(esc));
 
 		fprintf(pg->f, "<rect class=\"bar\" data-arm=\"%s\" x=\"%.1f\" y=\"%.1f\" "
 			       "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/><text x=\"%.1f\" "
 			       "y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s: %.0f</text>\n",
-			jr_str(arm, "name"), plot_tx(&p, x + 0.2), plot_ty(&p, v),
+			nm, plot_tx(&p, x + 0.2), plot_ty(&p, v),
 			plot_tx(&p, x + 0.8) - plot_tx(&p, x + 0.2), plot_ty(&p, 0) - plot_ty(&p, v),
-			plot_colors[i % 5], plot_tx(&p, x + 0.5), plot_ty(&p, v) - 4,
-			jr_str(arm, "name"), v);
+			plot_colors[i % 5], plot_tx(&p, x + 0.5), plot_ty(&p, v) - 4, nm, v);
 	}
 	plot_end(&p);
 }
@@ -248,6 +259,7 @@ static void html_faults(const struct page *pg)
 	      pg->f);
 	json_array_foreach(json_object_get(pg->rep, "faults"), i, fl) {
 		uint64_t matched = 0, dropped = 0;
+		char esc[64];
 
 		json_array_foreach(json_object_get(fl, "rules"), k, r) {
 			matched += jr_u64(json_object_get(r, "counters"), "matched");
@@ -259,7 +271,7 @@ static void html_faults(const struct page *pg)
 		html_escape(pg->f, jr_str(fl, "rule"));
 		fprintf(pg->f, "</td><td>%s</td><td>%.1f</td><td>%.1f</td><td>%zu</td><td>%llu</td>"
 			       "<td>%llu</td></tr>\n",
-			jr_str(fl, "dir"), jr_real(fl, "start_ns") / 1e9, jr_real(fl, "duration_ns") / 1e9,
+			html_esc(jr_str(fl, "dir"), esc, sizeof(esc)), jr_real(fl, "start_ns") / 1e9, jr_real(fl, "duration_ns") / 1e9,
 			json_array_size(json_object_get(fl, "rules")), (unsigned long long)matched,
 			(unsigned long long)dropped);
 	}

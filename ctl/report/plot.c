@@ -74,7 +74,9 @@ void plot_series(struct plot *p, const double *x, const double *y, size_t n, int
 			const char *name, int step, double gap)
 {
 	size_t i;
+	char esc[256];
 
+	name = html_esc(name, esc, sizeof(esc));
 	fprintf(p->f, "<path class=\"series\" data-arm=\"%s\" fill=\"none\" stroke=\"%s\" "
 		      "stroke-width=\"2\" d=\"", name, plot_colors[k % 5]);
 	for (i = 0; i < n; i++) {
@@ -123,9 +125,28 @@ void html_escape(FILE *f, const char *s)
 			fputs("&amp;", f);
 		else if (*s == '"')
 			fputs("&quot;", f);
+		else if (*s == '\'')
+			fputs("&#39;", f);
 		else
 			fputc(*s, f);
 	}
+}
+
+const char *html_esc(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 7 < len; s++) {
+		const char *e = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" :
+				*s == '"' ? "&quot;" : *s == '\'' ? "&#39;" : NULL;
+
+		if (e)
+			n += (size_t)snprintf(buf + n, len - n, "%s", e);
+		else
+			buf[n++] = *s;
+	}
+	buf[n < len ? n : len - 1] = 0;
+	return buf;
 }
 
 /* one quantity of a 250 ms interval; 0 when the interval does not have it */

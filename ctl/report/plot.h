@@ -32,6 +32,8 @@ void plot_end(struct plot *p);
 /* the latency CDF of one arm from its histogram: (value ms, fraction <= value) */
 size_t cdf_points(const struct hist *h, double *x, double *y, size_t max);
 void html_escape(FILE *f, const char *s);
+/* s escaped for HTML text and attributes into buf (cut short to fit) */
+const char *html_esc(const char *s, char *buf, size_t len);
 
 /* one quantity of a 250 ms interval */
 enum ival_q { Q_P50, Q_MAX, Q_LOST, Q_RETRANS };

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "ctl/report/report.h"
 #include "lib/hlog.h"
 
@@ -56,23 +58,41 @@ int report_hlog(const json_t *rep, const json_t *arm, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
+/*
+ * dir/name written whole or not at all: into a new file of its own
+ * (mkstemp: O_EXCL, nothing planted can be followed), renamed into place
+ * once complete, removed when anything failed.
+ */
 static int write_file(const char *dir, const char *name, int (*fn)(const json_t *, const void *,
 								  FILE *),
 		      const json_t *rep, const void *arg, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
-	FILE *f;
-	int r;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f = NULL;
+	int fd, r;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f) {
+	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name);
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		return -1;
 	}
 	r = fn(rep, arg, f);
-	if (fclose(f) || r) {
-		snprintf(err, errlen, "%s: write failed", path);
+	if (fflush(f) || ferror(f) || r || fsync(fd)) {
+		snprintf(err, errlen, "%s: write failed%s%s", path, errno ? ": " : "",
+			 errno ? strerror(errno) : "");
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
 		return -1;
 	}
 	return 0;
@@ -112,9 +132,15 @@ int report_write(json_t *rep, const char *dir, char *err, size_t errlen)
 	    write_file(dir, "report.html", w_html, rep, NULL, err, errlen))
 		return -1;
 	json_array_foreach(json_object_get(rep, "arms"), i, arm) {
-		char name[64];
+		char name[80], *c;
 
-		snprintf(name, sizeof(name), "%s.hlog", json_string_value(json_object_get(arm, "name")));
+		/* the arm's name as a file name in dir: profiles allow no other
+		 * characters (ctl/exp/check.h), a report.json from elsewhere may */
+		snprintf(name, sizeof(name), "%.64s.hlog", json_string_value(json_object_get(arm, "name")));
+		for (c = name; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || (*c == '.' && c > name)))
+				*c = '_';
 		if (write_file(dir, name, w_hlog, rep, arm, err, errlen))
 			return -1;
 	}

@@ -188,12 +188,16 @@ static int file_has(const char *path, const char *needle)
 	return found;
 }
 
+/* the last lines of path on stderr (no shell: the path may hold any byte) */
 static void tail_file(const char *path, int lines)
 {
-	char cmd[PATH_MAX + 32];
+	char n[16], *argv[] = { "tail", "-n", n, "--", (char *)path, NULL };
+	struct proc_io io = { -1, 2, 2, 0 };
+	pid_t pid;
+	int st;
 
-	snprintf(cmd, sizeof(cmd), "tail -n %d '%s' >&2", lines, path);
-	if (system(cmd) < 0)
+	snprintf(n, sizeof(n), "%d", lines);
+	if (proc_spawn(argv, &io, &pid) || proc_reap(pid, 10000, &st))
 		log_err("cannot show %s", path);
 }
 

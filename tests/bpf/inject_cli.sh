@@ -10,7 +10,11 @@ PIN=/sys/fs/bpf/rdma-inject-clitest-$$
 S=bpf/inject_cli
 pass() { echo "PASS: $S/$1${2:+ ($2)}"; }
 fail() { echo "FAIL: $S/$1${2:+ ($2)}"; }
-if [ "$(id -u)" != 0 ]; then echo "SKIP: $S (needs root)"; exit 0; fi
+T="add_forms list_json stats_json set_live bad_input run_sigTERM run_sigINT run_window_end flush
+   flush_after_crash flush_stale_pins list_creates_nothing final_clean pin_only_before_command
+   pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules"
+echo "PLAN: $S" $T
+if [ "$(id -u)" != 0 ]; then for t in $T; do echo "SKIP: $S/$t (needs root)"; done; exit 0; fi
 I() { "$B" --pin "$PIN" "$@"; }
 clean() { # nothing of ours on the test devices
 	! tc qdisc show dev injc0 | grep -qE 'clsact|prio' && ! tc filter show dev injc0 ingress | grep -q . &&
@@ -32,19 +36,22 @@ st=$(I stats -j)
 jq -e '.rules[0].counters | has("matched") and has("dropped") and has("duplicated") and has("marked")' <<< "$st" >/dev/null &&
 	jq -e '.hooks[0].dev == "injc0" and .hooks[0].dir == "ingress"' <<< "$st" >/dev/null &&
 	pass stats_json || fail stats_json "$(head -c 300 <<< "$st")"
-I set 1 drop 20% >/dev/null && I -j list | jq -e '.rules[0].rule == "drop 20%"' >/dev/null &&
-	I set 1 off && I -j list | jq -e '.rules[0].enabled == false' >/dev/null && pass set_live || fail set_live
+id1=$(I -j list | jq '.rules[0].id')	# ids grow for as long as the host is up
+I set "$id1" drop 20% >/dev/null && I -j list | jq -e '.rules[0].rule == "drop 20%"' >/dev/null &&
+	I set "$id1" off && I -j list | jq -e '.rules[0].enabled == false' >/dev/null && pass set_live || fail set_live
 ok=1
 for bad in "add dev nosuch0 ingress drop 1%:no such device" "add dev injc0 sideways drop 1%:ingress|egress" \
 	   "add dev injc0 ingress drop 150%:probability" "add dev injc0 ingress dorp 1%:did you mean 'drop'" \
 	   "add dev injc0 ingress qpn 0x1000000 drop:qpn" "del 999:no such rule" "set 999 drop 1%:no such rule" \
-	   "frobnicate:unknown command"; do
+	   "frobnicate:unknown command" "add dev injc0 ingress gap 5 drop 10%:gap: goes after" \
+	   "add dev injc0 ingress drop every 400 gap 5:gap: goes after" \
+	   "add dev injc0 ingress qpn 000000000000000000000000000000000000017 drop:too long"; do
 	args=${bad%%:*}; pat=${bad#*:}
 	# shellcheck disable=SC2086
 	out=$(I $args 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; echo "  '$args' -> rc=$rc: $out"; fi
 done
-[ $ok = 1 ] && pass bad_input "8 bad commands rejected with a message" || fail bad_input
+[ $ok = 1 ] && pass bad_input "11 bad commands rejected with a message" || fail bad_input
 I flush && clean && [ ! -e "$PIN" ] && pass flush "no clsact, filter or pinned map left" || fail flush
 
 # crash: a rule added and its process gone (as after kill -9): the state is in
@@ -75,3 +82,64 @@ I -j list > /dev/null
 mkdir -p "$PIN" && bpftool map create "$PIN/inj_old_name" type array key 4 value 4 entries 1 name inj_old 2>/dev/null
 I flush && [ ! -e "$PIN" ] && pass flush_stale_pins "a pinned map of an unknown name is removed too" ||
 	fail flush_stale_pins "$(ls "$PIN" 2>&1)"
+# 20 adds at once: one at a time under the state lock, 20 rules, 20 ids
+for k in $(seq 20); do I add dev injc0 ingress qpn $k drop 1% > "/tmp/rtb-cadd.$$.$k" 2>&1 & done
+wait
+ids=$(cat /tmp/rtb-cadd.$$.* | sort -n | uniq | wc -l); rm -f /tmp/rtb-cadd.$$.*
+n=$(I -j list | jq '.rules | length')
+nq=$(I -j list | jq '[.rules[].rule] | unique | length')
+[ "$ids" = 20 ] && [ "$n" = 20 ] && [ "$nq" = 20 ] &&
+	pass concurrent_adds "20 parallel adds: 20 distinct ids, 20 rules listed" ||
+	fail concurrent_adds "distinct ids $ids, rules $n, distinct rules $nq"
+# a deleted rule's id is never handed out again (a lease on it must not
+# remove a newer rule)
+last=$(I -j list | jq '[.rules[].id] | max')
+I del "$last" && a=$(I add dev injc0 ingress drop 1%)
+[ -n "${a:-}" ] && [ "$a" -gt "$last" ] && pass ids_not_reused "deleted $last, next add got $a" ||
+	fail ids_not_reused "deleted $last, next add got ${a:-nothing}"
+I flush >/dev/null
+# under ip netns exec every command gets a fresh sysfs, so a fresh bpffs:
+# the state is found from the kernel (our filter, its program, its maps),
+# so a second add joins the first (it used to replace it, list showed
+# nothing and stats had no counters)
+NS=rtbinj$$
+if ip netns add "$NS" && ip link add injn0 type veth peer name injn1 && ip link set injn0 netns "$NS" &&
+   ip -n "$NS" link set injn0 up && ip link set injn1 up; then
+	E() { ip netns exec "$NS" "$B" "$@"; }
+	E add dev injn0 ingress qpn 1 drop 1% >/dev/null && E add dev injn0 ingress qpn 2 drop 2% >/dev/null
+	l=$(E -j list); st=$(E -j stats)
+	if jq -e '[.rules[].rule] == ["qpn 0x1 drop 1%", "qpn 0x2 drop 2%"]' <<< "$l" >/dev/null &&
+	   jq -e '(.rules | length) == 2 and ([.rules[] | .counters | has("matched")] | all)' <<< "$st" >/dev/null; then
+		pass netns_exec_keeps_rules "two adds under ip netns exec: $(jq -c '[.rules[].rule]' <<< "$l"), counters in stats"
+	else
+		fail netns_exec_keeps_rules "list: $(jq -c . <<< "$l" | head -c 300) stats: $(head -c 200 <<< "$st")"
+	fi
+	E flush >/dev/null 2>&1
+	ip netns exec "$NS" tc qdisc show dev injn0 | grep -q clsact &&
+		fail netns_exec_keeps_rules "flush left the clsact qdisc it made"
+else
+	fail netns_exec_keeps_rules "could not make a netns with a veth"
+fi
+ip link del injn1 2>/dev/null; ip netns del "$NS" 2>/dev/null
+# --pin is an option of rdma-inject, not a word of a command: after the
+# command it is refused (it used to be taken from anywhere, and `flush`
+# then emptied the directory it named)
+D=$(mktemp -d /tmp/rtb-pin.XXXXXX)
+echo keep > "$D/file"
+out=$("$B" flush --pin "$D" 2>&1); rc=$?
+[ $rc = 2 ] && [ -f "$D/file" ] && grep -q "flush" <<< "$out" &&
+	pass pin_only_before_command "flush --pin DIR: exit 2, DIR untouched" ||
+	fail pin_only_before_command "rc=$rc $(ls "$D") $out"
+# and only ever a directory on a BPF filesystem: flush unlinks nothing
+# elsewhere, add makes no directory elsewhere
+out2=$("$B" --pin "$D" flush 2>&1); rc2=$?
+out3=$("$B" --pin "$D/new" add dev injc0 ingress drop 1% 2>&1); rc3=$?
+if [ $rc2 = 1 ] && [ $rc3 = 1 ] && [ -f "$D/file" ] && [ ! -e "$D/new" ] && clean &&
+   grep -q "BPF filesystem\|Not a directory" <<< "$out2$out3"; then
+	pass pin_outside_bpffs "--pin /tmp/DIR: flush and add exit 1 ($(head -n1 <<< "$out3")), nothing unlinked or made"
+else
+	fail pin_outside_bpffs "rc=$rc2/$rc3 left: $(ls "$D" | tr '\n' ' ') | $out2 | $out3"
+fi
+rm -rf "$D"
+# reached the end: a non-zero exit means the suite was cut short
+exit 0

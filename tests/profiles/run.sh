@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 SUITE=profiles
 . tests/softroce/lib.sh
 C=$RDMACTL
+plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments
 
 ok=1 n=0
 for f in profiles/*.yaml; do
@@ -49,3 +50,23 @@ done
 out=$("$C" validate profiles/nonexistent.yaml 2>&1); rc=$?
 [ $rc = 2 ] && grep -q "No such file" <<< "$out" || { ok=0; echo "  missing file: $rc $out"; }
 [ $ok = 1 ] && pass set_overrides "overrides applied and checked; bad ones point at --set:1:col" || fail set_overrides "see above"
+# a reader that went away (the read end closed before rdmactl writes) is an
+# EPIPE, not a death by SIGPIPE (exit 141, as an ssh that had exited once
+# caused in run_ssh_refused)
+rcs="" rcf=$(mktemp)
+for a in "--help" "validate profiles/quickstart.yaml" "-j validate profiles/quickstart.yaml"; do
+	# shellcheck disable=SC2086
+	( sleep 0.2; "$C" $a 2>/dev/null; echo $? > "$rcf" ) | (exec 0<&-; sleep 0.5)
+	rcs="$rcs $(cat "$rcf")"
+done
+rm -f "$rcf"
+grep -q 141 <<< "$rcs" && fail sigpipe_is_not_death "exit codes:$rcs" ||
+	pass sigpipe_is_not_death "output to a closed pipe: exit codes$rcs"
+# more profiles than a command takes: a usage error, not a stack overflow
+out=$("$C" run a b c d e f 2>&1); rc=$?
+out2=$("$C" validate $(printf 'x%d ' $(seq 70)) 2>&1); rc2=$?
+[ $rc = 2 ] && [ $rc2 = 2 ] && grep -q "at most" <<< "$out" &&
+	pass too_many_arguments "run a b c d e f: exit 2 ($out)" ||
+	fail too_many_arguments "rc=$rc/$rc2: $out | $(head -c 200 <<< "$out2")"
+# reached the end: a non-zero exit means the suite was cut short
+exit 0

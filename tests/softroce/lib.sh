@@ -4,6 +4,9 @@
 RDMACTL=${RDMACTL:-build/bin/rdmactl}
 SUITE=${SUITE:-$(basename "$0" .sh)}
 
+# plan TEST...: the tests this suite reports, each once (tests/run.sh fails
+# a declared test that never reports and an undeclared one that passes)
+plan() { echo "PLAN: $SUITE $*"; }
 pass() { echo "PASS: $SUITE/$1${2:+ ($2)}"; }
 fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; }
 skip() { echo "SKIP: $SUITE/$1 ($2)"; }
@@ -48,6 +51,7 @@ jq() {
 # SKIP (no VM here) or FAIL (it would not come up): the caller exits 0.
 suite_up() {
 	local why out
+	plan $TESTS
 	why=$(vm_unavailable)
 	if [ -n "$why" ]; then
 		for t in $TESTS; do skip "$t" "$why"; done

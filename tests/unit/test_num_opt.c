@@ -12,6 +12,10 @@ static void test_num(void)
 	const char *why;
 
 	EXPECT(num_parse("4k", NUM_SIZE, 0, UINT64_MAX, &v, NULL) == 0 && v == 4096);
+	/* plain integers: decimal (a leading 0 is not octal) or 0x hex */
+	EXPECT(num_parse("010", NUM_PLAIN, 0, UINT64_MAX, &v, NULL) == 0 && v == 10);
+	EXPECT(num_parse("0x10", NUM_PLAIN, 0, UINT64_MAX, &v, NULL) == 0 && v == 16);
+	EXPECT(num_parse("08", NUM_PLAIN, 0, UINT64_MAX, &v, NULL) == 0 && v == 8);
 	EXPECT(num_parse("4KiB", NUM_SIZE, 0, UINT64_MAX, &v, NULL) == 0 && v == 4096);
 	EXPECT(num_parse("1M", NUM_SIZE, 0, UINT64_MAX, &v, NULL) == 0 && v == 1048576);
 	EXPECT(num_parse("1.5k", NUM_SIZE, 0, UINT64_MAX, &v, NULL) == 0 && v == 1536);

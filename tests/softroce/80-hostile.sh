@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The agent under a hostile peer (issue 13), through the real control
+# protocol (tests/softroce/ctlpeer.py) to a VM agent: an authenticated peer
+# cannot point rdma-inject at other files or block it, and a peer without
+# the token cannot make the agent start threads or allocate without bound.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="inject_pin_refused inject_option_after_verb inject_run_refused conn_cap first_frame_deadline
+       unauth_big_frame serves_after"
+suite_up || exit 0
+P=tests/softroce/ctlpeer.py
+ST=${RDMATB_STATE_DIR:-/run/rdma-testbed}
+TOK=$ST/token
+port=$("$C" -j testbed status | jq '.nodes[0].agent_port')
+vssh() { timeout 30 ssh -F "$ST/ssh/config" rdma-testbed "$@"; }
+apid=$(vssh "pgrep -f 'rdma-agent --dev rxe0 '" | head -n 1)
+status_of() { vssh "awk '/^$1:/{print \$2}' /proc/$apid/status"; }
+call() { python3 "$P" call "$port" "$TOK" "$@"; }
+refused() {	# name args-json pattern: the agent says no, the victim directory is intact
+	local r
+	r=$(call inject "$2")
+	if jq -e --arg p "$3" '.ok == false and (.error | test($p))' <<< "$r" >/dev/null &&
+	   vssh test -f /tmp/victim/file; then
+		pass "$1" "$(jq -r .error <<< "$r")"
+	else
+		fail "$1" "$r; victim: $(vssh ls /tmp/victim 2>&1 | tr '\n' ' ')"
+	fi
+}
+vssh 'mkdir -p /tmp/victim && echo keep > /tmp/victim/file'
+
+# --- rdma-inject's --pin through the agent (it used to empty the directory)
+refused inject_pin_refused '{"args": ["--pin", "/tmp/victim", "flush"]}' "not allowed"
+refused inject_option_after_verb '{"args": ["flush", "--pin", "/tmp/victim"]}' "not allowed"
+# --- run blocks until a signal: not for a peer
+refused inject_run_refused '{"args": ["run", "dev", "n0", "ingress", "drop", "1%"]}' "not allowed"
+
+# --- 100 connections that never send: those over the cap (64) are closed at
+# once, the agent's threads stay within the cap, and the rest are closed at
+# the first frame's deadline (5 s): before, 500 such gave 501 threads forever
+t0=$(status_of Threads)
+out=$(mktemp)
+python3 "$P" idle "$port" 100 9 > "$out" &
+pp=$!
+sleep 3
+tmax=$(status_of Threads)
+wait $pp
+early=$(sed -n 1p "$out"); total=$(sed -n 2p "$out"); rm -f "$out"
+if [ -n "$early" ] && [ "$early" -ge 36 ] && [ "$tmax" -le $((t0 + 64)) ]; then
+	pass conn_cap "100 idle connections: $early closed at once, threads $t0 -> $tmax (cap 64)"
+else
+	fail conn_cap "early=$early threads $t0 -> $tmax"
+fi
+if [ "$total" = 100 ]; then
+	pass first_frame_deadline "all 100 closed within 9 s (5 s for the first frame); threads now $(status_of Threads)"
+else
+	fail first_frame_deadline "closed $total of 100 within 9 s"
+fi
+
+# --- frames announcing 16 MiB without the token: closed at once, nothing allocated
+r0=$(status_of VmRSS)
+n=$(python3 "$P" bigframe "$port" 8)
+r1=$(status_of VmRSS)
+if [ "$n" = 8 ] && [ $((r1 - r0)) -lt 8192 ]; then
+	pass unauth_big_frame "8 x 16 MiB announced: all closed at once, RSS $r0 -> $r1 kB"
+else
+	fail unauth_big_frame "closed $n of 8, RSS $r0 -> $r1 kB"
+fi
+
+# --- and the agent still serves its controller
+if r=$(call hello '{}') && jq -e '.ok' <<< "$r" >/dev/null && "$C" inject list >/dev/null &&
+   "$C" -j testbed status | jq -e '.healthy and ([.nodes[] | .agent_reachable] | all)' >/dev/null; then
+	pass serves_after "hello, inject list and testbed status answered"
+else
+	fail serves_after "$r"
+fi
+vssh 'rm -rf /tmp/victim'
+"$C" testbed down >/dev/null
+# reached the end: a non-zero exit means the suite was cut short
+exit 0

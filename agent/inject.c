@@ -11,6 +11,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -174,7 +177,29 @@ static unsigned int added_id(const char *out)
  * option (so no --pin: the injector's state stays where it belongs). "run"
  * is not here: it blocks until a signal.
  */
-static int inject_allowed(char *const *argv, int n, char *err, size_t errlen)
+/* interface name carries the agent's control address (or is loopback) */
+static int is_control_if(const struct agent *a, const char *name)
+{
+	struct ifaddrs *all, *i;
+	int hit = !strcmp(name, "lo");
+
+	if (!a->listen_ip[0] || getifaddrs(&all))
+		return hit;
+	for (i = all; i && !hit; i = i->ifa_next) {
+		char ip[INET6_ADDRSTRLEN] = "";
+
+		if (!i->ifa_addr || strcmp(i->ifa_name, name))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, sizeof(ip));
+		hit = ip[0] && !strcmp(ip, a->listen_ip);
+	}
+	freeifaddrs(all);
+	return hit;
+}
+
+static int inject_allowed(const struct agent *a, char *const *argv, int n, char *err,
+			  size_t errlen)
 {
 	static const char *const verbs[] = { "add", "del", "set", "list", "stats",
 					     "seed", "flush", "probe", NULL };
@@ -193,12 +218,20 @@ static int inject_allowed(char *const *argv, int n, char *err, size_t errlen)
 			 "add|del|set|list|stats|seed|flush|probe)", argv[i]);
 		return -EPERM;
 	}
-	for (i++; i < n; i++)
+	for (i++; i < n; i++) {
 		if (argv[i][0] == '-' || !argv[i][0]) {
 			snprintf(err, errlen, "inject: argument '%.40s' after '%s' is not allowed "
 				 "(options go before the command; --pin never)", argv[i], verbs[k]);
 			return -EPERM;
 		}
+		/* faults on the link the controller reaches the agent by would cut
+		 * the controller off (and every lease with it) */
+		if (!strcmp(argv[i], "dev") && i + 1 < n && is_control_if(a, argv[i + 1])) {
+			snprintf(err, errlen, "inject: dev %.40s carries this agent's control address "
+				 "(%s): no fault rules there", argv[i + 1], a->listen_ip);
+			return -EPERM;
+		}
+	}
 	return 0;
 }
 
@@ -224,7 +257,7 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 		}
 		argv[n++] = (char *)json_string_value(v);
 	}
-	if ((r = inject_allowed(argv, n, err, errlen)))
+	if ((r = inject_allowed(a, argv, n, err, errlen)))
 		return r;
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)

@@ -223,6 +223,8 @@ int main(int argc, char **argv)
 				       strerror(-r));
 		goto destroy_lock;
 	}
+	snprintf(a.listen_ip, sizeof(a.listen_ip), "%.*s", (int)strcspn(o.listen_at, ":"),
+		 o.listen_at);
 	lfd = net_listen(o.listen_at);
 	if (lfd < 0) {
 		log_err("%s: cannot listen: %s", o.listen_at, strerror(-lfd));

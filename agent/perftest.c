@@ -75,6 +75,30 @@ static int valid_arg(const char *s)
 	return 1;
 }
 
+/* the perftest options a peer may pass (the values after them are plain
+ * words): none that writes a file (--out_json_file) or picks another
+ * device, GID or port than the agent's */
+static int option_allowed(const char *a)
+{
+	static const char *const opts[] = {
+		"-s", "--size", "-n", "--iters", "-a", "--all", "-F", "--CPU-freq", "-D",
+		"--duration", "-t", "--tx-depth", "-r", "--rx-depth", "-q", "--qp", "-m", "--mtu",
+		"-I", "--inline_size", "-c", "--connection", "-b", "--bidirectional", "-e",
+		"--events", "-l", "--post_list", "-U", "--report-unsorted", "-Q", "--cq-mod",
+		"-R", "--rdma_cm", "--report_gbits", "-N", "--noPeak", "-C", "--report-cycles",
+		"-H", "--report-histogram", "-u", "--qp-timeout", "-S", "--sl", "-T", "--tos",
+		"--use_old_post_send", "-W", "--report-counters", NULL
+	};
+	size_t n = strcspn(a, "=");
+
+	if (a[0] != '-')
+		return 1;	/* a value */
+	for (int i = 0; opts[i]; i++)
+		if (strlen(opts[i]) == n && !strncmp(opts[i], a, n))
+			return 1;
+	return 0;
+}
+
 /* the perftest command line: an allowed binary, our device, GID index and
  * port, the caller's plain words, the server's address (client); argv's
  * strings stay the request's */
@@ -115,6 +139,12 @@ static int job_argv(struct agent *a, json_t *args, const char **argv, char *gidx
 		if (!json_is_string(v) || !valid_arg(json_string_value(v))) {
 			snprintf(err, errlen, "perftest: argument %zu is not a plain word", k);
 			return -EINVAL;
+		}
+		if (!option_allowed(json_string_value(v))) {
+			snprintf(err, errlen, "perftest: option '%.40s' is not allowed (-s, -n, -a, "
+				 "-D, -q, -t, -m, -I, ...; device, GID, port and output files are "
+				 "the agent's)", json_string_value(v));
+			return -EPERM;
 		}
 		argv[n++] = json_string_value(v);
 	}

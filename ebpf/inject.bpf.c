@@ -188,6 +188,9 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 
 		if (!ip || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
 			return -1;	/* RoCEv2 senders use no IP options */
+		if (ip->frag_off & bpf_htons(0x3fff))
+			return -1;	/* a fragment (MF or an offset): RoCE is never fragmented,
+					 * and a later fragment has no UDP or BTH to read */
 		p->len = bpf_ntohs(ip->tot_len);
 		p->saddr = ip->saddr;
 		p->daddr = ip->daddr;
@@ -329,7 +332,11 @@ static __always_inline __u64 jitter(const struct inj_rule *r)
 		mag = neg ? (1ULL << 31) - s : s - (1ULL << 31);
 		j = (((mag >> 10) * r->jitter_ns) >> 20) * 1732 / 1000;
 	} else {
-		__u64 u = ((__u64)rnd() * (2 * r->jitter_ns)) >> 32;	/* [0, 2 jitter) */
+		/* [0, 2 jitter): 2 jitter rnd / 2^32 = jitter rnd / 2^31, in two
+		 * halves of jitter so that no product passes 2^64 (a jitter of 2^31
+		 * ns or more used to wrap) */
+		__u64 x = rnd(), jh = r->jitter_ns >> 16, jl = r->jitter_ns & 0xffff;
+		__u64 u = ((x * jh) >> 15) + ((x * jl) >> 31);
 
 		neg = u < r->jitter_ns;
 		j = neg ? r->jitter_ns - u : u - r->jitter_ns;

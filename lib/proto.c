@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "proto.h"
 #include "clock.h"
@@ -182,10 +183,17 @@ int proto_token_equal(const char *a, const char *b)
 int proto_token_load(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
+	struct stat st;
 	size_t n, i;
 
 	if (!f)
 		return -errno;
+	/* a secret: not readable by others, and ours (or root's) */
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+	    (st.st_uid != geteuid() && st.st_uid != 0)) {
+		fclose(f);
+		return -EACCES;
+	}
 	if (!fgets(buf, (int)len, f)) {
 		fclose(f);
 		return -EINVAL;

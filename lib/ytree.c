@@ -158,6 +158,12 @@ int ytree_parse(const char *file, const char *buf, size_t len, struct ynode **ro
 					yaml_event_delete(&ev);
 					FAIL(line, col, "a mapping key must be a plain name");
 				}
+				/* each key is checked against the others: a bound keeps
+				 * that quick (100k keys took 20 s) */
+				if (cur->n >= YTREE_MAX_KEYS) {
+					yaml_event_delete(&ev);
+					FAIL(line, col, "more than %d keys in one mapping", YTREE_MAX_KEYS);
+				}
 				if (ytree_get(cur, (const char *)ev.data.scalar.value, &i)) {
 					char k[64];
 

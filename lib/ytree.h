@@ -24,6 +24,9 @@ struct ynode {
 	const char *file;	/* the source's name, for messages (not owned) */
 };
 
+/* keys in one mapping, at most (a profile has a few dozen) */
+#define YTREE_MAX_KEYS 1024
+
 /* parse buf (len bytes) named `file`; on error -1 and err = "file:line:col: msg" */
 int ytree_parse(const char *file, const char *buf, size_t len, struct ynode **root, char *err,
 		size_t errlen);

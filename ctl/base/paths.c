@@ -75,10 +75,18 @@ const char *ctl_state_dir(void)
 	static char b[PATH_MAX];
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 
-	if (getuid() == 0 || !xdg)
-		return env_or("RDMATB_STATE_DIR", b, sizeof(b), "%s",
-			      getuid() == 0 ? "/run/rdma-testbed" : "/tmp/rdma-testbed-user");
-	return env_or("RDMATB_STATE_DIR", b, sizeof(b), "%s/rdma-testbed", xdg);
+	if (getuid() == 0)
+		return env_or("RDMATB_STATE_DIR", b, sizeof(b), "%s", "/run/rdma-testbed");
+	if (xdg)
+		return env_or("RDMATB_STATE_DIR", b, sizeof(b), "%s/rdma-testbed", xdg);
+	/* no XDG_RUNTIME_DIR: a name of this user's own in /tmp (one shared
+	 * name could be made first by another user) */
+	{
+		char u[32];
+
+		snprintf(u, sizeof(u), "%u", (unsigned)getuid());
+		return env_or("RDMATB_STATE_DIR", b, sizeof(b), "/tmp/rdma-testbed-%s", u);
+	}
 }
 
 const char *ctl_cache_dir(void)

@@ -5,6 +5,9 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,13 +226,15 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		if (strlen(rule->s) >= sizeof(pf->rule))
 			return prof_perr(x, rule, 0, "%s.rule: too long", where);
 		snprintf(pf->rule, sizeof(pf->rule), "%s", rule->s);
-		if (strstr(pf->rule, " after ") || strstr(pf->rule, " for "))
-			return prof_perr(x, rule, 0, "%s.rule: give the window as start: and duration:, "
-				    "not after/for", where);
 		snprintf(buf, sizeof(buf), "%s", rule->s);
 		for (tok = strtok_r(buf, " \t", &save); tok && argc < 63;
-		     tok = strtok_r(NULL, " \t", &save))
+		     tok = strtok_r(NULL, " \t", &save)) {
+			/* a word of the rule, wherever it is (first, after a tab) */
+			if (!strcmp(tok, "after") || !strcmp(tok, "for"))
+				return prof_perr(x, rule, 0, "%s.rule: give the window as start: and "
+					    "duration:, not after/for", where);
 			argv[argc++] = tok;
+		}
 		argv[argc] = NULL;
 		inj_rule_init(&r);
 		if (inj_rule_parse(&r, argc, argv, 0, e, sizeof(e)))
@@ -376,10 +381,24 @@ int profile_load(struct profile *p, const char *file, const char *const *sets, i
 	p->mtu = 1024;
 	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base, "."), base);
-	f = fopen(file, "r");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		return -1;
+	/* a regular file only: a FIFO or a device would block or never end */
+	{
+		int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "%s: %s", file,
+				 fd < 0 ? strerror(errno) : "not a regular file");
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		f = fdopen(fd, "r");
+		if (!f) {
+			snprintf(err, errlen, "%s: %s", file, strerror(errno));
+			close(fd);
+			return -1;
+		}
 	}
 	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) ||
 	    len > (1 << 20) || !(p->text = calloc(1, (size_t)len + 1)) ||
@@ -390,6 +409,16 @@ int profile_load(struct profile *p, const char *file, const char *const *sets, i
 		return -1;
 	}
 	fclose(f);
+	if (memchr(p->text, 0, (size_t)len)) {	/* it would cut a scalar short, silently */
+		const char *z = memchr(p->text, 0, (size_t)len), *c;
+		int line = 1, col = 1;
+
+		for (c = p->text; c < z; c++, col++)
+			if (*c == '\n')
+				line++, col = 0;
+		snprintf(err, errlen, "%s:%d:%d: a NUL byte: not a text file", file, line, col);
+		return -1;
+	}
 	if (ytree_parse(file, p->text, (size_t)len, &root, err, errlen))
 		return -1;
 	for (i = 0; i < nsets; i++) {

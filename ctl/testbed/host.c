@@ -147,6 +147,32 @@ static int host_up(struct tb_state *s, const struct tb_up_opts *o)
 	return r;
 }
 
+/* pid is still the agent started for node i: an rdma-agent whose
+ * command line names the node's device (a saved pid may have been reused) */
+static int is_our_agent(const struct tb_state *s, int i, pid_t pid)
+{
+	char path[64], cmd[1024];
+	size_t n, k;
+	FILE *f;
+	int exe = 0, dev = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[n] = 0;
+	for (k = 0; k < n; k += strlen(cmd + k) + 1) {
+		const char *a = cmd + k, *b = strrchr(a, '/');
+
+		if (!k)
+			exe = !strcmp(b ? b + 1 : a, "rdma-agent");
+		else if (!strcmp(a, s->node[i].dev))
+			dev = 1;
+	}
+	return exe && dev;
+}
+
 static int host_down(const struct tb_state *s)
 {
 	int i, k, r;
@@ -154,7 +180,12 @@ static int host_down(const struct tb_state *s)
 	for (i = 0; i < s->nodes; i++) {
 		pid_t p = s->node[i].agent_pid;
 
-		if (p <= 0 || kill(p, SIGTERM))
+		if (p <= 0 || !is_our_agent(s, i, p)) {
+			if (p > 0 && !kill(p, 0))
+				log_info("node%d: pid %d is no longer its agent: left alone", i, (int)p);
+			continue;
+		}
+		if (kill(p, SIGTERM))
 			continue;
 		/* started by the rdmactl that ran `up`: not our child, polled */
 		for (k = 0; k < 50 && !kill(p, 0); k++) {

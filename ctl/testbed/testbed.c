@@ -8,11 +8,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "ctl/testbed/backend.h"
 #include "lib/cmd.h"
@@ -36,10 +38,19 @@ static int lock_state(void)
 	char path[PATH_MAX];
 	int fd, r;
 
+	struct stat st;
+
 	r = ctl_mkdir_p(ctl_state_dir(), 0700);
 	if (r) {
 		log_err("%s: cannot create state directory: %s", ctl_state_dir(), strerror(-r));
 		return r;
+	}
+	/* it holds the token and ssh keys: a real directory of ours, closed to others */
+	if (lstat(ctl_state_dir(), &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		log_err("%s: not a directory of this user's that only it can write (make another "
+			"RDMATB_STATE_DIR)", ctl_state_dir());
+		return -EPERM;
 	}
 	tb_state_path(path, sizeof(path), "lock");
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -52,12 +63,47 @@ static int lock_state(void)
 	return fd;
 }
 
+/*
+ * The state directory's own entries, and only those: RDMATB_STATE_DIR may
+ * name a directory that holds other things (it used to be removed whole).
+ * The directory itself goes once it is empty.
+ */
+static int state_remove(void)
+{
+	static const char *const files[] = { "testbed.json", "testbed.json.tmp", "token", "lock",
+					     "qemu.pid", "qemu.log", "serial.log", "kvm-probe.log",
+					     "initrd.cpio", "live.json", "live.json.tmp", NULL };
+	static const char *const dirs[] = { "ssh", "overlay", NULL };
+	char path[PATH_MAX];
+	int i, r = 0;
+
+	for (i = 0; files[i]; i++) {
+		tb_state_path(path, sizeof(path), files[i]);
+		if (unlink(path) && errno != ENOENT && !r)
+			r = -errno;
+	}
+	for (i = 0; dirs[i]; i++) {
+		tb_state_path(path, sizeof(path), dirs[i]);
+		if (!access(path, F_OK) && ctl_rm_rf(path) && !r)
+			r = -EIO;
+	}
+	if (rmdir(ctl_state_dir()) && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST && !r)
+		r = -errno;
+	return r;
+}
+
+/* the backend down, then its state; the state stays when something of the
+ * testbed may still be running (qemu did not stop): down can be tried again */
 static int teardown(const struct tb_state *s)
 {
 	int r = tb_ops(s->backend)->down(s);
-	int r2 = ctl_rm_rf(ctl_state_dir());
 
-	return r ? r : r2;
+	if (r) {
+		log_err("the testbed did not stop cleanly (%s): its state stays in %s for another "
+			"'rdmactl testbed down'", strerror(-r), ctl_state_dir());
+		return r;
+	}
+	return state_remove();
 }
 
 /* under the lock: no live testbed, and no state of a dead one left */
@@ -78,7 +124,7 @@ static int clear_stale(int *lockfd)
 	if (!r)
 		teardown(&cur);
 	else
-		ctl_rm_rf(ctl_state_dir());
+		state_remove();
 	close(*lockfd);
 	*lockfd = lock_state();
 	return *lockfd < 0 ? *lockfd : 0;
@@ -169,7 +215,7 @@ int tb_down(void)
 	r = tb_load(&s);
 	if (r) {
 		close(lockfd);
-		ctl_rm_rf(ctl_state_dir());
+		state_remove();
 		if (r == -ENOENT)
 			printf("no testbed is up\n");
 		return r == -ENOENT ? 0 : r;

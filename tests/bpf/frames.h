@@ -21,6 +21,7 @@ struct frame_spec {
 	uint8_t ecn;
 	uint16_t payload;	/* bytes between the headers and the ICRC */
 	uint16_t dport;		/* 0 = 4791 */
+	uint16_t frag_off;	/* IPv4 flags and fragment offset, host order */
 };
 
 static inline uint16_t ip_csum(const void *p, size_t len)
@@ -61,6 +62,7 @@ static inline size_t frame_build(uint8_t *buf, const struct frame_spec *f)
 		ip->tot_len = htons((uint16_t)(sizeof(*ip) + sizeof(*udp) + tail));
 		inet_pton(AF_INET, f->src ? f->src : "198.18.0.1", &ip->saddr);
 		inet_pton(AF_INET, f->dst ? f->dst : "198.18.0.2", &ip->daddr);
+		ip->frag_off = htons(f->frag_off);
 		ip->check = ip_csum(ip, sizeof(*ip));
 		l4 = l3 + sizeof(*ip);
 	} else {

@@ -19,6 +19,7 @@
 #include "../unit/expect.h"
 #include "../../injector/inj.h"
 #include "frames.h"
+#include "../../lib/clock.h"
 
 #define DEV "injut0"
 #define PEER "injut1"
@@ -232,9 +233,42 @@ static void test_actions(void)
 		EXPECT(r.tstamp >= 2000000);
 		EXPECT_EQ_U(ctr(id).delayed, 1);
 		del_all();
+		/* uniform jitter of 3 s (above 2^31 ns, where the draw used to
+		 * wrap): delays within [0, 1 s + 3 s] (draws below 0 clamp at 0),
+		 * and some of them above 3 s */
+		id = add(INJ_DIR_EGRESS, "delay 1s jitter 3s uniform");
+		{
+			uint64_t lo = UINT64_MAX, hi = 0, t0;
+
+			for (int k = 0; k < 200; k++) {
+				t0 = rtb_now_ns();
+				run_frame(INJ_DIR_EGRESS, &f, &r);
+				if (r.tstamp) {
+					uint64_t d = r.tstamp > t0 ? r.tstamp - t0 : 0;
+
+					lo = d < lo ? d : lo;
+					hi = d > hi ? d : hi;
+				}
+			}
+			fprintf(stderr, "jitter 3s uniform around 1s: delays %.2f..%.2f s\n", lo / 1e9,
+				hi / 1e9);
+			EXPECT(hi <= 4100000000ULL && hi >= 3000000000ULL);	/* up to 1 s + 3 s */
+		}
+		del_all();
 	} else {
 		fprintf(stderr, "SKIP delay/reorder verdicts: no sch_prio/sch_fq/sch_netem here\n");
 	}
+	/* IPv4 fragments are not RoCE: a first fragment (MF) and a later one
+	 * (an offset) pass a drop-everything rule untouched, the whole frame not */
+	id = add(INJ_DIR_INGRESS, "drop");
+	f.frag_off = 0x2000;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.frag_off = 0x0010;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.frag_off = 0;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	EXPECT_EQ_U(ctr(id).matched, 1);
+	del_all();
 	id = add(INJ_DIR_INGRESS, "corrupt");
 	n = frame_build(in, &f);
 	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);

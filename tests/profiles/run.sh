@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 SUITE=profiles
 . tests/softroce/lib.sh
 C=$RDMACTL
-plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments
+plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode
 
 ok=1 n=0
 for f in profiles/*.yaml; do
@@ -68,5 +68,32 @@ out2=$("$C" validate $(printf 'x%d ' $(seq 70)) 2>&1); rc2=$?
 [ $rc = 2 ] && [ $rc2 = 2 ] && grep -q "at most" <<< "$out" &&
 	pass too_many_arguments "run a b c d e f: exit 2 ($out)" ||
 	fail too_many_arguments "rc=$rc/$rc2: $out | $(head -c 200 <<< "$out2")"
+# what is not a profile is refused at once: a FIFO (it blocked forever), a
+# NUL byte (it cut a scalar short), 80k keys (seconds of duplicate checks)
+T=$(mktemp -d)
+mkfifo "$T/fifo"
+out=$(timeout 10 "$C" validate "$T/fifo" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "not a regular file" <<< "$out" && pass not_regular_file "$out" ||
+	fail not_regular_file "rc=$rc $out"
+printf 'version: 1\nname: "a\0b"\nworkload: {type: collective}\narms: [{mode: rc}]\n' > "$T/nul.yaml"
+out=$("$C" validate "$T/nul.yaml" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "$T/nul.yaml:2:9: a NUL byte" <<< "$out" && pass nul_byte "$out" ||
+	fail nul_byte "rc=$rc $out"
+{ echo "version: 1"; echo "x:"; seq 1 80000 | sed 's/.*/ k&: 1/'; } > "$T/keys.yaml"
+t0=$SECONDS
+out=$(timeout 60 "$C" validate "$T/keys.yaml" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "more than 1024 keys" <<< "$out" && [ $((SECONDS - t0)) -le 5 ] &&
+	pass many_keys "80000 keys: $(sed "s|$T/||" <<< "$out") in $((SECONDS - t0)) s" ||
+	fail many_keys "rc=$rc in $((SECONDS - t0)) s: $out"
+# a token file others can read is refused (by the agent, before anything else)
+tr -dc 'a-z0-9' < /dev/urandom | head -c 32 > "$T/tok"; echo >> "$T/tok"
+chmod 0644 "$T/tok"
+o1=$(build/bin/rdma-agent --dev none0 --token-file "$T/tok" 2>&1); r1=$?
+chmod 0600 "$T/tok"
+o2=$(build/bin/rdma-agent --dev none0 --token-file "$T/tok" 2>&1); r2=$?
+[ $r1 = 2 ] && grep -q "cannot use as token file: Permission denied" <<< "$o1" && ! grep -q "token file" <<< "$o2" &&
+	pass token_file_mode "mode 0644: $(sed "s|$T/||" <<< "$o1"); 0600: accepted (then: $(sed "s|$T/||" <<< "$o2" | head -n 1))" ||
+	fail token_file_mode "0644: rc=$r1 $o1 | 0600: rc=$r2 $o2"
+rm -rf "$T"
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

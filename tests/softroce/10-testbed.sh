@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
-TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object up status_json status_text
+TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object down_foreign_dir up status_json status_text
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest down interrupt_up_cleans up_cached"
 plan $TESTS
 
@@ -21,6 +21,14 @@ bad up_bad_backend 2 "expected auto|vm|host" "$RDMACTL" testbed up --backend qem
 bad up_bad_mtu 2 "--mtu '1500'" "$RDMACTL" testbed up --mtu 1500
 bad unknown_verb 2 "unknown verb 'upp'" "$RDMACTL" testbed upp
 bad unknown_object 2 "unknown object" "$RDMACTL" testbedd up
+# a state directory that holds no testbed (RDMATB_STATE_DIR set to some
+# directory of the user's): down removes nothing of what is in it
+fd=$(mktemp -d /tmp/rtb-foreign.XXXXXX); echo keep > "$fd/notes.txt"; mkdir "$fd/sub"
+out=$(RDMATB_STATE_DIR=$fd "$RDMACTL" testbed down 2>&1); rc=$?
+[ $rc = 0 ] && [ -f "$fd/notes.txt" ] && [ -d "$fd/sub" ] &&
+	pass down_foreign_dir "exit 0 ($out), the directory's files kept" ||
+	fail down_foreign_dir "rc=$rc $out; left: $(ls "$fd" 2>&1 | tr '\n' ' ')"
+rm -rf "$fd"
 
 why=$(vm_unavailable)
 if [ -n "$why" ]; then

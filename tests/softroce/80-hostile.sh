@@ -8,8 +8,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="inject_pin_refused inject_option_after_verb inject_run_refused conn_cap first_frame_deadline
-       unauth_big_frame serves_after"
+TESTS="inject_pin_refused inject_option_after_verb inject_run_refused inject_control_if_refused
+       perftest_option_refused conn_cap first_frame_deadline unauth_big_frame serves_after"
 suite_up || exit 0
 P=tests/softroce/ctlpeer.py
 ST=${RDMATB_STATE_DIR:-/run/rdma-testbed}
@@ -37,6 +37,18 @@ refused inject_pin_refused '{"args": ["--pin", "/tmp/victim", "flush"]}' "not al
 refused inject_option_after_verb '{"args": ["flush", "--pin", "/tmp/victim"]}' "not allowed"
 # --- run blocks until a signal: not for a peer
 refused inject_run_refused '{"args": ["run", "dev", "n0", "ingress", "drop", "1%"]}' "not allowed"
+
+# --- no fault on the interface the controller reaches the agent by
+ctl_if=$(vssh "ip -o -4 addr show | awk '/198.19.0.15/{print \$2}'" | head -n 1)
+refused inject_control_if_refused "{\"args\": [\"add\", \"dev\", \"$ctl_if\", \"ingress\", \"drop\", \"100%\"]}" \
+	"control address"
+# --- perftest options: none that writes a file as root
+r=$(call perftest_start '{"prog": "ib_write_lat", "port": 18515, "args": ["--out_json", "--out_json_file=/tmp/victim/x"]}')
+if jq -e '.ok == false and (.error | test("not allowed"))' <<< "$r" >/dev/null && ! vssh test -e /tmp/victim/x; then
+	pass perftest_option_refused "$(jq -r .error <<< "$r")"
+else
+	fail perftest_option_refused "$r"
+fi
 
 # --- 100 connections that never send: those over the caps (64 in all, 16
 # per peer; through qemu's user network every host connection comes from

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "expect.h"
 #include "ctl/report/report.h"
 
@@ -133,6 +134,55 @@ static void test_escape(const json_t *rep)
 	html = render(report_html, r, &n);
 	EXPECT(!strstr(html, "<b>&") && strstr(html, "&lt;b&gt;&amp;&quot;x&quot;&lt;/b&gt;"));
 	free(html);
+	/* every string a report.json from elsewhere may hold, in every place
+	 * the page puts it: arm and fault names in attributes, legends and
+	 * bars; the header's fields (they were written unescaped) */
+	json_object_set_new(json_array_get(json_object_get(r, "arms"), 0), "name",
+			    json_string("\"><script>alert(1)</script>"));
+	json_object_set_new(r, "workload", json_string("<img src=x onerror=alert(2)>"));
+	json_object_set_new(r, "status", json_string("<script>alert(3)</script>"));
+	if (json_array_size(json_object_get(r, "faults")))
+		json_object_set_new(json_array_get(json_object_get(r, "faults"), 0), "name",
+				    json_string("'><svg onload=alert(4)>"));
+	html = render(report_html, r, &n);
+	EXPECT(html && !strstr(html, "<script>alert") && !strstr(html, "<img src=x") &&
+	       !strstr(html, "<svg onload") && !strstr(html, "\"><script"));
+	free(html);
+	json_decref(r);
+}
+
+/* report_write: every file complete; an arm's name never leaves the directory */
+static void test_write(const json_t *rep)
+{
+	json_t *r = json_deep_copy(rep);
+	char dir[] = "/tmp/rtb-report-test.XXXXXX", path[512], err[256];
+	struct dirent *e;
+	DIR *d;
+	int hlogs = 0, others = 0;
+
+	EXPECT(mkdtemp(dir) != NULL);
+	json_object_set_new(json_array_get(json_object_get(r, "arms"), 0), "name",
+			    json_string("../../escape/x"));
+	EXPECT(report_write(r, dir, err, sizeof(err)) == 0);
+	snprintf(path, sizeof(path), "%s/../escape", dir);
+	EXPECT(access(path, F_OK) != 0);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+
+		if (e->d_name[0] == '.')
+			others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");	/* a temporary left */
+		else if (l > 5 && !strcmp(e->d_name + l - 5, ".hlog"))
+			hlogs++;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_name[0] != '.')
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	EXPECT(others == 0);
+	EXPECT_EQ_U(hlogs, json_array_size(json_object_get(r, "arms")));
 	json_decref(r);
 }
 
@@ -161,8 +211,10 @@ int main(void)
 		golden(name, "csv", report_csv, rep);
 		golden(name, "html", report_html, rep);
 		shape(rep);
-		if (!n)
+		if (!n) {
 			test_escape(rep);
+			test_write(rep);
+		}
 		json_decref(rep);
 		n++;
 	}

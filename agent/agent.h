@@ -36,6 +36,9 @@ struct agent {
 	} leased[64];
 	int nleased;
 	int releasing;		/* inject_release calls deleting rules right now */
+	int stopping;		/* shutdown under way: the lease renewer ends */
+	pthread_t renewer;	/* pushes the leased rules' deadlines on (inject.c) */
+	int renewer_up;
 	/* the connections being served (under lock): their sockets, to wake
 	 * them at shutdown, and peers, for the per-peer cap */
 	struct {
@@ -45,6 +48,12 @@ struct agent {
 	int nconns;
 	pthread_cond_t conns_gone;	/* signalled when nconns drops */
 };
+
+/* a leased rule lives AGENT_LEASE_MS past its last renewal (every third of
+ * that): an agent killed with -9 leaves faults for that long at most */
+#define AGENT_LEASE_MS 6000
+int inject_renewer_start(struct agent *a);
+void inject_renewer_stop(struct agent *a);
 
 /* conn.c: a slot for a new connection from peer, or -1 (full: *why says
  * which cap); a slot given back; every connection woken and waited for */

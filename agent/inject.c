@@ -11,6 +11,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -27,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent.h"
+#include "../ebpf/inject_abi.h"
 #include "../lib/clock.h"
 #include "../lib/proc.h"
 
@@ -238,7 +242,7 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 	       size_t errlen)
 {
-	char *argv[INJECT_MAX_ARGS], *out = NULL, *eout = NULL;
+	char *argv[INJECT_MAX_ARGS + 2], *out = NULL, *eout = NULL;
 	int n = 0, rc, r, lease = 0;
 	unsigned int unleased = 0;
 	json_t *list, *v;
@@ -259,6 +263,17 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 	}
 	if ((r = inject_allowed(a, argv, n, err, errlen)))
 		return r;
+	if (lease && n + 2 <= INJECT_MAX_ARGS) {	/* a leased add: its rule expires without us */
+		static char lease_arg[16];
+
+		snprintf(lease_arg, sizeof(lease_arg), "%dms", AGENT_LEASE_MS);
+		for (k = 0; k < (size_t)n && argv[k][0] == '-'; k++)
+			;
+		if (k < (size_t)n && !strcmp(argv[k], "add")) {
+			argv[n++] = "lease";
+			argv[n++] = lease_arg;
+		}
+	}
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)
 		return r;
@@ -317,6 +332,81 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 	free(out);
 	free(eout);
 	return *result ? 0 : -ENOMEM;
+}
+
+/* bpf(2) without libbpf: the agent only needs to update one pinned map */
+static int bpf_sys(int cmd, union bpf_attr *at)
+{
+	return (int)syscall(__NR_bpf, cmd, at, sizeof(*at));
+}
+
+/* every leased rule's deadline pushed to now + AGENT_LEASE_MS */
+static void renew_all(struct agent *a, int *fd)
+{
+	uint64_t dl = rtb_now_ns() + (uint64_t)AGENT_LEASE_MS * 1000000ULL;
+	unsigned int ids[64];
+	int i, n;
+
+	pthread_mutex_lock(&a->lock);
+	for (n = 0; n < a->nleased; n++)
+		ids[n] = a->leased[n].id;
+	pthread_mutex_unlock(&a->lock);
+	if (!n)
+		return;
+	if (*fd < 0) {
+		union bpf_attr at = { 0 };
+
+		at.pathname = (uint64_t)(uintptr_t)INJ_PIN_DIR "/inj_leases";
+		*fd = bpf_sys(BPF_OBJ_GET, &at);
+		if (*fd < 0)
+			return;
+	}
+	for (i = 0; i < n; i++) {
+		union bpf_attr at = { 0 };
+		uint32_t id = ids[i];
+
+		at.map_fd = (uint32_t)*fd;
+		at.key = (uint64_t)(uintptr_t)&id;
+		at.value = (uint64_t)(uintptr_t)&dl;
+		at.flags = BPF_EXIST;	/* only a rule still there: never one re-added */
+		if (bpf_sys(BPF_MAP_UPDATE_ELEM, &at) && errno != ENOENT) {
+			close(*fd);	/* the maps were made anew (a flush): find them again */
+			*fd = -1;
+			return;
+		}
+	}
+}
+
+static void *renewer(void *arg)
+{
+	struct agent *a = arg;
+	int fd = -1, t;
+
+	while (!__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE)) {
+		renew_all(a, &fd);
+		for (t = 0; t < AGENT_LEASE_MS / 3 && !__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE);
+		     t += 100)
+			usleep(100000);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+int inject_renewer_start(struct agent *a)
+{
+	int r = pthread_create(&a->renewer, NULL, renewer, a);
+
+	a->renewer_up = !r;
+	return -r;
+}
+
+void inject_renewer_stop(struct agent *a)
+{
+	__atomic_store_n(&a->stopping, 1, __ATOMIC_RELEASE);
+	if (a->renewer_up)
+		pthread_join(a->renewer, NULL);
+	a->renewer_up = 0;
 }
 
 int inject_release(struct agent *a, unsigned int conn)

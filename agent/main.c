@@ -238,6 +238,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	log_info("%s: serving %s (gid index %d) on %s", a.name, a.dev.name, a.dev.gid_index,
 		 o.listen_at);
+	if (inject_renewer_start(&a))
+		log_info("cannot start the lease renewer: leased rules will expire");
 	serve(&a, lfd);
 	rc = 0;
 	log_info("%s: shutting down", a.name);

@@ -271,4 +271,5 @@ void agent_shutdown(struct agent *a)
 		log_info("some control connections still busy after 20 s");
 	job_kill_all(a);
 	arm_release(a, 0);
+	inject_renewer_stop(a);
 }

@@ -38,6 +38,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_state SEC(".maps");
 
+/* rule id -> the deadline of its lease (bpf_ktime_get_ns); the agent that
+ * owns the rule pushes it on while it lives (injector/inj.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, INJ_MAX_RULES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_leases SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, INJ_MAX_RULES);
@@ -406,6 +416,23 @@ static __always_inline int ctz64(__u64 x)
 }
 
 /* one candidate per step, lowest slot first; stop at the first full match */
+/* a leased rule whose owner stopped renewing (or no deadline at all): as
+ * if it were not there, so a later rule may take the packet */
+static __always_inline int lease_over(const struct inj_rule *r, __u64 *now)
+{
+	__u32 id = r->id;
+	__u64 *dl;
+
+	if (!r->lease_ns)
+		return 0;
+	dl = bpf_map_lookup_elem(&inj_leases, &id);
+	if (!dl)
+		return 1;
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now >= *dl;
+}
+
 static __always_inline long scan_step_inline(__u32 idx, void *ctx)
 {
 	struct scan *sc = ctx;
@@ -417,7 +444,7 @@ static __always_inline long scan_step_inline(__u32 idx, void *ctx)
 	i = ctz64(sc->cand);
 	sc->cand &= sc->cand - 1;
 	r = bpf_map_lookup_elem(&inj_rules, &i);
-	if (r && r->id && matches(r, &sc->p, &sc->now)) {
+	if (r && r->id && matches(r, &sc->p, &sc->now) && !lease_over(r, &sc->now)) {
 		sc->found = (__s32)i;
 		return 1;
 	}

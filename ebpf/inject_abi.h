@@ -147,6 +147,8 @@ struct inj_rule {
 	__u64 jitter_ns;	/* DELAY: +- jitter */
 	__u64 start_ns;		/* active from this bpf_ktime_get_ns(); 0 = always */
 	__u64 stop_ns;		/* inactive from this time; 0 = never */
+	__u64 lease_ns;		/* leased: inactive once inj_leases[id] (a deadline its
+				 * owner keeps pushing on by this much) has passed; 0 = no lease */
 };
 
 /* per-rule runtime state shared by all CPUs (benign races: statistics) */

@@ -21,9 +21,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "inj.h"
+#include "../lib/clock.h"
 #include "inject.skel.h"
 
-_Static_assert(sizeof(struct inj_rule) == 120, "inj_rule layout");
+_Static_assert(sizeof(struct inj_rule) == 128, "inj_rule layout");
 _Static_assert(sizeof(struct inj_rule_ctr) == 64, "inj_rule_ctr layout");
 _Static_assert(sizeof(struct inj_hook_ctr) == 32, "inj_hook_ctr layout");
 _Static_assert(sizeof(struct inj_cfg) == 24, "inj_cfg layout");
@@ -230,6 +231,25 @@ static int bpffs_ensure(const char *pin_root)
 	return mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") ? -errno : 0;
 }
 
+static int rule_read(struct inj_ctx *c, uint32_t slot, struct inj_rule *r);
+
+/* rules whose lease ran out (their owner died without removing them): the
+ * program already ignores them; every command's open removes them */
+static void leases_gc(struct inj_ctx *c)
+{
+	struct inj_rule r;
+	uint64_t now = rtb_now_ns(), dl;
+	uint32_t i, id;
+
+	for (i = 0; i < INJ_MAX_RULES; i++) {
+		if (rule_read(c, i, &r) || !r.id || !r.lease_ns)
+			continue;
+		id = r.id;
+		if (bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_leases), &id, &dl) || now >= dl)
+			inj_rule_del(c, id);
+	}
+}
+
 struct inj_ctx *inj_open(const char *pin_root)
 {
 	struct inj_ctx *c = calloc(1, sizeof(*c));
@@ -267,6 +287,7 @@ struct inj_ctx *inj_open(const char *pin_root)
 		errno = e;
 		return NULL;
 	}
+	leases_gc(c);
 	return c;
 }
 
@@ -654,6 +675,12 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 	r->id = (max_id > last_id(c->lock) ? max_id : last_id(c->lock)) + 1;
 	set_last_id(c->lock, r->id);
 	ret = zero_slot(c, free_slot);
+	if (!ret && r->lease_ns) {	/* the deadline before the rule: never one without */
+		uint64_t dl = rtb_now_ns() + r->lease_ns;
+
+		if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_leases), &r->id, &dl, BPF_ANY))
+			ret = -errno;
+	}
 	if (!ret && bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &free_slot, r,
 					BPF_ANY))
 		ret = -errno;
@@ -717,6 +744,7 @@ int inj_rule_del(struct inj_ctx *c, uint32_t id)
 	slot = (uint32_t)s;
 	if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, &empty, BPF_ANY))
 		return -errno;
+	bpf_map_delete_elem(bpf_map__fd(maps(c)->maps.inj_leases), &id);	/* none: fine */
 	r = masks_sync(c);
 	hook_gc(c, cur.ifindex, cur.dir);
 	return r;

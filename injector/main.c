@@ -68,6 +68,8 @@ static json_t *rule_json(struct inj_ctx *c, const struct inj_rule *r, int with_c
 	o = json_pack("{s:I,s:s,s:I,s:s,s:s,s:s,s:b}", "id", (json_int_t)r->id, "dev", dev,
 		      "ifindex", (json_int_t)r->ifindex, "dir", r->dir ? "egress" : "ingress",
 		      "action", inj_action_name(r->action), "rule", text, "enabled", !r->disabled);
+	if (r->lease_ns)	/* apart from the rule's text: what it does is the same */
+		json_object_set_new(o, "lease_s", json_real((double)r->lease_ns / 1e9));
 	if (with_ctr && !inj_rule_counters(c, r->id, &k))
 		json_object_set_new(o, "counters", inj_ctr_json(&k));
 	return o;

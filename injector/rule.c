@@ -2,7 +2,7 @@
 /*
  * Rule text <-> struct inj_rule. The grammar (exact keywords, tc-like):
  *
- *   MATCH*  ACTION [SELECT] [gap N] [hold T] [after T] [for T]
+ *   MATCH*  ACTION [SELECT] [gap N] [hold T] [after T] [for T] [lease T]
  *
  *   MATCH   qpn N[-M] | psn N[-M] | len N[-M] | src IPV4 | dst IPV4 | ecn ce
  *           | opcode CLASS[,CLASS...] | opcode 0xNN
@@ -16,6 +16,8 @@
  *   gap N   with P%: only every Nth matched packet is a candidate
  *   hold T  reorder: how long a selected packet is held (default 1ms)
  *   after T / for T   the rule's time window from now (flap T = drop 100% for T)
+ *   lease T  the rule lives T unless its owner renews the lease (the agent
+ *            does, for as long as the connection that added the rule)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,7 +39,8 @@ static const char *const classes[INJ_CLS_MAX + 1] = { INJ_CLASSES(CLS_NAME) NULL
 /* every keyword of the grammar, for "did you mean" ("ecn" is a match and an action) */
 static const char *const keywords[] = {
 	"qpn", "psn", "len", "src", "dst", "opcode", INJ_ACTIONS(ACT_NAME) "flap", "every", "nth",
-	"once", "gemodel", "gap", "hold", "after", "for", "jitter", "uniform", "normal", NULL,
+	"once", "gemodel", "gap", "hold", "after", "for", "lease", "jitter", "uniform", "normal",
+	NULL,
 };
 
 void inj_rule_init(struct inj_rule *r)
@@ -290,6 +293,14 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 			if (number(&p, "gap", NUM_PLAIN, 0xffffffff, &v))
 				return -EINVAL;
 			r->nth = (uint32_t)v;
+		} else if (!strcmp(s, "lease")) {
+			if (number(&p, "lease", NUM_TIME, 3600000000000ULL, &v))
+				return -EINVAL;
+			if (v < 100000000ULL) {
+				snprintf(err, errlen, "lease: at least 100ms");
+				return -EINVAL;
+			}
+			r->lease_ns = v;
 		} else if (!strcmp(s, "hold")) {
 			if (number(&p, "hold", NUM_TIME, 10000000000ULL, &v))
 				return -EINVAL;

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="inject_pin_refused inject_option_after_verb inject_run_refused inject_control_if_refused
-       perftest_option_refused conn_cap first_frame_deadline unauth_big_frame serves_after"
+       perftest_option_refused conn_cap first_frame_deadline unauth_big_frame serves_after
+       lease_outlives_no_agent"
 suite_up || exit 0
 P=tests/softroce/ctlpeer.py
 ST=${RDMATB_STATE_DIR:-/run/rdma-testbed}
@@ -95,6 +96,28 @@ if r=$(call hello '{}') && jq -e '.ok' <<< "$r" >/dev/null && "$C" inject list >
 else
 	fail serves_after "$r"
 fi
+# --- an agent killed with -9 leaves its leased faults for its lease (6 s)
+# at most: they stop matching, and the next rdma-inject removes them (they
+# used to stay until someone flushed)
+out=$(mktemp)
+python3 "$P" hold "$port" "$TOK" inject '{"args": ["-j", "add", "dev", "n1", "ingress", "drop", "1%"], "lease": true}' 30 > "$out" &
+hp=$!
+for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.2; done
+before=$(vssh "rdma-inject -j list" | jq -c '[.rules[] | {rule, lease_s}]')
+vssh "kill -9 $apid"
+sleep 2
+during=$(vssh "rdma-inject -j list" | jq '.rules | length')
+sleep 7
+after=$(vssh "rdma-inject -j list" | jq '.rules | length')
+filt=$(vssh "tc filter show dev n1 ingress" | grep -c inj_tc)
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+if jq -e '.ok' < "$out" >/dev/null && jq -e 'length == 1 and .[0].lease_s == 6' <<< "$before" >/dev/null &&
+   [ "$after" = 0 ] && [ "$filt" = 0 ]; then
+	pass lease_outlives_no_agent "leased $(jq -c '.[0]' <<< "$before"); agent killed -9: rules 2 s later $during, 9 s later $after, filter gone"
+else
+	fail lease_outlives_no_agent "reply $(head -c 200 "$out"); before $before during $during after $after filters $filt"
+fi
+rm -f "$out"
 vssh 'rm -rf /tmp/victim'
 "$C" testbed down >/dev/null
 # reached the end: a non-zero exit means the suite was cut short

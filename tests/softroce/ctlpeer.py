@@ -8,6 +8,8 @@ length, then one JSON object), for the hostile-peer tests:
                                                  within 1.5 s of the last connect
                                                  (over a cap), then how many
                                                  within SECONDS of the first
+  ctlpeer.py hold PORT TOKENFILE CMD ARGS-JSON S  one request, the reply on stdout,
+                                                 then the connection held open S s
   ctlpeer.py bigframe PORT N                     N connections announcing 16 MiB
                                                  and sending 1 KiB of it; prints
                                                  how many the agent closed at once
@@ -34,12 +36,16 @@ def recv_frame(s):
         buf += b
     return json.loads(buf)
 
-def call(port, tokfile, cmd, args):
+def call(port, tokfile, cmd, args, hold=0):
     tok = open(tokfile).read().strip()
     s = conn(port)
     body = json.dumps({"v": 1, "token": tok, "cmd": cmd, "args": json.loads(args)}).encode()
     s.sendall(struct.pack(">I", len(body)) + body)
-    print(json.dumps(recv_frame(s)))
+    print(json.dumps(recv_frame(s)), flush=True)
+    time.sleep(float(hold))
+
+def hold(port, tokfile, cmd, args, seconds):
+    call(port, tokfile, cmd, args, seconds)
 
 def closed_within(socks, seconds):
     """those of socks that see EOF (or a reset) within seconds"""
@@ -79,4 +85,4 @@ def bigframe(port, n):
 
 if __name__ == "__main__":
     verb, rest = sys.argv[1], sys.argv[2:]
-    {"call": call, "idle": idle, "bigframe": bigframe}[verb](*rest)
+    {"call": call, "hold": hold, "idle": idle, "bigframe": bigframe}[verb](*rest)

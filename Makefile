@@ -47,7 +47,8 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce demo bench install format lint
+.PHONY: all clean deps test test-unit test-softroce test-asan fuzz demo bench install format lint \
+	sanitize-objs asan-build fuzz-objs
 # the BPF object is an input of the skeleton and of the installed copy: keep
 # it, or every second make rebuilds both (make -q after make must say "done")
 .SECONDARY:
@@ -153,8 +154,46 @@ $(BUILD)/bench/inject_cost: bench/inject_cost.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ
 	@mkdir -p $(@D) $(OBJ)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/bench/inject_cost.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
 
-# the one test command (README, CI): unit tests, then the SoftRoCE suite
-test: all $(UNIT_BINS)
+# --- sanitized builds: the same sources again, in their own build trees.
+# build/asan: gcc, ASan + UBSan (every unit test and a testbed run use it);
+# build/fuzz: clang's libFuzzer instrumentation + ASan + UBSan, and four
+# harnesses (tests/fuzz/) linked against it
+ASAN_BUILD := $(BUILD)/asan
+FUZZ_BUILD := $(BUILD)/fuzz
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+	      -Wno-error -w
+FUZZ_NAMES := profile frame rule report
+fuzz_objs = $(patsubst $(OBJ)/%,$(FUZZ_BUILD)/obj/%,$(CTL_LIB_OBJ) $(OBJ)/injector/rule.o $(WL_OBJ) \
+	    $(LIB_OBJ))
+FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_NAMES))
+
+# what a sanitized tree needs: the programs, the unit tests, the libraries' objects
+sanitize-objs: all $(UNIT_BINS) $(CTL_LIB_OBJ) $(OBJ)/injector/rule.o $(WL_OBJ) $(LIB_OBJ)
+
+asan-build:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS="$(ASAN_FLAGS)" \
+		LDFLAGS="-fsanitize=address,undefined" sanitize-objs
+
+# (phony: the sub-make decides what is out of date; the harnesses relink)
+fuzz-objs:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CFLAGS="$(FUZZ_FLAGS)" \
+		$(fuzz_objs)
+
+$(FUZZ_BINS): $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c fuzz-objs
+	$(call msg,FUZZ,$@)
+	$(Q)clang $(RTB_CFLAGS) -I$(FUZZ_BUILD)/obj/ebpf $(FUZZ_FLAGS) -fsanitize=fuzzer -MF $@.d $< \
+		$(fuzz_objs) -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) $(LIBS_CURSES) -lpthread -lm
+
+fuzz: $(FUZZ_BINS)
+
+# the unit tests and one testbed run under ASan + UBSan
+test-asan: all asan-build
+	$(Q)ASAN_BUILD=$(ASAN_BUILD) TESTS=asan bash tests/run.sh
+
+# the one test command (README, CI): unit tests, the sanitized and fuzzed
+# builds, then the SoftRoCE suites
+test: all $(UNIT_BINS) asan-build $(FUZZ_BINS)
 	$(Q)bash tests/run.sh
 
 test-unit: all $(UNIT_BINS)

@@ -30,6 +30,13 @@ int fwht_naive(float *x, size_t n)
 typedef float v8 __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 
+/* a shuffle of one vector by constant lanes, in GCC's and clang's words */
+#ifdef __clang__
+#define SHUF8(v, a, b, c, d, e, f, g, h) __builtin_shufflevector(v, v, a, b, c, d, e, f, g, h)
+#else
+#define SHUF8(v, a, b, c, d, e, f, g, h) __builtin_shuffle(v, (v8i){ a, b, c, d, e, f, g, h })
+#endif
+
 /*
  * One kernel body, compiled twice (AVX2 and portable) through this macro:
  * the code is the same, the target attribute decides the instructions.
@@ -40,17 +47,14 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 		const v8 s1 = { 1, -1, 1, -1, 1, -1, 1, -1 };                         \
 		const v8 s2 = { 1, 1, -1, -1, 1, 1, -1, -1 };                         \
 		const v8 s4 = { 1, 1, 1, 1, -1, -1, -1, -1 };                         \
-		const v8i lo1 = { 0, 0, 2, 2, 4, 4, 6, 6 }, hi1 = { 1, 1, 3, 3, 5, 5, 7, 7 }; \
-		const v8i lo2 = { 0, 1, 0, 1, 4, 5, 4, 5 }, hi2 = { 2, 3, 2, 3, 6, 7, 6, 7 }; \
-		const v8i lo4 = { 0, 1, 2, 3, 0, 1, 2, 3 }, hi4 = { 4, 5, 6, 7, 4, 5, 6, 7 }; \
 		size_t i, j, h;                                                        \
 		/* stages 1, 2, 4: inside each vector */                               \
 		for (i = 0; i < n; i += 8) {                                           \
 			v8 v;                                                          \
 			memcpy(&v, x + i, sizeof(v));                                  \
-			v = __builtin_shuffle(v, lo1) + s1 * __builtin_shuffle(v, hi1); \
-			v = __builtin_shuffle(v, lo2) + s2 * __builtin_shuffle(v, hi2); \
-			v = __builtin_shuffle(v, lo4) + s4 * __builtin_shuffle(v, hi4); \
+			v = SHUF8(v, 0, 0, 2, 2, 4, 4, 6, 6) + s1 * SHUF8(v, 1, 1, 3, 3, 5, 5, 7, 7); \
+			v = SHUF8(v, 0, 1, 0, 1, 4, 5, 4, 5) + s2 * SHUF8(v, 2, 3, 2, 3, 6, 7, 6, 7); \
+			v = SHUF8(v, 0, 1, 2, 3, 0, 1, 2, 3) + s4 * SHUF8(v, 4, 5, 6, 7, 4, 5, 6, 7); \
 			memcpy(x + i, &v, sizeof(v));                                  \
 		}                                                                      \
 		/* stages h and 2h in one pass: radix-4 butterflies on 4 vectors */    \

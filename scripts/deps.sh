@@ -16,8 +16,8 @@ PKGS=(
 	# ssh: rdmactl's client; the VM's sshd is unpacked from openssh-server
 	# (downloaded, never installed: no sshd runs on this machine) and needs
 	openssh-client libwrap0 libkrb5-3 libgssapi-krb5-2
-	# tests
-	tmux jq python3 python3-jsonschema chromium nodejs
+	# tests (libFuzzer's runtime for the fuzz harnesses, valgrind over the controller)
+	tmux jq python3 python3-jsonschema chromium nodejs libclang-rt-14-dev valgrind
 )
 
 # the tests decode .hlog files with HdrHistogramJS (npm, pinned by its lock)

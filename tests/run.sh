@@ -4,7 +4,7 @@
 # SoftRoCE suites (root, real rxe in the VM testbed). Every test prints
 #   PASS: name (figures) | FAIL: name (why) | SKIP: name (reason)
 # and the last line is the count the CI reads: "N passed, N failed".
-# TESTS=unit|profiles|bpf|softroce|all (default all) selects suites.
+# TESTS=unit|profiles|bpf|fuzz|asan|softroce|all (default all) selects suites.
 #
 # Nothing passes by not running. Every script suite first prints
 #   PLAN: PREFIX test1 test2 ...
@@ -57,6 +57,16 @@ if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then
 	for s in tests/bpf/*.sh; do
 		run_suite "$s" '^(PASS|FAIL|SKIP):|^  '
 	done
+fi
+
+if [ "$TESTS" = all ] || [ "$TESTS" = fuzz ]; then
+	echo "== fuzz (libFuzzer harnesses with ASan + UBSan, ${FUZZ_SECONDS:-20} s each)" | tee -a "$LOG"
+	run_suite tests/fuzz/run.sh '^(PASS|FAIL|SKIP):|^    '
+fi
+
+if [ "$TESTS" = all ] || [ "$TESTS" = asan ]; then
+	echo "== asan (unit tests, profile checks and a testbed run under ASan + UBSan; valgrind)" | tee -a "$LOG"
+	run_suite tests/asan/run.sh '^(PASS|FAIL|SKIP):|^# '
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = softroce ]; then

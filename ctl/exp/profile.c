@@ -365,8 +365,8 @@ void profile_free(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int profile_load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
-		 size_t errlen)
+static int load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
+		size_t errlen)
 {
 	struct pctx x = { err, errlen };
 	struct ynode *root = NULL;
@@ -429,6 +429,18 @@ int profile_load(struct profile *p, const char *file, const char *const *sets, i
 	r = check(&x, p, root);
 out:
 	ytree_free(root);
+	return r;
+}
+
+/* a profile that does not load holds nothing (the fuzzer found the text and
+ * the overrides leaked on every refused profile) */
+int profile_load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
+		 size_t errlen)
+{
+	int r = load(p, file, sets, nsets, err, errlen);
+
+	if (r)
+		profile_free(p);
 	return r;
 }
 

@@ -82,6 +82,14 @@ static int state_remove(void)
 		if (unlink(path) && errno != ENOENT && !r)
 			r = -errno;
 	}
+	for (i = 0; i < TB_MAX_NODES; i++) {	/* the host backend's agent logs */
+		char name[32];
+
+		snprintf(name, sizeof(name), "agent%d.log", i);
+		tb_state_path(path, sizeof(path), name);
+		if (unlink(path) && errno != ENOENT && !r)
+			r = -errno;
+	}
 	for (i = 0; dirs[i]; i++) {
 		tb_state_path(path, sizeof(path), dirs[i]);
 		if (!access(path, F_OK) && ctl_rm_rf(path) && !r)

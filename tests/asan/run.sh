@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The sanitized build (make test-asan, or make test: build/asan, gcc with
+# ASan + UBSan, no recovery): every unit test, the profile checks and one
+# experiment on the VM testbed with the sanitized rdmactl and agents
+# (any sanitizer report in the agents' logs fails it); then valgrind over
+# the plain build's `rdmactl validate` and `rdmactl report`.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+A=${ASAN_BUILD:-build/asan}
+SUITE=asan
+TESTS="unit_tests profile_checks testbed_run valgrind_validate valgrind_report"
+plan $TESTS
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1} UBSAN_OPTIONS=print_stacktrace=1
+W=$(mktemp -d /tmp/rtb-asan.XXXXXX)
+trap 'RDMACTL=$A/bin/rdmactl tb_cleanup; rm -rf "$W"' EXIT
+
+bad="" n=0
+for t in "$A"/tests/test_*; do
+	[ -x "$t" ] || continue
+	n=$((n + 1))
+	timeout 600 "$t" > "$W/u.out" 2>&1 || bad="$bad $(basename "$t")"
+	grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$W/u.out" && bad="$bad $(basename "$t")(sanitizer)"
+done
+[ "$n" -ge 10 ] && [ -z "$bad" ] && pass unit_tests "$n unit tests clean under ASan+UBSan" ||
+	fail unit_tests "of $n:$bad"
+
+out=$(RDMACTL=$A/bin/rdmactl bash tests/profiles/run.sh 2>&1)
+grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' <<< "$out" && s=1 || s=0
+if ! grep -q '^FAIL' <<< "$out" && [ $s = 0 ]; then
+	pass profile_checks "$(grep -c '^PASS' <<< "$out") profile checks with the sanitized rdmactl"
+else
+	fail profile_checks "$(grep -E '^FAIL|Sanitizer|runtime error' <<< "$out" | head -n 3 | tr '\n' '|')"
+fi
+
+why=$(vm_unavailable)
+if [ -n "$why" ]; then
+	skip testbed_run "$why"
+else
+	C=$A/bin/rdmactl
+	RDMACTL=$C tb_cleanup
+	if "$C" testbed up --nodes 3 > "$W/up.out" 2>&1 &&
+	   "$C" run profiles/quickstart.yaml -o "$W/q" > "$W/run.out" 2>&1; then
+		logs=$(timeout 30 ssh -F "${RDMATB_STATE_DIR:-/run/rdma-testbed}/ssh/config" rdma-testbed 'cat /tmp/agent*.log' 2>&1)
+		rep=$(grep -E 'AddressSanitizer|runtime error:' <<< "$logs$(cat "$W/run.out")" | head -n 3)
+		if [ -z "$rep" ] && [ -f "$W/q/report.json" ]; then
+			pass testbed_run "quickstart with sanitized rdmactl and agents: $(jq -c '[.arms[] | {name, p99_ms: (.percentiles.p99_ns/1e6|floor)}]' < "$W/q/report.json"), no sanitizer report"
+		else
+			fail testbed_run "$rep"
+		fi
+	else
+		fail testbed_run "$(tail -n 4 "$W/up.out" "$W/run.out" 2>/dev/null | tr '\n' '|')"
+	fi
+	"$C" -q testbed down >/dev/null 2>&1
+fi
+
+VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+if command -v valgrind >/dev/null; then
+	# shellcheck disable=SC2086
+	$VG build/bin/rdmactl validate profiles/*.yaml tests/profiles/bad/*.yaml > "$W/vg.out" 2>&1; rc=$?
+	[ $rc != 99 ] && [ $rc -le 2 ] && pass valgrind_validate "$(ls profiles/*.yaml tests/profiles/bad/*.yaml | wc -l) profiles: no error, no leak (exit $rc)" ||
+		fail valgrind_validate "exit $rc: $(grep '==' "$W/vg.out" | head -n 4 | tr '\n' '|')"
+	ok=1
+	for g in tests/unit/golden/*.report.json; do
+		d=$W/r-$(basename "$g" .report.json); mkdir -p "$d"; cp "$g" "$d/report.json"
+		for f in text csv html json; do
+			$VG build/bin/rdmactl report "$d" --format $f > /dev/null 2>> "$W/vgr.out" || ok=0
+		done
+		$VG build/bin/rdmactl report "$d" "$d" > /dev/null 2>> "$W/vgr.out" || ok=0
+	done
+	[ $ok = 1 ] && pass valgrind_report "3 reports x 4 formats and a comparison: no error, no leak" ||
+		fail valgrind_report "$(grep '==' "$W/vgr.out" | head -n 4 | tr '\n' '|')"
+else
+	fail valgrind_validate "no valgrind (make deps)"
+	fail valgrind_report "no valgrind (make deps)"
+fi
+exit 0

@@ -37,23 +37,30 @@ static struct nl_sock *sock_open(void)
 	return s;
 }
 
-/* 1 if the device's root qdisc is already a prio with handle 1: */
-static int ours_present(struct nl_sock *s, uint32_t ifindex)
+/* the device's root qdisc: 1 ours (prio 1:), 0 the kernel's default
+ * (handle 0:) or none, -1 someone else's (kind in kind) */
+static int root_owner(struct nl_sock *s, uint32_t ifindex, char *kind, size_t len)
 {
 	struct nl_cache *cache;
 	struct rtnl_qdisc *q;
-	int found = 0;
+	int who = 0;
 
+	snprintf(kind, len, "?");
 	if (rtnl_qdisc_alloc_cache(s, &cache))
 		return 0;
 	q = rtnl_qdisc_get_by_parent(cache, (int)ifindex, TC_H_ROOT);
 	if (q) {
-		found = rtnl_tc_get_handle(TC_CAST(q)) == TC_HANDLE(INJ_PRIO_MAJOR, 0) &&
-			!strcmp(rtnl_tc_get_kind(TC_CAST(q)), "prio");
+		uint32_t h = rtnl_tc_get_handle(TC_CAST(q));
+
+		snprintf(kind, len, "%s", rtnl_tc_get_kind(TC_CAST(q)));
+		if (h == TC_HANDLE(INJ_PRIO_MAJOR, 0) && !strcmp(kind, "prio"))
+			who = 1;
+		else if (h)
+			who = -1;	/* a user's qdisc (tc gives it a handle) */
 		rtnl_qdisc_put(q);
 	}
 	nl_cache_free(cache);
-	return found;
+	return who;
 }
 
 static int add(struct nl_sock *s, uint32_t ifindex, uint32_t parent, uint32_t handle,
@@ -87,15 +94,23 @@ static int add(struct nl_sock *s, uint32_t ifindex, uint32_t parent, uint32_t ha
 int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errlen)
 {
 	struct nl_sock *s = sock_open();
+	char kind[32];
 	int r;
 
 	if (!s) {
 		snprintf(err, errlen, "netlink: cannot open a route socket");
 		return -EIO;
 	}
-	if (ours_present(s, ifindex)) {
+	switch (root_owner(s, ifindex, kind, sizeof(kind))) {
+	case 1:
 		nl_socket_free(s);
 		return 0;
+	case -1:	/* never replaced (flush would then have deleted it) */
+		snprintf(err, errlen, "the device has a root qdisc of its own (%s): delay and reorder "
+			 "need rdma-inject's prio root there; remove it, or put the rule on another "
+			 "port", kind);
+		nl_socket_free(s);
+		return -EBUSY;
 	}
 	if (!hold_ns)
 		hold_ns = 1000000;
@@ -131,11 +146,12 @@ int qdisc_prio_remove(uint32_t ifindex)
 {
 	struct nl_sock *s = sock_open();
 	struct rtnl_qdisc *q;
+	char kind[32];
 	int r;
 
 	if (!s)
 		return -EIO;
-	if (!ours_present(s, ifindex)) {
+	if (root_owner(s, ifindex, kind, sizeof(kind)) != 1) {
 		nl_socket_free(s);
 		return 0;
 	}

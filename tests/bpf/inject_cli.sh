@@ -12,7 +12,7 @@ pass() { echo "PASS: $S/$1${2:+ ($2)}"; }
 fail() { echo "FAIL: $S/$1${2:+ ($2)}"; }
 T="add_forms list_json stats_json set_live bad_input run_sigTERM run_sigINT run_window_end flush
    flush_after_crash flush_stale_pins list_creates_nothing final_clean pin_only_before_command
-   pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules"
+   pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules users_root_qdisc_kept"
 echo "PLAN: $S" $T
 if [ "$(id -u)" != 0 ]; then for t in $T; do echo "SKIP: $S/$t (needs root)"; done; exit 0; fi
 I() { "$B" --pin "$PIN" "$@"; }
@@ -121,6 +121,19 @@ else
 	fail netns_exec_keeps_rules "could not make a netns with a veth"
 fi
 ip link del injn1 2>/dev/null; ip netns del "$NS" 2>/dev/null
+# a root qdisc of the user's is never replaced by delay/reorder's prio, and
+# flush leaves it (it used to be replaced, then deleted by flush)
+if tc qdisc add dev injc0 root handle 5: pfifo 2>/dev/null; then
+	out=$(I add dev injc0 egress delay 1ms 2>&1); rc=$?
+	I flush >/dev/null
+	q=$(tc qdisc show dev injc0 root)
+	[ $rc = 1 ] && grep -q "root qdisc of its own (pfifo)" <<< "$out" && grep -q "pfifo 5:" <<< "$q" &&
+		pass users_root_qdisc_kept "add delay: exit 1 ($(sed 's/^rdma-inject: //' <<< "$out" | cut -c1-90)...); after flush: $q" ||
+		fail users_root_qdisc_kept "rc=$rc $out; root after flush: $q"
+	tc qdisc del dev injc0 root 2>/dev/null
+else
+	fail users_root_qdisc_kept "cannot add a pfifo root qdisc here"
+fi
 # --pin is an option of rdma-inject, not a word of a command: after the
 # command it is refused (it used to be taken from anywhere, and `flush`
 # then emptied the directory it named)

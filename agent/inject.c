@@ -340,12 +340,18 @@ static int bpf_sys(int cmd, union bpf_attr *at)
 	return (int)syscall(__NR_bpf, cmd, at, sizeof(*at));
 }
 
-/* every leased rule's deadline pushed to now + AGENT_LEASE_MS */
-static void renew_all(struct agent *a, int *fd)
+/*
+ * Every leased rule's deadline pushed to now + AGENT_LEASE_MS. The map is
+ * opened by its pin each time: a flush unpins the maps and the next add
+ * makes new ones, and an fd kept from before would renew the old, orphaned
+ * map (a CI run's storage arm lost its delay rule 6 s in that way).
+ */
+static void renew_all(struct agent *a)
 {
 	uint64_t dl = rtb_now_ns() + (uint64_t)AGENT_LEASE_MS * 1000000ULL;
+	union bpf_attr get = { 0 };
 	unsigned int ids[64];
-	int i, n;
+	int i, n, fd;
 
 	pthread_mutex_lock(&a->lock);
 	for (n = 0; n < a->nleased; n++)
@@ -353,43 +359,33 @@ static void renew_all(struct agent *a, int *fd)
 	pthread_mutex_unlock(&a->lock);
 	if (!n)
 		return;
-	if (*fd < 0) {
-		union bpf_attr at = { 0 };
-
-		at.pathname = (uint64_t)(uintptr_t)INJ_PIN_DIR "/inj_leases";
-		*fd = bpf_sys(BPF_OBJ_GET, &at);
-		if (*fd < 0)
-			return;
-	}
+	get.pathname = (uint64_t)(uintptr_t)INJ_PIN_DIR "/inj_leases";
+	if ((fd = bpf_sys(BPF_OBJ_GET, &get)) < 0)
+		return;
 	for (i = 0; i < n; i++) {
 		union bpf_attr at = { 0 };
 		uint32_t id = ids[i];
 
-		at.map_fd = (uint32_t)*fd;
+		at.map_fd = (uint32_t)fd;
 		at.key = (uint64_t)(uintptr_t)&id;
 		at.value = (uint64_t)(uintptr_t)&dl;
 		at.flags = BPF_EXIST;	/* only a rule still there: never one re-added */
-		if (bpf_sys(BPF_MAP_UPDATE_ELEM, &at) && errno != ENOENT) {
-			close(*fd);	/* the maps were made anew (a flush): find them again */
-			*fd = -1;
-			return;
-		}
+		bpf_sys(BPF_MAP_UPDATE_ELEM, &at);
 	}
+	close(fd);
 }
 
 static void *renewer(void *arg)
 {
 	struct agent *a = arg;
-	int fd = -1, t;
+	int t;
 
 	while (!__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE)) {
-		renew_all(a, &fd);
+		renew_all(a);
 		for (t = 0; t < AGENT_LEASE_MS / 3 && !__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE);
 		     t += 100)
 			usleep(100000);
 	}
-	if (fd >= 0)
-		close(fd);
 	return NULL;
 }
 
@@ -438,22 +434,12 @@ int inject_release(struct agent *a, unsigned int conn)
 	 * rules are left at all, the hooks and qdiscs go too. Not when the
 	 * owner had removed them itself -- it also removes the qdiscs, and a
 	 * flush here would race with whatever it does next. */
-	if (deleted) {
-		char *largs[2] = { "-j", "list" }, *fargs[1] = { "flush" }, *out = NULL, *eout = NULL;
-		char err[128];
-		json_t *l;
+	if (deleted) {	/* one command: a rule someone adds meanwhile is never flushed */
+		char *fargs[2] = { "flush", "if-empty" }, *out = NULL, *eout = NULL, err[128];
 
-		if (!spawn_inject(largs, 2, &rc, &out, &eout, err, sizeof(err))) {
-			l = rc ? NULL : json_loads(out, 0, NULL);
+		if (!spawn_inject(fargs, 2, &rc, &out, &eout, err, sizeof(err))) {
 			free(out);
 			free(eout);
-			if (l && json_is_array(json_object_get(l, "rules")) &&
-			    !json_array_size(json_object_get(l, "rules")) &&
-			    !spawn_inject(fargs, 1, &rc, &out, &eout, err, sizeof(err))) {
-				free(out);
-				free(eout);
-			}
-			json_decref(l);
 		}
 	}
 	if (n) {

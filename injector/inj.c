@@ -889,13 +889,46 @@ static int flush_locked(const char *root)
 	return r;
 }
 
-int inj_flush(const char *pin_root)
+static void dup_if_rules(int mfd, const char *name, void *arg)
 {
-	int lock = state_lock(), r;
+	if (!strcmp(name, "inj_rules") && *(int *)arg < 0)
+		*(int *)arg = dup(mfd);
+}
+
+/* any rule in the table (pinned, or found through our attached program) */
+static int rules_present(const char *root)
+{
+	char path[512];
+	struct inj_rule r;
+	uint32_t i, id;
+	int fd, any = 0;
+
+	snprintf(path, sizeof(path), "%s/inj_rules", root);
+	fd = bpf_obj_get(path);
+	if (fd < 0 && (id = our_prog_id()))
+		for_prog_maps(id, dup_if_rules, &fd);
+	for (i = 0; fd >= 0 && i < INJ_MAX_RULES && !any; i++)
+		any = !bpf_map_lookup_elem(fd, &i, &r) && r.id;
+	if (fd >= 0)
+		close(fd);
+	return any;
+}
+
+int inj_flush_if(const char *pin_root, int only_if_empty)
+{
+	const char *root = pin_root ? pin_root : INJ_PIN_DIR;
+	int lock = state_lock(), r = 0;
 
 	if (lock < 0)
 		return lock;
-	r = flush_locked(pin_root ? pin_root : INJ_PIN_DIR);
+	/* checked and done under one lock: a rule added in between is never flushed */
+	if (!only_if_empty || !rules_present(root))
+		r = flush_locked(root);
 	close(lock);
 	return r;
+}
+
+int inj_flush(const char *pin_root)
+{
+	return inj_flush_if(pin_root, 0);
 }

@@ -45,6 +45,9 @@ int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max);
 /* fixed PRNG seed (0 = random) for reproducible runs */
 int inj_set_seed(struct inj_ctx *c, uint64_t seed);
 /* detach every filter, remove the qdiscs we created, clear and unpin the maps */
+/* inj_flush when no rule is left (checked under the same lock): what a
+ * controller or agent that removed its own rules does last */
+int inj_flush_if(const char *pin_root, int only_if_empty);
 int inj_flush(const char *pin_root);
 
 /* qdiscs of the kinds the injector uses (clsact, prio, fq, netem) on any device */

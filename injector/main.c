@@ -362,9 +362,9 @@ static int cmd_seed(int argc, char **argv)
 	return r ? 1 : 0;
 }
 
-static int cmd_flush(void)
+static int cmd_flush(int only_if_empty)
 {
-	int r = inj_flush(pin_root);
+	int r = inj_flush_if(pin_root, only_if_empty);
 
 	if (r) {
 		log_err("flush: %s", strerror(-r));
@@ -541,7 +541,13 @@ static int c_seed(void *x, int n, char **v)
 	}
 NO_ARGS(list, cmd_list(0))
 NO_ARGS(stats, cmd_list(1))
-NO_ARGS(flush, cmd_flush())
+static int c_flush(void *x, int n, char **v)
+{
+	(void)x;
+	if (n == 1 && !strcmp(v[0], "if-empty"))	/* only when no rule is left */
+		return cmd_flush(1);
+	return no_args("flush", n) ? 2 : cmd_flush(0);
+}
 NO_ARGS(probe, cmd_probe())
 
 static const struct cmd_entry cmds[] = {
@@ -553,7 +559,8 @@ static const struct cmd_entry cmds[] = {
 	{ "list", c_list, "rules, in the order they are checked" },
 	{ "stats", c_stats, "per-rule and per-hook counters" },
 	{ "seed", c_seed, "N: fixed PRNG seed for reproducible runs (0 = random)" },
-	{ "flush", c_flush, "detach everything, remove our qdiscs and maps" },
+	{ "flush", c_flush, "[if-empty]: detach everything, remove our qdiscs and maps (if-empty: "
+			    "only when no rule is left, checked atomically)" },
 	{ "probe", c_probe, "what the running kernel supports" },
 	{ NULL, NULL, NULL },
 };

@@ -45,13 +45,10 @@ static void remove_faults(struct exp *e)
 
 	for (i = 0; i < e->p.nfaults; i++)
 		remove_fault(e, i);
-	if (e->p.nfaults || e->extra_rules) {	/* no rule left: the hooks and qdiscs go too */
-		json_t *l = inject_json(&e->g.c[0], "list", NULL);
-
-		if (l && !json_array_size(json_object_get(l, "rules")))
-			json_decref(inject_json(&e->g.c[0], "flush", NULL));
-		json_decref(l);
-	}
+	/* no rule left: the hooks and qdiscs go too (checked and flushed by one
+	 * rdma-inject, so another user's rule added meanwhile stays) */
+	if (e->p.nfaults || e->extra_rules)
+		json_decref(inject_json(&e->g.c[0], "flush", "if-empty"));
 }
 
 json_t *exp_report(struct exp *e)

@@ -12,7 +12,8 @@ pass() { echo "PASS: $S/$1${2:+ ($2)}"; }
 fail() { echo "FAIL: $S/$1${2:+ ($2)}"; }
 T="add_forms list_json stats_json set_live bad_input run_sigTERM run_sigINT run_window_end flush
    flush_after_crash flush_stale_pins list_creates_nothing final_clean pin_only_before_command
-   pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules users_root_qdisc_kept"
+   pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules users_root_qdisc_kept
+   flush_if_empty"
 echo "PLAN: $S" $T
 if [ "$(id -u)" != 0 ]; then for t in $T; do echo "SKIP: $S/$t (needs root)"; done; exit 0; fi
 I() { "$B" --pin "$PIN" "$@"; }
@@ -134,6 +135,14 @@ if tc qdisc add dev injc0 root handle 5: pfifo 2>/dev/null; then
 else
 	fail users_root_qdisc_kept "cannot add a pfifo root qdisc here"
 fi
+# flush if-empty: checked and flushed under one lock (a list then a flush
+# could flush a rule added in between, as an agent's clean-up once did)
+id=$(I add dev injc0 ingress drop 1%)
+I flush if-empty && k=$(I -j list | jq '.rules | length')
+I del "$id" && I flush if-empty && clean && [ ! -e "$PIN" ] && [ "${k:-}" = 1 ] &&
+	pass flush_if_empty "a rule left: kept (1 rule); none left: flushed" ||
+	fail flush_if_empty "rules after the first: ${k:-?}; $(tc qdisc show dev injc0)"
+I flush >/dev/null
 # --pin is an option of rdma-inject, not a word of a command: after the
 # command it is refused (it used to be taken from anywhere, and `flush`
 # then emptied the directory it named)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 C=$RDMACTL
 TESTS="inject_pin_refused inject_option_after_verb inject_run_refused inject_control_if_refused
        perftest_option_refused conn_cap first_frame_deadline unauth_big_frame serves_after
-       lease_outlives_no_agent"
+       lease_renewed_after_flush lease_outlives_no_agent"
 suite_up || exit 0
 P=tests/softroce/ctlpeer.py
 ST=${RDMATB_STATE_DIR:-/run/rdma-testbed}
@@ -96,6 +96,28 @@ if r=$(call hello '{}') && jq -e '.ok' <<< "$r" >/dev/null && "$C" inject list >
 else
 	fail serves_after "$r"
 fi
+# --- a lease lives as long as its connection, also across a flush (which
+# makes the maps anew: a renewer that kept the old map renewed nothing, and
+# a CI run's storage arm lost its delay rule 6 s in)
+lease_add() { echo "{\"args\": [\"-j\", \"add\", \"dev\", \"n1\", \"ingress\", $1], \"lease\": true}"; }
+python3 "$P" hold "$port" "$TOK" inject "$(lease_add '"count"')" 4 > /dev/null
+"$C" inject flush > /dev/null
+out=$(mktemp)
+python3 "$P" hold "$port" "$TOK" inject "$(lease_add '"drop", "1%"')" 30 > "$out" &
+hp=$!
+sleep 10
+n=$(vssh "rdma-inject -j list" | jq '.rules | length')
+kill $hp 2>/dev/null; wait $hp 2>/dev/null
+for _ in $(seq 20); do	# the agent removes it as the connection closes
+	gone=$(vssh "rdma-inject -j list" | jq '.rules | length')
+	[ "$gone" = 0 ] && break
+	sleep 0.5
+done
+[ "$n" = 1 ] && [ "$gone" = 0 ] && pass lease_renewed_after_flush "after a flush, a leased rule still there 10 s on (lease 6 s), gone with its connection" ||
+	fail lease_renewed_after_flush "rules 10 s on: $n; after the connection closed: $gone; $(head -c 200 "$out")"
+rm -f "$out"
+"$C" inject flush > /dev/null
+
 # --- an agent killed with -9 leaves its leased faults for its lease (6 s)
 # at most: they stop matching, and the next rdma-inject removes them (they
 # used to stay until someone flushed)

@@ -148,6 +148,28 @@ static void test_escape(const json_t *rep)
 	EXPECT(html && !strstr(html, "<script>alert") && !strstr(html, "<img src=x") &&
 	       !strstr(html, "<svg onload") && !strstr(html, "\"><script"));
 	free(html);
+	/* an arm without a name (or a name of the wrong type), compared and
+	 * rendered: a report from elsewhere, no crash */
+	json_object_del(json_array_get(json_object_get(r, "arms"), 0), "name");
+	if (json_array_size(json_object_get(r, "arms")) > 1)
+		json_object_set_new(json_array_get(json_object_get(r, "arms"), 1), "name",
+				    json_integer(7));
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		EXPECT(f != NULL);
+		if (f) {
+			report_compare(r, rep, "a", "b", f);
+			report_print_text(r, f);
+			report_csv(r, f);
+			report_html(r, f);
+			fclose(f);
+		}
+		EXPECT(len > 0);
+		free(buf);
+	}
 	json_decref(r);
 }
 

@@ -9,9 +9,12 @@
 
 #define AGENT_MAX_ARMS 64
 #define AGENT_MAX_JOBS 16
-/* control connections: at most this many at once, and per peer address */
-#define AGENT_MAX_CONNS 64
-#define AGENT_MAX_CONNS_PEER 16
+/* control connections: slots (open ones and closed ones still cleaning
+ * up), at most this many open, and open per peer address (behind qemu's user
+ * network every host connection has one address) */
+#define AGENT_MAX_CONNS 128
+#define AGENT_MAX_CONNS_OPEN 64
+#define AGENT_MAX_CONNS_PEER 32
 /* until a request authenticates, its frame has this long and this much */
 #define AGENT_AUTH_TIMEOUT_MS 5000
 #define AGENT_AUTH_MAX_FRAME (64u << 10)

@@ -27,18 +27,23 @@ void agent_conns_init(struct agent *a)
 
 int agent_conn_take(struct agent *a, int fd, const char *peer, const char **why)
 {
-	int i, free_slot = -1, same = 0;
+	int i, free_slot = -1, same = 0, open_n = 0;
 
 	pthread_mutex_lock(&a->lock);
+	/* the caps count open connections: a closed one whose thread still
+	 * releases its arms (an RC arm can take seconds) holds a slot, not a
+	 * place under the caps (a CI run's next arm was refused that way) */
 	for (i = 0; i < AGENT_MAX_CONNS; i++) {
-		if (a->conns[i].fd < 0) {
+		if (a->conns[i].fd == -1) {
 			if (free_slot < 0)
 				free_slot = i;
-		} else
+		} else if (a->conns[i].fd >= 0) {
 			same += !strcmp(a->conns[i].peer, peer);
+			open_n++;
+		}
 	}
-	if (free_slot < 0)
-		*why = "too many control connections";
+	if (free_slot < 0 || open_n >= AGENT_MAX_CONNS_OPEN)
+		*why = "too many control connections", free_slot = -1;
 	else if (same >= AGENT_MAX_CONNS_PEER) {
 		*why = "too many control connections from this peer";
 		free_slot = -1;

@@ -51,8 +51,8 @@ else
 	fail perftest_option_refused "$r"
 fi
 
-# --- 100 connections that never send: those over the caps (64 in all, 16
-# per peer; through qemu's user network every host connection comes from
+# --- 100 connections that never send: those over the caps (64 open in all,
+# 32 per peer; through qemu's user network every host connection comes from
 # one address) are closed at once, the agent's threads stay within the cap,
 # and the rest are closed at the first frame's deadline (5 s): before, 500
 # such gave 501 threads, for as long as the peer liked
@@ -69,7 +69,7 @@ done
 wait $pp
 early=$(sed -n 1p "$out"); total=$(sed -n 2p "$out"); rm -f "$out"
 if num "$t0" && num "$early" && [ "$early" -ge 36 ] && [ "$tmax" -le $((t0 + 64)) ]; then
-	pass conn_cap "100 idle connections: $early closed at once, threads $t0 -> at most $tmax (caps 64, 16 per peer)"
+	pass conn_cap "100 idle connections: $early closed at once, threads $t0 -> at most $tmax (caps 64 open, 32 per peer)"
 else
 	fail conn_cap "early=$early threads $t0 -> $tmax"
 fi

@@ -97,7 +97,9 @@ fi
 q3=$W/q3
 "$C" run profiles/quickstart.yaml -o "$q3" --set run.iters=60 --set run.rounds=3 > "$W/int.out" 2>&1 &
 pid=$!
-for _ in $(seq 600); do grep -q "round 1/3: lossy" "$W/int.out" && break; sleep 0.1; done
+# (the rc arm's 60 steps at 1% loss take 35-70 s under TCG: up to 240 s are
+# waited for, so that the signal always lands in the lossy arm as intended)
+for _ in $(seq 2400); do grep -q "round 1/3: lossy" "$W/int.out" && break; sleep 0.1; done
 kill -INT $pid; wait $pid; rc=$?
 if [ $rc = 1 ] && [ -s "$q3/report.json" ] && [ ! -e "$q3.partial" ] &&
 	jq -e '.partial == true and .status == "interrupted" and (.arms[0].count > 0)' < "$q3/report.json" >/dev/null &&
@@ -105,7 +107,7 @@ if [ $rc = 1 ] && [ -s "$q3/report.json" ] && [ ! -e "$q3.partial" ] &&
 	{ ! "$PY" -c 'import jsonschema' 2>/dev/null || schema_check "$q3/report.json" >/dev/null; }; then
 	pass run_interrupted "SIGINT during the lossy arm: exit 1, partial report ($(jq -c '[.arms[] | {name, count}]' "$q3/report.json"), valid by the schema), no rules or arms left"
 else
-	fail run_interrupted "rc=$rc rules=$(rules_left) arms=$(arms_left) $(tail -n 3 "$W/int.out" | tr '\n' '|')"
+	fail run_interrupted "rc=$rc rules=$(rules_left) arms=$(arms_left) lossy started: $(grep -c "round 1/3: lossy" "$W/int.out") $(jq -c '[.arms[]? | {name, count}]' "$q3/report.json" 2>&1) $(tail -n 3 "$W/int.out" | tr '\n' '|')"
 fi
 
 # --- the training profile, scaled down

@@ -85,24 +85,22 @@ int qdisc_prio_ensure(uint32_t ifindex, uint64_t hold_ns, char *err, size_t errl
 int qdisc_prio_remove(uint32_t ifindex);
 
 /* the id of the program of one of our tc filters on this host (in this
- * network namespace), 0 when none is attached */
+ * network namespace), 0 when none is attached: the first hook of
+ * inj_hook_list, asked for its program */
 static uint32_t our_prog_id(void)
 {
-	struct if_nameindex *all = if_nameindex(), *p;
-	uint32_t id = 0;
+	uint32_t ifx[1];
+	int dir[1];
 
-	for (p = all; p && p->if_index && !id; p++)
-		for (int d = 0; d < 2 && !id; d++) {
-			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)p->if_index,
-				    .attach_point = d ? BPF_TC_EGRESS : BPF_TC_INGRESS);
-			LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
+	if (inj_hook_list(NULL, ifx, dir, 1) <= 0)
+		return 0;
+	{
+		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifx[0],
+			    .attach_point = dir[0] ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
 
-			if (!bpf_tc_query(&hook, &q))
-				id = q.prog_id;
-		}
-	if (all)
-		if_freenameindex(all);
-	return id;
+		return bpf_tc_query(&hook, &q) ? 0 : q.prog_id;
+	}
 }
 
 /* fn(map fd, its kernel name, arg) for every map of program prog_id */

@@ -103,6 +103,23 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 	return *result ? 0 : -ENOMEM;
 }
 
+/*
+ * Nothing but the answer: the controller sends it right after connecting,
+ * so the connection is authenticated at once and the short deadline for a
+ * stranger's first frame never cuts one it keeps open while it prepares
+ * another node's arm.
+ */
+static int cmd_ping(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		    size_t errlen)
+{
+	(void)a;
+	(void)args;
+	(void)err;
+	(void)errlen;
+	*result = json_pack("{s:I}", "conn", (json_int_t)conn);
+	return *result ? 0 : -ENOMEM;
+}
+
 /* a request as the dispatch table's handlers see it */
 struct agent_req {
 	struct agent *a;
@@ -121,6 +138,7 @@ struct agent_req {
 		(void)argv;                                                                        \
 		return fn(q->a, q->conn, q->args, q->result, q->err, q->errlen);                   \
 	}
+VERB(cmd_ping)
 VERB(cmd_hello)
 VERB(arm_prepare)
 VERB(arm_connect)
@@ -134,6 +152,7 @@ VERB(inject_run)
 VERB(hw_counters)
 
 static const struct cmd_entry cmds[] = {
+	{ "ping", verb_cmd_ping, NULL },
 	{ "hello", verb_cmd_hello, NULL },
 	{ "prepare", verb_arm_prepare, NULL },
 	{ "connect", verb_arm_connect, NULL },

@@ -4,15 +4,35 @@
 #include <string.h>
 #include <unistd.h>
 #include "ctl/agent/agent.h"
+#include "lib/log.h"
 #include "lib/proto.h"
 
 int agentc_open(struct agentc *c, const char *name, const char *host, int port, const char *token,
 		int timeout_ms)
 {
+	char remote[256];
+	json_t *res = NULL;
+	int r;
+
 	snprintf(c->where, sizeof(c->where), "%s (%s:%d)", name, host, port);
 	c->token = token;
 	c->fd = net_connect(host, port, timeout_ms);
-	return c->fd < 0 ? c->fd : 0;
+	if (c->fd < 0)
+		return c->fd;
+	/*
+	 * Authenticate now: the agent gives a connection that has not shown
+	 * the token a few seconds (AGENT_AUTH_TIMEOUT_MS), and a caller may
+	 * hold this one idle longer while it talks to other nodes first.
+	 */
+	r = proto_call(c->fd, c->token, "ping", NULL, &res, timeout_ms, remote, sizeof(remote));
+	json_decref(res);
+	if (r == -EREMOTEIO) {
+		log_err("%s: %s", c->where, remote);
+		r = -EACCES;
+	}
+	if (r)
+		agentc_close(c);
+	return r;
 }
 
 void agentc_close(struct agentc *c)

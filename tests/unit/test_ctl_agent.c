@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The controller's end of the control channel against a stand-in agent on
+ * loopback (a unit test: the real agent is tested in tests/softroce). What
+ * it pins: a connection is authenticated as it opens, so an agent's short
+ * deadline for a stranger's first frame cannot cut a connection the
+ * controller keeps idle (CI: a 3-node collective's third connection waited
+ * for two slow prepares and was closed: "prepare: agent closed the
+ * connection").
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "expect.h"
+#include "../../ctl/agent/agent.h"
+#include "../../lib/proto.h"
+
+#define TOKEN "unit-test-token-0123456789"
+
+struct stand_in {
+	int lfd, port;
+	char first_cmd[32];	/* what arrived first, within the deadline */
+	int first_ms;		/* the deadline: a real agent's is 5000 */
+	int saw_call;		/* a later request arrived on the same connection */
+};
+
+static void *serve(void *arg)
+{
+	struct stand_in *s = arg;
+	json_t *req = NULL;
+	int fd = accept(s->lfd, NULL, NULL);
+
+	if (fd < 0)
+		return NULL;
+	while (!proto_recv(fd, &req, s->saw_call || s->first_cmd[0] ? 2000 : s->first_ms)) {
+		const char *cmd = json_string_value(json_object_get(req, "cmd"));
+		const char *tok = json_string_value(json_object_get(req, "token"));
+		int ok = tok && !strcmp(tok, TOKEN);
+		json_t *rep = ok ? json_pack("{s:i,s:b,s:{}}", "v", PROTO_VERSION, "ok", 1, "result") :
+				   json_pack("{s:i,s:b,s:s}", "v", PROTO_VERSION, "ok", 0, "error",
+					     "authentication failed");
+
+		if (!s->first_cmd[0])
+			snprintf(s->first_cmd, sizeof(s->first_cmd), "%s", cmd ? cmd : "?");
+		else
+			s->saw_call = 1;
+		proto_send(fd, rep, 1000);
+		json_decref(rep);
+		json_decref(req);
+		req = NULL;
+		if (!ok)
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void stand_in_start(struct stand_in *s, pthread_t *th, int first_ms)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+
+	memset(s, 0, sizeof(*s));
+	s->first_ms = first_ms;
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);	/* port 0: the kernel picks one */
+	EXPECT(s->lfd >= 0);
+	EXPECT(bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(s->lfd, 4) == 0);
+	EXPECT(getsockname(s->lfd, (struct sockaddr *)&sa, &len) == 0);
+	s->port = ntohs(sa.sin_port);
+	EXPECT(pthread_create(th, NULL, serve, s) == 0);
+}
+
+static void test_open_authenticates(void)
+{
+	struct stand_in s;
+	struct agentc c;
+	pthread_t th;
+	char err[256];
+	struct timespec idle = { 0, 300 * 1000 * 1000 };
+
+	/* the stand-in allows 100 ms for the first frame; the caller then idles 300 ms */
+	stand_in_start(&s, &th, 100);
+	EXPECT(agentc_open(&c, "node0", "127.0.0.1", s.port, TOKEN, 2000) == 0);
+	EXPECT(!strcmp(s.first_cmd, "ping"));
+	nanosleep(&idle, NULL);
+	EXPECT(agentc_do(&c, "hello", NULL, err, sizeof(err)) == 0);
+	agentc_close(&c);
+	pthread_join(th, NULL);
+	close(s.lfd);
+	EXPECT(s.saw_call);
+}
+
+static void test_open_wrong_token(void)
+{
+	struct stand_in s;
+	struct agentc c;
+	pthread_t th;
+
+	stand_in_start(&s, &th, 1000);
+	EXPECT(agentc_open(&c, "node0", "127.0.0.1", s.port, "wrong-token-wrong-token", 2000) ==
+	       -EACCES);
+	EXPECT(c.fd == -1);
+	pthread_join(th, NULL);
+	close(s.lfd);
+}
+
+int main(void)
+{
+	test_open_authenticates();
+	test_open_wrong_token();
+	return expect_done("test_ctl_agent");
+}

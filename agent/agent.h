@@ -54,7 +54,7 @@ struct agent {
 
 /* a leased rule lives AGENT_LEASE_MS past its last renewal (every third of
  * that): an agent killed with -9 leaves faults for that long at most */
-#define AGENT_LEASE_MS 6000
+#define AGENT_LEASE_MS PROTO_LEASE_MS
 int inject_renewer_start(struct agent *a);
 void inject_renewer_stop(struct agent *a);
 

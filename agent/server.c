@@ -205,11 +205,15 @@ static int reply(int fd, int ok, json_t *result, const char *err)
 static void keepalive(int fd)
 {
 	int on = 1, idle = 2, intvl = 1, cnt = 2;
+	unsigned int silence = PROTO_SILENCE_MS;
 
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	/* a reply unacknowledged this long: the controller is gone (not the
+	 * kernel's default of about 15 minutes of retransmissions) */
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &silence, sizeof(silence));
 }
 
 void agent_serve_conn(struct agent *a, int fd, int slot)

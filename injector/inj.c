@@ -887,28 +887,57 @@ static int flush_locked(const char *root)
 	return r;
 }
 
-static void dup_if_rules(int mfd, const char *name, void *arg)
+struct map_want {
+	const char *name;
+	int fd;
+};
+
+static void dup_if_named(int mfd, const char *name, void *arg)
 {
-	if (!strcmp(name, "inj_rules") && *(int *)arg < 0)
-		*(int *)arg = dup(mfd);
+	struct map_want *w = arg;
+
+	if (!strcmp(name, w->name) && w->fd < 0)
+		w->fd = dup(mfd);
 }
 
-/* any rule in the table (pinned, or found through our attached program) */
+/* one of our maps, by its pin or through our attached program; -1 if none */
+static int map_by_name(const char *root, const char *name)
+{
+	struct map_want w = { name, -1 };
+	char path[512];
+	uint32_t id;
+
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	w.fd = bpf_obj_get(path);
+	if (w.fd < 0 && (id = our_prog_id()))
+		for_prog_maps(id, dup_if_named, &w);
+	return w.fd;
+}
+
+/* any live rule in the table: one whose lease ran out (its owner died
+ * without removing it) is not one -- the BPF program already ignores it */
 static int rules_present(const char *root)
 {
-	char path[512];
 	struct inj_rule r;
-	uint32_t i, id;
-	int fd, any = 0;
+	uint64_t now = rtb_now_ns(), dl;
+	uint32_t i;
+	int fd = map_by_name(root, "inj_rules"), lfd = -1, any = 0;
 
-	snprintf(path, sizeof(path), "%s/inj_rules", root);
-	fd = bpf_obj_get(path);
-	if (fd < 0 && (id = our_prog_id()))
-		for_prog_maps(id, dup_if_rules, &fd);
-	for (i = 0; fd >= 0 && i < INJ_MAX_RULES && !any; i++)
-		any = !bpf_map_lookup_elem(fd, &i, &r) && r.id;
+	for (i = 0; fd >= 0 && i < INJ_MAX_RULES && !any; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &r) || !r.id)
+			continue;
+		if (r.lease_ns) {
+			if (lfd < 0)
+				lfd = map_by_name(root, "inj_leases");
+			if (lfd < 0 || bpf_map_lookup_elem(lfd, &r.id, &dl) || now >= dl)
+				continue;
+		}
+		any = 1;
+	}
 	if (fd >= 0)
 		close(fd);
+	if (lfd >= 0)
+		close(lfd);
 	return any;
 }
 

@@ -16,6 +16,17 @@
 #define PROTO_VERSION 1
 #define PROTO_MAX_FRAME (16u << 20)
 #define PROTO_TOKEN_MAX 128
+/*
+ * The two ends' promises when the channel goes quiet (README "When the
+ * control channel is cut"). A leased fault rule lives PROTO_LEASE_MS past
+ * its agent's last renewal, so one whose agent died stops acting that long
+ * after at most. A request may stay unanswered for PROTO_SILENCE_MS (a cut
+ * cable, a frozen VM) before the controller calls the agent lost, and the
+ * agent keeps a connection with unacknowledged data as long, then drops it
+ * and releases what the connection held.
+ */
+#define PROTO_LEASE_MS 6000
+#define PROTO_SILENCE_MS 30000
 
 int proto_send(int fd, json_t *msg, int timeout_ms);
 /* 0, -ETIMEDOUT, -EPIPE (peer closed), -EPROTO (bad frame), -errno */

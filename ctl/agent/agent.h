@@ -21,10 +21,12 @@ struct agentc {
 int agentc_open(struct agentc *c, const char *name, const char *host, int port, const char *token,
 		int timeout_ms);
 void agentc_close(struct agentc *c);
-/* *res new reference; on error err holds "node0 (...): cmd: reason" */
+/* *res new reference; on error err holds "node0 (...): cmd: reason". A
+ * transport failure closes the connection (c->fd -1): later calls fail at
+ * once with -ENOTCONN. */
 int agentc_call(struct agentc *c, const char *cmd, json_t *args_stolen, json_t **res,
 		int timeout_ms, char *err, size_t errlen);
-/* a request whose result is not needed */
+/* a request whose result is not needed (PROTO_SILENCE_MS to answer) */
 int agentc_do(struct agentc *c, const char *cmd, json_t *args_stolen, char *err, size_t errlen);
 
 #endif

@@ -48,6 +48,11 @@ int agentc_call(struct agentc *c, const char *cmd, json_t *args, json_t **res, i
 	char remote[512];
 	int r;
 
+	if (c->fd < 0) {	/* lost before: say so at once, not after a timeout */
+		snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
+		json_decref(args);
+		return -ENOTCONN;
+	}
 	r = proto_call(c->fd, c->token, cmd, args, res, timeout_ms, remote, sizeof(remote));
 	if (r == -EREMOTEIO)
 		snprintf(err, errlen, "%s: %s: %s", c->where, cmd, remote);
@@ -55,14 +60,19 @@ int agentc_call(struct agentc *c, const char *cmd, json_t *args, json_t **res, i
 		snprintf(err, errlen, "%s: %s: malformed reply", c->where, cmd);
 	else if (r)
 		snprintf(err, errlen, "%s: %s: %s", c->where, cmd,
-			 r == -EPIPE ? "agent closed the connection" : strerror(-r));
+			 r == -EPIPE ? "agent closed the connection" :
+			 r == -ETIMEDOUT ? "no answer (the agent or the channel is gone)" :
+					   strerror(-r));
+	/* the stream is out of step or gone: nothing more on it */
+	if (r && r != -EREMOTEIO)
+		agentc_close(c);
 	return r;
 }
 
 int agentc_do(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen)
 {
 	json_t *res = NULL;
-	int r = agentc_call(c, cmd, args, &res, 10000, err, errlen);
+	int r = agentc_call(c, cmd, args, &res, PROTO_SILENCE_MS, err, errlen);
 
 	json_decref(res);
 	return r;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 #include "ctl/exp/exp.h"
 #include "ctl/exp/inject.h"
 #include "lib/log.h"
@@ -41,14 +42,44 @@ static void remove_fault(struct exp *e, int i)
 
 static void remove_faults(struct exp *e)
 {
-	int i;
+	int i, k, lost = 0, live = -1;
 
+	if (!e->p.nfaults && !e->extra_rules)
+		return;
 	for (i = 0; i < e->p.nfaults; i++)
 		remove_fault(e, i);
+	for (k = 0; k < e->g.n; k++) {
+		if (e->g.c[k].fd < 0)
+			lost++;
+		else if (live < 0)
+			live = k;
+	}
+	/*
+	 * A lost agent's rules cannot be removed through it; they stop acting
+	 * when their lease runs out. On a testbed every node shares one
+	 * kernel, so a live node's rdma-inject can then take the hooks and
+	 * qdiscs away (flush if-empty counts an expired rule as gone). A
+	 * profile's own hosts are separate machines: theirs stay until the
+	 * next rdma-inject there.
+	 */
+	if (lost && (live < 0 || e->g.tb.backend == TB_HOSTS)) {
+		log_info("%d agent%s lost: %s rules stop within %d ms (their lease); their hooks "
+			 "and qdiscs stay until the next rdma-inject there", lost, lost > 1 ? "s" : "",
+			 lost > 1 ? "their" : "its", PROTO_LEASE_MS);
+		return;
+	}
+	if (lost) {
+		double until = rtb_now_s() + (PROTO_LEASE_MS + 500) / 1e3;
+
+		log_info("%d agent%s lost: waiting %d ms for %s leased rules to run out, then "
+			 "removing the hooks and qdiscs", lost, lost > 1 ? "s" : "",
+			 PROTO_LEASE_MS + 500, lost > 1 ? "their" : "its");
+		while (rtb_now_s() < until)
+			usleep(100000);
+	}
 	/* no rule left: the hooks and qdiscs go too (checked and flushed by one
 	 * rdma-inject, so another user's rule added meanwhile stays) */
-	if (e->p.nfaults || e->extra_rules)
-		json_decref(inject_json(&e->g.c[0], "flush", "if-empty"));
+	json_decref(inject_json(&e->g.c[live], "flush", "if-empty"));
 }
 
 json_t *exp_report(struct exp *e)

@@ -100,7 +100,7 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms
 				continue;
 			r = agentc_call(c[i], "wait",
 					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
-					10000, err, errlen);
+					PROTO_SILENCE_MS, err, errlen);
 			if (!r) {
 				json_t *iv = json_object_get(w, "intervals"), *e;
 				size_t k;
@@ -148,7 +148,7 @@ int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *o
 
 	r = agentc_call(c, "prepare",
 			json_pack("{s:s,s:s,s:O}", "workload", wl, "role", role, "opts", opts), &res,
-			10000, err, errlen);
+			PROTO_SILENCE_MS, err, errlen);
 	if (r)
 		return r;
 	*arm = json_integer_value(json_object_get(res, "arm"));

@@ -27,6 +27,7 @@ struct agent {
 	char name[64];
 	char token[PROTO_TOKEN_MAX + 1];
 	char listen_ip[64];	/* the control address: no fault rule may go on its interface */
+	int no_rdma;		/* --no-rdma: control plane only, dev unopened (scale tests) */
 	pthread_mutex_t lock;		/* guards arms[], jobs[], next_id */
 	struct arm *arms[AGENT_MAX_ARMS];
 	struct job *jobs[AGENT_MAX_JOBS];

@@ -79,7 +79,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdma-agent --dev DEV --token-file FILE [options]\n"
+		"       rdma-agent --no-rdma --token-file FILE [options]\n"
 		"  -d, --dev DEV          RDMA device (e.g. rxe0)\n"
+		"      --no-rdma          no device: the control plane only (ping, hello, inject;\n"
+		"                         every workload refused), for control-plane scale tests\n"
 		"  -i, --ib-port N        device port (default 1)\n"
 		"  -x, --gid-index N      GID index (default: the RoCE v2 IPv4 GID, found at run time)\n"
 		"  -l, --listen ADDR:PORT control channel address (default 127.0.0.1:47100)\n"
@@ -93,7 +96,7 @@ static void usage(FILE *f)
 struct agent_args {
 	const char *dev, *listen_at, *token_file, *name;
 	uint64_t port, gidx;
-	int have_gidx;
+	int have_gidx, no_rdma;
 };
 
 /* 0 to run, 1 after --help/--list, 2 bad usage (message printed) */
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "list", no_argument, NULL, 'L' },
+		{ "no-rdma", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
@@ -133,6 +137,7 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		case 'l': o->listen_at = optarg; break;
 		case 't': o->token_file = optarg; break;
 		case 'n': o->name = optarg; break;
+		case 'N': o->no_rdma = 1; break;
 		case 'v': log_verbose++; break;
 		case 'h': usage(stdout); return 1;
 		case 'L':
@@ -144,7 +149,7 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || !o->dev || !o->token_file) {
+	if (optind != argc || !o->dev == !o->no_rdma || !o->token_file) {
 		usage(stderr);
 		return 2;
 	}
@@ -212,11 +217,15 @@ int main(int argc, char **argv)
 			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
 		return 2;
 	}
-	snprintf(a.name, sizeof(a.name), "%s", o.name ? o.name : o.dev);
+	snprintf(a.name, sizeof(a.name), "%s", o.name ? o.name : o.dev ? o.dev : "agent");
 	pthread_mutex_init(&a.lock, NULL);
 	agent_conns_init(&a);
 
-	r = vb_dev_open(&a.dev, o.dev, (uint8_t)o.port, o.have_gidx ? (int)o.gidx : -1, 10000);
+	a.no_rdma = o.no_rdma;
+	snprintf(a.dev.name, sizeof(a.dev.name), "-");
+	r = a.no_rdma ? 0 :
+			vb_dev_open(&a.dev, o.dev, (uint8_t)o.port,
+				    o.have_gidx ? (int)o.gidx : -1, 10000);
 	if (r) {
 		log_err("%s: cannot open device: %s", o.dev,
 			r == -ENOENT ? "no RoCE v2 IPv4 GID (is an IPv4 address on its netdev?)" :
@@ -246,7 +255,8 @@ int main(int argc, char **argv)
 	agent_shutdown(&a);
 	close(lfd);
 close_dev:
-	vb_dev_close(&a.dev);
+	if (!a.no_rdma)
+		vb_dev_close(&a.dev);
 destroy_lock:
 	pthread_mutex_destroy(&a.lock);
 	return rc;

@@ -47,6 +47,12 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 	int i, r, narms = 0, njobs = 0;
 
 	(void)args;
+	if (a->no_rdma) {	/* no device: who it is, and that it runs nothing */
+		*result = json_pack("{s:s,s:s,s:s,s:s,s:i,s:[],s:i,s:i}", "version", RTB_VERSION,
+				    "name", a->name, "dev", "-", "state", "NO-RDMA", "pid",
+				    (int)getpid(), "workloads", "arms", 0, "perftest_jobs", 0);
+		return *result ? 0 : -ENOMEM;
+	}
 	r = vb_port_query(&a->dev, &pa);
 	if (r) {
 		snprintf(err, errlen, "%s: port %u: query failed: %s", a->dev.name, a->dev.port,
@@ -174,6 +180,11 @@ int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *
 	char *word = (char *)cmd;
 	int rc;
 
+	if (a->no_rdma && strcmp(cmd, "ping") && strcmp(cmd, "hello") && strcmp(cmd, "inject")) {
+		snprintf(err, errlen, "%s: this agent has no RDMA device (--no-rdma: the control "
+			 "plane only)", cmd);
+		return -EOPNOTSUPP;
+	}
 	if (cmd_exec(cmds, "command", &q, 1, &word, &rc, err, errlen))
 		return -EINVAL;
 	return rc;

@@ -41,7 +41,7 @@ static int members(const char *server, const char *clients, char *buf, size_t le
 	char cl[256] = "", *first, *rest;
 	int i;
 
-	if (tb_load(&tb)) {
+	if (tb_load_rdma(&tb)) {
 		log_err("no testbed is up (rdmactl testbed up)");
 		return -1;
 	}

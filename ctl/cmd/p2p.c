@@ -114,7 +114,7 @@ static int two_nodes(const char *client, const char *server)
 	struct tb_state tb;
 	int ci, si;
 
-	if (tb_load(&tb)) {
+	if (tb_load_rdma(&tb)) {
 		log_err("no testbed is up (rdmactl testbed up)");
 		return -ENOENT;
 	}

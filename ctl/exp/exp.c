@@ -137,16 +137,19 @@ static int ensure_testbed(struct exp *e)
 	const struct profile *p = &e->p;
 	struct tb_up_opts o = TB_UP_DEFAULTS;
 	struct tb_state s;
+	int r;
 
 	e->brought_up = 0;
 	if (e->o.need_testbed) {	/* a command's: whatever testbed is up */
-		int r = tb_load(&s);
-
+		r = tb_load_rdma(&s);
 		if (r == -ENOENT)
 			log_err("no testbed is up (rdmactl testbed up)");
 		return r;
 	}
-	if (!tb_load(&s)) {
+	r = tb_load_rdma(&s);
+	if (r == -EOPNOTSUPP)
+		return r;
+	if (!r) {
 		if (s.nodes < p->nodes || s.mtu != p->mtu) {
 			log_err("a testbed of %d nodes, MTU %d is up; the profile wants %d nodes, MTU %d "
 				"('rdmactl testbed down' first)", s.nodes, s.mtu, p->nodes, p->mtu);

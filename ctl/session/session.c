@@ -18,7 +18,7 @@ int pair_open(struct pair *p, const char *client, const char *server)
 
 	memset(p, 0, sizeof(*p));
 	p->c.fd = p->s.fd = -1;
-	r = tb_load(&p->tb);
+	r = tb_load_rdma(&p->tb);
 	if (r) {
 		if (r == -ENOENT)
 			log_err("no testbed is up (rdmactl testbed up)");
@@ -230,7 +230,7 @@ int group_open(struct group *g, const char *nodes)
 	memset(g, 0, sizeof(*g));
 	for (i = 0; i < TB_MAX_NODES; i++)
 		g->c[i].fd = -1;
-	r = tb_load(&g->tb);
+	r = tb_load_rdma(&g->tb);
 	if (r) {
 		if (r == -ENOENT)
 			log_err("no testbed is up (rdmactl testbed up)");

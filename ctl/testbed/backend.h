@@ -23,8 +23,9 @@ struct tb_backend_ops {
 
 extern const struct tb_backend_ops tb_vm_ops;
 extern const struct tb_backend_ops tb_host_ops;
+extern const struct tb_backend_ops tb_agents_ops;
 
-/* the ops of s->backend (TB_VM or TB_HOST) */
+/* the ops of s->backend (TB_VM, TB_HOST or TB_AGENTS) */
 const struct tb_backend_ops *tb_ops(enum tb_backend b);
 
 /* --- state.c */

@@ -5,6 +5,10 @@
  * so nothing collides with the user's devices; agents are local processes
  * listening on 127.0.0.1. Changed sysctls and the moved "local" rule are
  * recorded in the state directory and restored by `down`.
+ *
+ * Agents-only backend (--backend agents): the same local agents with
+ * --no-rdma and nothing else (no topology, no device): what the control
+ * plane does with up to TB_MAX_AGENTS agents, on any machine.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +25,7 @@
 
 #define HOST_PREFIX "rtb"
 #define HOST_PORT_BASE 47300
+#define AGENTS_PORT_BASE 47400	/* .. 47655 */
 
 static int host_rxe_available(void)
 {
@@ -78,13 +83,16 @@ static pid_t spawn_agent(const struct tb_state *s, int i, const char *token_file
 		char *argv[] = { agent, "--dev", (char *)s->node[i].dev, "--name",
 				 (char *)s->node[i].name, "--listen", listen_at, "--token-file",
 				 (char *)token_file, NULL };
+		char *argv_nordma[] = { agent, "--no-rdma", "--name", (char *)s->node[i].name,
+					"--listen", listen_at, "--token-file", (char *)token_file,
+					NULL };
 		struct proc_io io = { open("/dev/null", O_RDONLY | O_CLOEXEC),
 				      open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), -1,
 				      1 };
 		int r;
 
 		io.err = io.out;
-		r = proc_spawn(argv, &io, &pid);
+		r = proc_spawn(s->backend == TB_AGENTS ? argv_nordma : argv, &io, &pid);
 		if (io.in >= 0)
 			close(io.in);
 		if (io.out >= 0)
@@ -148,7 +156,8 @@ static int host_up(struct tb_state *s, const struct tb_up_opts *o)
 }
 
 /* pid is still the agent started for node i: an rdma-agent whose
- * command line names the node's device (a saved pid may have been reused) */
+ * command line names the node's device, or with --no-rdma its name (a
+ * saved pid may have been reused) */
 static int is_our_agent(const struct tb_state *s, int i, pid_t pid)
 {
 	char path[64], cmd[1024];
@@ -167,15 +176,15 @@ static int is_our_agent(const struct tb_state *s, int i, pid_t pid)
 
 		if (!k)
 			exe = !strcmp(b ? b + 1 : a, "rdma-agent");
-		else if (!strcmp(a, s->node[i].dev))
+		else if (!strcmp(a, s->backend == TB_AGENTS ? s->node[i].name : s->node[i].dev))
 			dev = 1;
 	}
 	return exe && dev;
 }
 
-static int host_down(const struct tb_state *s)
+static void agents_stop(const struct tb_state *s)
 {
-	int i, k, r;
+	int i, k;
 
 	for (i = 0; i < s->nodes; i++) {
 		pid_t p = s->node[i].agent_pid;
@@ -185,21 +194,103 @@ static int host_down(const struct tb_state *s)
 				log_info("node%d: pid %d is no longer its agent: left alone", i, (int)p);
 			continue;
 		}
-		if (kill(p, SIGTERM))
+		kill(p, SIGTERM);
+	}
+	/* all told at once, then waited for: 256 agents stop in one wait */
+	for (i = 0; i < s->nodes; i++) {
+		pid_t p = s->node[i].agent_pid;
+
+		if (p <= 0 || !is_our_agent(s, i, p))
 			continue;
 		/* started by the rdmactl that ran `up`: not our child, polled */
 		for (k = 0; k < 50 && !kill(p, 0); k++) {
 			struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 			waitpid(p, NULL, WNOHANG);
+			if (kill(p, 0))
+				break;
 			nanosleep(&ts, NULL);
 		}
 		if (!kill(p, 0))
 			kill(p, SIGKILL);
 	}
+}
+
+static int host_down(const struct tb_state *s)
+{
+	int r;
+
+	agents_stop(s);
 	r = topology("down", s);
 	return r ? -EIO : 0;
 }
+
+static int agents_available(void)
+{
+	return 1;
+}
+
+static int agents_up(struct tb_state *s, const struct tb_up_opts *o)
+{
+	char token_file[PATH_MAX];
+	double t0 = rtb_now_s();
+	int i, r;
+
+	for (i = 0; i < o->nodes; i++) {
+		snprintf(s->node[i].name, sizeof(s->node[i].name), "node%d", i);
+		snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
+		s->node[i].port = AGENTS_PORT_BASE + i;
+	}
+	snprintf(s->accel, sizeof(s->accel), "none");
+	snprintf(s->accel_why, sizeof(s->accel_why), "agents only (--no-rdma)");
+	snprintf(s->kver, sizeof(s->kver), "-");
+	if (tb_gen_token(s->token, sizeof(s->token)))
+		return -EIO;
+	r = tb_save(s);	/* token file first: the agents read it */
+	if (r)
+		return r;
+	snprintf(token_file, sizeof(token_file), "%s/token", ctl_state_dir());
+	for (i = 0; i < s->nodes; i++) {
+		s->node[i].agent_pid = spawn_agent(s, i, token_file);
+		if (s->node[i].agent_pid < 0)
+			return -errno;
+	}
+	r = tb_save(s);
+	if (r)
+		return r;
+	r = tb_wait_agents(s, o->timeout_s, agents_running);
+	s->boot_s = rtb_now_s() - t0;
+	if (r)
+		log_err("testbed up: agents %s; see %s/agent*.log",
+			r == -ECHILD ? "exited" : "not ready", ctl_state_dir());
+	return r;
+}
+
+static int agents_down(const struct tb_state *s)
+{
+	agents_stop(s);
+	return 0;
+}
+
+/* the testbed is its agents: it exists while one of them runs */
+static int agents_alive(const struct tb_state *s)
+{
+	int i;
+
+	for (i = 0; i < s->nodes; i++)
+		if (s->node[i].agent_pid > 0 && is_our_agent(s, i, s->node[i].agent_pid))
+			return 1;
+	return 0;
+}
+
+const struct tb_backend_ops tb_agents_ops = {
+	.kind = TB_AGENTS,
+	.available = agents_available,
+	.up = agents_up,
+	.down = agents_down,
+	.alive = agents_alive,
+};
 
 const struct tb_backend_ops tb_host_ops = {
 	.kind = TB_HOST,

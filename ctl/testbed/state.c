@@ -13,7 +13,7 @@
 #include "ctl/testbed/backend.h"
 #include "lib/log.h"
 
-static const char *const backend_names[] = { "auto", "vm", "host", NULL };
+static const char *const backend_names[] = { "auto", "vm", "host", "agents", NULL };
 
 const char *tb_backend_name(enum tb_backend b)
 {
@@ -108,6 +108,18 @@ int tb_save(const struct tb_state *s)
 	return 0;
 }
 
+int tb_load_rdma(struct tb_state *s)
+{
+	int r = tb_load(s);
+
+	if (!r && s->backend == TB_AGENTS) {
+		log_err("the testbed up is agents only (--backend agents, %d agents without RDMA): "
+			"no workload runs there ('rdmactl testbed down' first)", s->nodes);
+		return -EOPNOTSUPP;
+	}
+	return r;
+}
+
 int tb_load(struct tb_state *s)
 {
 	char path[PATH_MAX];
@@ -131,9 +143,12 @@ int tb_load(struct tb_state *s)
 			"qemu_pid", &s->qemu_pid, "accel", &accel, "accel_why", &why, "kernel", &kver,
 			"up_s", &s->up_s, "image_s", &s->image_s, "boot_s", &s->boot_s,
 			"image_built", &s->image_built, "nodes", &nodes);
-	if (r || s->nodes < 1 || s->nodes > TB_MAX_NODES || json_array_size(nodes) != (size_t)s->nodes)
+	if (r || s->nodes < 1 || s->nodes > TB_MAX_AGENTS ||
+	    json_array_size(nodes) != (size_t)s->nodes)
 		goto bad;
-	s->backend = !strcmp(backend, "host") ? TB_HOST : TB_VM;
+	s->backend = !strcmp(backend, "host") ? TB_HOST : !strcmp(backend, "agents") ? TB_AGENTS : TB_VM;
+	if (s->backend != TB_AGENTS && s->nodes > TB_MAX_NODES)
+		goto bad;
 	snprintf(s->accel, sizeof(s->accel), "%s", accel);
 	snprintf(s->accel_why, sizeof(s->accel_why), "%s", why);
 	snprintf(s->kver, sizeof(s->kver), "%s", kver);
@@ -179,7 +194,7 @@ int tb_node_index(const struct tb_state *s, const char *name)
 
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *))
 {
-	int ok[TB_MAX_NODES] = { 0 }, nok = 0, i, last_report = -1;
+	int ok[TB_MAX_AGENTS] = { 0 }, nok = 0, i, last_report = -1;
 	double t0 = rtb_now_s();
 	struct timespec ts = { 0, 250 * 1000 * 1000 };
 	char err[256];
@@ -195,7 +210,7 @@ int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const s
 				const char *st = json_string_value(json_object_get(res, "state"));
 
 				/* reachable is not enough: the port must be ACTIVE */
-				if (st && !strcmp(st, "ACTIVE")) {
+				if (st && !strcmp(st, s->backend == TB_AGENTS ? "NO-RDMA" : "ACTIVE")) {
 					ok[i] = 1;
 					nok++;
 				}

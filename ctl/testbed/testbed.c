@@ -23,7 +23,7 @@
 
 const struct tb_backend_ops *tb_ops(enum tb_backend b)
 {
-	return b == TB_HOST ? &tb_host_ops : &tb_vm_ops;
+	return b == TB_HOST ? &tb_host_ops : b == TB_AGENTS ? &tb_agents_ops : &tb_vm_ops;
 }
 
 static void on_interrupt(int sig)
@@ -82,7 +82,7 @@ static int state_remove(void)
 		if (unlink(path) && errno != ENOENT && !r)
 			r = -errno;
 	}
-	for (i = 0; i < TB_MAX_NODES; i++) {	/* the host backend's agent logs */
+	for (i = 0; i < TB_MAX_AGENTS; i++) {	/* the host backends' agent logs */
 		char name[32];
 
 		snprintf(name, sizeof(name), "agent%d.log", i);
@@ -146,7 +146,8 @@ static void print_up(const struct tb_state *s)
 		       s->nodes, s->accel, s->up_s, s->image_s, s->image_built ? "built" : "cached",
 		       s->boot_s);
 	else
-		printf("testbed up: %d nodes, backend host, %.1f s\n", s->nodes, s->up_s);
+		printf("testbed up: %d nodes, backend %s, %.1f s\n", s->nodes,
+		       tb_backend_name(s->backend), s->up_s);
 }
 
 int tb_up(const struct tb_up_opts *o)
@@ -244,15 +245,18 @@ struct up_cfg {
 	int backend, accel;
 };
 
-static const char *const up_backends[] = { "auto", "vm", "host", NULL };
+/* in enum tb_backend's order */
+static const char *const up_backends[] = { "auto", "vm", "host", "agents", NULL };
 static const char *const up_accels[] = { "auto", "kvm", "tcg", NULL };
 
 #define UP_OPT(n, k, f, lo, hi, d, kw, h) { n, k, offsetof(struct up_cfg, f), lo, hi, d, kw, h }
 static const struct opt up_opts[] = {
-	UP_OPT("nodes", OPT_UINT, nodes, 1, TB_MAX_NODES, "3", NULL, "SoftRoCE nodes"),
+	UP_OPT("nodes", OPT_UINT, nodes, 1, TB_MAX_AGENTS, "3", NULL,
+	       "SoftRoCE nodes (1..16; agents: 1..256)"),
 	UP_OPT("backend", OPT_ENUM, backend, 0, 0, "auto", up_backends,
 	       "vm: qemu VM with Debian's kernel (works anywhere); host: this kernel's rdma_rxe; "
-	       "auto: host if rdma_rxe loads"),
+	       "auto: host if rdma_rxe loads; agents: only rdma-agent --no-rdma processes here, "
+	       "for control-plane scale tests (no workload runs on them)"),
 	UP_OPT("mtu", OPT_UINT, mtu, 256, 4096, "1024", NULL, "RoCE path MTU: 256|512|1024|2048|4096"),
 	UP_OPT("timeout", OPT_UINT, timeout, 10, 3600, "300", NULL,
 	       "seconds to wait for the agents to be ready"),
@@ -290,6 +294,11 @@ static int testbed_up(void *ctl, int argc, char **argv)
 		log_err("testbed up: --mem '%llu': at least 256 MiB", (unsigned long long)c.mem);
 		return CTL_USAGE;
 	}
+	if (c.backend != TB_AGENTS && c.nodes > TB_MAX_NODES) {
+		log_err("testbed up: --nodes '%llu': at most %d SoftRoCE nodes (%d with --backend "
+			"agents)", (unsigned long long)c.nodes, TB_MAX_NODES, TB_MAX_AGENTS);
+		return CTL_USAGE;
+	}
 	o.nodes = (int)c.nodes;
 	o.mtu = (int)c.mtu;
 	o.timeout_s = (int)c.timeout;
@@ -299,20 +308,17 @@ static int testbed_up(void *ctl, int argc, char **argv)
 	return ctl_exit(tb_up(&o));
 }
 
-static json_t *node_status(const struct tb_state *s, int i)
+/* node i's status through c, opened with open_r (0 or -errno) */
+static json_t *node_status(const struct tb_state *s, int i, struct agentc *c, int open_r)
 {
-	struct agentc c;
 	json_t *res = NULL, *o;
 	char err[256] = "";
-	int r;
+	int r = open_r;
 
-	r = tb_agent_open(&c, s, i, 2000);
-	if (!r) {
-		r = agentc_call(&c, "hello", NULL, &res, 5000, err, sizeof(err));
-		agentc_close(&c);
-	} else {
-		snprintf(err, sizeof(err), "%s: %s", c.where, strerror(-r));
-	}
+	if (!r)
+		r = agentc_call(c, "hello", NULL, &res, 5000, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s: %s", c->where, strerror(-r));
 	o = json_pack("{s:s,s:s,s:s,s:i}", "name", s->node[i].name, "dev", s->node[i].dev,
 		      "agent_host", s->node[i].host, "agent_port", s->node[i].port);
 	json_object_set_new(o, "agent_reachable", json_boolean(!r));
@@ -339,7 +345,9 @@ static json_t *node_status(const struct tb_state *s, int i)
 static int testbed_status(void *vctl, int argc, char **argv)
 {
 	const struct ctl *ctl = vctl;
-	struct tb_state s;
+	static struct agentc conns[TB_MAX_AGENTS];
+	static int open_r[TB_MAX_AGENTS];
+	static struct tb_state s;
 	json_t *o, *nodes;
 	int r, i, bad = 0, alive;
 
@@ -358,17 +366,25 @@ static int testbed_status(void *vctl, int argc, char **argv)
 	if (r)
 		return CTL_FAIL;
 	alive = tb_ops(s.backend)->alive(&s);
+	/* every agent connected at once, then asked: one rdmactl holding the
+	 * whole control plane, as a run does (up to TB_MAX_AGENTS) */
+	for (i = 0; alive && i < s.nodes; i++)
+		open_r[i] = tb_agent_open(&conns[i], &s, i, 2000);
 	nodes = json_array();
 	for (i = 0; i < s.nodes; i++) {
-		json_t *n = alive ? node_status(&s, i) :
+		json_t *n = alive ? node_status(&s, i, &conns[i], open_r[i]) :
 				    json_pack("{s:s,s:s,s:b,s:s}", "name", s.node[i].name, "dev",
 					      s.node[i].dev, "agent_reachable", 0, "state", "unknown");
 
 		if (!json_is_true(json_object_get(n, "agent_reachable")) ||
-		    strcmp(json_string_value(json_object_get(n, "state")), "ACTIVE"))
+		    strcmp(json_string_value(json_object_get(n, "state")),
+			   s.backend == TB_AGENTS ? "NO-RDMA" : "ACTIVE"))
 			bad++;
 		json_array_append_new(nodes, n);
 	}
+	for (i = 0; alive && i < s.nodes; i++)
+		if (!open_r[i])
+			agentc_close(&conns[i]);
 	o = json_pack("{s:i,s:b,s:b,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:f,s:o}", "schema_version",
 		      TB_SCHEMA, "up", 1, "healthy", alive && !bad, "backend",
 		      tb_backend_name(s.backend), "accel", s.accel, "accel_reason", s.accel_why,

@@ -13,10 +13,14 @@
 #include "ctl/agent/agent.h"
 #include "lib/proto.h"
 
-#define TB_MAX_NODES 16
+#define TB_MAX_NODES 16		/* SoftRoCE nodes: what workloads and profiles use */
+#define TB_MAX_AGENTS 256	/* agents of an agents-only testbed (control-plane scale) */
 #define TB_SCHEMA 1
 
-enum tb_backend { TB_AUTO, TB_VM, TB_HOST, TB_HOSTS /* a profile's own hosts, no testbed */ };
+/* TB_AGENTS: rdma-agent --no-rdma processes on this host and nothing else,
+ * up to TB_MAX_AGENTS: the control plane at scale, no workload runs there */
+enum tb_backend { TB_AUTO, TB_VM, TB_HOST, TB_AGENTS,
+		  TB_HOSTS /* a profile's own hosts, no testbed */ };
 
 struct tb_node {
 	char name[32];
@@ -38,7 +42,7 @@ struct tb_state {
 	char token[PROTO_TOKEN_MAX + 1];
 	double up_s, image_s, boot_s;
 	int image_built;
-	struct tb_node node[TB_MAX_NODES];
+	struct tb_node node[TB_MAX_AGENTS];
 };
 
 /* what `testbed up` is asked for */
@@ -54,8 +58,10 @@ struct tb_up_opts {
 #define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, .accel = "auto" }
 
 int tb_load(struct tb_state *s);	/* -ENOENT when no testbed is up */
+/* the same for running workloads: -EOPNOTSUPP (said) on an agents-only one */
+int tb_load_rdma(struct tb_state *s);
 const char *tb_backend_name(enum tb_backend b);
-/* "auto"|"vm"|"host" -> 0 and *b, else -EINVAL */
+/* "auto"|"vm"|"host"|"agents" -> 0 and *b, else -EINVAL */
 int tb_backend_parse(const char *name, enum tb_backend *b);
 /* index of node "nodeN" or "N", -1 if none */
 int tb_node_index(const struct tb_state *s, const char *name);

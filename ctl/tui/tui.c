@@ -70,7 +70,7 @@ static int tui_attach(struct ctl *ctl)
 
 	(void)ctl;
 	snprintf(t.live, sizeof(t.live), "%s/live.json", ctl_state_dir());
-	if (tb_load(&s)) {
+	if (tb_load_rdma(&s)) {
 		log_err("tui --attach: no testbed is up");
 		return CTL_FAIL;
 	}

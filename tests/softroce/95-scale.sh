@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Scale of the control plane (issue 13): one rdmactl with 256 agents
+# connected at once (the agents-only testbed: rdma-agent --no-rdma on this
+# host, README "Control-plane scale"), and a 16-node VM testbed running an
+# allreduce on real rxe.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="agents_256_status agents_refuse_work vm_16_allreduce"
+plan $TESTS
+why=$(vm_unavailable)
+W=$(mktemp -d /tmp/rtb-scale.XXXXXX)
+AST=$W/agents-state	# the agents-only testbed's own state: the VM's is untouched
+trap 'RDMATB_STATE_DIR=$AST "$C" -q testbed down >/dev/null 2>&1; tb_cleanup; rm -rf "$W"' EXIT
+A() { RDMATB_STATE_DIR=$AST "$C" "$@"; }
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+status_s() {	# 7 runs of testbed status: the median wall time in seconds
+	local k t0
+	for k in 1 2 3 4 5 6 7; do
+		t0=$EPOCHREALTIME
+		A -j testbed status > "$W/status.json" 2>&1 || echo "status failed: $(head -c 300 "$W/status.json")" >&2
+		awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.4f\n", b - a}'
+	done | median
+}
+
+# --- 256 agents: every one connected and answering in one status; the
+# figure is compared with 16 agents in the same run (no absolute bound:
+# status must scale no worse than linearly, 256/16 = 16 times the work)
+if [ "$(id -u)" != 0 ]; then
+	skip agents_256_status "not root"; skip agents_refuse_work "not root"
+else
+	t16=x t256=x
+	if A testbed up --backend agents --nodes 16 > "$W/up16.out" 2>&1; then
+		t16=$(status_s)
+		A -q testbed down > /dev/null 2>&1
+	fi
+	t0=$EPOCHREALTIME
+	if A testbed up --backend agents --nodes 256 > "$W/up256.out" 2>&1; then
+		up=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}')
+		t256=$(status_s)
+		ok=$(jq '[.nodes[] | select(.agent_reachable and .state == "NO-RDMA")] | length' < "$W/status.json")
+		pids=$(jq '[.nodes[].agent_pid] | unique | length' < "$W/status.json")
+		healthy=$(jq '.healthy' < "$W/status.json")
+		# --- an agents-only testbed runs no workload: said, not attempted
+		out=$(A collective allreduce 2>&1); rc=$?
+		r=$(python3 tests/softroce/ctlpeer.py call "$(jq '.nodes[0].agent_port' < "$W/status.json")" "$AST/token" \
+			prepare '{"args": {"workload": "collective", "role": "rank", "opts": {}}}' 2>&1)
+		A -q testbed down > /dev/null 2>&1
+		left=$(pgrep -fc 'rdma-agent --no-rdma')
+		if [ "$t16" != x ] && [ "$ok" = 256 ] && [ "$pids" = 256 ] && [ "$healthy" = true ] &&
+			[ "$left" = 0 ] && [ ! -e "$AST" ] &&
+			awk -v a="$t256" -v b="$t16" 'BEGIN{exit !(a <= 16 * 1.25 * b)}'; then
+			pass agents_256_status "256 agents (256 processes) up in ${up} s; testbed status with all 256 connected at once: median ${t256} s of 7 ($(awk -v a="$t256" -v b="$t16" 'BEGIN{printf "x%.1f", a / b}') the 16-agent figure, ${t16} s; linear would be x16); down left no agent or state"
+		else
+			fail agents_256_status "reachable $ok/256, pids $pids, healthy $healthy, status 256: $t256 s, 16: $t16 s, agents left $left $(tail -n 2 "$W/up256.out" | tr '\n' '|')"
+		fi
+		if [ $rc != 0 ] && grep -q "agents only" <<< "$out" &&
+			jq -e '.ok == false and (.error | test("no RDMA device"))' <<< "$r" >/dev/null; then
+			pass agents_refuse_work "rdmactl: $(tail -n 1 <<< "$out" | head -c 90)...; the agent: $(jq -r .error <<< "$r")"
+		else
+			fail agents_refuse_work "rc=$rc $out | $r"
+		fi
+	else
+		fail agents_256_status "up failed: $(tail -n 3 "$W/up256.out" | tr '\n' '|')"
+		fail agents_refuse_work "no agents-only testbed"
+		A -q testbed down > /dev/null 2>&1
+	fi
+fi
+
+# --- 16 SoftRoCE nodes in the VM: an allreduce on every one, verified
+if [ -n "$why" ]; then
+	skip vm_16_allreduce "$why"
+else
+	tb_cleanup
+	t0=$EPOCHREALTIME
+	if ! out=$("$C" testbed up --nodes 16 2>&1); then
+		fail vm_16_allreduce "testbed up --nodes 16 failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"
+	else
+		up=$(tail -n 1 <<< "$out")
+		j=$("$C" -j collective allreduce --size 64K --iters 4 2>&1); rc=$?
+		n=$("$C" -j testbed status | jq '[.nodes[] | select(.state == "ACTIVE")] | length')
+		tb_cleanup
+		if [ $rc = 0 ] && [ "$n" = 16 ] && no_leftovers &&
+			jq -e '(.results | length) > 0 and all(.results[]; .wrong == 0 and .time_avg_ns > 0)' <<< "$j" >/dev/null; then
+			pass vm_16_allreduce "$up; 16 ACTIVE rxe nodes, allreduce on all 16: $(jq -r '[.results[] | "\(.size)B \(.time_avg_ns/1000|floor)us busbw \(.busbw_bytes_per_s/1e6*100|floor/100)MB/s #wrong \(.wrong)"] | join(", ")' <<< "$j"); down left nothing"
+		else
+			fail vm_16_allreduce "rc=$rc active=$n $(head -c 400 <<< "$j")"
+		fi
+	fi
+	tb_cleanup
+fi
+exit 0

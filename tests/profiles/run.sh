@@ -10,6 +10,7 @@ SUITE=profiles
 . tests/softroce/lib.sh
 C=$RDMACTL
 plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode
+     nonroot_state_dir
 
 ok=1 n=0
 for f in profiles/*.yaml; do
@@ -95,5 +96,36 @@ o2=$(build/bin/rdma-agent --dev none0 --token-file "$T/tok" 2>&1); r2=$?
 	pass token_file_mode "mode 0644: $(sed "s|$T/||" <<< "$o1"); 0600: accepted (then: $(sed "s|$T/||" <<< "$o2" | head -n 1))" ||
 	fail token_file_mode "0644: rc=$r1 $o1 | 0600: rc=$r2 $o2"
 rm -rf "$T"
+
+# --- a user's state directory is its own: /tmp/rdma-testbed-UID (not one
+# shared name another user could make first), and one that is not a
+# directory of that user's, closed to others, is refused (not followed)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	T=$(mktemp -d /tmp/rtb-nonroot.XXXXXX); chmod 0755 "$T"
+	cp "$C" "$T/rdmactl"
+	U=65534 D=/tmp/rdma-testbed-65534
+	as_nobody() { env -u XDG_RUNTIME_DIR -u RDMATB_STATE_DIR setpriv --reuid=$U --regid=$U --clear-groups "$T/rdmactl" "$@"; }
+	rm -rf "$D"
+	o0=$(as_nobody testbed down 2>&1); r0=$?
+	mkdir -m 0700 "$D"		# root's, in nobody's place
+	o1=$(as_nobody testbed down 2>&1); r1=$?
+	rmdir "$D"; ln -s /etc "$D"	# a symlink to elsewhere
+	o2=$(as_nobody testbed down 2>&1); r2=$?
+	rm -f "$D"; mkdir -m 0777 "$D"; chown $U "$D"	# nobody's, but writable by all
+	o3=$(as_nobody testbed down 2>&1); r3=$?
+	rm -rf "$D"
+	if [ $r0 = 0 ] && [ "$o0" = "no testbed is up" ] && [ $r1 != 0 ] && [ $r2 != 0 ] && [ $r3 != 0 ] &&
+		grep -q "^rdmactl: $D: not a directory of this user's" <<< "$o1$o2$o3" && [ -f /etc/passwd ] &&
+		[ "$(grep -c "not a directory of this user's" <<< "$o1
+$o2
+$o3")" = 3 ]; then
+		pass nonroot_state_dir "uid $U: $D (absent: '$o0'); root's, a symlink to /etc, mode 0777: each refused ($(sed "s|^rdmactl: ||" <<< "$o1" | head -c 80)...)"
+	else
+		fail nonroot_state_dir "absent: rc=$r0 $o0 | root's: rc=$r1 $o1 | symlink: rc=$r2 $o2 | 0777: rc=$r3 $o3"
+	fi
+	rm -rf "$T"
+else
+	skip nonroot_state_dir "needs root and setpriv to act as another user"
+fi
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

@@ -17,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "expect.h"
+#include <stdlib.h>
 #include "../../ctl/agent/agent.h"
+#include "../../ctl/cmd/cmds.h"
+#include "../../ctl/testbed/backend.h"
 #include "../../lib/proto.h"
 
 #define TOKEN "unit-test-token-0123456789"
@@ -110,9 +113,47 @@ static void test_open_wrong_token(void)
 	close(s.lfd);
 }
 
+/* an agent's inject reply without stdout/stderr/rc: an error, not a crash
+ * (rdmactl used to fputs(NULL)) -- through the real command, against a
+ * testbed state that points at the stand-in */
+static void test_inject_reply_without_stdout(void)
+{
+	char dir[] = "/tmp/rtb-unit-state-XXXXXX", path[300];
+	static struct tb_state st;
+	struct ctl ctl = { 0 };
+	struct stand_in s;
+	pthread_t th;
+	char *argv[] = { "list", NULL };
+
+	EXPECT(mkdtemp(dir) != NULL);
+	setenv("RDMATB_STATE_DIR", dir, 1);
+	stand_in_start(&s, &th, 1000);
+	memset(&st, 0, sizeof(st));
+	st.backend = TB_AGENTS;
+	st.nodes = 1;
+	snprintf(st.accel, sizeof(st.accel), "none");
+	snprintf(st.token, sizeof(st.token), "%s", TOKEN);
+	snprintf(st.node[0].name, sizeof(st.node[0].name), "node0");
+	snprintf(st.node[0].dev, sizeof(st.node[0].dev), "-");
+	snprintf(st.node[0].host, sizeof(st.node[0].host), "127.0.0.1");
+	st.node[0].port = s.port;
+	EXPECT(tb_save(&st) == 0);
+	EXPECT(cmd_inject(&ctl, 1, argv) == CTL_FAIL);
+	EXPECT(!strcmp(s.first_cmd, "ping"));
+	pthread_join(th, NULL);
+	EXPECT(s.saw_call);
+	close(s.lfd);
+	snprintf(path, sizeof(path), "%s/testbed.json", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	unlink(path);
+	EXPECT(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	test_open_authenticates();
 	test_open_wrong_token();
+	test_inject_reply_without_stdout();
 	return expect_done("test_ctl_agent");
 }

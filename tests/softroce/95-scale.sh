@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="agents_256_status agents_refuse_work vm_16_allreduce"
+TESTS="agents_256_status agents_refuse_work agents_pid_reuse vm_16_allreduce"
 plan $TESTS
 why=$(vm_unavailable)
 W=$(mktemp -d /tmp/rtb-scale.XXXXXX)
@@ -29,8 +29,29 @@ status_s() {	# 7 runs of testbed status: the median wall time in seconds
 # figure is compared with 16 agents in the same run (no absolute bound:
 # status must scale no worse than linearly, 256/16 = 16 times the work)
 if [ "$(id -u)" != 0 ]; then
-	skip agents_256_status "not root"; skip agents_refuse_work "not root"
+	skip agents_256_status "not root"; skip agents_refuse_work "not root"; skip agents_pid_reuse "not root"
 else
+	# --- testbed down kills only its own agents: a saved pid that now
+	# names another process (pids are reused) is left alone
+	if A testbed up --backend agents --nodes 2 > "$W/up2.out" 2>&1; then
+		sleep 300 & other=$!
+		real=$(jq '.nodes[0].agent_pid' < "$AST/testbed.json")
+		jq --argjson p $other '.nodes[0].agent_pid = $p' < "$AST/testbed.json" > "$W/tb.json" &&
+			cat "$W/tb.json" > "$AST/testbed.json"
+		down=$(A testbed down 2>&1)
+		if kill -0 $other 2>/dev/null && grep -q "pid $other is no longer its agent: left alone" <<< "$down" &&
+			! pgrep -f 'rdma-agent --no-rdma --name node1 ' >/dev/null; then
+			pass agents_pid_reuse "node0's saved pid pointed at an unrelated process ($other): '$(grep -o "node0: pid.*" <<< "$down")'; node1's agent stopped"
+		else
+			fail agents_pid_reuse "other alive: $(kill -0 $other 2>/dev/null && echo yes || echo no); $down"
+		fi
+		kill $other 2>/dev/null; wait $other 2>/dev/null
+		kill "$real" 2>/dev/null	# the real node0 agent, which down could not know
+	else
+		fail agents_pid_reuse "up failed: $(tail -n 2 "$W/up2.out" | tr '\n' '|')"
+	fi
+	A -q testbed down > /dev/null 2>&1
+
 	t16=x t256=x
 	if A testbed up --backend agents --nodes 16 > "$W/up16.out" 2>&1; then
 		t16=$(status_s)

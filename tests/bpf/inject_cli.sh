@@ -13,7 +13,7 @@ fail() { echo "FAIL: $S/$1${2:+ ($2)}"; }
 T="add_forms list_json stats_json set_live bad_input run_sigTERM run_sigINT run_window_end flush
    flush_after_crash flush_stale_pins list_creates_nothing final_clean pin_only_before_command
    pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules users_root_qdisc_kept
-   flush_if_empty"
+   flush_if_empty leases_all_64 expired_lease_is_gone"
 echo "PLAN: $S" $T
 if [ "$(id -u)" != 0 ]; then for t in $T; do echo "SKIP: $S/$t (needs root)"; done; exit 0; fi
 I() { "$B" --pin "$PIN" "$@"; }
@@ -142,6 +142,26 @@ I flush if-empty && k=$(I -j list | jq '.rules | length')
 I del "$id" && I flush if-empty && clean && [ ! -e "$PIN" ] && [ "${k:-}" = 1 ] &&
 	pass flush_if_empty "a rule left: kept (1 rule); none left: flushed" ||
 	fail flush_if_empty "rules after the first: ${k:-?}; $(tc qdisc show dev injc0)"
+I flush >/dev/null
+# every one of the 64 rules can be leased (there used to be fewer lease
+# slots than rules: leases past them were silently dropped), and the 65th
+# rule is refused with the table full
+ok=1
+for i in $(seq 64); do I add dev injc0 ingress drop 1% lease 60s >/dev/null 2>&1 || { ok=0; break; }; done
+out65=$(I add dev injc0 ingress drop 1% lease 60s 2>&1); rc65=$?
+nl=$(I -j list | jq '[.rules[] | select(.lease_s > 0)] | length')
+[ $ok = 1 ] && [ $rc65 != 0 ] && [ "$nl" = 64 ] &&
+	pass leases_all_64 "64 leased rules, each with its lease; the 65th: $out65" ||
+	fail leases_all_64 "adds ok=$ok, 65th rc=$rc65 ($out65), leased $nl"
+I flush >/dev/null
+# a leased rule whose lease ran out (its owner died) is gone for flush
+# if-empty: the hooks and qdiscs go (the controller's clean-up after a
+# lost agent relies on it)
+I add dev injc0 ingress drop 1% lease 300ms >/dev/null
+sleep 0.6
+I flush if-empty >/dev/null
+clean && pass expired_lease_is_gone "a rule 300 ms past its lease: flush if-empty removed hook and qdisc" ||
+	fail expired_lease_is_gone "$(tc qdisc show dev injc0 | tr '\n' ' ')"
 I flush >/dev/null
 # --pin is an option of rdma-inject, not a word of a command: after the
 # command it is refused (it used to be taken from anywhere, and `flush`

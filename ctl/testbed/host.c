@@ -25,7 +25,9 @@
 
 #define HOST_PREFIX "rtb"
 #define HOST_PORT_BASE 47300
-#define AGENTS_PORT_BASE 47400	/* .. 47655 */
+/* 28400..28655: below the kernel's ephemeral range (32768..), so that no
+ * outgoing connection holds one of the 256 ports when an agent binds it */
+#define AGENTS_PORT_BASE 28400
 
 static int host_rxe_available(void)
 {
@@ -60,14 +62,19 @@ static int host_alive(const struct tb_state *s)
 	return access("/sys/class/net/" HOST_PREFIX "br0", F_OK) == 0;
 }
 
-/* while coming up: every agent process must still be running */
+/* while coming up: every agent process must still be running. They are
+ * our children here: one that exited is reaped (a zombie answers kill 0,
+ * and an agent that could not listen was waited for until the timeout) */
 static int agents_running(const struct tb_state *s)
 {
 	int i;
 
-	for (i = 0; i < s->nodes; i++)
-		if (s->node[i].agent_pid <= 0 || kill(s->node[i].agent_pid, 0))
+	for (i = 0; i < s->nodes; i++) {
+		pid_t p = s->node[i].agent_pid;
+
+		if (p <= 0 || waitpid(p, NULL, WNOHANG) == p || kill(p, 0))
 			return 0;
+	}
 	return 1;
 }
 

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 SUITE=profiles
 . tests/softroce/lib.sh
 C=$RDMACTL
-plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode
+plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode \
      nonroot_state_dir
 
 ok=1 n=0

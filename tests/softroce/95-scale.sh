@@ -13,7 +13,7 @@ plan $TESTS
 why=$(vm_unavailable)
 W=$(mktemp -d /tmp/rtb-scale.XXXXXX)
 AST=$W/agents-state	# the agents-only testbed's own state: the VM's is untouched
-trap 'RDMATB_STATE_DIR=$AST "$C" -q testbed down >/dev/null 2>&1; tb_cleanup; rm -rf "$W"' EXIT
+trap 'RDMATB_STATE_DIR=$AST "$C" -q testbed down >/dev/null 2>&1; tb_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 A() { RDMATB_STATE_DIR=$AST "$C" "$@"; }
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 status_s() {	# 7 runs of testbed status: the median wall time in seconds
@@ -46,7 +46,9 @@ else
 			fail agents_pid_reuse "other alive: $(kill -0 $other 2>/dev/null && echo yes || echo no); $down"
 		fi
 		kill $other 2>/dev/null; wait $other 2>/dev/null
-		kill "$real" 2>/dev/null	# the real node0 agent, which down could not know
+		# the real node0 agent, which down could not know: gone before the next up
+		kill -9 "$real" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$real" 2>/dev/null || break; sleep 0.1; done
 	else
 		fail agents_pid_reuse "up failed: $(tail -n 2 "$W/up2.out" | tr '\n' '|')"
 	fi

@@ -141,22 +141,28 @@ else
 fi
 
 # --- training at 1% loss: rc (whose gradients are exact: the lossless run)
-# against hadamard, twice (TCG makes a single step time noisy: the two runs'
-# times to accuracy are pooled). hadamard reaches the target every time,
-# ends within 1 point of rc's accuracy (the mean of the two runs'
-# differences) and gets there at least 1.5x sooner
+# against hadamard, four times, the runs' times to accuracy pooled: how
+# many steps hadamard needs depends on which pieces were lost, and with two
+# runs that noise alone put the ratio anywhere from 1.35 to 1.78 (CI t1..t10).
+# hadamard reaches the target every time, ends within 1 point of rc's
+# accuracy (the mean of the runs' differences) and gets there at least 1.5x
+# sooner
+TTA_RUNS=4
 drop_all 1% || fail train_tta_1pct "inject add failed"
-j1=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc1=$?
-j2=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rc2=$?
+jall="" rcs=""
+for _ in $(seq $TTA_RUNS); do
+	jk=$("$C" -j train --modes rc,hadamard --steps 120 2>&1); rcs="$rcs$?"
+	jall="$jall$jk"
+done
 flush
-if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then
+if [ "$rcs" = "$(printf '0%.0s' $(seq $TTA_RUNS))" ]; then
 	j=$(jq -s '{runs: [.[] | [.results[] | {mode, tta_s: ((.tta_ns // 0)/1e9), acc: .final_accuracy,
 			step_p50_ms: (.percentiles.p50_ns/1e6|floor), lost: .lost_fraction}]],
 		    tta_ratio: (([.[] | .results[0].tta_ns] | add) / ([.[] | .results[1].tta_ns // 1e18] | add)),
 		    reached: ([.[] | .results[1].tta_ns != null] | all),
-		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / 2),
+		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / length),
 		    hadamard_gradient_vs_exact: (.[0].results[1].results[0][0].grad_error | {samples, nmse_mean, cosine_mean})}' \
-		<<< "$j1$j2")
+		<<< "$jall")
 	if jq -e '.reached and .tta_ratio >= 1.5 and (.acc_diff_mean | fabs) <= 0.01 and
 		.hadamard_gradient_vs_exact.samples >= 10 and .hadamard_gradient_vs_exact.cosine_mean > 0.9' <<< "$j" >/dev/null; then
 		pass train_tta_1pct "$(jq -c . <<< "$j")"
@@ -164,7 +170,7 @@ if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then
 		fail train_tta_1pct "$(jq -c . <<< "$j")"
 	fi
 else
-	fail train_tta_1pct "rc=$rc1/$rc2 $(head -c 300 <<< "$j1$j2")"
+	fail train_tta_1pct "exit codes $rcs $(head -c 300 <<< "$jall")"
 fi
 
 # --- bad input: clear errors, exit 2 (usage) or 1 (the agent refused)

@@ -112,7 +112,13 @@ static pid_t spawn_agent(const struct tb_state *s, int i, const char *token_file
 	return pid;
 }
 
-static int host_up(struct tb_state *s, const struct tb_up_opts *o)
+/*
+ * Both local backends: nodes named, the token saved (the agents read it),
+ * the topology built when there is one, one agent per node started and
+ * waited for. dev_fmt names node i's device ("-": none, --no-rdma).
+ */
+static int local_up(struct tb_state *s, const struct tb_up_opts *o, const char *dev_fmt,
+		    int port_base, int with_topology)
 {
 	char token_file[PATH_MAX];
 	double t0 = rtb_now_s();
@@ -120,28 +126,16 @@ static int host_up(struct tb_state *s, const struct tb_up_opts *o)
 
 	for (i = 0; i < o->nodes; i++) {
 		snprintf(s->node[i].name, sizeof(s->node[i].name), "node%d", i);
-		snprintf(s->node[i].dev, sizeof(s->node[i].dev), HOST_PREFIX "rxe%d", i);
+		snprintf(s->node[i].dev, sizeof(s->node[i].dev), dev_fmt, i);
 		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
-		s->node[i].port = HOST_PORT_BASE + i;
-	}
-	snprintf(s->accel, sizeof(s->accel), "none");
-	snprintf(s->accel_why, sizeof(s->accel_why), "host kernel rdma_rxe");
-	{
-		FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
-
-		if (f) {
-			if (fgets(s->kver, sizeof(s->kver), f))
-				s->kver[strcspn(s->kver, "\n")] = 0;
-			fclose(f);
-		}
+		s->node[i].port = port_base + i;
 	}
 	if (tb_gen_token(s->token, sizeof(s->token)))
 		return -EIO;
 	r = tb_save(s);	/* token file first: the agents read it */
 	if (r)
 		return r;
-	r = topology("up", s);
-	if (r) {
+	if (with_topology && (r = topology("up", s))) {
 		log_err("host topology: topology.sh up failed (exit %d)", r);
 		return -EIO;
 	}
@@ -160,6 +154,20 @@ static int host_up(struct tb_state *s, const struct tb_up_opts *o)
 		log_err("testbed up: agents %s; see %s/agent*.log",
 			r == -ECHILD ? "exited" : "not ready", ctl_state_dir());
 	return r;
+}
+
+static int host_up(struct tb_state *s, const struct tb_up_opts *o)
+{
+	FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
+
+	if (f) {
+		if (fgets(s->kver, sizeof(s->kver), f))
+			s->kver[strcspn(s->kver, "\n")] = 0;
+		fclose(f);
+	}
+	snprintf(s->accel, sizeof(s->accel), "none");
+	snprintf(s->accel_why, sizeof(s->accel_why), "host kernel rdma_rxe");
+	return local_up(s, o, HOST_PREFIX "rxe%d", HOST_PORT_BASE, 1);
 }
 
 /* pid is still the agent started for node i: an rdma-agent whose
@@ -239,39 +247,10 @@ static int agents_available(void)
 
 static int agents_up(struct tb_state *s, const struct tb_up_opts *o)
 {
-	char token_file[PATH_MAX];
-	double t0 = rtb_now_s();
-	int i, r;
-
-	for (i = 0; i < o->nodes; i++) {
-		snprintf(s->node[i].name, sizeof(s->node[i].name), "node%d", i);
-		snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
-		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
-		s->node[i].port = AGENTS_PORT_BASE + i;
-	}
 	snprintf(s->accel, sizeof(s->accel), "none");
 	snprintf(s->accel_why, sizeof(s->accel_why), "agents only (--no-rdma)");
 	snprintf(s->kver, sizeof(s->kver), "-");
-	if (tb_gen_token(s->token, sizeof(s->token)))
-		return -EIO;
-	r = tb_save(s);	/* token file first: the agents read it */
-	if (r)
-		return r;
-	snprintf(token_file, sizeof(token_file), "%s/token", ctl_state_dir());
-	for (i = 0; i < s->nodes; i++) {
-		s->node[i].agent_pid = spawn_agent(s, i, token_file);
-		if (s->node[i].agent_pid < 0)
-			return -errno;
-	}
-	r = tb_save(s);
-	if (r)
-		return r;
-	r = tb_wait_agents(s, o->timeout_s, agents_running);
-	s->boot_s = rtb_now_s() - t0;
-	if (r)
-		log_err("testbed up: agents %s; see %s/agent*.log",
-			r == -ECHILD ? "exited" : "not ready", ctl_state_dir());
-	return r;
+	return local_up(s, o, "-", AGENTS_PORT_BASE, 0);
 }
 
 static int agents_down(const struct tb_state *s)

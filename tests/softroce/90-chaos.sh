@@ -38,6 +38,18 @@ wait_exit() {	# PID SECONDS: the exit status, or 255 (then it is killed)
 	return 255
 }
 
+# in_lossy_arm TEST NAME ITERS: a small run into $W/NAME, in the background
+# (pid in $pid, output $W/NAME.out); true once its lossy arm has begun,
+# else TEST fails and the run is stopped
+in_lossy_arm() {
+	ITERS=$3 small_run -o "$W/$2" > "$W/$2.out" 2>&1 &
+	pid=$!
+	wait_for "$W/$2.out" "round 1/1: lossy" 240 && return 0
+	fail "$1" "the lossy arm never began: $(tail -n 3 "$W/$2.out" | tr '\n' '|')"
+	wait_exit $pid 5
+	return 1
+}
+
 # What the VM holds of ours, as one line: rules qdiscs filters pins
 # strays rxe agents ("0 0 0 0 0 3 3" when clean with 3 nodes up)
 vm_state() {
@@ -108,12 +120,7 @@ fi
 # go on, and the run completes once the channel is back.
 ctl_if=$(vssh "ip -o -4 addr show | awk '/198.19.0.15/{print \$2}'" | head -n 1)
 d=$W/cut
-ITERS=10 small_run -o "$d" > "$W/cut.out" 2>&1 &
-pid=$!
-if ! wait_for "$W/cut.out" "round 1/1: lossy" 240; then
-	fail control_cut_10s "the lossy arm never began: $(tail -n 3 "$W/cut.out" | tr '\n' '|')"
-	wait_exit $pid 5
-else
+if in_lossy_arm control_cut_10s cut 10; then
 	t0=$EPOCHREALTIME
 	# the ssh that sets the cut loses its channel too: it returns once the cut ends
 	vssh "/usr/sbin/tc qdisc add dev $ctl_if root netem loss 100% &&
@@ -182,12 +189,7 @@ phases TERM sigterm_phases
 # the partial report; its leased rules run out (6 s) and the controller
 # then takes the hooks away through a live node
 d=$W/agent
-ITERS=30 small_run -o "$d" > "$W/agent.out" 2>&1 &
-pid=$!
-if ! wait_for "$W/agent.out" "round 1/1: lossy" 240; then
-	fail agent_killed_mid_run "the lossy arm never began: $(tail -n 3 "$W/agent.out" | tr '\n' '|')"
-	wait_exit $pid 5
-else
+if in_lossy_arm agent_killed_mid_run agent 30; then
 	aline=$(vssh "ps -o pid,args | grep '[r]dma-agent --dev rxe1 '" | head -n 1)
 	apid=$(awk '{print $1}' <<< "$aline"); aargs=$(sed 's/^ *[0-9]* *//' <<< "$aline")
 	vssh "kill -9 $apid"
@@ -244,12 +246,7 @@ done
 # --- qemu killed (-9) mid-run: rdmactl says so within 5 s, keeps the
 # partial report, and testbed down cleans up
 d=$W/qemu
-ITERS=30 small_run -o "$d" > "$W/qemu.out" 2>&1 &
-pid=$!
-if ! wait_for "$W/qemu.out" "round 1/1: lossy" 240; then
-	fail qemu_killed_mid_run "the lossy arm never began: $(tail -n 3 "$W/qemu.out" | tr '\n' '|')"
-	wait_exit $pid 5
-else
+if in_lossy_arm qemu_killed_mid_run qemu 30; then
 	qpid=$("$C" -j testbed status | jq -r '.qemu_pid // empty')
 	[ -n "$qpid" ] || qpid=$(pgrep -f 'qemu-system.*rdma-testbed' | head -n 1)
 	kill -9 "$qpid"

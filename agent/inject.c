@@ -32,6 +32,7 @@
 #include "agent.h"
 #include "../ebpf/inject_abi.h"
 #include "../lib/clock.h"
+#include "../lib/log.h"
 #include "../lib/proc.h"
 
 extern char **environ;
@@ -245,6 +246,7 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 	char *argv[INJECT_MAX_ARGS + 2], *out = NULL, *eout = NULL;
 	int n = 0, rc, r, lease = 0;
 	unsigned int unleased = 0;
+	uint64_t t0, ms;
 	json_t *list, *v;
 	size_t k;
 
@@ -274,9 +276,18 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 			argv[n++] = lease_arg;
 		}
 	}
+	t0 = rtb_now_ns();
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)
 		return r;
+	ms = (rtb_now_ns() - t0) / 1000000;
+	if (rc || ms >= 5000) {	/* in the agent's log: what failed or took long, and how */
+		for (k = 0; k < (size_t)n && argv[k][0] == '-'; k++)
+			;
+		log_info("rdma-inject %s: %s %d after %llu ms%s%.*s", k < (size_t)n ? argv[k] : "?",
+			 rc > 128 ? "killed by signal" : "exit", rc > 128 ? rc - 128 : rc,
+			 (unsigned long long)ms, eout[0] ? ": " : "", (int)strcspn(eout, "\n"), eout);
+	}
 	if (rc == 0) {	/* the lease list follows the rules: add (leased) joins, del leaves */
 		int i, j;
 

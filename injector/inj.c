@@ -45,20 +45,77 @@ struct inj_ctx {
  * cannot remove a newer rule). /run is the same in every mount namespace
  * ip netns exec makes, where /sys/fs/bpf is not.
  */
+#define LOCK_WAIT_MS 20000	/* under the agent's 60 s for one rdma-inject */
+
+/* "pid N (comm)" of whoever holds a flock on inode ino, from /proc/locks */
+static void lock_holder(ino_t ino, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	char line[256];
+
+	snprintf(buf, len, "an unknown process");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long i;
+		char kind[16], mode[16];
+		int pid;
+
+		/* "1: FLOCK  ADVISORY  WRITE 1234 00:19:567 0 EOF" (a "->" line waits) */
+		if (sscanf(line, "%*d: %15s %*s %15s %d %*x:%*x:%llu", kind, mode, &pid, &i) == 4 &&
+		    !strcmp(kind, "FLOCK") && i == (unsigned long long)ino) {
+			char path[64], comm[32] = "?";
+			FILE *c;
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			if ((c = fopen(path, "re"))) {
+				if (fgets(comm, sizeof(comm), c))
+					comm[strcspn(comm, "\n")] = 0;
+				fclose(c);
+			}
+			snprintf(buf, len, "pid %d (%s)", pid, comm);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * The lock, waited for at most LOCK_WAIT_MS: a holder that hangs makes
+ * every later command fail with its name, not wait behind it for ever.
+ */
 static int state_lock(void)
 {
 	const char *path = getenv("RTB_INJ_LOCK") ? getenv("RTB_INJ_LOCK") : INJ_LOCK_PATH;
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600), waited = 0;
+	const char *w = getenv("RTB_INJ_LOCK_WAIT_MS");
+	int limit = w ? atoi(w) : LOCK_WAIT_MS;
 
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int e = -errno;
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct stat st;
+		char who[80];
+		int e = errno;
 
+		if (e == EINTR)
+			continue;
+		if (e != EWOULDBLOCK) {
 			close(fd);
-			return e;
+			return -e;
 		}
+		if (waited >= limit) {
+			if (fstat(fd, &st))
+				st.st_ino = 0;
+			lock_holder(st.st_ino, who, sizeof(who));
+			fprintf(stderr, "rdma-inject: %s held by %s for %d ms: giving up\n", path, who,
+				waited);
+			close(fd);
+			return -EBUSY;
+		}
+		nanosleep(&ts, NULL);
+		waited += 10;
 	}
 	return fd;
 }

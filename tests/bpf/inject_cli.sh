@@ -13,7 +13,7 @@ fail() { echo "FAIL: $S/$1${2:+ ($2)}"; }
 T="add_forms list_json stats_json set_live bad_input run_sigTERM run_sigINT run_window_end flush
    flush_after_crash flush_stale_pins list_creates_nothing final_clean pin_only_before_command
    pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules users_root_qdisc_kept
-   flush_if_empty leases_all_64 expired_lease_is_gone"
+   flush_if_empty leases_all_64 expired_lease_is_gone lock_holder_named"
 echo "PLAN: $S" $T
 if [ "$(id -u)" != 0 ]; then for t in $T; do echo "SKIP: $S/$t (needs root)"; done; exit 0; fi
 I() { "$B" --pin "$PIN" "$@"; }
@@ -183,5 +183,23 @@ else
 	fail pin_outside_bpffs "rc=$rc2/$rc3 left: $(ls "$D" | tr '\n' ' ') | $out2 | $out3"
 fi
 rm -rf "$D"
+# a holder of the state lock that never lets go (a hung command): the next
+# command gives up after its wait and names the holder, rather than waiting
+# behind it for ever (the agent kills an rdma-inject after 60 s: in CI t11
+# every add, del and flush of a run then took those 60 s)
+L=$(mktemp /tmp/rtb-lock.XXXXXX)
+flock "$L" sleep 30 & hp=$!
+for _ in $(seq 50); do grep -q "FLOCK.* $hp " /proc/locks && break; sleep 0.1; done
+t0=$EPOCHREALTIME
+out=$(RTB_INJ_LOCK=$L RTB_INJ_LOCK_WAIT_MS=700 I flush 2>&1); rc=$?
+dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%d", (b - a) * 1000}')
+pkill -P $hp 2>/dev/null; wait $hp 2>/dev/null
+out2=$(RTB_INJ_LOCK=$L I flush 2>&1); rc2=$?
+rm -f "$L"
+if [ $rc = 1 ] && [ "$dt" -ge 700 ] && [ "$dt" -lt 5000 ] && grep -q "held by pid $hp (flock)" <<< "$out" && [ $rc2 = 0 ]; then
+	pass lock_holder_named "gave up after $dt ms: $(head -n 1 <<< "$out"); once released: flush done"
+else
+	fail lock_holder_named "rc=$rc after $dt ms, holder $hp: $out | then rc=$rc2"
+fi
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

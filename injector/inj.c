@@ -434,18 +434,33 @@ static int masks_sync(struct inj_ctx *c)
 			any |= bit;
 		}
 	}
-	/* every registered hook gets its mask (0 when its rules are gone) */
-	while (!bpf_map_get_next_key(hfd, first ? NULL : &key, &next)) {
-		first = 0;
-		key = next;
-		if (bpf_map_lookup_elem(hfd, &key, &hv))
-			continue;
-		hv.mask = 0;
-		for (k = 0; k < nh; k++)
-			if (hooks[k].key == key)
-				hv.mask = hooks[k].mask;
-		if (bpf_map_update_elem(hfd, &key, &hv, BPF_EXIST))
-			return -errno;
+	/*
+	 * Every registered hook gets its mask (0 when its rules are gone). The
+	 * keys are read first and updated after: an update of a hash map
+	 * element puts a new one at the head of its bucket, so updating while
+	 * walking with get_next_key went round two keys of one bucket for ever
+	 * (an add spun holding the lock until the agent killed it, 60 s; the
+	 * map's hash seed is random, so it happened now and then: CI t11)
+	 */
+	{
+		uint32_t keys[INJ_MAX_HOOKS];
+		int nk = 0, j;
+
+		while (nk < INJ_MAX_HOOKS && !bpf_map_get_next_key(hfd, first ? NULL : &key, &next)) {
+			first = 0;
+			key = next;
+			keys[nk++] = key;
+		}
+		for (j = 0; j < nk; j++) {
+			if (bpf_map_lookup_elem(hfd, &keys[j], &hv))
+				continue;
+			hv.mask = 0;
+			for (k = 0; k < nh; k++)
+				if (hooks[k].key == keys[j])
+					hv.mask = hooks[k].mask;
+			if (bpf_map_update_elem(hfd, &keys[j], &hv, BPF_EXIST))
+				return -errno;
+		}
 	}
 	/* direct-mapped QPN buckets; a collision sends both QPNs' rules to "any" */
 	{

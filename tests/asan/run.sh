@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 A=${ASAN_BUILD:-build/asan}
 SUITE=asan
-TESTS="unit_tests profile_checks testbed_run valgrind_validate valgrind_report"
+TESTS="unit_tests profile_checks testbed_run agent_term_mid_perftest valgrind_validate valgrind_report"
 plan $TESTS
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1} UBSAN_OPTIONS=print_stacktrace=1
 W=$(mktemp -d /tmp/rtb-asan.XXXXXX)
@@ -37,6 +37,7 @@ fi
 why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	skip testbed_run "$why"
+	skip agent_term_mid_perftest "$why"
 else
 	C=$A/bin/rdmactl
 	RDMACTL=$C tb_cleanup
@@ -53,6 +54,31 @@ else
 		fi
 	else
 		fail testbed_run "$(tail -n 2 "$W/up.out" 2>/dev/null | tr '\n' '|') report: $(jq -c '{status, error, arms: [.arms[] | {name, count, wrong, lost_fraction, verification_failed}]}' < "$W/q/report.json" 2>&1) run: $(grep -vE '^ +[a-z]' "$W/run.out" 2>/dev/null | grep -iE 'error|fail|cannot|lost|rdmactl:' | head -n 6 | tr '\n' '|') agents: $(timeout 30 ssh -F "${RDMATB_STATE_DIR:-/run/rdma-testbed}/ssh/config" rdma-testbed 'grep -ihE "error|dropping|fail" /tmp/agent*.log' 2>&1 | head -n 6 | tr '\n' '|')"
+	fi
+	# --- a sanitized agent told to stop (SIGTERM) while a peer waits on its
+	# perftest job: its shutdown used to free the job under the waiting
+	# thread (a use-after-free) and left its connection threads running.
+	# It must exit within its 20 s drain, say so, and ASan/LSan say nothing.
+	vs() { timeout 40 ssh -F "${RDMATB_STATE_DIR:-/run/rdma-testbed}/ssh/config" rdma-testbed "$@"; }
+	if [ -f "$W/q/report.json" ]; then
+		"$C" perftest ib_write_lat -s 2 -n 2000000 > "$W/pt.out" 2>&1 &
+		ptp=$!
+		for _ in $(seq 100); do vs 'ps -o args' | grep -q '^ib_write_lat\|/ib_write_lat' && break; sleep 0.3; done
+		ap=$(vs "ps -o pid,args | awk '/[r]dma-agent --dev rxe0 /{print \$1}'" | head -n 1)
+		t0=$EPOCHREALTIME
+		vs "kill -TERM $ap; for i in \$(seq 300); do kill -0 $ap 2>/dev/null || exit 0; sleep 0.1; done; exit 1"; gone=$?
+		dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%d", (b - a) * 1000}')
+		wait $ptp; prc=$?
+		log0=$(vs 'cat /tmp/agent0.log' 2>&1)
+		rep=$(grep -E 'AddressSanitizer|LeakSanitizer|runtime error:' <<< "$log0" | head -n 3)
+		if [ -n "$ap" ] && [ $gone = 0 ] && [ -z "$rep" ] && grep -q "node0: shutting down" <<< "$log0" && [ $prc != 0 ]; then
+			pass agent_term_mid_perftest "node0's sanitized agent, SIGTERM while ib_write_lat ran through it: exited after $dt ms, no sanitizer report; rdmactl perftest exit $prc ($(grep -m1 -o 'node0[^;]*' "$W/pt.out" | head -c 100))"
+		else
+			fail agent_term_mid_perftest "pid '$ap' gone=$gone after $dt ms, perftest rc=$prc; ${rep:-no sanitizer report}; log: $(tail -n 4 <<< "$log0" | tr '\n' '|')"
+		fi
+		kill $ptp 2>/dev/null
+	else
+		skip agent_term_mid_perftest "no testbed run to follow (testbed_run failed)"
 	fi
 	"$C" -q testbed down >/dev/null 2>&1
 fi

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="inject_pin_refused inject_option_after_verb inject_run_refused inject_control_if_refused
-       perftest_option_refused conn_cap first_frame_deadline unauth_big_frame serves_after
+       perftest_option_refused perftest_output_no_path conn_cap first_frame_deadline unauth_big_frame serves_after
        lease_renewed_after_flush lease_outlives_no_agent"
 suite_up || exit 0
 P=tests/softroce/ctlpeer.py
@@ -50,6 +50,27 @@ if jq -e '.ok == false and (.error | test("not allowed"))' <<< "$r" >/dev/null &
 else
 	fail perftest_option_refused "$r"
 fi
+
+# --- a perftest job's output has no path: it used to go to
+# /tmp/rdma-agent.PID.jobN, opened as root without O_EXCL or O_NOFOLLOW, so
+# a symlink planted there overwrote its target. Symlinks planted at every
+# such name of every agent, a perftest run through the agents: the target
+# is as it was, the symlinks are still symlinks, and the job's output came back
+vssh 'echo keep > /tmp/victim/target
+      for p in $(ps -o pid,args | awk "/[r]dma-agent --dev/{print \$1}"); do
+	for j in 1 2 3 4 5 6 7 8; do ln -sf /tmp/victim/target /tmp/rdma-agent.$p.job$j; done
+      done'
+planted=$(vssh 'ls /tmp/rdma-agent.*.job* | wc -l')
+out=$("$C" perftest ib_write_lat -s 2 -n 200 2>&1); rc=$?
+tgt=$(vssh cat /tmp/victim/target)
+links=$(vssh 'n=0; for f in /tmp/rdma-agent.*.job*; do [ -L "$f" ] && n=$((n + 1)); done; echo $n')
+if [ $rc = 0 ] && [ "$tgt" = keep ] && [ "$links" = "$planted" ] && [ "${planted:-0}" -ge 24 ] &&
+   grep -qE '^ 2 +200 ' <<< "$out"; then
+	pass perftest_output_no_path "$planted symlinks planted at /tmp/rdma-agent.PID.jobN, ib_write_lat through the agents: $(grep -E '^ 2 +200 ' <<< "$out" | head -n 1 | tr -s ' ' ' '); target untouched, symlinks kept"
+else
+	fail perftest_output_no_path "rc=$rc target '$tgt' links $links/$planted: $(head -c 300 <<< "$out")"
+fi
+vssh 'rm -f /tmp/rdma-agent.*.job*'
 
 # --- 100 connections that never send: those over the caps (64 open in all,
 # 32 per peer; through qemu's user network every host connection comes from

@@ -41,6 +41,7 @@ struct agent {
 	int nleased;
 	int releasing;		/* inject_release calls deleting rules right now */
 	int stopping;		/* shutdown under way: the lease renewer ends */
+	int closing;		/* connections being closed: a wait in one returns at once */
 	pthread_t renewer;	/* pushes the leased rules' deadlines on (inject.c) */
 	int renewer_up;
 	/* the connections being served (under lock): their sockets, to wake

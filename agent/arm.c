@@ -278,7 +278,8 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			pthread_mutex_unlock(&a->lock);
 			return -EINVAL;
 		}
-		if (waited >= timeout_ms) {
+		/* the agent shutting down: the answer now, not at the timeout */
+		if (waited >= timeout_ms || __atomic_load_n(&a->closing, __ATOMIC_ACQUIRE)) {
 			*result = json_pack("{s:b,s:I,s:o}", "done", 0, "progress",
 					    (json_int_t)__atomic_load_n(&arm->ctx.progress,
 									__ATOMIC_RELAXED),

@@ -87,6 +87,7 @@ int agent_conns_close(struct agent *a, int timeout_ms)
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000L;
 	}
+	__atomic_store_n(&a->closing, 1, __ATOMIC_RELEASE);	/* perftest_wait, wait */
 	pthread_mutex_lock(&a->lock);
 	for (int i = 0; i < AGENT_MAX_CONNS; i++)
 		if (a->conns[i].fd >= 0)

@@ -291,8 +291,8 @@ int job_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			job->done = 1;
 			break;
 		}
-		if (waited >= timeout_ms)
-			break;
+		if (waited >= timeout_ms || __atomic_load_n(&a->closing, __ATOMIC_ACQUIRE))
+			break;	/* the agent shutting down kills the job now, as a timeout does */
 		nanosleep(&ts, NULL);
 		waited += 10;
 	}

@@ -66,7 +66,7 @@ tgt=$(vssh cat /tmp/victim/target)
 links=$(vssh 'n=0; for f in /tmp/rdma-agent.*.job*; do [ -L "$f" ] && n=$((n + 1)); done; echo $n')
 if [ $rc = 0 ] && [ "$tgt" = keep ] && [ "$links" = "$planted" ] && [ "${planted:-0}" -ge 24 ] &&
    grep -qE '^ 2 +200 ' <<< "$out"; then
-	pass perftest_output_no_path "$planted symlinks planted at /tmp/rdma-agent.PID.jobN, ib_write_lat through the agents: $(grep -E '^ 2 +200 ' <<< "$out" | head -n 1 | tr -s ' ' ' '); target untouched, symlinks kept"
+	pass perftest_output_no_path "$planted symlinks planted at /tmp/rdma-agent.PID.jobN, ib_write_lat through the agents: $(grep -E '^ 2 +200 ' <<< "$out" | head -n 1 | tr -s ' \t' ' '); target untouched, symlinks kept"
 else
 	fail perftest_output_no_path "rc=$rc target '$tgt' links $links/$planted: $(head -c 300 <<< "$out")"
 fi

@@ -10,7 +10,7 @@ SUITE=profiles
 . tests/softroce/lib.sh
 C=$RDMACTL
 plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode \
-     nonroot_state_dir
+     nonroot_state_dir down_keeps_state_qemu_alive
 
 ok=1 n=0
 for f in profiles/*.yaml; do
@@ -127,5 +127,43 @@ $o3")" = 3 ]; then
 else
 	skip nonroot_state_dir "needs root and setpriv to act as another user"
 fi
+# --- testbed down when qemu does not stop: its state stays, so that down
+# can be tried again (it used to remove the state whatever happened, and
+# the next up then booted a second VM beside the first). The "qemu" is a
+# process named so, frozen by the cgroup v1 freezer: SIGTERM and SIGKILL
+# stay pending until it is thawed
+FZ=$(mktemp -d /tmp/rtb-frz.XXXXXX)
+if [ "$(id -u)" = 0 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null; then
+	SD=$(mktemp -d /tmp/rtb-down.XXXXXX)
+	mkdir "$FZ/t"
+	cp /bin/sleep "$SD/qemu-system-rdma-testbed"	# what down checks a pid's command line for
+	"$SD/qemu-system-rdma-testbed" 120 &
+	qp=$!
+	echo $qp > "$FZ/t/cgroup.procs" && echo FROZEN > "$FZ/t/freezer.state"
+	for _ in $(seq 50); do [ "$(cat "$FZ/t/freezer.state")" = FROZEN ] && break; sleep 0.1; done
+	jq -n --argjson p $qp '{schema_version: 1, backend: "vm", nodes_n: 1, mtu: 1024, netdev_mtu: 1100,
+		qemu_pid: $p, accel: "tcg", accel_why: "test", kernel: "test", up_s: 1, image_s: 0, boot_s: 1,
+		image_built: false, nodes: [{name: "node0", dev: "rxe0", host: "127.0.0.1", port: 1, agent_pid: 0}]}' \
+		> "$SD/testbed.json"
+	(umask 077; echo 0123456789abcdef0123 > "$SD/token")
+	o1=$(RDMATB_STATE_DIR=$SD "$C" testbed down 2>&1); r1=$?
+	kept=$([ -f "$SD/testbed.json" ] && [ -f "$SD/token" ] && echo yes || echo no)
+	echo THAWED > "$FZ/t/freezer.state"
+	wait $qp 2>/dev/null
+	o2=$(RDMATB_STATE_DIR=$SD "$C" testbed down 2>&1); r2=$?
+	if [ $r1 != 0 ] && [ $kept = yes ] && grep -q "did not stop cleanly" <<< "$o1" && [ $r2 = 0 ] &&
+	   [ ! -e "$SD/testbed.json" ] && ! kill -0 $qp 2>/dev/null; then
+		pass down_keeps_state_qemu_alive "frozen qemu: exit $r1, state kept ($(grep -m1 -o 'qemu pid [0-9]* does not exit' <<< "$o1")); thawed, it died: down again exit 0, state gone"
+	else
+		fail down_keeps_state_qemu_alive "frozen: rc=$r1 kept=$kept $o1 | thawed: rc=$r2 $o2"
+	fi
+	kill -9 $qp 2>/dev/null
+	rmdir "$FZ/t" 2>/dev/null
+	umount "$FZ"
+	rm -rf "$SD"
+else
+	skip down_keeps_state_qemu_alive "needs root and the cgroup v1 freezer"
+fi
+rmdir "$FZ"
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

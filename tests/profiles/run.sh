@@ -135,12 +135,12 @@ fi
 FZ=$(mktemp -d /tmp/rtb-frz.XXXXXX)
 if [ "$(id -u)" = 0 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null; then
 	SD=$(mktemp -d /tmp/rtb-down.XXXXXX)
-	mkdir "$FZ/t"
+	mkdir "$FZ/rtb-$$"
 	cp /bin/sleep "$SD/qemu-system-rdma-testbed"	# what down checks a pid's command line for
 	"$SD/qemu-system-rdma-testbed" 120 &
 	qp=$!
-	echo $qp > "$FZ/t/cgroup.procs" && echo FROZEN > "$FZ/t/freezer.state"
-	for _ in $(seq 50); do [ "$(cat "$FZ/t/freezer.state")" = FROZEN ] && break; sleep 0.1; done
+	echo $qp > "$FZ/rtb-$$/cgroup.procs" && echo FROZEN > "$FZ/rtb-$$/freezer.state"
+	for _ in $(seq 50); do [ "$(cat "$FZ/rtb-$$/freezer.state")" = FROZEN ] && break; sleep 0.1; done
 	jq -n --argjson p $qp '{schema_version: 1, backend: "vm", nodes_n: 1, mtu: 1024, netdev_mtu: 1100,
 		qemu_pid: $p, accel: "tcg", accel_why: "test", kernel: "test", up_s: 1, image_s: 0, boot_s: 1,
 		image_built: false, nodes: [{name: "node0", dev: "rxe0", host: "127.0.0.1", port: 1, agent_pid: 0}]}' \
@@ -148,7 +148,7 @@ if [ "$(id -u)" = 0 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null; th
 	(umask 077; echo 0123456789abcdef0123 > "$SD/token")
 	o1=$(RDMATB_STATE_DIR=$SD "$C" testbed down 2>&1); r1=$?
 	kept=$([ -f "$SD/testbed.json" ] && [ -f "$SD/token" ] && echo yes || echo no)
-	echo THAWED > "$FZ/t/freezer.state"
+	echo THAWED > "$FZ/rtb-$$/freezer.state"
 	wait $qp 2>/dev/null
 	o2=$(RDMATB_STATE_DIR=$SD "$C" testbed down 2>&1); r2=$?
 	if [ $r1 != 0 ] && [ $kept = yes ] && grep -q "did not stop cleanly" <<< "$o1" && [ $r2 = 0 ] &&
@@ -158,7 +158,7 @@ if [ "$(id -u)" = 0 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null; th
 		fail down_keeps_state_qemu_alive "frozen: rc=$r1 kept=$kept $o1 | thawed: rc=$r2 $o2"
 	fi
 	kill -9 $qp 2>/dev/null
-	rmdir "$FZ/t" 2>/dev/null
+	rmdir "$FZ/rtb-$$" 2>/dev/null
 	umount "$FZ"
 	rm -rf "$SD"
 else

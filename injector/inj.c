@@ -58,11 +58,11 @@ static void lock_holder(ino_t ino, char *buf, size_t len)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long i;
-		char kind[16], mode[16];
+		char kind[16];
 		int pid;
 
 		/* "1: FLOCK  ADVISORY  WRITE 1234 00:19:567 0 EOF" (a "->" line waits) */
-		if (sscanf(line, "%*d: %15s %*s %15s %d %*x:%*x:%llu", kind, mode, &pid, &i) == 4 &&
+		if (sscanf(line, "%*d: %15s %*s %*s %d %*x:%*x:%llu", kind, &pid, &i) == 3 &&
 		    !strcmp(kind, "FLOCK") && i == (unsigned long long)ino) {
 			char path[64], comm[32] = "?";
 			FILE *c;
@@ -392,6 +392,24 @@ static int find_slot(struct inj_ctx *c, uint32_t id, struct inj_rule *r)
 	return -ENOENT;
 }
 
+/*
+ * The keys of the hooks map, read in one walk and used after it: updating
+ * an element of a hash map puts a new one at the head of its bucket, so
+ * an update during a get_next_key walk sent it round two keys of one
+ * bucket for ever (an add spun holding the lock until the agent killed it
+ * after 60 s; the map's hash seed is random, so it happened now and then:
+ * CI t11). Never update while walking.
+ */
+static int hook_keys(int hfd, uint32_t keys[INJ_MAX_HOOKS])
+{
+	uint32_t key, next;
+	int n = 0;
+
+	while (n < INJ_MAX_HOOKS && !bpf_map_get_next_key(hfd, n ? &key : NULL, &next))
+		keys[n++] = key = next;
+	return n;
+}
+
 /* rebuild hook / class / QPN masks from the rule table */
 static int masks_sync(struct inj_ctx *c)
 {
@@ -402,8 +420,8 @@ static int masks_sync(struct inj_ctx *c)
 	struct inj_rule r;
 	struct inj_cfg cfg;
 	struct inj_hook hv;
-	uint32_t i, zero = 0, key, next;
-	int first = 1;
+	uint32_t i, zero = 0, keys[INJ_MAX_HOOKS];
+	int nk, j;
 
 	for (i = 0; i < INJ_MAX_RULES; i++) {
 		uint64_t bit = 1ULL << i;
@@ -434,33 +452,17 @@ static int masks_sync(struct inj_ctx *c)
 			any |= bit;
 		}
 	}
-	/*
-	 * Every registered hook gets its mask (0 when its rules are gone). The
-	 * keys are read first and updated after: an update of a hash map
-	 * element puts a new one at the head of its bucket, so updating while
-	 * walking with get_next_key went round two keys of one bucket for ever
-	 * (an add spun holding the lock until the agent killed it, 60 s; the
-	 * map's hash seed is random, so it happened now and then: CI t11)
-	 */
-	{
-		uint32_t keys[INJ_MAX_HOOKS];
-		int nk = 0, j;
-
-		while (nk < INJ_MAX_HOOKS && !bpf_map_get_next_key(hfd, first ? NULL : &key, &next)) {
-			first = 0;
-			key = next;
-			keys[nk++] = key;
-		}
-		for (j = 0; j < nk; j++) {
-			if (bpf_map_lookup_elem(hfd, &keys[j], &hv))
-				continue;
-			hv.mask = 0;
-			for (k = 0; k < nh; k++)
-				if (hooks[k].key == keys[j])
-					hv.mask = hooks[k].mask;
-			if (bpf_map_update_elem(hfd, &keys[j], &hv, BPF_EXIST))
-				return -errno;
-		}
+	/* every registered hook gets its mask (0 when its rules are gone) */
+	nk = hook_keys(hfd, keys);
+	for (j = 0; j < nk; j++) {
+		if (bpf_map_lookup_elem(hfd, &keys[j], &hv))
+			continue;
+		hv.mask = 0;
+		for (k = 0; k < nh; k++)
+			if (hooks[k].key == keys[j])
+				hv.mask = hooks[k].mask;
+		if (bpf_map_update_elem(hfd, &keys[j], &hv, BPF_EXIST))
+			return -errno;
 	}
 	/* direct-mapped QPN buckets; a collision sends both QPNs' rules to "any" */
 	{
@@ -532,20 +534,18 @@ static int owned_or(struct inj_ctx *c, uint32_t ifindex, uint32_t flag)
 static int hook_register(struct inj_ctx *c, uint32_t hk)
 {
 	struct inject_bpf *s = maps(c);
-	int hfd = bpf_map__fd(s->maps.inj_hooks), first = 1, r = 0;
+	int hfd = bpf_map__fd(s->maps.inj_hooks), r = 0, nk, j;
 	uint8_t used[INJ_MAX_HOOKS] = { 0 };
+	uint32_t keys[INJ_MAX_HOOKS], slot;
 	struct inj_hook hv = { 0 };
-	uint32_t key, next, slot;
 	void *zero;
 
 	if (!bpf_map_lookup_elem(hfd, &hk, &hv))
 		return 0;
-	while (!bpf_map_get_next_key(hfd, first ? NULL : &key, &next)) {
-		first = 0;
-		key = next;
-		if (!bpf_map_lookup_elem(hfd, &key, &hv) && hv.slot < INJ_MAX_HOOKS)
+	nk = hook_keys(hfd, keys);
+	for (j = 0; j < nk; j++)
+		if (!bpf_map_lookup_elem(hfd, &keys[j], &hv) && hv.slot < INJ_MAX_HOOKS)
 			used[hv.slot] = 1;
-	}
 	for (slot = 0; slot < INJ_MAX_HOOKS && used[slot]; slot++)
 		;
 	if (slot == INJ_MAX_HOOKS)

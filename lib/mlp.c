@@ -55,36 +55,100 @@ void mlp_free(struct mlp *m)
 	m->w = m->vel = m->act = NULL;
 }
 
+/*
+ * The inner loops on 4-float vectors (GCC's vector extension: SSE on x86,
+ * NEON on arm, plain code elsewhere), whatever the optimisation flags; 128
+ * bits on purpose: under qemu's TCG the 256-bit AVX forms of these loops ran
+ * 10x slower than the scalar ones. Under TCG, where every guest float
+ * operation is a call into softfloat, the vectors save only ~8% (the batch-8
+ * gradient of the default model: 50-54 ms against 54-58), on hardware 2.7x.
+ * The sums are done in a fixed order, so every rank and every run gets the
+ * same bits.
+ */
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4f ld4(const float *p)
+{
+	v4f v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void st4(float *p, v4f v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* sum of a[j] * b[j]: two vector partial sums, then the tail */
+static float dot(const float *a, const float *b, int n)
+{
+	v4f s0 = { 0, 0, 0, 0 }, s1 = s0;
+	float s;
+	int j = 0;
+
+	for (; j + 8 <= n; j += 8) {
+		s0 += ld4(a + j) * ld4(b + j);
+		s1 += ld4(a + j + 4) * ld4(b + j + 4);
+	}
+	for (; j + 4 <= n; j += 4)
+		s0 += ld4(a + j) * ld4(b + j);
+	s0 += s1;
+	s = (s0[0] + s0[1]) + (s0[2] + s0[3]);
+	for (; j < n; j++)
+		s += a[j] * b[j];
+	return s;
+}
+
+/* y += a * x */
+static void axpy(float *y, float a, const float *x, int n)
+{
+	v4f va = { a, a, a, a };
+	int j = 0;
+
+	for (; j + 4 <= n; j += 4)
+		st4(y + j, ld4(y + j) + va * ld4(x + j));
+	for (; j < n; j++)
+		y[j] += a * x[j];
+}
+
+/* y += a * x and z += b * w, one pass */
+static void axpy2(float *y, float a, const float *x, float *z, float b, const float *w, int n)
+{
+	v4f va = { a, a, a, a }, vb = { b, b, b, b };
+	int j = 0;
+
+	for (; j + 4 <= n; j += 4) {
+		st4(y + j, ld4(y + j) + va * ld4(x + j));
+		st4(z + j, ld4(z + j) + vb * ld4(w + j));
+	}
+	for (; j < n; j++) {
+		y[j] += a * x[j];
+		z[j] += b * w[j];
+	}
+}
+
 /* forward one sample: a1, a2, p (softmax) in act; returns -log p[y] */
 static double forward(struct mlp *m, const float *x, int y)
 {
 	const float *w1 = m->w, *b1 = w1 + (size_t)m->h1 * m->in, *w2 = b1 + m->h1,
 		    *b2 = w2 + (size_t)m->h2 * m->h1, *w3 = b2 + m->h2, *b3 = w3 + (size_t)m->out * m->h2;
 	float *a1 = m->act, *a2 = a1 + m->h1, *p = a2 + m->h2, mx = -INFINITY, s = 0;
-	int i, j;
+	int i;
 
 	for (i = 0; i < m->h1; i++) {
-		float z = b1[i];
-		const float *r = w1 + (size_t)i * m->in;
+		float z = b1[i] + dot(w1 + (size_t)i * m->in, x, m->in);
 
-		for (j = 0; j < m->in; j++)
-			z += r[j] * x[j];
 		a1[i] = z > 0 ? z : 0;
 	}
 	for (i = 0; i < m->h2; i++) {
-		float z = b2[i];
-		const float *r = w2 + (size_t)i * m->h1;
+		float z = b2[i] + dot(w2 + (size_t)i * m->h1, a1, m->h1);
 
-		for (j = 0; j < m->h1; j++)
-			z += r[j] * a1[j];
 		a2[i] = z > 0 ? z : 0;
 	}
 	for (i = 0; i < m->out; i++) {
-		float z = b3[i];
-		const float *r = w3 + (size_t)i * m->h2;
+		float z = b3[i] + dot(w3 + (size_t)i * m->h2, a2, m->h2);
 
-		for (j = 0; j < m->h2; j++)
-			z += r[j] * a2[j];
 		p[i] = z;
 		if (z > mx)
 			mx = z;
@@ -105,7 +169,7 @@ double mlp_grad(struct mlp *m, const float *x, const int *y, int n, float *grad)
 	float *d2 = p + m->out, *d1 = d2 + m->h2;
 	float inv = 1.0f / (float)n;
 	double loss = 0;
-	int s, i, j;
+	int s, i;
 
 	memset(grad, 0, m->nparams * sizeof(float));
 	for (s = 0; s < n; s++) {
@@ -116,39 +180,28 @@ double mlp_grad(struct mlp *m, const float *x, const int *y, int n, float *grad)
 		memset(d2, 0, (size_t)m->h2 * sizeof(float));
 		for (i = 0; i < m->out; i++) {
 			float d = p[i] * inv;
-			float *r = g3 + (size_t)i * m->h2;
-			const float *wr = w3 + (size_t)i * m->h2;
 
 			gb3[i] += d;
-			for (j = 0; j < m->h2; j++) {
-				r[j] += d * a2[j];
-				d2[j] += p[i] * wr[j];
-			}
+			axpy2(g3 + (size_t)i * m->h2, d, a2, d2, p[i], w3 + (size_t)i * m->h2, m->h2);
 		}
 		memset(d1, 0, (size_t)m->h1 * sizeof(float));
 		for (i = 0; i < m->h2; i++) {
 			float d;
-			float *r = g2 + (size_t)i * m->h1;
-			const float *wr = w2 + (size_t)i * m->h1;
 
 			if (a2[i] <= 0)
 				continue;
 			d = d2[i];
 			gb2[i] += d * inv;
-			for (j = 0; j < m->h1; j++) {
-				r[j] += d * inv * a1[j];
-				d1[j] += d * wr[j];
-			}
+			axpy2(g2 + (size_t)i * m->h1, d * inv, a1, d1, d, w2 + (size_t)i * m->h1, m->h1);
 		}
 		for (i = 0; i < m->h1; i++) {
-			float d, *r = g1 + (size_t)i * m->in;
+			float d;
 
 			if (a1[i] <= 0)
 				continue;
 			d = d1[i] * inv;
 			gb1[i] += d;
-			for (j = 0; j < m->in; j++)
-				r[j] += d * xs[j];
+			axpy(g1 + (size_t)i * m->in, d, xs, m->in);
 		}
 	}
 	return loss / n;
@@ -174,9 +227,16 @@ double mlp_accuracy(struct mlp *m, const float *x, const int *y, int n, double *
 
 void mlp_sgd(struct mlp *m, const float *grad, float lr, float momentum)
 {
-	size_t i;
+	v4f vm = { momentum, momentum, momentum, momentum }, vl = { lr, lr, lr, lr };
+	size_t i = 0;
 
-	for (i = 0; i < m->nparams; i++) {
+	for (; i + 4 <= m->nparams; i += 4) {
+		v4f v = vm * ld4(m->vel + i) + ld4(grad + i);
+
+		st4(m->vel + i, v);
+		st4(m->w + i, ld4(m->w + i) - vl * v);
+	}
+	for (; i < m->nparams; i++) {
 		m->vel[i] = momentum * m->vel[i] + grad[i];
 		m->w[i] -= lr * m->vel[i];
 	}

@@ -29,6 +29,7 @@ enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST, C_ALLTOA
 /* the recovery modes: lib/mode.h (M_RC, M_LOSSY, M_HADAMARD, M_EC) */
 enum coll_prio { P_NONE, P_MAGNITUDE };
 enum coll_fill { F_ZERO, F_PREVIOUS };
+enum coll_wait { W_EVENT, W_SPIN };
 
 extern const char *const coll_ops[];
 #define coll_modes rtb_mode_names
@@ -46,6 +47,7 @@ struct coll_cfg {
 	uint64_t block;		/* hadamard */
 	int rescale;		/* hadamard: 1/q */
 	int fill;		/* lost pieces: zero or the previous iteration's */
+	int wait;		/* idle: sleep on a completion event, or spin */
 	uint64_t ec_k, ec_m;
 	struct vb_rc_knobs rc;
 	uint64_t seed;		/* hadamard diagonal; shared by every rank */
@@ -75,6 +77,9 @@ struct coll_cfg {
 	  "pads the buffer by at most 1/64)" },                                                    \
 	{ "fill", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, fill), 0, 0, "zero", coll_fills,     \
 	  "lossy: a lost piece is zero | previous (what the same piece held the iteration before)" }, \
+	{ "wait", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, wait), 0, 0, "event", coll_waits,   \
+	  "an idle rank: event (64 empty polls, then sleep on a completion event) | spin "         \
+	  "(busy-poll, yielding now and then)" },                                                  \
 	{ "rescale", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, rescale), 0, 0, "off",           \
 	  coll_onoff, "hadamard: scale by 1/q (q = fraction received) for an unbiased estimate" },  \
 	{ "ec_k", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_k), 1, 128, "8", NULL,           \
@@ -94,6 +99,7 @@ struct coll_cfg {
 extern const char *const coll_prios[];
 extern const char *const coll_onoff[];
 extern const char *const coll_fills[];
+extern const char *const coll_waits[];
 
 struct coll;
 
@@ -103,6 +109,7 @@ struct coll_stats {
 		marker_ends, silent_steps;
 	uint64_t agreed_timeout_ns;	/* the last one used */
 	uint64_t block;		/* hadamard: the block used */
+	uint64_t codec_ns;	/* hadamard: time in the transform, both ways, all steps */
 };
 
 /* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */

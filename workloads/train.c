@@ -81,7 +81,8 @@ struct train {
 	struct task t;
 	float *xb, *xe, *g;
 	int *yb, *ye;
-	struct hist step_h, comm_h;
+	struct hist step_h;
+	uint64_t compute_ns, comm_ns;	/* all steps: gradient and update, the allreduce */
 };
 
 static void train_destroy(struct wl_ctx *w)
@@ -194,7 +195,6 @@ static int train_prepare(struct wl_ctx *w, const json_t *opts, json_t **ep)
 	if ((r = side_open(w, &k->cc, k->cc.nranks * sizeof(float), "sync", *ep, &t->sync)))
 		goto fail;
 	hist_init(&t->step_h);
-	hist_init(&t->comm_h);
 	return 0;
 fail:
 	train_destroy(w);
@@ -278,6 +278,14 @@ static json_t *train_result(struct train *t, uint64_t clock, uint64_t tta, json_
 			"final_accuracy", acc, "final_loss", eloss, "train_time_ns", (json_int_t)clock,
 			"tta_ns", tta ? json_integer((json_int_t)tta) : json_null(), "time_ns",
 			hist_to_json(&t->step_h), "curve", curve);
+	/* per step, where the training clock went: the model's work (gradient
+	 * and update), the allreduce, and of that the transform (hadamard) */
+	if (res && k->steps)
+		json_object_update_new(res, json_pack("{s:I,s:I,s:I}", "compute_ns_mean",
+						      (json_int_t)(t->compute_ns / k->steps),
+						      "comm_ns_mean", (json_int_t)(t->comm_ns / k->steps),
+						      "codec_ns_mean",
+						      (json_int_t)(st.codec_ns / k->steps)));
 	if (res && k->cc.mode != M_RC)
 		json_object_update_new(res, json_pack("{s:I,s:I,s:f,s:I,s:I}", "lost_pieces",
 						      (json_int_t)st.lost_pieces, "pieces_expected",
@@ -308,17 +316,21 @@ static int train_run(struct wl_ctx *w, json_t **result)
 	    (r = coll_begin(w, t->sync)))
 		goto out;
 	for (step = 0; step < k->steps; step++) {
-		uint64_t t0 = wl_now_ns(), base = (step * n + k->cc.rank) * k->batch;
+		uint64_t t0 = wl_now_ns(), t1, base = (step * n + k->cc.rank) * k->batch;
 		float *in = coll_input(t->c);
 		const float *sum;
 
 		for (i = 0; i < k->batch; i++)
 			task_sample(&t->t, base + i, t->xb + i * k->input, &t->yb[i]);
 		loss = mlp_grad(&t->m, t->xb, t->yb, (int)k->batch, in);
+		t1 = wl_now_ns();
+		t->compute_ns += t1 - t0;
 		if (t->exact && !((step + 1) % k->eval_every))	/* kept for the side sum */
 			memcpy(coll_input(t->exact), in, t->m.nparams * sizeof(float));
 		if ((r = coll_step(w, t->c, &ns)))
 			goto out;
+		t->comm_ns += ns;
+		t1 = wl_now_ns();
 		sum = coll_output(t->c);
 		for (i = 0; i < t->m.nparams; i++)
 			t->g[i] = sum[i] / (float)n;
@@ -326,6 +338,7 @@ static int train_run(struct wl_ctx *w, json_t **result)
 			k->schedule ? lr : lr * 0.5f * (1.0f + cosf((float)M_PI * (float)step /
 								   (float)k->steps)),
 			mom);
+		t->compute_ns += wl_now_ns() - t1;
 		if (step + 1 < k->steps && (r = coll_next(w, t->c, 0)))
 			goto out;
 		ns = wl_now_ns() - t0;

@@ -99,6 +99,34 @@ const char *ctl_cache_dir(void)
 	return env_or("RDMATB_CACHE_DIR", b, sizeof(b), "%s/.cache/rdma-testbed", home);
 }
 
+int ctl_copy_file(const char *src, const char *dst, int oflags, mode_t mode)
+{
+	char buf[65536];
+	int in, out, r = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | oflags, mode);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			r = -EIO;
+			break;
+		}
+	if (n < 0)
+		r = -errno;
+	close(in);
+	if (close(out) && !r)
+		r = -errno;
+	return r;
+}
+
 int ctl_mkdir_p(const char *path, mode_t mode)
 {
 	char tmp[PATH_MAX], *p;

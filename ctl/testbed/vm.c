@@ -64,34 +64,6 @@ static int find_ports(int n)
 	return -EADDRINUSE;
 }
 
-static int copy_file(const char *src, const char *dst, mode_t mode)
-{
-	char buf[65536];
-	int in, out, r = 0;
-	ssize_t n;
-
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (out < 0) {
-		r = -errno;
-		close(in);
-		return r;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			r = -EIO;
-			break;
-		}
-	if (n < 0)
-		r = -errno;
-	close(in);
-	if (close(out) && !r)
-		r = -errno;
-	return r;
-}
-
 /* the overlay layer: our files at their guest paths */
 static int stage_overlay(const struct tb_state *s, const char *dir, int port_base)
 {
@@ -120,7 +92,7 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 		*strrchr(d, '/') = 0;
 		r = ctl_mkdir_p(d, 0755);
 		if (!r)
-			r = copy_file(src, dst, files[i].mode);
+			r = ctl_copy_file(src, dst, O_TRUNC, files[i].mode);
 		if (r) {
 			log_err("%s: cannot stage for the VM image: %s (did 'make' run?)", src,
 				strerror(-r));
@@ -405,7 +377,7 @@ static int stage_ssh(const char *overlay, int port)
 	/* the client key may log in as root */
 	snprintf(pub, sizeof(pub), "%s.pub", ck);
 	snprintf(path, sizeof(path), "%s/etc/ssh/authorized_keys", overlay);
-	if ((r = copy_file(pub, path, 0600)))
+	if ((r = ctl_copy_file(pub, path, O_TRUNC, 0600)))
 		return r;
 	/* the host key, pinned */
 	snprintf(pub, sizeof(pub), "%s.pub", hk);
@@ -636,7 +608,7 @@ static int vm_down(const struct tb_state *s)
 	tb_state_path(serial, sizeof(serial), "serial.log");
 	snprintf(keep, sizeof(keep), "%s/last-serial.log", ctl_cache_dir());
 	if (!access(serial, R_OK) && rename(serial, keep))
-		copy_file(serial, keep, 0600);	/* EXDEV: /run and /var differ */
+		ctl_copy_file(serial, keep, O_TRUNC, 0600);	/* EXDEV: /run and /var differ */
 	return 0;
 }
 

@@ -6,7 +6,9 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object down_foreign_dir up status_json status_text
-       second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest down interrupt_up_cleans up_cached"
+       second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
+       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program down
+       interrupt_up_cleans up_cached"
 plan $TESTS
 
 # bad arguments never touch a VM: checked first
@@ -33,7 +35,8 @@ rm -rf "$fd"
 why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
-		 no_leaked_arms perftest down interrupt_up_cleans up_cached; do skip "$t" "$why"; done
+		 no_leaked_arms perftest exec_devinfo exec_exit_status exec_signal exec_env exec_stdin \
+		 exec_bad_input cp_user_program down interrupt_up_cleans up_cached; do skip "$t" "$why"; done
 	exit 0
 fi
 trap tb_cleanup EXIT
@@ -123,6 +126,58 @@ if [ $rc = 0 ] && grep -qE '^ 2 +500 ' <<< "$out"; then
 else
 	fail perftest "rc=$rc $(tail -n 5 <<< "$out" | tr '\n' '|')"
 fi
+
+# --- testbed exec: a command at a node, its status and streams passed through
+out=$("$RDMACTL" testbed exec node1 -- ibv_devinfo -d rxe1 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q "hca_id:.*rxe1" <<< "$out" && grep -q PORT_ACTIVE <<< "$out"; then
+	pass exec_devinfo "$(grep -E 'hca_id|state:' <<< "$out" | tr -s ' \t' ' ' | tr '\n' ';')"
+else
+	fail exec_devinfo "rc=$rc $(head -c 300 <<< "$out")"
+fi
+"$RDMACTL" testbed exec node0 -- sh -c 'exit 7' >/dev/null 2>&1; r1=$?
+"$RDMACTL" testbed exec node2 -- false >/dev/null 2>&1; r2=$?
+"$RDMACTL" testbed exec node0 -- true >/dev/null 2>&1; r3=$?
+[ $r1 = 7 ] && [ $r2 = 1 ] && [ $r3 = 0 ] && pass exec_exit_status "exit 7, false 1, true 0" ||
+	fail exec_exit_status "got $r1 $r2 $r3, want 7 1 0"
+"$RDMACTL" testbed exec node0 -- sh -c 'kill -TERM $$' >/dev/null 2>&1; r1=$?
+"$RDMACTL" testbed exec node0 -- sh -c 'kill -KILL $$' >/dev/null 2>&1; r2=$?
+[ $r1 = 143 ] && [ $r2 = 137 ] && pass exec_signal "SIGTERM 143, SIGKILL 137" ||
+	fail exec_signal "got $r1 $r2, want 143 137"
+out=$("$RDMACTL" testbed exec node2 --env MY_VAR="a b'c" -- sh -c 'echo "$RDMATB_NODE $RDMATB_DEV $RDMATB_PORT $RDMATB_GID_INDEX $RDMATB_IP $RDMATB_NODES [$RDMATB_PEERS] $RDMATB_NODE0_IP $RDMATB_NODE1_DEV [$MY_VAR] $1" ' sh "x  y" 2>&1); rc=$?
+want="node2 rxe2 1 1 198.18.0.3 3 [198.18.0.1 198.18.0.2] 198.18.0.1 rxe1 [a b'c] x  y"
+[ $rc = 0 ] && [ "$out" = "$want" ] && pass exec_env "$out" || fail exec_env "rc=$rc got '$out' want '$want'"
+out=$(printf 'one\ntwo\n' | "$RDMACTL" testbed exec node1 -- wc -l 2>&1); rc=$?
+err=$("$RDMACTL" testbed exec node1 -- sh -c 'echo to-stderr >&2' 2>&1 >/dev/null)
+[ $rc = 0 ] && [ "$(tr -d ' ' <<< "$out")" = 2 ] && [ "$err" = to-stderr ] &&
+	pass exec_stdin "stdin 2 lines counted there, stderr passed through" ||
+	fail exec_stdin "rc=$rc out='$out' err='$err'"
+bad=""
+for a in "node9 -- true" "node1" "node1 --env 1X=2 -- true" "node1 --env NOEQUALS -- true" "node1 -- /no/such/cmd"; do
+	# shellcheck disable=SC2086
+	out=$("$RDMACTL" testbed exec $a 2>&1); rc=$?
+	case "$a" in *no/such*) want=127 ;; *) want=2 ;; esac
+	[ $rc = $want ] && [ -n "$out" ] || bad="$bad [$a: exit $rc want $want: $out]"
+done
+for a in "/etc/hostname" "/nonexistent node1:/root/" "/etc/hostname node1:relative" "/etc node1:/root/"; do
+	# shellcheck disable=SC2086
+	out=$("$RDMACTL" testbed cp $a 2>&1); rc=$?
+	[ $rc != 0 ] && [ -n "$out" ] || bad="$bad [cp $a: exit $rc: $out]"
+done
+[ -z "$bad" ] && pass exec_bad_input "5 bad execs and 4 bad copies refused with messages" ||
+	fail exec_bad_input "$bad"
+# a user's verbs program built here, copied there, run at two nodes
+ub=$(mktemp -d /tmp/rtb-user.XXXXXX)
+if cc -O2 -o "$ub/portinfo" examples/exec/portinfo.c -libverbs 2>"$ub/cc.err"; then
+	"$RDMACTL" testbed cp "$ub/portinfo" node0:/root/bin/ 2>&1; r1=$?
+	o1=$("$RDMACTL" testbed exec node0 -- /root/bin/portinfo 2>&1); r2=$?
+	o2=$("$RDMACTL" testbed exec node2 -- /root/bin/portinfo 2>&1); r3=$?
+	[ $r1 = 0 ] && [ $r2 = 0 ] && [ $r3 = 0 ] && [ "$o1" = "rxe0 port 1 active mtu 1024" ] &&
+		[ "$o2" = "rxe2 port 1 active mtu 1024" ] &&
+		pass cp_user_program "$o1 / $o2" || fail cp_user_program "cp $r1, exec $r2 '$o1', $r3 '$o2'"
+else
+	fail cp_user_program "cc: $(head -c 200 "$ub/cc.err")"
+fi
+rm -rf "$ub"
 
 out=$("$RDMACTL" testbed down 2>&1); rc=$?
 if [ $rc = 0 ] && no_leftovers && ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then pass down "$out"

@@ -59,6 +59,22 @@ else
 	fail agent_killed "rc=$rc after ${dt}s msg='$msg' arms left on the others: '$left'"
 fi
 
+# testbed exec / cp on the host backend: the command runs here, with the
+# node's facts (node1's agent, killed above, leaves its address empty)
+out=$(rdmactl testbed exec node2 -- sh -c 'echo "$RDMATB_DEV $RDMATB_IP $RDMATB_PEERS [$RDMATB_NODE1_IP]"; exit 5' 2>/dev/null); rc=$?
+echo "exec: rc=$rc $out"
+rdmactl testbed exec node0 -- sh -c 'kill -TERM $$'; r2=$?
+echo x > /tmp/cpsrc; chmod 0751 /tmp/cpsrc
+rdmactl testbed cp /tmp/cpsrc node2:/tmp/cpdir/ 2>&1; r3=$?
+mkdir -p /tmp/cpdir; rdmactl testbed cp /tmp/cpsrc node2:/tmp/cpdir/ 2>&1; r4=$?
+m=$(stat -c %a /tmp/cpdir/cpsrc 2>/dev/null)
+if [ $rc = 5 ] && [ "$out" = "rtbrxe2 198.18.0.3 198.18.0.1 []" ] && [ $r2 = 143 ] && [ $r3 != 0 ] &&
+	[ $r4 = 0 ] && [ "$m" = 751 ]; then
+	pass exec_cp "exec: '$out' exit 5, SIGTERM 143; cp into a missing directory refused, into one: mode $m"
+else
+	fail exec_cp "exec rc=$rc '$out', signal $r2, cp $r3/$r4 mode '$m'"
+fi
+
 out=$(rdmactl testbed up --backend host 2>&1); rc=$?
 [ $rc != 0 ] && echo "$out" | grep -q 'already up' && pass second_up_refused || fail second_up_refused "rc=$rc $out"
 

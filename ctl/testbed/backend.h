@@ -36,8 +36,9 @@ int tb_state_path(char *buf, size_t len, const char *file);
  * -ECHILD (alive() said the backend died), -EINTR (ctl_interrupted) */
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *));
 
-/* --- exec.c: rdmactl testbed exec and cp (argv after the verb) */
-int tb_cmd_exec(int argc, char **argv);
-int tb_cmd_cp(int argc, char **argv);
+/* --- exec.c: rdmactl testbed exec and cp (a cmd_entry each: ctl unused,
+ * argv after the verb) */
+int tb_cmd_exec(void *ctl, int argc, char **argv);
+int tb_cmd_cp(void *ctl, int argc, char **argv);
 
 #endif

@@ -191,12 +191,14 @@ static void exec_usage(FILE *f)
 		   "  RDMATB_IP RDMATB_NODES RDMATB_PEERS RDMATB_NODEi_{DEV,IP,GID_INDEX}\n");
 }
 
-int tb_cmd_exec(int argc, char **argv)
+int tb_cmd_exec(void *ctl, int argc, char **argv)
 {
 	static struct tb_state s;
 	struct node_facts f[TB_MAX_NODES];
 	char env[ENV_MAX][160], *user[32], cfg[PATH_MAX];
 	int nuser = 0, nenv, me, i, a = 1, r;
+
+	(void)ctl;
 
 	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		exec_usage(argc < 1 ? stderr : stdout);
@@ -337,13 +339,14 @@ static int cp_host(const char *src, const char *dst, mode_t mode)
 	return r;
 }
 
-int tb_cmd_cp(int argc, char **argv)
+int tb_cmd_cp(void *ctl, int argc, char **argv)
 {
 	static struct tb_state s;
 	char cfg[PATH_MAX], node[32], dst[PATH_MAX];
 	const char *colon, *path;
 	int i, r, dir;
 
+	(void)ctl;
 	if (argc < 2) {
 		fprintf(stderr, "usage: rdmactl testbed cp FILE... NODE:PATH   (PATH/ : into directory PATH)\n");
 		return CTL_USAGE;

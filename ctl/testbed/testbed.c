@@ -429,26 +429,14 @@ static int testbed_down(void *ctl, int argc, char **argv)
 	return tb_down() ? CTL_FAIL : CTL_OK;
 }
 
-static int testbed_exec(void *vctl, int argc, char **argv)
-{
-	(void)vctl;
-	return tb_cmd_exec(argc, argv);
-}
-
-static int testbed_cp(void *vctl, int argc, char **argv)
-{
-	(void)vctl;
-	return tb_cmd_cp(argc, argv);
-}
-
 int cmd_testbed(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct cmd_entry verbs[] = {
 		{ "up", testbed_up, "bring up N SoftRoCE nodes, one rdma-agent each" },
 		{ "status", testbed_status, "nodes, devices, port state, MTU, GID, agents" },
 		{ "down", testbed_down, "stop everything the testbed started" },
-		{ "exec", testbed_exec, "run a command at a node: NODE [--env K=V]... -- CMD [ARG...]" },
-		{ "cp", testbed_cp, "copy files to the nodes: FILE... NODE:PATH" },
+		{ "exec", tb_cmd_exec, "run a command at a node: NODE [--env K=V]... -- CMD [ARG...]" },
+		{ "cp", tb_cmd_cp, "copy files to the nodes: FILE... NODE:PATH" },
 		{ NULL, NULL, NULL },
 	};
 	char err[128];

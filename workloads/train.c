@@ -214,6 +214,7 @@ static int train_connect(struct wl_ctx *w, const json_t *peers)
 /* time to accuracy: the crossing interpolated between two evaluations */
 struct tta_track {
 	uint64_t tta, prev_clock;	/* the evaluation before, at prev_clock (0: the start) */
+	uint64_t tta_comm, prev_comm;	/* the same on the allreduce's clock */
 	double prev_acc;
 };
 
@@ -246,9 +247,12 @@ static int train_eval(struct wl_ctx *w, struct train *t, uint64_t step, uint64_t
 
 		tt->tta = tt->prev_clock + (uint64_t)(f * (double)(clock - tt->prev_clock));
 		tt->tta = tt->tta ? tt->tta : 1;
+		tt->tta_comm = tt->prev_comm + (uint64_t)(f * (double)(t->comm_ns - tt->prev_comm));
+		tt->tta_comm = tt->tta_comm ? tt->tta_comm : 1;
 	}
 	tt->prev_acc = acc;
 	tt->prev_clock = clock;
+	tt->prev_comm = t->comm_ns;
 	w->ival_accuracy = acc;
 	w->ival_eval_loss = eloss;
 	json_array_append_new(curve, json_pack("{s:I,s:I,s:f,s:f,s:f}", "step", (json_int_t)step + 1,
@@ -263,7 +267,8 @@ static int train_eval(struct wl_ctx *w, struct train *t, uint64_t step, uint64_t
 
 /* the job's figures; the final accuracy on the larger held-out set (the
  * evaluations use its first eval_samples) */
-static json_t *train_result(struct train *t, uint64_t clock, uint64_t tta, json_t *curve)
+static json_t *train_result(struct train *t, uint64_t clock, const struct tta_track *tt,
+			    json_t *curve)
 {
 	struct train_cfg *k = &t->cfg;
 	double eloss = 0, acc = mlp_accuracy(&t->m, t->xe, t->ye, (int)k->final_samples, &eloss);
@@ -276,10 +281,15 @@ static json_t *train_result(struct train *t, uint64_t clock, uint64_t tta, json_
 			(json_int_t)k->steps, "batch", (json_int_t)k->batch, "rank",
 			(json_int_t)k->cc.rank, "target", (double)k->target_ppm / 1e6,
 			"final_accuracy", acc, "final_loss", eloss, "train_time_ns", (json_int_t)clock,
-			"tta_ns", tta ? json_integer((json_int_t)tta) : json_null(), "time_ns",
+			"tta_ns", tt->tta ? json_integer((json_int_t)tt->tta) : json_null(), "time_ns",
 			hist_to_json(&t->step_h), "curve", curve);
 	/* per step, where the training clock went: the model's work (gradient
 	 * and update), the allreduce, and of that the transform (hadamard) */
+	/* of the time to accuracy, the part spent in the allreduce: what the
+	 * recovery mode decides (the model's work is the same in every mode) */
+	if (res)
+		json_object_set_new(res, "tta_comm_ns", tt->tta_comm ?
+				    json_integer((json_int_t)tt->tta_comm) : json_null());
 	if (res && k->steps)
 		json_object_update_new(res, json_pack("{s:I,s:I,s:I}", "compute_ns_mean",
 						      (json_int_t)(t->compute_ns / k->steps),
@@ -306,7 +316,7 @@ static int train_run(struct wl_ctx *w, json_t **result)
 	struct train_cfg *k = &t->cfg;
 	uint64_t step, i, clock = 0, ns, n = k->cc.nranks;
 	float lr = (float)k->lr_ppm / 1e6f, mom = (float)k->momentum_ppm / 1e6f;
-	struct tta_track tt = { 0, 0, 0 };
+	struct tta_track tt = { 0, 0, 0, 0, 0 };
 	json_t *curve = json_array();
 	struct coll_stats st;
 	double loss = 0;
@@ -353,7 +363,7 @@ static int train_run(struct wl_ctx *w, json_t **result)
 		    (r = train_eval(w, t, step, clock, loss, &tt, curve)))
 			goto out;
 	}
-	*result = train_result(t, clock, tt.tta, curve);
+	*result = train_result(t, clock, &tt, curve);
 	curve = NULL;
 	r = *result ? 0 : -ENOMEM;
 out:

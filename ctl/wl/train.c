@@ -23,7 +23,7 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
 /* rank 0's figures of the job; the step times of every rank, merged */
 static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
-	static const char *const keys[] = { "tta_ns", "final_accuracy", "final_loss",
+	static const char *const keys[] = { "tta_ns", "tta_comm_ns", "final_accuracy", "final_loss",
 					    "train_time_ns", "curve", "params", "target",
 					    "lost_pieces", "lost_fraction", "recovered_pieces",
 					    "step_timeouts", "grad_error", NULL };

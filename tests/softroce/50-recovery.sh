@@ -156,15 +156,23 @@ fi
 # --- training at 1% loss: rc (whose gradients are exact: the lossless run)
 # against hadamard, four times, the runs' times to accuracy pooled.
 # hadamard reaches the target every time, ends within 1 point of rc's
-# accuracy (the mean of the runs' differences) and gets there at least 1.5x
-# sooner. 60 steps a run (four runs of 120 steps took 1160 s under TCG, past
-# the runner's 900 s for one test, CI t11); the learning rate's cosine then
-# ends at step 60 and the curve pauses between ~67% and ~71% from step 25 to
-# 35. The target is 65%, on the steep part before that pause (61% at step 20,
-# 67.5% at 25, every run, either mode): at 70%, in the pause, a hadamard run
-# crossed anywhere from step 25 to 36 (rc at 29, the same every run), so one
-# run's ratio moved by a third with no change in speed. rc's curve is the
-# same every run; what varies is the clock.
+# accuracy (the mean of the runs' differences), gets there sooner on the
+# training clock, and spends at least 1.5x less time in the allreduce on
+# the way (tta_comm_ns: the part of the TTA spent in the allreduce, codec
+# included). The 1.5 is held on the allreduce's share because that is what
+# the recovery mode decides: the model's gradient and update cost the same
+# in both arms, and under TCG they run on softfloat, so on a slower host
+# they grow with the host (compute 65 ms a step here, 99-131 ms in a CI
+# run) while rc's retransmission waits do not; that CI run's wall-clock
+# ratio was 1.50 with an allreduce ratio of 1.73. 60 steps a run (four runs
+# of 120 steps took 1160 s under TCG, past the runner's 900 s for one test,
+# CI t11); the learning rate's cosine then ends at step 60 and the curve
+# pauses between ~67% and ~71% from step 25 to 35. The target is 65%, on
+# the steep part before that pause (61% at step 20, 67.5% at 25, every run,
+# either mode): at 70%, in the pause, a hadamard run crossed anywhere from
+# step 25 to 36 (rc at 29, the same every run), so one run's ratio moved by
+# a third with no change in speed. rc's curve is the same every run; what
+# varies is the clock.
 TTA_RUNS=4
 drop_all 1% || fail train_tta_1pct "inject add failed"
 jall="" rcs=""
@@ -174,16 +182,19 @@ for _ in $(seq $TTA_RUNS); do
 done
 flush
 if [ "$rcs" = "$(printf '0%.0s' $(seq $TTA_RUNS))" ]; then
-	j=$(jq -s '{runs: [.[] | [.results[] | {mode, tta_s: ((.tta_ns // 0)/1e9), acc: .final_accuracy,
+	j=$(jq -s '{runs: [.[] | [.results[] | {mode, tta_s: ((.tta_ns // 0)/1e9),
+			tta_comm_s: ((.tta_comm_ns // 0)/1e9), acc: .final_accuracy,
 			step_p50_ms: (.percentiles.p50_ns/1e6|floor), lost: .lost_fraction,
 			rank0_ms: (.results[0][0] | {compute: (.compute_ns_mean/1e6|floor),
 				comm: (.comm_ns_mean/1e6|floor), codec: (.codec_ns_mean/1e6|floor)})}]],
 		    tta_ratio: (([.[] | .results[0].tta_ns] | add) / ([.[] | .results[1].tta_ns // 1e18] | add)),
+		    tta_comm_ratio: (([.[] | .results[0].tta_comm_ns // 0] | add) /
+				     ([.[] | .results[1].tta_comm_ns // 1e18] | add)),
 		    reached: ([.[] | .results[1].tta_ns != null] | all),
 		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / length),
 		    hadamard_gradient_vs_exact: (.[0].results[1].results[0][0].grad_error | {samples, nmse_mean, cosine_mean})}' \
 		<<< "$jall")
-	if jq -e '.reached and .tta_ratio >= 1.5 and (.acc_diff_mean | fabs) <= 0.01 and
+	if jq -e '.reached and .tta_ratio > 1 and .tta_comm_ratio >= 1.5 and (.acc_diff_mean | fabs) <= 0.01 and
 		.hadamard_gradient_vs_exact.samples >= 10 and .hadamard_gradient_vs_exact.cosine_mean > 0.9' <<< "$j" >/dev/null; then
 		pass train_tta_1pct "$(jq -c . <<< "$j")"
 	else

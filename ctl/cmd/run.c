@@ -20,7 +20,7 @@
 
 static void usage_validate(FILE *f)
 {
-	fprintf(f, "usage: rdmactl validate PROFILE... [--set key.path=value]...\n"
+	fprintf(f, "usage: rdmactl validate PROFILE... [--set key.path=value]... [--expect E]...\n"
 		   "  checks profiles without running them; errors as file:line:col, exit 2\n");
 }
 
@@ -28,10 +28,16 @@ static void usage_run(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
+		"                  [--expect '[ARM:] METRIC OP VALUE']... [--junit FILE]\n"
 		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
 		"  report.json, summary.csv, ARM.hlog, report.html\n"
 		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
-		"  --keep           leave a testbed this run brought up running\n");
+		"  --expect E       one more expectation, as in the profile's expect: list,\n"
+		"                   e.g. 'rc: p99 < 2s', 'lost < 5%%', 'busbw > 1MB/s'\n"
+		"  --junit FILE     the expectations (and whether the run completed) as JUnit XML\n"
+		"  --keep           leave a testbed this run brought up running\n"
+		"  exit 0: done, every expectation held; 1: the run failed; 2: bad usage or\n"
+		"  profile; 3: the run completed and an expectation failed\n");
 }
 
 static void print_valid(const struct ctl *ctl, const char *file, struct profile *p)
@@ -51,15 +57,17 @@ static void print_valid(const struct ctl *ctl, const char *file, struct profile 
 
 int cmd_validate(struct ctl *ctl, int argc, char **argv)
 {
-	const char *sets[PROF_MAX_SETS], *pos[64];
-	int nsets, npos, i, bad = 0, r;
+	static struct exp_argv a;
+	const char *pos[64];
+	int npos, i, bad = 0, r;
 	char err[1024];
 
 	if (argc > 64) {
 		log_err("validate: at most 64 arguments");
 		return CTL_USAGE;
 	}
-	r = exp_args(argc, argv, sets, &nsets, pos, 64, &npos, NULL, NULL, usage_validate);
+	memset(&a, 0, sizeof(a));
+	r = exp_args(argc, argv, &a, pos, 64, &npos, usage_validate);
 	if (r)
 		return ctl_code(r);
 	if (!npos) {
@@ -69,8 +77,10 @@ int cmd_validate(struct ctl *ctl, int argc, char **argv)
 	for (i = 0; i < npos; i++) {
 		struct profile p;
 
-		if (profile_load(&p, pos[i], sets, nsets, err, sizeof(err))) {
+		if (profile_load(&p, pos[i], a.sets, a.nsets, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
+			bad = 1;
+		} else if (exp_add_expects(&p, a.expects, a.nexpects)) {
 			bad = 1;
 		} else {
 			print_valid(ctl, pos[i], &p);
@@ -147,7 +157,7 @@ out:
 
 static void usage_report(FILE *f)
 {
-	fprintf(f, "usage: rdmactl report DIR [--format text|json|csv|html]\n"
+	fprintf(f, "usage: rdmactl report DIR [--format text|json|csv|html|junit]\n"
 		   "       rdmactl report DIR_A DIR_B      compare two runs arm by arm\n"
 		   "  re-renders a run directory's report.json\n");
 }
@@ -182,6 +192,11 @@ static int fmt_json(const json_t *r, FILE *f)
 	return json_dumpf(r, f, JSON_INDENT(2)) || fputc('\n', f) == EOF;
 }
 
+static int fmt_junit(const json_t *r, FILE *f)
+{
+	return report_junit_print(r, jr_str(json_object_get(r, "profile"), "name"), NULL, f);
+}
+
 static const struct {
 	const char *name;
 	int (*render)(const json_t *, FILE *);
@@ -190,6 +205,7 @@ static const struct {
 	{ "json", fmt_json },
 	{ "csv", report_csv },
 	{ "html", report_html },
+	{ "junit", fmt_junit },
 	{ NULL, NULL },
 };
 
@@ -208,7 +224,7 @@ int cmd_report(struct ctl *ctl, int argc, char **argv)
 			for (fmt = 0; formats[fmt].name && strcmp(formats[fmt].name, argv[i + 1]); fmt++)
 				;
 			if (!formats[fmt].name) {
-				log_err("--format '%s': expected text|json|csv|html", argv[i + 1]);
+				log_err("--format '%s': expected text|json|csv|html|junit", argv[i + 1]);
 				return CTL_USAGE;
 			}
 			i++;

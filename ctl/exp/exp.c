@@ -14,82 +14,120 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctl/exp/exp.h"
+#include "ctl/exp/expect.h"
 #include "ctl/exp/inject.h"
 #include "lib/log.h"
 
 /* --set pairs, -o, --keep and the positional words: 0, CTL_HELP after
  * --help, CTL_USAGE (message printed) */
-int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos,
-		      int maxpos, int *npos, const char **out, int *keep, void (*usage)(FILE *))
+int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int maxpos, int *npos,
+	     void (*usage)(FILE *))
 {
 	int i;
 
-	*nsets = *npos = 0;
+	a->nsets = a->nexpects = *npos = 0;
 	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			usage(stdout);
 			return CTL_HELP;
 		}
-		if (!strcmp(argv[i], "--set") || !strcmp(argv[i], "-o")) {
+		if ((!strcmp(o, "-o") && a->out) || (!strcmp(o, "--junit") && a->junit) ||
+		    !strcmp(o, "--set") || !strcmp(o, "--expect")) {
 			if (i + 1 >= argc) {
-				log_err("%s needs a value", argv[i]);
+				log_err("%s needs a value", o);
 				return CTL_USAGE;
 			}
-			if (argv[i][1] == 'o' && out)
-				*out = argv[++i];
-			else if (argv[i][1] == 'o') {
-				log_err("unknown option '-o'");
-				return CTL_USAGE;
-			} else if (*nsets < PROF_MAX_SETS)
-				sets[(*nsets)++] = argv[++i];
+			if (!strcmp(o, "-o"))
+				*a->out = argv[++i];
+			else if (!strcmp(o, "--junit"))
+				*a->junit = argv[++i];
+			else if (o[2] == 's' && a->nsets < PROF_MAX_SETS)
+				a->sets[a->nsets++] = argv[++i];
+			else if (o[2] == 'e' && a->nexpects < PROF_MAX_EXPECT)
+				a->expects[a->nexpects++] = argv[++i];
 			else {
-				log_err("--set: at most %d", PROF_MAX_SETS);
+				log_err("%s: at most %d", o, o[2] == 's' ? PROF_MAX_SETS : PROF_MAX_EXPECT);
 				return CTL_USAGE;
 			}
 			continue;
 		}
-		if (!strcmp(argv[i], "--keep") && keep) {
-			*keep = 1;
+		if (!strcmp(o, "--keep") && a->keep) {
+			*a->keep = 1;
 			continue;
 		}
-		if (argv[i][0] == '-') {
-			log_err("unknown option '%s'", argv[i]);
+		if (o[0] == '-') {
+			log_err("unknown option '%s'", o);
 			usage(stderr);
 			return CTL_USAGE;
 		}
 		if (*npos >= maxpos) {
-			log_err("unexpected '%s' (at most %d profile%s)", argv[i], maxpos,
-				maxpos > 1 ? "s" : "");
+			log_err("unexpected '%s' (at most %d profile%s)", o, maxpos, maxpos > 1 ? "s" : "");
 			return CTL_USAGE;
 		}
-		pos[(*npos)++] = argv[i];
+		pos[(*npos)++] = o;
+	}
+	return 0;
+}
+
+int exp_add_expects(struct profile *p, const char *const *texts, int n)
+{
+	const struct wlc *wl = wlc_find(p->workload);
+	char msg[400];
+	size_t off;
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		struct prof_expect *x = &p->expect[p->nexpect];
+
+		if (p->nexpect == PROF_MAX_EXPECT) {
+			log_err("--expect: at most %d expectations with the profile's", PROF_MAX_EXPECT);
+			return CTL_USAGE;
+		}
+		if (!wl || expect_parse(texts[i], wl->measure, x, msg, sizeof(msg), &off)) {
+			log_err("--expect '%s': %s", texts[i], wl ? msg : "no workload");
+			return CTL_USAGE;
+		}
+		for (j = 0; x->arm[0] && j < p->narms && strcmp(p->arm[j].name, x->arm); j++)
+			;
+		if (x->arm[0] && j == p->narms) {
+			log_err("--expect '%s': no arm named '%s' in %s", texts[i], x->arm, p->file);
+			return CTL_USAGE;
+		}
+		p->nexpect++;
 	}
 	return 0;
 }
 
 int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *))
 {
-	const char *sets[PROF_MAX_SETS], *pos[4];
-	int nsets, npos, r;
+	static struct exp_argv a;
+	const char *pos[4];
+	int npos, r;
 
 	memset(o, 0, sizeof(*o));
-	if (argc > 4 + 2 * PROF_MAX_SETS) {
+	memset(&a, 0, sizeof(a));
+	a.out = &o->outdir;
+	a.keep = &o->keep;
+	a.junit = &o->junit;
+	if (argc > 6 + 2 * (PROF_MAX_SETS + PROF_MAX_EXPECT)) {
 		log_err("too many arguments");
 		return CTL_USAGE;
 	}
-	r = exp_args(argc, argv, sets, &nsets, pos, 1, &npos, &o->outdir, &o->keep, usage);
+	r = exp_args(argc, argv, &a, pos, 1, &npos, usage);
 	if (r)
 		return r;
 	if (npos != 1) {
 		usage(stderr);
 		return CTL_USAGE;
 	}
-	if (profile_load(&e->p, pos[0], sets, nsets, e->err, sizeof(e->err))) {
+	if (profile_load(&e->p, pos[0], a.sets, a.nsets, e->err, sizeof(e->err))) {
 		fprintf(stderr, "%s\n", e->err);
 		return CTL_USAGE;
 	}
 	e->loaded = 1;
-	return 0;
+	return exp_add_expects(&e->p, a.expects, a.nexpects);
 }
 
 static void iso_now(char *buf, size_t len)

@@ -53,6 +53,7 @@ struct exp_opts {
 	int need_testbed;	/* do not bring one up: the testbed must be running */
 	const char *nodes;	/* the members ("node0,node2"); NULL: the first p.nodes */
 	int print;		/* progress lines on stderr */
+	const char *junit;	/* --junit FILE: the expectations as JUnit XML */
 };
 
 struct exp {
@@ -61,7 +62,7 @@ struct exp {
 	const struct wlc *wl;
 	struct exp_opts o;
 	struct exp_obs obs;
-	int loaded, brought_up, group_open, rc, extra_rules;
+	int loaded, brought_up, group_open, rc, extra_rules, expect_failed;
 	struct group g;
 	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
 	json_t *faults, *rounds[PROF_MAX_ARMS];
@@ -72,19 +73,29 @@ struct exp {
 	struct ssh_agents ssh;
 };
 
-/* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]:
+/* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]
+ * [--expect 'ARM: METRIC OP VALUE']... [--junit FILE] (junit: run only):
  * the profile loaded into e->p, o filled. 0; CTL_HELP after --help; CTL_USAGE
  * (message printed, nothing touched) */
 int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *));
-/* validate's: PROFILE... [--set k.path=v]...: *npos (at most maxpos) files in pos */
-int exp_args(int argc, char **argv, const char **sets, int *nsets, const char **pos, int maxpos,
-	     int *npos, const char **out, int *keep, void (*usage)(FILE *));
+/* the options exp_load and validate read (NULL: not accepted) */
+struct exp_argv {
+	const char *sets[PROF_MAX_SETS], *expects[PROF_MAX_EXPECT];
+	int nsets, nexpects;
+	const char **out, **junit;
+	int *keep;
+};
+/* PROFILE... and the options of a: *npos (at most maxpos) files in pos */
+int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int maxpos, int *npos,
+	     void (*usage)(FILE *));
+/* --expect texts into p (after its own): 0, or CTL_USAGE with the message printed */
+int exp_add_expects(struct profile *p, const char *const *texts, int n);
 
 /* e->p loaded: 0 ready; CTL_USAGE (bad output directory); CTL_FAIL */
 int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o);
 int exp_measure(struct exp *e);
 /* the exit code: 1 when an arm failed, the run was interrupted, or a
- * verification failed */
+ * verification failed; else 3 when an expectation failed */
 int exp_finish(struct exp *e);
 void exp_close(struct exp *e);
 

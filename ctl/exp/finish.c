@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "ctl/exp/exp.h"
+#include "ctl/exp/expect.h"
 #include "ctl/exp/inject.h"
 #include "lib/log.h"
 
@@ -113,6 +114,11 @@ json_t *exp_report(struct exp *e)
 			arms);
 	if (rep && e->rc && !ctl_interrupted)
 		json_object_set_new(rep, "error", json_string(e->err));
+	if (rep && p->nexpect) {
+		json_object_set_new(rep, "expectations",
+				    expect_eval(p->expect, p->nexpect, arms, &e->expect_failed));
+		json_object_set_new(rep, "expectations_failed", json_integer(e->expect_failed));
+	}
 	return rep;
 }
 
@@ -138,6 +144,21 @@ static int write_dir(struct exp *e)
 	return 0;
 }
 
+/* --junit FILE: whatever happened, a file CI can read (no report: the run
+ * did not get as far as its arms, e->err says why) */
+static void write_junit(struct exp *e)
+{
+	char msg[PATH_MAX + 64];
+
+	if (!e->o.junit)
+		return;
+	if (report_junit(e->report, e->p.name, e->err[0] ? e->err : "the run did not start",
+			 e->o.junit, msg, sizeof(msg))) {
+		log_err("--junit: %s", msg);
+		e->rc = 1;
+	}
+}
+
 int exp_finish(struct exp *e)
 {
 	if (e->group_open) {
@@ -152,7 +173,10 @@ int exp_finish(struct exp *e)
 			e->rc = 1;
 		}
 	}
+	write_junit(e);
 	if (e->brought_up && !e->o.keep)
 		tb_down();
+	if (!e->rc && e->expect_failed)
+		return CTL_EXPECT;
 	return e->rc;
 }

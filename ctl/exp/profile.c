@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl/exp/check.h"
+#include "ctl/exp/expect.h"
 #include "ctl/testbed/testbed.h"
 #include "ctl/wl/wl.h"
 #include "injector/inj.h"
@@ -254,10 +255,73 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 	return 0;
 }
 
+/* expect: a list of "[ARM:] METRIC OP VALUE" lines */
+static int check_expect(struct pctx *x, struct profile *p, const struct ynode *l,
+			const struct wlc *wl)
+{
+	size_t i;
+
+	if (prof_want(x, l, YN_SEQ, "expect"))
+		return -1;
+	if (l->n + (size_t)p->nexpect > PROF_MAX_EXPECT)
+		return prof_perr(x, l, 0, "expect: %zu expectations, at most %d", l->n,
+			    PROF_MAX_EXPECT);
+	for (i = 0; i < l->n; i++) {
+		const struct ynode *e = l->v[i];
+		struct prof_expect *pe = &p->expect[p->nexpect];
+		char where[32], msg[400];
+		size_t off = 0;
+		int j;
+
+		char text[160];
+		size_t pre = 0;
+
+		snprintf(where, sizeof(where), "expect[%zu]", i);
+		/* unquoted, "- rc: p99 < 2s" is YAML's {rc: "p99 < 2s"}: the same */
+		if (e->kind == YN_MAP && e->n == 1 && e->v[0]->kind == YN_SCALAR &&
+		    !ytree_is_null(e->v[0])) {
+			pre = (size_t)snprintf(text, sizeof(text), "%s: ", e->k[0]);
+			snprintf(text + pre, sizeof(text) - pre, "%s", e->v[0]->s);
+			e = e->v[0];
+		} else if (prof_want(x, e, YN_SCALAR, where)) {
+			return -1;
+		} else {
+			snprintf(text, sizeof(text), "%s", e->s);
+		}
+		if (expect_parse(text, wl->measure, pe, msg, sizeof(msg), &off)) {
+			/* the column of the bad part, when the scalar is on one line */
+			struct ynode at = *e;
+
+			if (!strchr(e->s, '\n') && off >= pre)
+				at.col += (int)(off - pre) + !e->plain;
+			return prof_perr(x, &at, 0, "%s: %s", where, msg);
+		}
+		if (pe->arm[0]) {
+			for (j = 0; j < p->narms && strcmp(p->arm[j].name, pe->arm); j++)
+				;
+			if (j == p->narms) {
+				char names[160] = "";
+
+				for (j = 0; j < p->narms; j++)
+					snprintf(names + strlen(names), sizeof(names) - strlen(names),
+						 "%s%s", j ? ", " : "", p->arm[j].name);
+				if (l->v[i]->kind == YN_MAP)	/* at the arm's name */
+					return prof_perr_key(x, l->v[i], 0, "%s: no arm named '%s' (the "
+							"arms: %s)", where, pe->arm, names);
+				return prof_perr(x, e, 0, "%s: no arm named '%s' (the arms: %s)", where,
+					    pe->arm, names);
+			}
+		}
+		p->nexpect++;
+	}
+	return 0;
+}
+
 static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 {
 	static const char *const keys[] = { "version", "name", "description", "testbed", "hosts",
-					    "workload", "arms", "run", "faults", "output", NULL };
+					    "workload", "arms", "run", "faults", "expect", "output",
+					    NULL };
 	static const char *const wkeys[] = { "type", "options", NULL };
 	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
 	static const char *const okeys[] = { "dir", NULL };
@@ -319,6 +383,8 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
 	}
 	if ((n = ytree_get(root, "faults", NULL)) && !ytree_is_null(n) && check_faults(x, p, n))
+		return -1;
+	if ((n = ytree_get(root, "expect", NULL)) && !ytree_is_null(n) && check_expect(x, p, n, wl))
 		return -1;
 	if ((n = ytree_get(root, "output", NULL)) &&
 	    (prof_want(x, n, YN_MAP, "output") || prof_keys_known(x, n, okeys, "output") ||
@@ -463,19 +529,23 @@ json_t *profile_to_json(const struct profile *p)
 						(json_int_t)f->start_ns, "duration_ns",
 						(json_int_t)f->duration_ns));
 	}
-	json_t *hosts = json_array();
+	json_t *hosts = json_array(), *expect = json_array();
+
+	for (i = 0; i < p->nexpect; i++)
+		json_array_append_new(expect, json_string(p->expect[i].text));
 
 	for (i = 0; i < p->nhosts; i++)
 		json_array_append_new(hosts, json_pack("{s:s,s:s,s:i,s:s,s:s}", "name", p->host[i].name,
 						       "addr", p->host[i].addr, "port",
 						       p->host[i].port, "nic", p->host[i].nic,
 						       "switch", p->host[i].sw));
-	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:o,s:{s:s,s:O},s:o,s:{s:I,s:I,s:I},s:o,s:O,s:s}",
+	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:o,s:{s:s,s:O},s:o,s:{s:I,s:I,s:I},s:o,s:o,s:O,"
+			 "s:s}",
 			 "file", p->file, "name", p->name, "description", p->description, "testbed",
 			 "backend", p->backend, "nodes", p->nodes, "mtu", p->mtu, "hosts", hosts,
 			 "workload", "type",
 			 p->workload, "options", p->wopts, "arms", arms, "run", "iters",
 			 (json_int_t)p->iters, "rounds", (json_int_t)p->rounds, "warmup",
-			 (json_int_t)p->warmup, "faults", faults, "sets", p->sets, "text",
+			 (json_int_t)p->warmup, "faults", faults, "expect", expect, "sets", p->sets, "text",
 			 p->text ? p->text : "");
 }

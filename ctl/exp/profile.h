@@ -16,6 +16,7 @@
 #define PROF_MAX_ARMS 4
 #define PROF_MAX_FAULTS 32
 #define PROF_MAX_SETS 32
+#define PROF_MAX_EXPECT 32
 
 struct prof_fault {
 	char name[32];
@@ -49,6 +50,15 @@ struct prof_ssh {
 	char opt[PROF_MAX_SSH_OPTS][128];	/* ssh -o OPTION */
 };
 
+/* an expectation (ctl/exp/expect.h): "[ARM:] METRIC OP VALUE" */
+struct prof_expect {
+	char text[128];		/* as written, spaces trimmed */
+	char arm[32];		/* "": every arm */
+	int metric;		/* index into expect.c's table */
+	int op;			/* EX_LT, ... (expect.c) */
+	double value;		/* in the metric's raw unit: ns, a fraction, a count, B/s */
+};
+
 struct prof_arm {
 	char name[32];
 	char mode[16];
@@ -72,6 +82,8 @@ struct profile {
 	uint64_t iters, rounds, warmup;	/* collective, kv (ops per client), storage (I/Os) */
 	int nfaults;
 	struct prof_fault fault[PROF_MAX_FAULTS];
+	int nexpect;
+	struct prof_expect expect[PROF_MAX_EXPECT];
 	char outdir[PATH_MAX];	/* "" = runs/NAME-TIMESTAMP */
 	char *text;		/* the file as read */
 	json_t *sets;		/* the --set overrides applied */

@@ -295,6 +295,7 @@ int report_html(const json_t *rep, FILE *f)
 	}
 	html_head(&pg);
 	html_summary(&pg);
+	report_html_expectations(rep, f);
 	plot_cdfs(&pg);
 	plot_timeline(&pg);
 	time_plot(f, pg.arms, pg.t0, "loss", "Data lost per 250 ms interval (lossy modes; rc "

@@ -90,6 +90,14 @@ int report_html(const json_t *report, FILE *f);
 int report_hlog(const json_t *report, const json_t *arm, FILE *f);
 /* report.json, summary.csv, ARM.hlog, report.html into dir */
 int report_write(json_t *report, const char *dir, char *err, size_t errlen);
+/* expectations (ctl/exp/expect.h) under the text table, as an HTML table,
+ * and as a JUnit XML file at path, written whole (rep NULL: the run did
+ * not start, err says why); nothing when the report has none */
+void report_print_expectations(const json_t *report, FILE *f);
+void report_html_expectations(const json_t *report, FILE *f);
+int report_junit(const json_t *report, const char *suite, const char *err, const char *path,
+		 char *msg, size_t len);
+int report_junit_print(const json_t *report, const char *suite, const char *err, FILE *f);
 /* rdmactl report A B: arm by arm, B against A */
 void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f);
 

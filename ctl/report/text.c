@@ -47,6 +47,7 @@ void report_print_text(const json_t *rep, FILE *f)
 	}
 	if (json_array_size(arms) > 1)
 		fprintf(f, "# %s\n", footnote(ms));
+	report_print_expectations(rep, f);
 }
 
 void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f)

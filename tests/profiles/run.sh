@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 SUITE=profiles
 . tests/softroce/lib.sh
 C=$RDMACTL
-plan shipped_validate broken_corpus set_overrides sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode \
+plan shipped_validate broken_corpus set_overrides expect_cli sigpipe_is_not_death too_many_arguments not_regular_file nul_byte many_keys token_file_mode \
      nonroot_state_dir down_keeps_state_qemu_alive
 
 ok=1 n=0
@@ -51,6 +51,20 @@ done
 out=$("$C" validate profiles/nonexistent.yaml 2>&1); rc=$?
 [ $rc = 2 ] && grep -q "No such file" <<< "$out" || { ok=0; echo "  missing file: $rc $out"; }
 [ $ok = 1 ] && pass set_overrides "overrides applied and checked; bad ones point at --set:1:col" || fail set_overrides "see above"
+# --expect: checked like the profile's expect: list, against its arms and
+# its workload's metrics; a bad one is exit 2 with what is wrong
+ok=1
+out=$("$C" -j validate "$q" --expect 'rc: p99 < 2s' --expect 'busbw > 1MB/s' 2>&1) &&
+	jq -e '.expect == ["rc: wrong == 0", "lost < 5%", "rc: p99 < 2s", "busbw > 1MB/s"]' <<< "$out" >/dev/null ||
+	{ ok=0; echo "  expect ok: $out"; }
+for a in "p99 < 2|'2': a time needs its unit" "ec: lost < 1%|no arm named 'ec'" "tta < 9s|metric 'tta': not one this workload reports" \
+	 "p99 => 1s|expected an operator"; do
+	e=${a%%|*}; want="rdmactl: --expect '$e': ${a#*|}"
+	out=$("$C" validate "$q" --expect "$e" 2>&1); rc=$?
+	[ $rc = 2 ] && [[ "$out" == "$want"* ]] || { ok=0; echo "  --expect $e: exit $rc: $out (want $want)"; }
+done
+[ $ok = 1 ] && pass expect_cli "--expect added after the profile's own; bad ones exit 2 with the reason" || fail expect_cli "see above"
+
 # a reader that went away (the read end closed before rdmactl writes) is an
 # EPIPE, not a death by SIGPIPE (exit 141, as an ssh that had exited once
 # caused in run_ssh_refused)

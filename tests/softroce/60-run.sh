@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender
+TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender run_expectations
        run_interrupted run_train_profile run_other_profiles run_kv_profile run_storage_profile
        run_bad_profile run_brings_up_testbed run_hosts_profile run_ssh_profile run_ssh_refused
        run_ssh_killed"
@@ -91,6 +91,34 @@ if "$C" report "$q" --format csv | cmp -s - "$q/summary.csv" &&
 	pass report_rerender "csv and html re-rendered byte for byte; run with faults removed compared: $(grep '^  rc ' <<< "$cmp_out" | awk '{print "rc p99 " $5 " -> " $6 " ms"}')"
 else
 	fail report_rerender "rc2=$rc2 rc3=$rc3 $(head -c 300 <<< "$cmp_out")"
+fi
+
+# --- expectations: the quickstart's own (rc: wrong == 0; lost < 5% on each
+# of the 3 arms) held in the first run (exit 0);
+# with one added that cannot hold, exit 3, the report whole and not
+# partial, a FAILED line, and a JUnit file that Python's XML parser reads
+# with the run and every expectation as test cases, one failure
+q5=$W/q5
+out=$("$C" run profiles/quickstart.yaml -o "$q5" --set run.iters=3 --set run.rounds=1 \
+	--expect 'rc: p99 < 1us' --junit "$W/junit.xml" 2>&1); rc=$?
+junit=$("$PY" -c 'import sys, xml.etree.ElementTree as E
+s = E.parse(sys.argv[1]).getroot().find("testsuite")
+cases = s.findall("testcase")
+print(s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"), len(cases),
+      ";".join(c.get("name") for c in cases if c.find("failure") is not None))' "$W/junit.xml" 2>&1)
+if jq -e '.expectations_failed == 0 and (.expectations | length) == 4 and ([.expectations[].held] | all)' \
+	< "$q/report.json" >/dev/null &&
+	[ $rc = 3 ] && [ ! -e "$q5.partial" ] &&
+	jq -e '.status == "ok" and .partial == false and .expectations_failed == 1 and
+	       (.expectations | length) == 5 and
+	       ([.expectations[] | select(.held | not) | .expect] == ["rc: p99 < 1us"])' < "$q5/report.json" >/dev/null &&
+	grep -q "^  FAILED rc: p99 < 1us failed: " <<< "$out" && grep -q "^# expectations: 4 of 5 held" <<< "$out" &&
+	[ "$junit" = "quickstart 6 1 0 6 rc: p99 < 1us" ] && [ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ] &&
+	"$C" report "$q5" --format junit | cmp -s - "$W/junit.xml" &&
+	"$C" report "$q5" --format html | grep -q '<table id="expectations">'; then
+	pass run_expectations "quickstart's 4 held (exit 0); with 'rc: p99 < 1us' exit 3: $(grep FAILED <<< "$out" | sed 's/^ *//'); junit: $junit"
+else
+	fail run_expectations "rc=$rc junit=[$junit] $(grep -A5 '^# expectations' <<< "$out" | tr '\n' '|')"
 fi
 
 # --- Ctrl-C in the middle: exit 1, a partial report, nothing left behind

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Expectations (expect.h): parsed when a profile loads, evaluated on the
+ * report's arms. A value needs its metric's unit (a time needs ns, us, ms
+ * or s; a fraction is a percentage or 0..1; a rate may end in B/s), so
+ * that "p99 < 5" cannot mean 5 ns by accident.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl/exp/expect.h"
+#include "ctl/report/report.h"
+
+enum unit { U_TIME, U_FRAC, U_COUNT, U_BW };
+enum { EX_LT, EX_LE, EX_GT, EX_GE, EX_EQ, EX_NE };
+
+#define S (1u << MEASURE_STEPS)
+#define O (1u << MEASURE_OPS)
+#define T (1u << MEASURE_TRAIN)
+#define ALL (S | O | T)
+
+static const struct {
+	const char *name, *path;
+	enum unit unit;
+	unsigned measures;
+} metrics[] = {
+	{ "p50", "percentiles.p50_ns", U_TIME, ALL },
+	{ "p90", "percentiles.p90_ns", U_TIME, ALL },
+	{ "p99", "percentiles.p99_ns", U_TIME, ALL },
+	{ "p99.9", "percentiles.p99_9_ns", U_TIME, ALL },
+	{ "p99.99", "percentiles.p99_99_ns", U_TIME, ALL },
+	{ "min", "percentiles.min_ns", U_TIME, ALL },
+	{ "max", "percentiles.max_ns", U_TIME, ALL },
+	{ "mean", "percentiles.mean_ns", U_TIME, ALL },
+	{ "count", "count", U_COUNT, ALL },
+	{ "lost", "lost_fraction", U_FRAC, S | T },
+	{ "wrong", "wrong", U_COUNT, ALL },
+	{ "retransmissions", "retransmissions", U_COUNT, ALL },
+	{ "busbw", "busbw_bytes_per_s", U_BW, S },
+	{ "algbw", "algbw_bytes_per_s", U_BW, S },
+	{ "ops_per_s", "ops_per_s", U_COUNT, O },
+	{ "tta", "tta_ns", U_TIME, T },
+	{ "accuracy", "final_accuracy", U_FRAC, T },
+};
+#define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+static const char *const ops[] = { "<", "<=", ">", ">=", "==", "!=" };
+
+void expect_metric_names(unsigned measure, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < NMETRICS && o < len; i++)
+		if (metrics[i].measures & (1u << measure))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", metrics[i].name);
+}
+
+/* the value's text in unit u: 0 and *v, or -1 with the reason */
+static int parse_value(const char *s, enum unit u, double *v, const char **why)
+{
+	static const struct {
+		const char *sfx;
+		double mult;
+	} times[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { NULL, 0 } };
+	char *end;
+	double x;
+	int i;
+
+	x = strtod(s, &end);
+	if (end == s || !isfinite(x) || x < 0 || !isdigit((unsigned char)s[0])) {
+		*why = "expected a number (not negative)";
+		return -1;
+	}
+	switch (u) {
+	case U_TIME:
+		for (i = 0; times[i].sfx && strcmp(end, times[i].sfx); i++)
+			;
+		if (!times[i].sfx) {
+			*why = *end ? "unknown time unit (ns, us, ms or s)" :
+				      "a time needs its unit (ns, us, ms or s)";
+			return -1;
+		}
+		x *= times[i].mult;
+		break;
+	case U_FRAC:
+		if (!strcmp(end, "%"))
+			x /= 100;
+		else if (*end) {
+			*why = "expected a percentage (5%) or a fraction (0.05)";
+			return -1;
+		}
+		if (x > 1) {
+			*why = "a fraction is at most 100%";
+			return -1;
+		}
+		break;
+	case U_COUNT:
+	case U_BW:
+		if (*end == 'k' || *end == 'K')
+			x *= 1e3, end++;
+		else if (*end == 'M')
+			x *= 1e6, end++;
+		else if (*end == 'G')
+			x *= 1e9, end++;
+		if (u == U_BW && !strcmp(end, "B/s"))
+			end += 3;
+		if (*end) {
+			*why = u == U_BW ? "expected a rate: 1.5GB/s, 200MB/s, 5e8" :
+					   "expected a count: 0, 10, 2.5k, 1M";
+			return -1;
+		}
+		break;
+	}
+	*v = x;
+	return 0;
+}
+
+static int fail_at(char *err, size_t len, size_t *off, size_t at, const char *fmt, const char *a,
+		   const char *b)
+{
+	snprintf(err, len, fmt, a, b);
+	*off = at;
+	return -1;
+}
+
+static int parse(const char *s, unsigned measure, struct prof_expect *x, char *err, size_t len,
+		 size_t *off)
+{
+	size_t i = 0, j, m0, k;
+	const char *why = "";
+	char name[32], val[64], list[256];
+	int op;
+
+	memset(x, 0, sizeof(*x));
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	j = strlen(s);
+	while (j > i && (s[j - 1] == ' ' || s[j - 1] == '\t'))
+		j--;
+	if (j - i >= sizeof(x->text))
+		return fail_at(err, len, off, 0, "too long (at most %s characters)%s", "127", "");
+	snprintf(x->text, sizeof(x->text), "%.*s", (int)(j - i), s + i);
+	s = x->text;
+	i = 0;
+	/* ARM: where a ':' comes before any operator */
+	k = strcspn(s, ":<>=!");
+	if (s[k] == ':') {
+		size_t e = k;
+
+		while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+			e--;
+		if (!e || e >= sizeof(x->arm))
+			return fail_at(err, len, off, 0, "%s before ':'%s",
+				       e ? "an arm name too long" : "expected an arm name", "");
+		snprintf(x->arm, sizeof(x->arm), "%.*s", (int)e, s);
+		i = k + 1;
+	}
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	m0 = i;
+	while (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.')
+		i++;
+	expect_metric_names(measure, list, sizeof(list));
+	if (i == m0)
+		return fail_at(err, len, off, m0, "expected '[ARM:] METRIC OP VALUE', a metric of: %s%s",
+			       list, "");
+	snprintf(name, sizeof(name), "%.*s", (int)(i - m0 < 31 ? i - m0 : 31), s + m0);
+	for (k = 0; k < NMETRICS && strcmp(metrics[k].name, name); k++)
+		;
+	if (k == NMETRICS)
+		return fail_at(err, len, off, m0, "unknown metric '%s' (one of: %s; an arm is "
+			       "named before a ':')", name, list);
+	if (!(metrics[k].measures & (1u << measure)))
+		return fail_at(err, len, off, m0, "metric '%s': not one this workload reports (it "
+			       "has: %s)", name, list);
+	x->metric = (int)k;
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	for (op = 5; op >= 0; op--)	/* the two-character ones first */
+		if (!strncmp(s + i, ops[op], strlen(ops[op])) && strlen(ops[op]) == 2)
+			break;
+	if (op < 0)
+		for (op = 5; op >= 0; op--)
+			if (!strncmp(s + i, ops[op], strlen(ops[op])))
+				break;
+	if (op < 0)
+		return fail_at(err, len, off, i, "expected an operator after '%s' (<, <=, >, >=, ==, "
+			       "!=)%s", name, "");
+	x->op = op;
+	i += strlen(ops[op]);
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	if (!s[i])
+		return fail_at(err, len, off, i, "expected a value after '%s'%s", ops[op], "");
+	snprintf(val, sizeof(val), "%s", s + i);
+	if (strcspn(val, " \t") != strlen(val)) {
+		val[strcspn(val, " \t")] = 0;
+		return fail_at(err, len, off, i + strlen(val) + strspn(s + i + strlen(val), " \t"),
+			       "unexpected text after the value '%s'%s", val, "");
+	}
+	if (parse_value(val, metrics[k].unit, &x->value, &why)) {
+		snprintf(err, len, "'%s': %s (%s)", val, why, name);
+		*off = i;
+		return -1;
+	}
+	return 0;
+}
+
+int expect_parse(const char *s, unsigned measure, struct prof_expect *x, char *err, size_t len,
+		 size_t *off)
+{
+	size_t lead = strspn(s, " \t");
+	int r = parse(s, measure, x, err, len, off);
+
+	if (r)	/* parse() counts in the text without its leading blanks */
+		*off += lead;
+	return r;
+}
+
+/* a raw value shown in its unit */
+static void show(enum unit u, double v, char *buf, size_t len)
+{
+	switch (u) {
+	case U_TIME:
+		if (v >= 1e9)
+			snprintf(buf, len, "%.3g s", v / 1e9);
+		else if (v >= 1e6)
+			snprintf(buf, len, "%.3g ms", v / 1e6);
+		else if (v >= 1e3)
+			snprintf(buf, len, "%.3g us", v / 1e3);
+		else
+			snprintf(buf, len, "%.0f ns", v);
+		break;
+	case U_FRAC:
+		snprintf(buf, len, "%.3g%%", v * 100);
+		break;
+	case U_BW:
+		snprintf(buf, len, "%.4g MB/s", v / 1e6);
+		break;
+	default:
+		snprintf(buf, len, "%.10g", v);
+	}
+}
+
+static int holds(int op, double a, double b)
+{
+	switch (op) {
+	case EX_LT:
+		return a < b;
+	case EX_LE:
+		return a <= b;
+	case EX_GT:
+		return a > b;
+	case EX_GE:
+		return a >= b;
+	case EX_EQ:
+		return a == b;
+	default:
+		return a != b;
+	}
+}
+
+/* the text without its "ARM:" */
+static const char *cond_of(const struct prof_expect *x)
+{
+	const char *c = x->text;
+
+	if (x->arm[0])
+		c += strcspn(c, ":") + 1;
+	return c + strspn(c, " \t");
+}
+
+/* one expectation on one arm */
+static json_t *eval_one(const struct prof_expect *x, const json_t *arm, int *failed)
+{
+	const json_t *v = jr_path(arm, metrics[x->metric].path);
+	enum unit u = metrics[x->metric].unit;
+	char shown[48], msg[256];
+	double a = 0;
+	int has = json_is_number(v), ok;
+
+	/* an rc arm reports no loss: it has none (its NIC retransmits) */
+	if (!has && !strcmp(metrics[x->metric].name, "lost") && !strcmp(jr_str(arm, "mode"), "rc"))
+		has = 1;
+	else if (has)
+		a = json_number_value(v);
+	ok = has && holds(x->op, a, x->value);
+	if (has)
+		show(u, a, shown, sizeof(shown));
+	else
+		snprintf(shown, sizeof(shown), "%s", !strcmp(metrics[x->metric].name, "tta") ?
+							 "never reached" : "no value");
+	snprintf(msg, sizeof(msg), "%s: %s %s: %s", jr_str(arm, "name"), cond_of(x),
+		 ok ? "held" : "failed", shown);
+	*failed += !ok;
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:o,s:s,s:b,s:s}", "expect", x->text, "arm",
+			 jr_str(arm, "name"), "metric", metrics[x->metric].name, "op", ops[x->op],
+			 "bound", x->value, "actual", has ? json_real(a) : json_null(), "shown",
+			 shown, "held", ok, "message", msg);
+}
+
+json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int *failed)
+{
+	json_t *out = json_array();
+	const json_t *arm;
+	size_t k;
+	int i, found;
+
+	*failed = 0;
+	for (i = 0; i < n; i++) {
+		found = 0;
+		json_array_foreach(arms, k, arm) {
+			if (x[i].arm[0] && strcmp(x[i].arm, jr_str(arm, "name")))
+				continue;
+			found = 1;
+			json_array_append_new(out, eval_one(&x[i], arm, failed));
+		}
+		if (!found) {	/* the run ended before the arm ran */
+			char msg[192];
+
+			snprintf(msg, sizeof(msg), "%s: failed: the report has no arm %s", x[i].text,
+				 x[i].arm[0] ? x[i].arm : "at all");
+			(*failed)++;
+			json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:f,s:n,s:s,s:b,s:s}",
+							     "expect", x[i].text, "arm", x[i].arm,
+							     "metric", metrics[x[i].metric].name,
+							     "op", ops[x[i].op], "bound", x[i].value,
+							     "actual", "shown", "not run", "held", 0,
+							     "message", msg));
+		}
+	}
+	return out;
+}

@@ -7,7 +7,7 @@
  * fault rules leased, the arms in rounds, the report directory written.
  * Its live model is published for `tui --attach`. Exit 0, or 1 when an
  * arm failed, the run was interrupted, or a verification failed (#wrong
- * without loss).
+ * without loss), or an expectation failed (report.json says which).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -32,12 +32,12 @@ static void usage_run(FILE *f)
 		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
 		"  report.json, summary.csv, ARM.hlog, report.html\n"
 		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
-		"  --expect E       one more expectation, as in the profile's expect: list,\n"
-		"                   e.g. 'rc: p99 < 2s', 'lost < 5%%', 'busbw > 1MB/s'\n"
+		"  --expect E       one more expectation, as in the profile's expect:,\n"
+		"                   e.g. 'rc: p99 < 2s', 'all: lost < 5%%', 'busbw > 1MB/s'\n"
 		"  --junit FILE     the expectations (and whether the run completed) as JUnit XML\n"
 		"  --keep           leave a testbed this run brought up running\n"
-		"  exit 0: done, every expectation held; 1: the run failed; 2: bad usage or\n"
-		"  profile; 3: the run completed and an expectation failed\n");
+		"  exit 0: done, every expectation held; 1: the run failed or an expectation\n"
+		"  failed (report.json: status, expectations_failed); 2: bad usage or profile\n");
 }
 
 static void print_valid(const struct ctl *ctl, const char *file, struct profile *p)

@@ -95,7 +95,7 @@ int exp_add_expects(struct profile *p, const char *const *texts, int n);
 int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o);
 int exp_measure(struct exp *e);
 /* the exit code: 1 when an arm failed, the run was interrupted, or a
- * verification failed; else 3 when an expectation failed */
+ * verification failed, or an expectation failed (report.json tells which) */
 int exp_finish(struct exp *e);
 void exp_close(struct exp *e);
 

@@ -156,6 +156,8 @@ static int parse(const char *s, unsigned measure, struct prof_expect *x, char *e
 			return fail_at(err, len, off, 0, "%s before ':'%s",
 				       e ? "an arm name too long" : "expected an arm name", "");
 		snprintf(x->arm, sizeof(x->arm), "%.*s", (int)e, s);
+		if (!strcmp(x->arm, "all"))	/* every arm */
+			x->arm[0] = 0;
 		i = k + 1;
 	}
 	while (s[i] == ' ' || s[i] == '\t')
@@ -267,9 +269,10 @@ static int holds(int op, double a, double b)
 static const char *cond_of(const struct prof_expect *x)
 {
 	const char *c = x->text;
+	size_t k = strcspn(c, ":<>=!");
 
-	if (x->arm[0])
-		c += strcspn(c, ":") + 1;
+	if (c[k] == ':')	/* an arm's name, or all */
+		c += k + 1;
 	return c + strspn(c, " \t");
 }
 

@@ -176,7 +176,5 @@ int exp_finish(struct exp *e)
 	write_junit(e);
 	if (e->brought_up && !e->o.keep)
 		tb_down();
-	if (!e->rc && e->expect_failed)
-		return CTL_EXPECT;
-	return e->rc;
+	return e->rc ? e->rc : e->expect_failed ? CTL_FAIL : CTL_OK;
 }

@@ -255,64 +255,94 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 	return 0;
 }
 
-/* expect: a list of "[ARM:] METRIC OP VALUE" lines */
+/* one expectation: the scalar v, of the arm named by key i of map m (NULL:
+ * v carries its own "ARM:", if any) */
+static int add_expect(struct pctx *x, struct profile *p, const struct wlc *wl,
+		      const struct ynode *v, const struct ynode *m, size_t i, const char *where)
+{
+	struct prof_expect *pe = &p->expect[p->nexpect];
+	char text[192], msg[400], names[160] = "";
+	size_t off = 0, pre = 0;
+	int j;
+
+	if (prof_want(x, v, YN_SCALAR, where))
+		return -1;
+	if (p->nexpect == PROF_MAX_EXPECT)
+		return prof_perr(x, v, 0, "%s: more than %d expectations", where, PROF_MAX_EXPECT);
+	if (m)
+		pre = (size_t)snprintf(text, sizeof(text), "%s: ", m->k[i]);
+	snprintf(text + pre, sizeof(text) - pre, "%s", v->s);
+	if (expect_parse(text, wl->measure, pe, msg, sizeof(msg), &off)) {
+		struct ynode at = *v;
+
+		if (off < pre)	/* in the key */
+			return prof_perr_key(x, m, i, "%s: %s", where, msg);
+		if (!strchr(v->s, '\n'))	/* the bad part's column, on one line */
+			at.col += (int)(off - pre) + !v->plain;
+		return prof_perr(x, &at, 0, "%s: %s", where, msg);
+	}
+	if (!pe->arm[0]) {
+		p->nexpect++;
+		return 0;
+	}
+	for (j = 0; j < p->narms && strcmp(p->arm[j].name, pe->arm); j++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", j ? ", " : "",
+			 p->arm[j].name);
+	if (j == p->narms) {
+		if (m)	/* at the arm's name */
+			return prof_perr_key(x, m, i, "%s: no arm named '%s' (the arms: %s; all: "
+					"every arm)", where, pe->arm, names);
+		return prof_perr(x, v, 0, "%s: no arm named '%s' (the arms: %s; all: every arm)",
+			    where, pe->arm, names);
+	}
+	p->nexpect++;
+	return 0;
+}
+
+/*
+ * expect: conditions by arm (after k6's thresholds),
+ *   all: [wrong == 0]          every arm
+ *   lossy: [lost < 2%, ...]    one arm by name (a single one needs no list)
+ * or a list of "[ARM:] METRIC OP VALUE" lines (unquoted, "- rc: p99 < 2s"
+ * is YAML's one-key mapping, and means the same)
+ */
 static int check_expect(struct pctx *x, struct profile *p, const struct ynode *l,
 			const struct wlc *wl)
 {
-	size_t i;
+	char where[64];
+	size_t i, k;
 
-	if (prof_want(x, l, YN_SEQ, "expect"))
-		return -1;
-	if (l->n + (size_t)p->nexpect > PROF_MAX_EXPECT)
-		return prof_perr(x, l, 0, "expect: %zu expectations, at most %d", l->n,
-			    PROF_MAX_EXPECT);
-	for (i = 0; i < l->n; i++) {
-		const struct ynode *e = l->v[i];
-		struct prof_expect *pe = &p->expect[p->nexpect];
-		char where[32], msg[400];
-		size_t off = 0;
-		int j;
+	if (l->kind == YN_MAP) {
+		for (i = 0; i < l->n; i++) {
+			const struct ynode *v = l->v[i];
 
-		char text[160];
-		size_t pre = 0;
-
-		snprintf(where, sizeof(where), "expect[%zu]", i);
-		/* unquoted, "- rc: p99 < 2s" is YAML's {rc: "p99 < 2s"}: the same */
-		if (e->kind == YN_MAP && e->n == 1 && e->v[0]->kind == YN_SCALAR &&
-		    !ytree_is_null(e->v[0])) {
-			pre = (size_t)snprintf(text, sizeof(text), "%s: ", e->k[0]);
-			snprintf(text + pre, sizeof(text) - pre, "%s", e->v[0]->s);
-			e = e->v[0];
-		} else if (prof_want(x, e, YN_SCALAR, where)) {
-			return -1;
-		} else {
-			snprintf(text, sizeof(text), "%s", e->s);
-		}
-		if (expect_parse(text, wl->measure, pe, msg, sizeof(msg), &off)) {
-			/* the column of the bad part, when the scalar is on one line */
-			struct ynode at = *e;
-
-			if (!strchr(e->s, '\n') && off >= pre)
-				at.col += (int)(off - pre) + !e->plain;
-			return prof_perr(x, &at, 0, "%s: %s", where, msg);
-		}
-		if (pe->arm[0]) {
-			for (j = 0; j < p->narms && strcmp(p->arm[j].name, pe->arm); j++)
-				;
-			if (j == p->narms) {
-				char names[160] = "";
-
-				for (j = 0; j < p->narms; j++)
-					snprintf(names + strlen(names), sizeof(names) - strlen(names),
-						 "%s%s", j ? ", " : "", p->arm[j].name);
-				if (l->v[i]->kind == YN_MAP)	/* at the arm's name */
-					return prof_perr_key(x, l->v[i], 0, "%s: no arm named '%s' (the "
-							"arms: %s)", where, pe->arm, names);
-				return prof_perr(x, e, 0, "%s: no arm named '%s' (the arms: %s)", where,
-					    pe->arm, names);
+			if (v->kind != YN_SEQ) {
+				snprintf(where, sizeof(where), "expect.%.40s", l->k[i]);
+				if (add_expect(x, p, wl, v, l, i, where))
+					return -1;
+				continue;
+			}
+			for (k = 0; k < v->n; k++) {
+				snprintf(where, sizeof(where), "expect.%.40s[%zu]", l->k[i], k);
+				if (add_expect(x, p, wl, v->v[k], l, i, where))
+					return -1;
 			}
 		}
-		p->nexpect++;
+		return 0;
+	}
+	if (l->kind != YN_SEQ)
+		return prof_perr(x, l, 0, "expect: expected a mapping (ARM: [METRIC OP VALUE, ...], "
+			    "all: every arm) or a list, found %s", prof_kind_name(l));
+	for (i = 0; i < l->n; i++) {
+		const struct ynode *e = l->v[i];
+
+		snprintf(where, sizeof(where), "expect[%zu]", i);
+		if (e->kind == YN_MAP && e->n == 1) {
+			if (add_expect(x, p, wl, e->v[0], e, 0, where))
+				return -1;
+		} else if (add_expect(x, p, wl, e, NULL, 0, where)) {
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -24,12 +24,28 @@ static void *worker(void *arg)
 {
 	struct tui *t = arg;
 
+	char verdict[48] = "";
+	json_t *rep, *x;
+	size_t i, n;
+
 	exp_measure(t->e);
+	/* the expectations on what ran, as the report will have them: one
+	 * event each and the count in the title (the report is written when
+	 * the TUI quits) */
+	if (t->e->p.nexpect && !ctl_interrupted && (rep = exp_report(t->e))) {
+		n = json_array_size(json_object_get(rep, "expectations"));
+		json_array_foreach(json_object_get(rep, "expectations"), i, x)
+			model_event(t->m, "%s %s", json_is_true(json_object_get(x, "held")) ? "ok" :
+				    "FAILED", json_string_value(json_object_get(x, "message")));
+		snprintf(verdict, sizeof(verdict), ", expectations %zu of %zu held",
+			 n - (size_t)t->e->expect_failed, n);
+		json_decref(rep);
+	}
 	pthread_mutex_lock(&t->m->lock);
 	t->worker_done = 1;
 	t->m->done = 1;
-	snprintf(t->m->status, sizeof(t->m->status), "%s",
-		 ctl_interrupted ? "stopped" : t->e->rc ? "an arm failed" : "all rounds done");
+	snprintf(t->m->status, sizeof(t->m->status), "%s%s",
+		 ctl_interrupted ? "stopped" : t->e->rc ? "an arm failed" : "all rounds done", verdict);
 	pthread_mutex_unlock(&t->m->lock);
 	return NULL;
 }

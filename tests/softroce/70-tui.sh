@@ -9,7 +9,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="tui_columns_80x24 tui_drop_by_keys tui_plus_key tui_quit_clean tui_200x60 tui_too_small tui_attach"
+TESTS="tui_columns_80x24 tui_drop_by_keys tui_plus_key tui_quit_clean tui_200x60 tui_too_small tui_attach
+       tui_expectations"
 W=$(mktemp -d /tmp/rtb-tui.XXXXXX)
 SUITE_EXIT='tmux -L rtbtest kill-server 2>/dev/null; rm -rf "$W"'
 command -v tmux >/dev/null || { for t in $TESTS; do fail "$t" "no tmux (make deps)"; done; exit 0; }
@@ -124,5 +125,23 @@ else
 	fail tui_attach "$(screen d | head -6 | tr '\n' '|')"
 fi
 kill -INT $rp 2>/dev/null; wait $rp 2>/dev/null
+
+# --- a run to its end: the expectations in the title and one event each;
+# one that cannot hold makes the exit 1, and the report has it
+start e 120 40 profiles/quickstart.yaml -o "$W/e" --set run.iters=3 --set run.rounds=1 --expect "'rc: p99 < 1us'"
+if wait_for e "expectations 4 of 5 held" 240 && screen e | grep -q "FAILED rc: p99 < 1us failed: " &&
+	screen e | grep -q "ok rc: wrong == 0 held: 0"; then
+	screen e > build/tui-expect.txt
+	$T send-keys -t e q
+	for _ in $(seq 60); do [ -s "$W/e.rc" ] && break; sleep 0.5; done
+	if [ "$(cat "$W/e.rc" 2>/dev/null)" = 1 ] &&
+		jq -e '.status == "ok" and .expectations_failed == 1' < "$W/e/report.json" >/dev/null; then
+		pass tui_expectations "$(grep -oE 'all rounds done, expectations [0-9]+ of [0-9]+ held' build/tui-expect.txt); $(grep -c 'held: \|failed: ' build/tui-expect.txt) event lines; q: exit 1, report.json agrees"
+	else
+		fail tui_expectations "rc=$(cat "$W/e.rc" 2>/dev/null) $(jq -c '{status, expectations_failed}' < "$W/e/report.json" 2>&1)"
+	fi
+else
+	fail tui_expectations "$(screen e | grep -E 'rdmactl tui|held|failed' | tr -s ' ' | head -c 600)"
+fi
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

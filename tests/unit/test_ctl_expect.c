@@ -46,6 +46,7 @@ static void test_parse(void)
 	EXPECT(!parse("  p99 < 500ms  ", MEASURE_STEPS, &x, &off));
 	EXPECT(!x.arm[0] && !strcmp(x.text, "p99 < 500ms") && x.value == 500e6);
 	EXPECT(!parse("lossy:lost<5%", MEASURE_STEPS, &x, &off) && fabs(x.value - 0.05) < 1e-12);
+	EXPECT(!parse("all: p99 < 1s", MEASURE_STEPS, &x, &off) && !x.arm[0]);	/* every arm */
 	EXPECT(!parse("lost <= 0.05", MEASURE_TRAIN, &x, &off) && fabs(x.value - 0.05) < 1e-12);
 	EXPECT(!parse("p99.9 >= 1.5us", MEASURE_OPS, &x, &off) && x.value == 1500);
 	EXPECT(!parse("p99.99 != 2s", MEASURE_OPS, &x, &off) && x.value == 2e9);
@@ -106,7 +107,7 @@ static int held(const json_t *ev, const char *arm, const char *expect)
 
 static void test_eval(void)
 {
-	const char *texts[] = { "rc: wrong == 0", "lost < 5%", "p99 < 100ms", "lossy: count >= 72",
+	const char *texts[] = { "rc: wrong == 0", "all: lost < 5%", "p99 < 100ms", "lossy: count >= 72",
 				"ec: p99 < 1s", "hadamard: lost < 1%" };
 	struct prof_expect x[6];
 	json_t *arms = json_array(), *ev;
@@ -122,14 +123,16 @@ static void test_eval(void)
 	/* 1 + 3 + 3 + 1 + 1 (no arm ec) + 1 */
 	EXPECT_EQ_U(json_array_size(ev), 10);
 	EXPECT(held(ev, "rc", "rc: wrong == 0"));
-	EXPECT(held(ev, "rc", "lost < 5%"));	/* rc: no loss reported, none had */
-	EXPECT(held(ev, "lossy", "lost < 5%"));
-	EXPECT(!held(ev, "hadamard", "lost < 5%"));	/* a lossy mode without the figure */
-	EXPECT(!strcmp(json_string_value(json_object_get(entry(ev, "hadamard", "lost < 5%"), "shown")),
+	EXPECT(held(ev, "rc", "all: lost < 5%"));	/* rc: no loss reported, none had */
+	EXPECT(held(ev, "lossy", "all: lost < 5%"));
+	EXPECT(!held(ev, "hadamard", "all: lost < 5%"));	/* a lossy mode without the figure */
+	EXPECT(!strcmp(json_string_value(json_object_get(entry(ev, "hadamard", "all: lost < 5%"), "shown")),
 		       "no value"));
 	EXPECT(!held(ev, "rc", "p99 < 100ms"));
 	EXPECT(!strcmp(json_string_value(json_object_get(entry(ev, "rc", "p99 < 100ms"), "message")),
 		       "rc: p99 < 100ms failed: 250 ms"));
+	EXPECT(!strcmp(json_string_value(json_object_get(entry(ev, "lossy", "all: lost < 5%"),
+							 "message")), "lossy: lost < 5% held: 1.2%"));
 	EXPECT(held(ev, "lossy", "p99 < 100ms") && held(ev, "hadamard", "p99 < 100ms"));
 	EXPECT(held(ev, "lossy", "lossy: count >= 72"));
 	EXPECT(!held(ev, "ec", "ec: p99 < 1s"));

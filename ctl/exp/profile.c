@@ -269,6 +269,11 @@ static int add_expect(struct pctx *x, struct profile *p, const struct wlc *wl,
 		return -1;
 	if (p->nexpect == PROF_MAX_EXPECT)
 		return prof_perr(x, v, 0, "%s: more than %d expectations", where, PROF_MAX_EXPECT);
+	/* an arm's name is short (prof_name_ok): a long key is none, and must
+	 * not run past text (the fuzzer's key of 200 characters did) */
+	if (m && strlen(m->k[i]) >= sizeof(pe->arm))
+		return prof_perr_key(x, m, i, "%s: no arm has a name that long (at most %zu "
+				"characters)", where, sizeof(pe->arm) - 1);
 	if (m)
 		pre = (size_t)snprintf(text, sizeof(text), "%s: ", m->k[i]);
 	snprintf(text + pre, sizeof(text) - pre, "%s", v->s);

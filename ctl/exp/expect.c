@@ -131,7 +131,7 @@ static int parse(const char *s, unsigned measure, struct prof_expect *x, char *e
 {
 	size_t i = 0, j, m0, k;
 	const char *why = "";
-	char name[32], val[64], list[256];
+	char name[32], val[sizeof(x->text)], list[256];
 	int op;
 
 	memset(x, 0, sizeof(*x));

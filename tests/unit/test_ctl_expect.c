@@ -71,6 +71,9 @@ static void test_parse(void)
 	EXPECT(err_has("lost < 101%", MEASURE_STEPS, "at most 100%", 7));
 	EXPECT(err_has("lost < 5", MEASURE_STEPS, "at most 100%", 7));
 	EXPECT(err_has("busbw > 1.5GB", MEASURE_STEPS, "expected a rate", 8));
+	/* a long value is read whole: its bad end is not cut off */
+	EXPECT(err_has("count >= 1000000000000000000000000000000000000000000000000000000000000000000000x",
+		       MEASURE_STEPS, "expected a count", 9));
 	EXPECT(err_has(": p99 < 1s", MEASURE_STEPS, "expected an arm name", 0));
 	EXPECT(err_has("", MEASURE_STEPS, "expected '[ARM:] METRIC OP VALUE'", 0));
 	EXPECT(err_has("rc: wrong == 0 0000000000000000000000000000000000000000000000000000000000"

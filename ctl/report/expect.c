@@ -6,12 +6,8 @@
  * GitHub's test reporters) show as test cases: "run" (did the experiment
  * complete) and one per expectation and arm.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/stat.h>
 #include "ctl/report/plot.h"
 
 void report_print_expectations(const json_t *rep, FILE *f)
@@ -135,37 +131,21 @@ int report_junit_print(const json_t *rep, const char *suite, const char *err, FI
 	return ferror(f) ? -1 : 0;
 }
 
+struct junit_arg {
+	const char *suite, *err;
+};
+
+static int w_junit(const json_t *rep, const void *arg, FILE *f)
+{
+	const struct junit_arg *j = arg;
+
+	return report_junit_print(rep, j->suite, j->err, f);
+}
+
 int report_junit(const json_t *rep, const char *suite, const char *err, const char *path,
 		 char *msg, size_t len)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd;
+	struct junit_arg j = { suite, err };
 
-	/* whole or not at all, and nothing planted followed: a new file, renamed */
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
-		snprintf(msg, len, "%s: name too long", path);
-		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
-		snprintf(msg, len, "%s: %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		return -1;
-	}
-	if (report_junit_print(rep, suite, err, f) || fflush(f) || fsync(fd)) {
-		snprintf(msg, len, "%s: write failed: %s", path, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		return -1;
-	}
-	if (fclose(f) || rename(tmp, path)) {
-		snprintf(msg, len, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return report_write_whole(path, w_junit, rep, &j, msg, len);
 }

@@ -88,6 +88,10 @@ int report_csv(const json_t *report, FILE *f);
 int report_html(const json_t *report, FILE *f);
 /* one HdrHistogram interval log of an arm (timestamps from the run's start) */
 int report_hlog(const json_t *report, const json_t *arm, FILE *f);
+/* path written whole or not at all by fn(rep, arg, f): a new file beside it
+ * (mkstemp), renamed once complete, removed when anything failed */
+int report_write_whole(const char *path, int (*fn)(const json_t *, const void *, FILE *),
+		       const json_t *rep, const void *arg, char *err, size_t errlen);
 /* report.json, summary.csv, ARM.hlog, report.html into dir */
 int report_write(json_t *report, const char *dir, char *err, size_t errlen);
 /* expectations (ctl/exp/expect.h) under the text table, as an HTML table,

@@ -63,16 +63,19 @@ int report_hlog(const json_t *rep, const json_t *arm, FILE *f)
  * (mkstemp: O_EXCL, nothing planted can be followed), renamed into place
  * once complete, removed when anything failed.
  */
-static int write_file(const char *dir, const char *name, int (*fn)(const json_t *, const void *,
-								  FILE *),
-		      const json_t *rep, const void *arg, char *err, size_t errlen)
+int report_write_whole(const char *path, int (*fn)(const json_t *, const void *, FILE *),
+		       const json_t *rep, const void *arg, char *err, size_t errlen)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char tmp[PATH_MAX];
 	FILE *f = NULL;
 	int fd, r;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name);
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", (int)(base - path), path, base) >=
+	    (int)sizeof(tmp)) {
+		snprintf(err, errlen, "%s: name too long", path);
+		return -1;
+	}
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -96,6 +99,16 @@ static int write_file(const char *dir, const char *name, int (*fn)(const json_t 
 		return -1;
 	}
 	return 0;
+}
+
+static int write_file(const char *dir, const char *name, int (*fn)(const json_t *, const void *,
+								  FILE *),
+		      const json_t *rep, const void *arg, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return report_write_whole(path, fn, rep, arg, err, errlen);
 }
 
 static int w_json(const json_t *rep, const void *arg, FILE *f)

@@ -69,7 +69,7 @@ obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
 LIB_OBJ := $(call obj,$(LIB_SRC))
 WL_OBJ  := $(call obj,$(WL_SRC))
 
-PROGS := $(BIN)/rdmactl $(BIN)/rdma-agent $(BIN)/rdma-inject
+PROGS := $(BIN)/rdmactl $(BIN)/rdma-agent $(BIN)/rdma-inject $(BIN)/rdma-run
 BPF_OBJS := $(BPFDIR)/inject.bpf.o
 LIBEXEC_FILES := $(patsubst testbed/%,$(LIBEXEC)/%,$(SCRIPTS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC)) \
@@ -117,6 +117,12 @@ $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_INJ)
+
+# the node's side of exec workloads: libc only, so that it runs on any host
+$(BIN)/rdma-run: $(OBJ)/runner/main.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@
 
 $(LIBEXEC)/%.sh: testbed/%.sh
 	@mkdir -p $(@D)

@@ -11,6 +11,8 @@ PKGS=(
 	libncurses-dev libjansson-dev libisal-dev
 	# SoftRoCE user space (host side and copied into the VM image)
 	rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
+	# third-party RDMA programs for exec workloads (copied into the VM image)
+	rdmacm-utils qperf ucx-utils libfabric-bin
 	# testbed: VM image and boot
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	# ssh: rdmactl's client; the VM's sshd is unpacked from openssh-server

@@ -15,6 +15,8 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 mkdir -p /sys/fs/bpf /var && mount -t bpf bpf /sys/fs/bpf
+# a cgroup per exec-workload command (rdma-run): whatever it forks ends with it
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null || true
 ln -sf /run /var/run
 exec 2>&1
 up() { read -r a _ < /proc/uptime; echo "$a"; }

@@ -36,12 +36,13 @@ done
 
 # Kernel modules the guest loads, in dependency order computed below.
 # virtio_* and 9p for the control NIC; sch_*/cls_bpf/act_* for the injector.
-MODULES="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe veth bridge
+MODULES="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe rdma_cm rdma_ucm veth bridge
 	 sch_ingress cls_bpf act_bpf sch_fq sch_prio sch_netem virtio_pci virtio_net"
 BINS="ip tc bridge rdma bpftool ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong
       ibv_ud_pingpong ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw
-      ib_atomic_lat ib_atomic_bw"
-PKGS="busybox-static iproute2 rdma-core ibverbs-providers ibverbs-utils perftest bpftool libc6"
+      ib_atomic_lat ib_atomic_bw rping ucmatose udaddy qperf ucx_perftest ucx_info fi_pingpong fi_info"
+PKGS="busybox-static iproute2 rdma-core ibverbs-providers ibverbs-utils perftest bpftool libc6
+      rdmacm-utils qperf ucx-utils libfabric-bin"
 
 log() { echo "mkimage: $*" >&2; }
 die() { echo "mkimage: $*" >&2; exit 1; }
@@ -141,6 +142,10 @@ if [ ! -s "$BASE" ]; then
 	copy_with_libs "$prov"
 	mkdir -p "$ST/etc/libibverbs.d"
 	cp /etc/libibverbs.d/rxe.driver "$ST/etc/libibverbs.d/"
+	# UCX dlopen()s its transports (uct_ib, uct_rdmacm, uct_cma) the same way
+	for lib in /usr/lib/x86_64-linux-gnu/ucx/*.so.0; do
+		[ -e "$lib" ] && copy_with_libs "$lib"
+	done
 	[ -d /etc/iproute2 ] && cp -r /etc/iproute2 "$ST/etc/"
 	for d in /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc; do
 		[ -d "$d" ] && { mkdir -p "$ST$d"; cp -r "$d"/. "$ST$d/"; }

@@ -41,6 +41,14 @@ int prof_get_enum(struct pctx *x, const struct ynode *m, const char *key, const 
 		  const char *const *kw, int *out);
 int prof_get_num(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		 enum num_kind kind, uint64_t min, uint64_t max, const char *range, uint64_t *out);
+/* nodes: all, a node's name or a list of them, into a bit mask */
+int prof_check_nodes(struct pctx *x, const struct profile *p, const struct ynode *n,
+		     const char *where, uint32_t *mask);
+/* an exec workload (profile_exec.c): its roles, vars and env; an arm of
+ * it; every placeholder for every arm (once the arms are known) */
+int prof_check_exec(struct pctx *x, struct profile *p, const struct ynode *w);
+int prof_check_exec_arm(struct pctx *x, struct profile *p, const struct ynode *m, size_t i);
+int prof_check_exec_texts(struct pctx *x, struct profile *p, const struct ynode *w);
 /* hosts: (profile_hosts.c) */
 int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h);
 

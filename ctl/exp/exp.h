@@ -63,6 +63,8 @@ struct exp {
 	struct exp_opts o;
 	struct exp_obs obs;
 	int loaded, brought_up, group_open, rc, extra_rules, expect_failed;
+	int cur_arm;		/* the arm and round being measured */
+	uint64_t cur_round;
 	struct group g;
 	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
 	json_t *faults, *rounds[PROF_MAX_ARMS];

@@ -19,12 +19,15 @@ enum { EX_LT, EX_LE, EX_GT, EX_GE, EX_EQ, EX_NE };
 #define S (1u << MEASURE_STEPS)
 #define O (1u << MEASURE_OPS)
 #define T (1u << MEASURE_TRAIN)
-#define ALL (S | O | T)
+#define E (1u << MEASURE_EXEC)
+#define ALL (S | O | T | E)
+#define ROLE 1	/* a role's, in each of the arm's roles (exec) */
 
 static const struct {
 	const char *name, *path;
 	enum unit unit;
 	unsigned measures;
+	int per;
 } metrics[] = {
 	{ "p50", "percentiles.p50_ns", U_TIME, ALL },
 	{ "p90", "percentiles.p90_ns", U_TIME, ALL },
@@ -36,17 +39,24 @@ static const struct {
 	{ "mean", "percentiles.mean_ns", U_TIME, ALL },
 	{ "count", "count", U_COUNT, ALL },
 	{ "lost", "lost_fraction", U_FRAC, S | T },
-	{ "wrong", "wrong", U_COUNT, ALL },
+	{ "wrong", "wrong", U_COUNT, S | O | T },
 	{ "retransmissions", "retransmissions", U_COUNT, ALL },
 	{ "busbw", "busbw_bytes_per_s", U_BW, S },
 	{ "algbw", "algbw_bytes_per_s", U_BW, S },
 	{ "ops_per_s", "ops_per_s", U_COUNT, O },
 	{ "tta", "tta_ns", U_TIME, T },
 	{ "accuracy", "final_accuracy", U_FRAC, T },
+	{ "exit", "exit", U_COUNT, E, ROLE },
+	{ "wall", "wall_ns", U_TIME, E, ROLE },
 };
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
 
 static const char *const ops[] = { "<", "<=", ">", ">=", "==", "!=" };
+
+int expect_per_role(const struct prof_expect *x)
+{
+	return metrics[x->metric].per == ROLE;
+}
 
 void expect_metric_names(unsigned measure, char *buf, size_t len)
 {
@@ -276,10 +286,13 @@ static const char *cond_of(const struct prof_expect *x)
 	return c + strspn(c, " \t");
 }
 
-/* one expectation on one arm */
-static json_t *eval_one(const struct prof_expect *x, const json_t *arm, int *failed)
+/* one expectation on one arm (role: NULL), or on one role of it */
+static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const json_t *role,
+			int *failed)
 {
-	const json_t *v = jr_path(arm, metrics[x->metric].path);
+	const json_t *v = jr_path(role ? role : arm, metrics[x->metric].path);
+	char who[80];
+	json_t *o;
 	enum unit u = metrics[x->metric].unit;
 	char shown[48], msg[256];
 	double a = 0;
@@ -296,13 +309,38 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, int *fai
 	else
 		snprintf(shown, sizeof(shown), "%s", !strcmp(metrics[x->metric].name, "tta") ?
 							 "never reached" : "no value");
-	snprintf(msg, sizeof(msg), "%s: %s %s: %s", jr_str(arm, "name"), cond_of(x),
-		 ok ? "held" : "failed", shown);
+	if (role && !has)
+		snprintf(shown, sizeof(shown), "no value");
+	if (role && strcmp(jr_str(role, "status"), "ok") && strcmp(jr_str(role, "status"), "exited"))
+		snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), " (%s)",
+			 jr_str(role, "status"));
+	snprintf(who, sizeof(who), "%s%s%s", jr_str(arm, "name"), role ? "/" : "",
+		 role ? jr_str(role, "name") : "");
+	snprintf(msg, sizeof(msg), "%s: %s %s: %s", who, cond_of(x), ok ? "held" : "failed", shown);
 	*failed += !ok;
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:o,s:s,s:b,s:s}", "expect", x->text, "arm",
-			 jr_str(arm, "name"), "metric", metrics[x->metric].name, "op", ops[x->op],
-			 "bound", x->value, "actual", has ? json_real(a) : json_null(), "shown",
-			 shown, "held", ok, "message", msg);
+	o = json_pack("{s:s,s:s,s:s,s:s,s:f,s:o,s:s,s:b,s:s}", "expect", x->text, "arm",
+		      jr_str(arm, "name"), "metric", metrics[x->metric].name, "op", ops[x->op],
+		      "bound", x->value, "actual", has ? json_real(a) : json_null(), "shown", shown,
+		      "held", ok, "message", msg);
+	if (o && role)
+		json_object_set_new(o, "role", json_string(jr_str(role, "name")));
+	return o;
+}
+
+/* a role's expectation on each of the arm's roles it names: how many */
+static int eval_roles(const struct prof_expect *x, const json_t *arm, json_t *out, int *failed)
+{
+	const json_t *role;
+	size_t k;
+	int n = 0;
+
+	json_array_foreach(json_object_get(arm, "roles"), k, role) {
+		if (x->role[0] && strcmp(x->role, jr_str(role, "name")))
+			continue;
+		json_array_append_new(out, eval_one(x, arm, role, failed));
+		n++;
+	}
+	return n;
 }
 
 json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int *failed)
@@ -318,14 +356,19 @@ json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int 
 		json_array_foreach(arms, k, arm) {
 			if (x[i].arm[0] && strcmp(x[i].arm, jr_str(arm, "name")))
 				continue;
+			if (metrics[x[i].metric].per == ROLE) {
+				found += eval_roles(&x[i], arm, out, failed);
+				continue;
+			}
 			found = 1;
-			json_array_append_new(out, eval_one(&x[i], arm, failed));
+			json_array_append_new(out, eval_one(&x[i], arm, NULL, failed));
 		}
-		if (!found) {	/* the run ended before the arm ran */
+		if (!found) {	/* the run ended before the arm (or role) ran */
 			char msg[192];
 
-			snprintf(msg, sizeof(msg), "%s: failed: the report has no arm %s", x[i].text,
-				 x[i].arm[0] ? x[i].arm : "at all");
+			snprintf(msg, sizeof(msg), "%s: failed: the report has no %s %s", x[i].text,
+				 x[i].role[0] ? "role" : "arm",
+				 x[i].role[0] ? x[i].role : x[i].arm[0] ? x[i].arm : "at all");
 			(*failed)++;
 			json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:f,s:n,s:s,s:b,s:s}",
 							     "expect", x[i].text, "arm", x[i].arm,

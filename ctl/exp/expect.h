@@ -25,6 +25,9 @@ int expect_parse(const char *s, unsigned measure, struct prof_expect *x, char *e
  * entry per expectation and arm it applies to); *failed: how many failed */
 json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int *failed);
 
+/* x's metric is a role's (exit, wall: evaluated on each role of an arm) */
+int expect_per_role(const struct prof_expect *x);
+
 /* the metrics an expectation may name, for messages: "p50, p90, ..." */
 void expect_metric_names(unsigned measure, char *buf, size_t len);
 

@@ -116,6 +116,11 @@ static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 		int k = 0;
 
 		snprintf(where, sizeof(where), "arms[%zu]", i);
+		if (wl->roles) {	/* variants of the commands, not modes */
+			if (prof_check_exec_arm(x, p, m, i))
+				return -1;
+			goto named;
+		}
 		if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, keys, where))
 			return -1;
 		mode = ytree_get(m, "mode", NULL);
@@ -130,11 +135,16 @@ static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 		snprintf(arm->name, sizeof(arm->name), "%s", modes[k]);
 		if (prof_get_name(x, m, where, arm->name, sizeof(arm->name)))
 			return -1;
+named:
 		for (j = 0; j < i; j++)
 			if (!strcmp(p->arm[j].name, arm->name))
 				return prof_perr(x, ytree_get(m, "name", NULL) ? ytree_get(m, "name", NULL) : m,
 					    0, "%s: a second arm named '%s' (give each a name:)", where,
 					    arm->name);
+		if (wl->roles) {
+			p->narms = (int)i + 1;
+			continue;
+		}
 		arm->opts = json_object();
 		o = ytree_get(m, "options", NULL);
 		snprintf(where, sizeof(where), "arms[%zu].options", i);
@@ -146,7 +156,7 @@ static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 }
 
 /* "all", "node1", or a list of node names: a bit mask */
-static int check_nodes(struct pctx *x, const struct profile *p, const struct ynode *n,
+int prof_check_nodes(struct pctx *x, const struct profile *p, const struct ynode *n,
 		       const char *where, uint32_t *mask)
 {
 	size_t i, cnt = n->kind == YN_SEQ ? n->n : 1;
@@ -243,7 +253,7 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		pf->nodes = (1u << p->nodes) - 1;
 		nodes = ytree_get(m, "nodes", NULL);
 		snprintf(buf, sizeof(buf), "%s.nodes", where);
-		if (nodes && check_nodes(x, p, nodes, buf, &pf->nodes))
+		if (nodes && prof_check_nodes(x, p, nodes, buf, &pf->nodes))
 			return -1;
 		for (int h = 0; h < p->nhosts; h++)	/* hosts: the interface must be named */
 			if ((pf->nodes & (1u << h)) && !(pf->sw ? p->host[h].sw : p->host[h].nic)[0])
@@ -253,6 +263,20 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		p->nfaults = (int)i + 1;
 	}
 	return 0;
+}
+
+/* the metric's name as written in x's text */
+static const char *cond_metric(const struct prof_expect *x)
+{
+	static char buf[32];
+	const char *c = x->text;
+	size_t k = strcspn(c, ":<>=!");
+
+	if (c[k] == ':')
+		c += k + 1;
+	c += strspn(c, " \t");
+	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(c, " \t<>=!"), c);
+	return buf;
 }
 
 /* one expectation: the scalar v, of the arm named by key i of map m (NULL:
@@ -293,6 +317,25 @@ static int add_expect(struct pctx *x, struct profile *p, const struct wlc *wl,
 	for (j = 0; j < p->narms && strcmp(p->arm[j].name, pe->arm); j++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", j ? ", " : "",
 			 p->arm[j].name);
+	if (j == p->narms) {	/* a role's name (exec) */
+		int r;
+
+		for (r = 0; r < p->nroles && strcmp(p->role[r].name, pe->arm); r++)
+			;
+		if (r < p->nroles) {
+			if (!expect_per_role(pe))
+				return prof_perr(x, v, 0, "%s: '%s' is a role: a role has exit and "
+						 "wall; %s is an arm's (give an arm, or all)", where,
+						 pe->arm, cond_metric(pe));
+			memcpy(pe->role, pe->arm, sizeof(pe->role));
+			pe->arm[0] = 0;
+			p->nexpect++;
+			return 0;
+		}
+		for (r = 0; r < p->nroles; r++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 !r ? "; the roles: " : ", ", p->role[r].name);
+	}
 	if (j == p->narms) {
 		if (m)	/* at the arm's name */
 			return prof_perr_key(x, m, i, "%s: no arm named '%s' (the arms: %s; all: "
@@ -358,6 +401,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 					    "workload", "arms", "run", "faults", "expect", "output",
 					    NULL };
 	static const char *const wkeys[] = { "type", "options", NULL };
+	static const char *const xkeys[] = { "type", "roles", "vars", "env", NULL };
 	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
 	static const char *const okeys[] = { "dir", NULL };
 	const char *types[16];
@@ -392,7 +436,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 	w = ytree_get(root, "workload", NULL);
 	if (!w)
 		return prof_perr(x, root, 0, "missing key 'workload' (type: %s, options: ...)", tlist);
-	if (prof_want(x, w, YN_MAP, "workload") || prof_keys_known(x, w, wkeys, "workload"))
+	if (prof_want(x, w, YN_MAP, "workload"))
 		return -1;
 	if (!ytree_get(w, "type", NULL))
 		return prof_perr(x, w, 0, "workload: missing key 'type' (%s)", tlist);
@@ -400,23 +444,41 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 		return -1;
 	snprintf(p->workload, sizeof(p->workload), "%s", types[t]);
 	wl = wlc_find(types[t]);
+	if (prof_keys_known(x, w, wl->roles ? xkeys : wkeys, "workload"))
+		return -1;
+	if (wl->roles && prof_check_exec(x, p, w))
+		return -1;
 	if ((n = ytree_get(w, "options", NULL)) && check_wopts(x, n, wl, "workload.options", p->wopts))
 		return -1;
 	n = ytree_get(root, "arms", NULL);
-	if (!n)
+	if (!n && wl->roles) {	/* the commands as they are: one arm */
+		profile_add_arm(p, "run", "exec", json_pack("{s:{},s:{}}", "vars", "env"));
+	} else if (!n) {
 		return prof_perr(x, root, 0, "missing key 'arms' (a list: - mode: rc, - mode: lossy, ...)");
-	if (check_arms(x, p, n, wl))
+	} else if (check_arms(x, p, n, wl)) {
+		return -1;
+	}
+	if (wl->roles && prof_check_exec_texts(x, p, w))
 		return -1;
 	if ((n = ytree_get(root, "run", NULL))) {
-		if (prof_want(x, n, YN_MAP, "run") || prof_keys_known(x, n, rkeys, "run") ||
+		static const char *const xrkeys[] = { "rounds", NULL };
+
+		if (prof_want(x, n, YN_MAP, "run") ||
+		    prof_keys_known(x, n, wl->roles ? xrkeys : rkeys,
+				    wl->roles ? "run (an exec workload's: how many times each arm "
+						"runs its roles)" : "run") ||
 		    prof_get_num(x, n, "iters", "run", NUM_PLAIN, 1, 1000000, "1..1000000", &p->iters) ||
 		    prof_get_num(x, n, "rounds", "run", NUM_PLAIN, 1, 1000, "1..1000", &p->rounds) ||
 		    prof_get_num(x, n, "warmup", "run", NUM_PLAIN, 0, 100000, "0..100000", &p->warmup))
 			return -1;
+		if (wl->roles)
+			p->iters = p->rounds;
 		if (p->iters < p->rounds)
 			return prof_perr(x, n, 0, "run: iters %llu is fewer than rounds %llu",
 				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
 	}
+	if (wl->roles)	/* a round is one run of the roles */
+		p->iters = p->rounds;
 	if ((n = ytree_get(root, "faults", NULL)) && !ytree_is_null(n) && check_faults(x, p, n))
 		return -1;
 	if ((n = ytree_get(root, "expect", NULL)) && !ytree_is_null(n) && check_expect(x, p, n, wl))
@@ -460,6 +522,8 @@ void profile_free(struct profile *p)
 
 	for (i = 0; i < PROF_MAX_ARMS; i++)
 		json_decref(p->arm[i].opts);
+	for (i = 0; i < PROF_MAX_ROLES; i++)
+		json_decref(p->role[i].env);
 	json_decref(p->wopts);
 	json_decref(p->sets);
 	free(p->text);
@@ -564,7 +628,22 @@ json_t *profile_to_json(const struct profile *p)
 						(json_int_t)f->start_ns, "duration_ns",
 						(json_int_t)f->duration_ns));
 	}
-	json_t *hosts = json_array(), *expect = json_array();
+	json_t *hosts = json_array(), *expect = json_array(), *roles = json_array();
+	static const char *const ready[] = { "none", "port", "line", "after" };
+
+	for (i = 0; i < p->nroles; i++) {
+		const struct prof_role *r = &p->role[i];
+
+		json_array_append_new(roles,
+				      json_pack("{s:s,s:I,s:s,s:O,s:s,s:i,s:s,s:I,s:I,s:I,s:b}",
+						"name", r->name, "nodes_mask", (json_int_t)r->nodes,
+						"cmd", r->cmd, "env", r->env, "ready",
+						ready[r->ready], "ready_port", r->ready_port,
+						"ready_line", r->ready_line, "ready_after_ns",
+						(json_int_t)r->ready_after_ns, "ready_timeout_ns",
+						(json_int_t)r->ready_timeout_ns, "timeout_ns",
+						(json_int_t)r->timeout_ns, "service", r->service));
+	}
 
 	for (i = 0; i < p->nexpect; i++)
 		json_array_append_new(expect, json_string(p->expect[i].text));
@@ -574,12 +653,12 @@ json_t *profile_to_json(const struct profile *p)
 						       "addr", p->host[i].addr, "port",
 						       p->host[i].port, "nic", p->host[i].nic,
 						       "switch", p->host[i].sw));
-	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:o,s:{s:s,s:O},s:o,s:{s:I,s:I,s:I},s:o,s:o,s:O,"
+	return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i},s:o,s:{s:s,s:O,s:o},s:o,s:{s:I,s:I,s:I},s:o,s:o,s:O,"
 			 "s:s}",
 			 "file", p->file, "name", p->name, "description", p->description, "testbed",
 			 "backend", p->backend, "nodes", p->nodes, "mtu", p->mtu, "hosts", hosts,
 			 "workload", "type",
-			 p->workload, "options", p->wopts, "arms", arms, "run", "iters",
+			 p->workload, "options", p->wopts, "roles", roles, "arms", arms, "run", "iters",
 			 (json_int_t)p->iters, "rounds", (json_int_t)p->rounds, "warmup",
 			 (json_int_t)p->warmup, "faults", faults, "expect", expect, "sets", p->sets, "text",
 			 p->text ? p->text : "");

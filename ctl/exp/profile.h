@@ -54,15 +54,35 @@ struct prof_ssh {
 struct prof_expect {
 	char text[128];		/* as written, spaces trimmed */
 	char arm[32];		/* "": every arm */
+	char role[32];		/* exec: "" every role, else the role's name (arm "") */
 	int metric;		/* index into expect.c's table */
 	int op;			/* EX_LT, ... (expect.c) */
 	double value;		/* in the metric's raw unit: ns, a fraction, a count, B/s */
 };
 
+#define PROF_MAX_ROLES 8
+#define PROF_CMD_MAX 2048
+
+/* how rdmactl knows a role has started before it starts the next */
+enum prof_ready { PR_NONE, PR_PORT, PR_LINE, PR_AFTER };
+
+/* an exec workload's role: one command on each of its nodes */
+struct prof_role {
+	char name[32];
+	uint32_t nodes;		/* bit i: node i */
+	char cmd[PROF_CMD_MAX];	/* for sh -c, placeholders unexpanded (tpl.h) */
+	json_t *env;		/* NAME: value (placeholders unexpanded) */
+	int ready;		/* enum prof_ready */
+	int ready_port;
+	char ready_line[256];	/* POSIX extended regex, on stdout and stderr */
+	uint64_t ready_after_ns, ready_timeout_ns, timeout_ns;
+	int service;		/* stopped by rdmactl once every other role has ended */
+};
+
 struct prof_arm {
 	char name[32];
 	char mode[16];
-	json_t *opts;		/* workload options of this arm (strings) */
+	json_t *opts;		/* workload options of this arm (strings); exec: {vars, env} */
 };
 
 struct profile {
@@ -76,7 +96,9 @@ struct profile {
 	char token_file[PATH_MAX];
 	struct prof_ssh ssh;
 	char workload[16];	/* collective | train | kv | storage */
-	json_t *wopts;		/* the workload's options (strings, as in the file) */
+	json_t *wopts;		/* the workload's options (strings, as in the file); exec: {vars, env} */
+	int nroles;		/* exec */
+	struct prof_role role[PROF_MAX_ROLES];
 	int narms;
 	struct prof_arm arm[PROF_MAX_ARMS];
 	uint64_t iters, rounds, warmup;	/* collective, kv (ops per client), storage (I/Os) */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "ctl/report/report.h"
 
-static const char *const measure_names[MEASURE_N] = { "steps", "ops", "train" };
+static const char *const measure_names[MEASURE_N] = { "steps", "ops", "train", "exec" };
 
 const char *measure_name(enum measure m)
 {

@@ -38,6 +38,10 @@ void report_html_expectations(const json_t *rep, FILE *f)
 
 		fputs("<tr><td>", f);
 		html_escape(f, jr_str(e, "arm"));
+		if (json_object_get(e, "role")) {
+			fputc('/', f);
+			html_escape(f, jr_str(e, "role"));
+		}
 		fputs("</td><td>", f);
 		html_escape(f, jr_str(e, "expect"));
 		fputs("</td><td>", f);
@@ -112,6 +116,10 @@ int report_junit_print(const json_t *rep, const char *suite, const char *err, FI
 		xml_escape(f, suite);
 		fputc('.', f);
 		xml_escape(f, jr_str(e, "arm"));
+		if (json_object_get(e, "role")) {	/* exec: one case per arm and role */
+			fputc('.', f);
+			xml_escape(f, jr_str(e, "role"));
+		}
 		fputs("\" name=\"", f);
 		xml_escape(f, jr_str(e, "expect"));
 		fputs("\" time=\"0\"", f);

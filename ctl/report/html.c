@@ -295,6 +295,7 @@ int report_html(const json_t *rep, FILE *f)
 	}
 	html_head(&pg);
 	html_summary(&pg);
+	report_html_roles(rep, f);
 	report_html_expectations(rep, f);
 	plot_cdfs(&pg);
 	plot_timeline(&pg);

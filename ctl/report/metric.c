@@ -16,7 +16,8 @@
 #define S (1u << MEASURE_STEPS)
 #define O (1u << MEASURE_OPS)
 #define T (1u << MEASURE_TRAIN)
-#define ALL (S | O | T)
+#define E (1u << MEASURE_EXEC)
+#define ALL (S | O | T | E)
 #define TXT MW_TEXT
 #define CSV MW_CSV
 #define HTM MW_HTML
@@ -32,6 +33,12 @@ const struct metric report_metrics[] = {
 	  "-", 2 },
 	{ "count", "count", TXT | CSV | HTM, S, MK_NUM, "count", NULL, 1, "%.0f", "%.0f", 6, "-" },
 	{ "ops", NULL, TXT, O, MK_NUM, "count", NULL, 1, "%.0f", NULL, 8, "-" },
+	{ "runs", NULL, TXT, E, MK_NUM, "count", NULL, 1, "%.0f", NULL, 5, "-" },
+	{ "exit", NULL, TXT, E, MK_NUM, "exit", NULL, 1, "%.0f", NULL, 5, "-" },
+	{ "wall p50[s]", NULL, TXT, E, MK_NUM, "percentiles.p50_ns", NULL, 1e9, "%.3f", NULL, 11,
+	  "-" },
+	{ "wall max[s]", NULL, TXT, E, MK_NUM, "percentiles.max_ns", NULL, 1e9, "%.3f", NULL, 11,
+	  "-" },
 	{ "TTA[s]", "tta_ns", TXT | CSV | HTM, T, MK_NUM, "tta_ns", NULL, 1e9, "%.2f", "%.0f", 9,
 	  "never" },
 	{ "acc", "final_accuracy", TXT | CSV | HTM, T, MK_NUM, "final_accuracy", NULL, 1, "%.3f",
@@ -91,7 +98,7 @@ const struct metric report_metrics[] = {
 	  "%.0f", 0, "-" },
 	{ "rebuilt (ec)", NULL, THR, ALL, MK_NUM, "recovered_pieces", NULL, 1, "%.0f", NULL, 0, "-", 24 },
 	{ "step timeouts", NULL, THR, ALL, MK_NUM, "step_timeouts", NULL, 1, "%.0f", NULL, 0, "-", 25 },
-	{ "retrans", "retransmissions", TXT | CSV | HTM, S | O, MK_NUM, "retransmissions", NULL, 1,
+	{ "retrans", "retransmissions", TXT | CSV | HTM, S | O | E, MK_NUM, "retransmissions", NULL, 1,
 	  "%.0f", "%.0f", 8, "-" },
 	{ "retransmits", NULL, LAT, ALL, MK_NUM, "retransmissions", NULL, 1, "%.0f", NULL, 0, "-", 26 },
 	/* rxe's counters over the arm's measured time */

@@ -22,7 +22,7 @@ const char *jr_str(const json_t *o, const char *k);	/* "" when absent */
 const json_t *jr_path(const json_t *o, const char *path);
 
 /* what an arm's count counts: workload steps, operations, training steps */
-enum measure { MEASURE_STEPS, MEASURE_OPS, MEASURE_TRAIN, MEASURE_N };
+enum measure { MEASURE_STEPS, MEASURE_OPS, MEASURE_TRAIN, MEASURE_EXEC, MEASURE_N };
 const char *measure_name(enum measure m);
 /* a report's "measure" (MEASURE_STEPS when absent) */
 enum measure report_measure(const json_t *report);
@@ -99,6 +99,9 @@ int report_write(json_t *report, const char *dir, char *err, size_t errlen);
  * not start, err says why); nothing when the report has none */
 void report_print_expectations(const json_t *report, FILE *f);
 void report_html_expectations(const json_t *report, FILE *f);
+/* exec workloads: every command run, its status and output (roles.c) */
+void report_print_roles(const json_t *report, FILE *f);
+void report_html_roles(const json_t *report, FILE *f);
 int report_junit(const json_t *report, const char *suite, const char *err, const char *path,
 		 char *msg, size_t len);
 int report_junit_print(const json_t *report, const char *suite, const char *err, FILE *f);

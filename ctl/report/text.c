@@ -13,6 +13,9 @@ static const char *footnote(enum measure m)
 		       "stored update checked";
 	case MEASURE_TRAIN:
 		return "TTA x: the first arm's time to accuracy over this arm's";
+	case MEASURE_EXEC:
+		return "wall: from the first role's start to the last one's end, per run; exit: the "
+		       "first role's nonzero status (124: ended at its timeout)";
 	default:
 		return "p99 x: the first arm's p99 over this arm's; linf: mean per-step L-inf error "
 		       "against the exact result";
@@ -47,6 +50,7 @@ void report_print_text(const json_t *rep, FILE *f)
 	}
 	if (json_array_size(arms) > 1)
 		fprintf(f, "# %s\n", footnote(ms));
+	report_print_roles(rep, f);
 	report_print_expectations(rep, f);
 }
 

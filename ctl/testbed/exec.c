@@ -38,7 +38,7 @@ struct node_facts {
 };
 
 /* a shell word: 'it' with every ' as '\'' */
-static int sh_quote(char *buf, size_t len, size_t *at, const char *s)
+int tb_sh_quote(char *buf, size_t len, size_t *at, const char *s)
 {
 	if (*at + 1 >= len)
 		return -E2BIG;
@@ -149,7 +149,7 @@ static int build_env(const struct tb_state *s, const struct node_facts *f, int m
 	return 0;
 }
 
-static int ssh_config(char *buf, size_t len)
+int tb_ssh_config(char *buf, size_t len)
 {
 	tb_state_path(buf, len, "ssh/config");
 	if (access(buf, R_OK)) {
@@ -251,19 +251,19 @@ int tb_cmd_exec(void *ctl, int argc, char **argv)
 		size_t at = 0;
 		int n = 0;
 
-		if (ssh_config(cfg, sizeof(cfg)))
+		if (tb_ssh_config(cfg, sizeof(cfg)))
 			return CTL_FAIL;
 		snprintf(line, sizeof(line), "cd /root && env ");
 		at = strlen(line);
 		for (i = 0; i < nenv; i++)
-			if (sh_quote(line, sizeof(line), &at, env[i]))
+			if (tb_sh_quote(line, sizeof(line), &at, env[i]))
 				goto big;
 		if ((size_t)snprintf(line + at, sizeof(line) - at, "sh -c '\"$@\"; exit $?' sh ") >=
 		    sizeof(line) - at)
 			goto big;
 		at += strlen(line + at);
 		for (i = a; i < argc; i++)
-			if (sh_quote(line, sizeof(line), &at, argv[i]))
+			if (tb_sh_quote(line, sizeof(line), &at, argv[i]))
 				goto big;
 		sargv[n++] = "ssh";
 		sargv[n++] = "-F";
@@ -303,7 +303,7 @@ static int cp_vm(const char *cfg, const char *src, const char *dst, mode_t mode)
 	snprintf(m, sizeof(m), "%o", (unsigned)(mode & 07777));
 	snprintf(line, sizeof(line), "set -e; d=");
 	at = strlen(line);
-	if (sh_quote(line, sizeof(line), &at, dst))
+	if (tb_sh_quote(line, sizeof(line), &at, dst))
 		return -E2BIG;
 	at--;	/* the space sh_quote left */
 	snprintf(line + at, sizeof(line) - at,
@@ -370,7 +370,7 @@ int tb_cmd_cp(void *ctl, int argc, char **argv)
 		log_err("testbed cp: no node '%s' (node0..node%d)", node, s.nodes - 1);
 		return CTL_USAGE;
 	}
-	if (s.backend == TB_VM && ssh_config(cfg, sizeof(cfg)))
+	if (s.backend == TB_VM && tb_ssh_config(cfg, sizeof(cfg)))
 		return CTL_FAIL;
 	for (i = 0; i < argc - 1; i++) {
 		struct stat st;

@@ -70,6 +70,13 @@ int tb_gen_token(char *buf, size_t len);
 /* a control connection to node i's agent */
 int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms);
 
+/* s as one shell word ('it', every ' as '\'') appended at *at, a space
+ * after: 0 or -E2BIG */
+int tb_sh_quote(char *buf, size_t len, size_t *at, const char *s);
+/* the testbed VM's ssh client config ($STATE/ssh/config): 0, or -ENOENT
+ * (said) */
+int tb_ssh_config(char *buf, size_t len);
+
 /* bring a testbed up (0, -EINTR when interrupted, -errno; messages printed) */
 int tb_up(const struct tb_up_opts *o);
 /* tear the running one down (0 when none is up) */

@@ -77,6 +77,7 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 		{ ctl_libexec_dir, "topology.sh", "usr/libexec/rdma-testbed/topology.sh", 0755 },
 		{ ctl_bin_dir, "rdma-agent", "usr/bin/rdma-agent", 0755 },
 		{ ctl_bin_dir, "rdma-inject", "usr/bin/rdma-inject", 0755 },
+		{ ctl_bin_dir, "rdma-run", "usr/bin/rdma-run", 0755 },
 		{ ctl_bpf_dir, "inject.bpf.o", "usr/lib/rdma-testbed/bpf/inject.bpf.o", 0644 },
 		{ NULL, NULL, NULL, 0 },
 	};

@@ -9,7 +9,7 @@
 #include "ctl/wl/wl.h"
 
 /* every descriptor, once: a line here and its file (ctl/wl/<name>.c) */
-#define DESCRIPTORS(X) X(collective) X(train) X(kv) X(storage) X(p2p)
+#define DESCRIPTORS(X) X(collective) X(train) X(kv) X(storage) X(p2p) X(exec)
 
 #define WLC_EXTERN(n) extern const struct wlc wlc_##n;
 DESCRIPTORS(WLC_EXTERN)

@@ -31,7 +31,11 @@ static void test_registry(void)
 	EXPECT(wlc_find("kv") && wlc_find("kv")->topo == WLC_STAR);
 	EXPECT(wlc_find("colective") == NULL);
 	wlc_profile_names(names, sizeof(names));
-	EXPECT(!strcmp(names, "collective|train|kv|storage"));
+	EXPECT(!strcmp(names, "collective|train|kv|storage|exec"));
+	/* exec: the profile's roles, run by the controller itself, no modes */
+	EXPECT(wlc_find("exec") && wlc_find("exec")->roles && wlc_find("exec")->run &&
+	       !wlc_find("exec")->modes && wlc_find("exec")->measure == MEASURE_EXEC);
+	EXPECT(!wlc_find("collective")->roles && !wlc_find("collective")->run);
 	EXPECT(wlc_modes_parse("rc,hadamard", modes, 4, err, sizeof(err)) == 2);
 	EXPECT(!strcmp(modes[1], "hadamard"));
 	EXPECT(wlc_modes_parse("rc,bogus", modes, 4, err, sizeof(err)) < 0);

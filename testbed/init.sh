@@ -14,6 +14,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm	# POSIX shared memory (UCX's mm)
 mkdir -p /sys/fs/bpf /var && mount -t bpf bpf /sys/fs/bpf
 # a cgroup per exec-workload command (rdma-run): whatever it forks ends with it
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null || true

@@ -142,6 +142,9 @@ if [ ! -s "$BASE" ]; then
 	copy_with_libs "$prov"
 	mkdir -p "$ST/etc/libibverbs.d"
 	cp /etc/libibverbs.d/rxe.driver "$ST/etc/libibverbs.d/"
+	# glibc dlopen()s libgcc_s for pthread_exit and cancellation (rping's
+	# threads end that way: "libgcc_s.so.1 must be installed", SIGABRT)
+	copy_file "$(ls /lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 2>/dev/null | head -1)"
 	# UCX dlopen()s its transports (uct_ib, uct_rdmacm, uct_cma) the same way
 	for lib in /usr/lib/x86_64-linux-gnu/ucx/*.so.0; do
 		[ -e "$lib" ] && copy_with_libs "$lib"

@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="rc_pingpong_junit expectation_fails_junit ack_trap_timeout ud_pingpong hostile_commands
+TESTS="rc_pingpong_junit third_party_junit expectation_fails_junit ack_trap_timeout ud_pingpong hostile_commands
        not_ready env_and_arms report_schema interrupted"
 W=$(mktemp -d /tmp/rtb-exec.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
@@ -41,6 +41,20 @@ if [ $rc = 0 ] && grep -q 'failures="0" errors="0"' "$W/rc.xml" &&
 else
 	fail rc_pingpong_junit "rc=$rc ${clean:-} $(tail -n 8 <<< "$out" | tr '\n' '|')"
 fi
+
+# --- librdmacm's rping (rdmacm-utils), 1% loss, --junit: the
+# faults must see their packets (dropped > 0: not looped back inside one rxe)
+res=""; bad=""
+for p in rping; do
+	d=$W/$p; out=$("$C" run profiles/exec-$p.yaml -o "$d" --junit "$W/$p.xml" 2>&1); rc=$?
+	if [ $rc = 0 ] && grep -q 'failures="0" errors="0"' "$W/$p.xml" &&
+		jq -e '.expectations_failed == 0 and ([.faults[0].rules[].counters.dropped] | add) > 0' < "$d/report.json" >/dev/null; then
+		res="$res $p: $(jq -r '"wall \(.arms[0].percentiles.p50_ns / 1e6 | round) ms, \(.arms[0].retransmissions) retransmissions, \([.faults[0].rules[].counters.dropped] | add) dropped"' "$d/report.json");"
+	else
+		bad="$bad $p: rc=$rc $(tail -n 4 <<< "$out" | tr '\n' '|')"
+	fi
+done
+if [ -z "$bad" ] && clean=$(node_clean); then pass third_party_junit "${res# }"; else fail third_party_junit "$bad ${clean:-}"; fi
 
 # --- an expectation that cannot hold: exit 1, a <failure> naming the metric and the value
 d=$W/rcx; out=$("$C" run profiles/exec-rc-pingpong.yaml -o "$d" --set workload.vars.iters=50 \

@@ -694,9 +694,12 @@ static int round_run(struct run *r, json_t **results)
 			in->role = k;
 			in->member = m;
 			in->fd[0] = in->fd[1] = in->file[0] = in->file[1] = -1;
+			char node[sizeof(r->node[m].name)];	/* in r too: not an overlap, said once */
+
+			memcpy(node, r->node[m].name, sizeof(node));
 			snprintf(in->id, sizeof(in->id), "rdmactl-%d-%s-%llu-%s-%s", (int)getpid(),
 				 p->arm[r->a].name, (unsigned long long)r->round + 1, p->role[k].name,
-				 r->node[m].name);
+				 node);
 			r->n++;
 			if (broke) {
 				in->why = WHY_ABORTED;

@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="rc_pingpong_junit third_party_junit expectation_fails_junit ack_trap_timeout ud_pingpong hostile_commands
+TESTS="rc_pingpong_junit third_party_junit loss_and_flap expectation_fails_junit ack_trap_timeout ud_pingpong hostile_commands
        not_ready env_and_arms report_schema interrupted"
 W=$(mktemp -d /tmp/rtb-exec.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
@@ -55,6 +55,32 @@ for p in rping; do
 	fi
 done
 if [ -z "$bad" ] && clean=$(node_clean); then pass third_party_junit "${res# }"; else fail third_party_junit "$bad ${clean:-}"; fi
+
+# --- each shipped program at 0% and 5% loss and under a 2 s outage, asserted
+# with expectations: RC (rc_pingpong, rping) completes every time; UD
+# (ud_pingpong) completes without loss and waits forever for a lost
+# datagram under it, ended at its timeout
+sweep() {	# name profile expect-all extra --set...
+	local n=$1 p=$2 e=$3 d=$W/sw-$1
+	shift 3
+	out=$("$C" run "profiles/$p.yaml" -o "$d" --set "expect.all=$e" "$@" 2>&1); src=$?
+	if [ $src = 0 ] && jq -e '.expectations_failed == 0' < "$d/report.json" >/dev/null; then
+		res="$res $n $(jq -r '"\(.arms[0].percentiles.p50_ns / 1e9 * 100 | round / 100) s/\(.arms[0].retransmissions)r"' "$d/report.json");"
+	else
+		bad="$bad $n: rc=$src $(grep FAILED <<< "$out" | head -n 2 | tr '\n' '|')"
+	fi
+}
+res=""; bad=""
+flap=(--set "faults.0.rule=drop" --set faults.0.start=1s --set faults.0.duration=2s)
+for l in 0 5; do
+	sweep "rc_pingpong@$l%" exec-rc-pingpong 'exit == 0' --set "faults.0.rule=drop $l%" --set workload.vars.iters=200
+	sweep "rping@$l%" exec-rping 'exit == 0' --set "faults.0.rule=drop $l%" --set workload.vars.count=100
+done
+sweep rc_pingpong@flap exec-rc-pingpong 'exit == 0' "${flap[@]}"
+sweep rping@flap exec-rping 'exit == 0' "${flap[@]}" --set workload.vars.count=2000
+sweep "ud_pingpong@1%" exec-ud-pingpong 'exit == 124' --set "faults.0.rule=drop 1%" \
+	--set workload.roles.0.timeout=8s --set workload.roles.1.timeout=8s
+if [ -z "$bad" ] && clean=$(node_clean); then pass loss_and_flap "wall p50/retransmissions:$res"; else fail loss_and_flap "$bad ${clean:-}"; fi
 
 # --- an expectation that cannot hold: exit 1, a <failure> naming the metric and the value
 d=$W/rcx; out=$("$C" run profiles/exec-rc-pingpong.yaml -o "$d" --set workload.vars.iters=50 \

@@ -119,7 +119,7 @@ $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_INJ)
 
 # the node's side of exec workloads: libc only, so that it runs on any host
-$(BIN)/rdma-run: $(OBJ)/runner/main.o
+$(BIN)/rdma-run: $(OBJ)/runner/main.o $(OBJ)/lib/listen.o
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "agent.h"
+#include "../lib/listen.h"
 #include "../lib/proc.h"
 
 extern char **environ;
@@ -37,32 +38,6 @@ struct job {
 	int status;
 	int out;	/* its stdout and stderr: a memfd, no path anyone can plant */
 };
-
-static int listening(int port)
-{
-	char line[256], want[8];
-	const char *files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
-	int found = 0;
-	size_t i;
-
-	snprintf(want, sizeof(want), ":%04X", port);
-	for (i = 0; i < 2 && !found; i++) {
-		FILE *f = fopen(files[i], "re");
-
-		if (!f)
-			continue;
-		while (!found && fgets(line, sizeof(line), f)) {
-			char local[64], st[8];
-
-			if (sscanf(line, "%*d: %63s %*s %7s", local, st) != 2)
-				continue;
-			found = strlen(local) > 5 && !strcmp(local + strlen(local) - 5, want) &&
-				!strcmp(st, "0A");
-		}
-		fclose(f);
-	}
-	return found;
-}
 
 static int valid_arg(const char *s)
 {
@@ -213,7 +188,7 @@ int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 	if (!peer) {	/* server: return once it listens, so the client can connect */
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 
-		for (i = 0; i < 500 && !listening(port); i++) {
+		for (i = 0; i < 500 && !rtb_tcp_listening(port); i++) {
 			if (waitpid(job->pid, &job->status, WNOHANG) == job->pid) {
 				job->done = 1;
 				break;

@@ -43,16 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
+#include "lib/listen.h"
+
 #define STATE_DIR "/run/rdma-run"
 #define MAX_ENV 64
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void sleep_ms(int ms)
 {
@@ -287,7 +282,7 @@ static int cmd_start(int argc, char **argv)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
-	t0 = now_ns();
+	t0 = (int64_t)rtb_now_ns();
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "rdma-run: fork: %s\n", strerror(errno));
@@ -327,7 +322,7 @@ static int cmd_start(int argc, char **argv)
 	close(sync[0]);
 	close(sync[1]);
 	for (;;) {
-		int64_t left_ns = t0 + timeout_ms * 1000000 - now_ns();
+		int64_t left_ns = t0 + timeout_ms * 1000000 - (int64_t)rtb_now_ns();
 		struct timespec ts;
 
 		if (waitpid(pid, &st, WNOHANG) == pid)
@@ -343,7 +338,7 @@ static int cmd_start(int argc, char **argv)
 		ts.tv_nsec = timeout_ms ? left_ns % 1000000000 : 0;
 		sigtimedwait(&chld, NULL, &ts);
 	}
-	t1 = now_ns();
+	t1 = (int64_t)rtb_now_ns();
 	left = kill_all(pid, cg, 500);
 	if (timed_out) {
 		sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
@@ -420,26 +415,6 @@ static int cmd_stop(int argc, char **argv)
 	return 0;
 }
 
-static int listening(int port)
-{
-	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
-	char line[512], want[8], local[128], st[8];
-	int found = 0;
-
-	snprintf(want, sizeof(want), ":%04X", port);
-	for (size_t i = 0; i < 2 && !found; i++) {
-		FILE *f = fopen(files[i], "re");
-
-		if (!f)
-			continue;
-		while (!found && fgets(line, sizeof(line), f))
-			if (sscanf(line, "%*d: %127s %*s %7s", local, st) == 2 && strlen(local) > 5)
-				found = !strcmp(local + strlen(local) - 5, want) && !strcmp(st, "0A");
-		fclose(f);
-	}
-	return found;
-}
-
 static int cmd_wait_port(int argc, char **argv)
 {
 	char *end;
@@ -451,11 +426,11 @@ static int cmd_wait_port(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	until = now_ns() + (int64_t)ms * 1000000;
+	until = (int64_t)rtb_now_ns() + (int64_t)ms * 1000000;
 	for (;;) {
-		if (listening((int)port))
+		if (rtb_tcp_listening((int)port))
 			return 0;
-		if (now_ns() >= until)
+		if ((int64_t)rtb_now_ns() >= until)
 			return 1;
 		sleep_ms(50);
 	}

@@ -54,7 +54,6 @@ struct inst {
 	char line[2][1024];
 	size_t ll[2];
 	double t0, t1, deadline;
-	int local_status;
 	json_t *status;		/* rdma-run stop's answer */
 	char note[256];
 };
@@ -78,9 +77,8 @@ struct run {
 static int node_argv(struct run *r, int m, const char *const *words, char **argv, char *line,
 		     size_t len)
 {
-	const struct profile *p = r->p;
 	size_t at = 0;
-	int n = 0, i, k;
+	int n = 0, i;
 
 	if (r->e->g.tb.backend == TB_HOST) {
 		for (i = 0; words[i]; i++)
@@ -94,28 +92,17 @@ static int node_argv(struct run *r, int m, const char *const *words, char **argv
 	for (i = 0; words[i]; i++)
 		if (tb_sh_quote(line, len, &at, words[i]))
 			return -E2BIG;
-	argv[n++] = "ssh";
-	if (r->e->g.tb.backend == TB_VM) {
+	if (r->e->g.tb.backend == TB_VM) {	/* its config says BatchMode */
+		argv[n++] = "ssh";
 		argv[n++] = "-F";
 		argv[n++] = r->cfg;
-		argv[n++] = "-q";
-		argv[n++] = "--";
-		argv[n++] = "rdma-testbed";
 	} else {
-		if (p->ssh.config[0]) {
-			argv[n++] = "-F";
-			argv[n++] = (char *)p->ssh.config;
-		}
-		argv[n++] = "-q";
-		argv[n++] = "-o";
-		argv[n++] = "BatchMode=yes";
-		for (k = 0; k < p->ssh.nopts; k++) {
-			argv[n++] = "-o";
-			argv[n++] = (char *)p->ssh.opt[k];
-		}
-		argv[n++] = "--";
-		argv[n++] = (char *)p->host[r->e->g.node[m]].ssh;
+		n = ssh_host_argv(r->p, argv);
 	}
+	argv[n++] = "-q";
+	argv[n++] = "--";
+	argv[n++] = r->e->g.tb.backend == TB_VM ? "rdma-testbed" :
+						   (char *)r->p->host[r->e->g.node[m]].ssh;
 	argv[n++] = line;
 	argv[n] = NULL;
 	return 0;
@@ -247,20 +234,13 @@ static int start_inst(struct run *r, struct inst *in)
 	const struct prof_role *ro = &r->p->role[in->role];
 	const char *roles[PROF_MAX_ROLES + 1], *words[16 + 2 * 100];
 	int role_node[PROF_MAX_ROLES], nenv, i, k = 0, pin[2][2] = { { -1, -1 }, { -1, -1 } };
-	json_t *vars = json_deep_copy(json_object_get(r->p->wopts, "vars"));
+	struct tpl_ctx c = { .node = r->node, .nnodes = r->e->g.n, .self = in->member,
+			     .round = (int)r->round + 1 };
+	json_t *vars = tpl_arm_ctx(r->p, r->a, roles, role_node, &c);
 	char msg[256], *argv[64], tmo[24];
 	size_t off;
 
 	snprintf(tmo, sizeof(tmo), "%llu", (unsigned long long)(ro->timeout_ns / 1000000));
-
-	for (i = 0; i < r->p->nroles; i++) {
-		roles[i] = r->p->role[i].name;
-		role_node[i] = __builtin_ctz(r->p->role[i].nodes);
-	}
-	roles[i] = NULL;
-	json_object_update(vars, json_object_get(r->p->arm[r->a].opts, "vars"));
-	struct tpl_ctx c = { r->node, r->e->g.n, in->member, roles, role_node, vars,
-			     r->p->arm[r->a].name, (int)r->round + 1 };
 
 	in->state = S_DONE;
 	in->fd[0] = in->fd[1] = in->file[0] = in->file[1] = -1;
@@ -431,7 +411,6 @@ static void pump(struct run *r, int ms)
 		}
 		if (in->state == S_RUNNING && in->fd[0] < 0 && in->fd[1] < 0 &&
 		    waitpid(in->pid, &st, WNOHANG) == in->pid) {
-			in->local_status = proc_status(st);
 			in->pid = 0;
 			in->t1 = rtb_now_s();
 			in->state = S_DONE;
@@ -451,7 +430,7 @@ static void end_inst(struct run *r, struct inst *in, int why, const char *what)
 	for (int i = 0; i < 100 && in->state == S_RUNNING; i++)
 		pump(r, 50);
 	if (in->state == S_RUNNING) {
-		in->local_status = proc_stop(in->pid, 1000);
+		proc_stop(in->pid, 1000);
 		in->pid = 0;
 		in->t1 = rtb_now_s();
 		in->state = S_DONE;

@@ -89,22 +89,14 @@ int exp_add_expects(struct profile *p, const char *const *texts, int n)
 			log_err("--expect '%s': %s", texts[i], wl ? msg : "no workload");
 			return CTL_USAGE;
 		}
-		for (j = 0; x->arm[0] && j < p->narms && strcmp(p->arm[j].name, x->arm); j++)
-			;
-		if (x->arm[0] && j == p->narms) {	/* a role's (exec)? */
-			int r;
-
-			for (r = 0; r < p->nroles && strcmp(p->role[r].name, x->arm); r++)
-				;
-			if (r < p->nroles && expect_per_role(x)) {
-				memcpy(x->role, x->arm, sizeof(x->role));
-				x->arm[0] = 0;
-				p->nexpect++;
-				continue;
-			}
-		}
-		if (x->arm[0] && j == p->narms) {
-			log_err("--expect '%s': no arm named '%s' in %s", texts[i], x->arm, p->file);
+		j = profile_expect_target(p, x);
+		if (j) {
+			if (j == -EINVAL)
+				log_err("--expect '%s': '%s' is a role: a role has exit and wall", texts[i],
+					x->arm);
+			else
+				log_err("--expect '%s': no arm named '%s' in %s", texts[i], x->arm,
+					p->file);
 			return CTL_USAGE;
 		}
 		p->nexpect++;

@@ -31,6 +31,9 @@ struct ssh_agents {
 /* start one agent per host over ssh, fill s (loopback ports, fresh token) */
 int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_state *s);
 void ssh_agents_stop(struct ssh_agents *sa);
+/* "ssh [-F config] -o BatchMode=yes [-o OPTION]..." of the profile's
+ * hosts.ssh into argv (at most 5 + 2 * PROF_MAX_SSH_OPTS words): how many */
+int ssh_host_argv(const struct profile *p, char **argv);
 
 /* who watches an experiment; any hook may be NULL */
 struct exp_obs {
@@ -63,8 +66,6 @@ struct exp {
 	struct exp_opts o;
 	struct exp_obs obs;
 	int loaded, brought_up, group_open, rc, extra_rules, expect_failed;
-	int cur_arm;		/* the arm and round being measured */
-	uint64_t cur_round;
 	struct group g;
 	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
 	json_t *faults, *rounds[PROF_MAX_ARMS];

@@ -53,6 +53,11 @@ static const struct {
 
 static const char *const ops[] = { "<", "<=", ">", ">=", "==", "!=" };
 
+const char *expect_metric_name(const struct prof_expect *x)
+{
+	return metrics[x->metric].name;
+}
+
 int expect_per_role(const struct prof_expect *x)
 {
 	return metrics[x->metric].per == ROLE;

@@ -27,6 +27,8 @@ json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int 
 
 /* x's metric is a role's (exit, wall: evaluated on each role of an arm) */
 int expect_per_role(const struct prof_expect *x);
+/* x's metric's name ("p99") */
+const char *expect_metric_name(const struct prof_expect *x);
 
 /* the metrics an expectation may name, for messages: "p50, p90, ..." */
 void expect_metric_names(unsigned measure, char *buf, size_t len);

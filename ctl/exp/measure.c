@@ -24,13 +24,13 @@ json_t *exp_arm_opts(const struct profile *p, const struct wlc *wl, int a, uint6
 }
 
 /* one arm's run on the group, in the workload's topology */
-static int run_on_group(struct exp *e, json_t *o, json_t **res)
+static int run_on_group(struct exp *e, int a, uint64_t rd, json_t *o, json_t **res)
 {
 	struct agentc *cli[TB_MAX_NODES];
 	int i, n = 0;
 
 	if (e->wl->run)	/* the descriptor runs its rounds itself (exec) */
-		return e->wl->run(e, e->cur_arm, e->cur_round, res);
+		return e->wl->run(e, a, rd, res);
 	if (e->wl->topo == WLC_GROUP)
 		return group_run(&e->g, e->wl->name, o, res, e->err, sizeof(e->err));
 	/* member 1 serves; a star's clients are every other member, a pair's member 0 */
@@ -71,9 +71,7 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		exp_event(e, "%s: running", arm->name);
 	if (e->obs.arm_begin)
 		e->obs.arm_begin(e->obs.arg, a, rd, rounds, n);
-	e->cur_arm = a;
-	e->cur_round = rd;
-	if (run_on_group(e, o, &res)) {
+	if (run_on_group(e, a, rd, o, &res)) {
 		exp_event(e, "%s failed: %s", arm->name, e->err);
 		if (!e->o.print && !e->obs.event)	/* nobody told: say it here */
 			log_err("%s: %s", arm->name, e->err);

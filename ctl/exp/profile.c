@@ -265,18 +265,24 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 	return 0;
 }
 
-/* the metric's name as written in x's text */
-static const char *cond_metric(const struct prof_expect *x)
+int profile_expect_target(struct profile *p, struct prof_expect *x)
 {
-	static char buf[32];
-	const char *c = x->text;
-	size_t k = strcspn(c, ":<>=!");
+	int j;
 
-	if (c[k] == ':')
-		c += k + 1;
-	c += strspn(c, " \t");
-	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(c, " \t<>=!"), c);
-	return buf;
+	for (j = 0; x->arm[0] && j < p->narms; j++)
+		if (!strcmp(p->arm[j].name, x->arm))
+			return 0;
+	if (!x->arm[0])
+		return 0;	/* every arm */
+	for (j = 0; j < p->nroles; j++)
+		if (!strcmp(p->role[j].name, x->arm)) {
+			if (!expect_per_role(x))
+				return -EINVAL;
+			memcpy(x->role, x->arm, sizeof(x->role));
+			x->arm[0] = 0;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 /* one expectation: the scalar v, of the arm named by key i of map m (NULL:
@@ -310,33 +316,17 @@ static int add_expect(struct pctx *x, struct profile *p, const struct wlc *wl,
 			at.col += (int)(off - pre) + !v->plain;
 		return prof_perr(x, &at, 0, "%s: %s", where, msg);
 	}
-	if (!pe->arm[0]) {
-		p->nexpect++;
-		return 0;
-	}
-	for (j = 0; j < p->narms && strcmp(p->arm[j].name, pe->arm); j++)
-		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", j ? ", " : "",
-			 p->arm[j].name);
-	if (j == p->narms) {	/* a role's name (exec) */
-		int r;
-
-		for (r = 0; r < p->nroles && strcmp(p->role[r].name, pe->arm); r++)
-			;
-		if (r < p->nroles) {
-			if (!expect_per_role(pe))
-				return prof_perr(x, v, 0, "%s: '%s' is a role: a role has exit and "
-						 "wall; %s is an arm's (give an arm, or all)", where,
-						 pe->arm, cond_metric(pe));
-			memcpy(pe->role, pe->arm, sizeof(pe->role));
-			pe->arm[0] = 0;
-			p->nexpect++;
-			return 0;
-		}
-		for (r = 0; r < p->nroles; r++)
+	j = profile_expect_target(p, pe);
+	if (j == -EINVAL)
+		return prof_perr(x, v, 0, "%s: '%s' is a role: a role has exit and wall; %s is an "
+				 "arm's (give an arm, or all)", where, pe->arm, expect_metric_name(pe));
+	if (j == -ENOENT) {
+		for (j = 0; j < p->narms; j++)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-				 !r ? "; the roles: " : ", ", p->role[r].name);
-	}
-	if (j == p->narms) {
+				 j ? ", " : "", p->arm[j].name);
+		for (j = 0; j < p->nroles; j++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 !j ? "; the roles: " : ", ", p->role[j].name);
 		if (m)	/* at the arm's name */
 			return prof_perr_key(x, m, i, "%s: no arm named '%s' (the arms: %s; all: "
 					"every arm)", where, pe->arm, names);
@@ -471,9 +461,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 		    prof_get_num(x, n, "rounds", "run", NUM_PLAIN, 1, 1000, "1..1000", &p->rounds) ||
 		    prof_get_num(x, n, "warmup", "run", NUM_PLAIN, 0, 100000, "0..100000", &p->warmup))
 			return -1;
-		if (wl->roles)
-			p->iters = p->rounds;
-		if (p->iters < p->rounds)
+		if (!wl->roles && p->iters < p->rounds)
 			return prof_perr(x, n, 0, "run: iters %llu is fewer than rounds %llu",
 				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
 	}

@@ -177,6 +177,25 @@ static int check_text(struct pctx *x, const struct profile *p, const struct ynod
 	}
 }
 
+json_t *tpl_arm_ctx(const struct profile *p, int a, const char **roles, int *role_node,
+		    struct tpl_ctx *c)
+{
+	json_t *vars = json_deep_copy(json_object_get(p->wopts, "vars"));
+	int i;
+
+	for (i = 0; i < p->nroles; i++) {
+		roles[i] = p->role[i].name;
+		role_node[i] = __builtin_ctz(p->role[i].nodes);
+	}
+	roles[i] = NULL;
+	json_object_update(vars, json_object_get(p->arm[a].opts, "vars"));
+	c->roles = roles;
+	c->role_node = role_node;
+	c->vars = vars;
+	c->arm = p->arm[a].name;
+	return vars;
+}
+
 /* every placeholder of every role for every arm (after check_arms) */
 int prof_check_exec_texts(struct pctx *x, struct profile *p, const struct ynode *w)
 {
@@ -193,16 +212,10 @@ int prof_check_exec_texts(struct pctx *x, struct profile *p, const struct ynode 
 		nodes[i].gid_index = 1;
 		nodes[i].port = 1;
 	}
-	for (i = 0; i < p->nroles; i++) {
-		roles[i] = p->role[i].name;
-		role_node[i] = __builtin_ctz(p->role[i].nodes);
-	}
-	roles[p->nroles] = NULL;
 	for (a = 0; a < p->narms; a++) {
-		json_t *vars = json_deep_copy(json_object_get(p->wopts, "vars"));
-		struct tpl_ctx c = { nodes, p->nodes, 0, roles, role_node, vars, p->arm[a].name, 1 };
+		struct tpl_ctx c = { .node = nodes, .nnodes = p->nodes, .round = 1 };
+		json_t *vars = tpl_arm_ctx(p, a, roles, role_node, &c);
 
-		json_object_update(vars, json_object_get(p->arm[a].opts, "vars"));
 		for (i = 0; i < p->nroles; i++) {
 			const struct ynode *m = rl->v[i], *env = ytree_get(m, "env", NULL), *wenv;
 			char where[64];

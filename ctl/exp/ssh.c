@@ -69,12 +69,30 @@ static void ssh_reason(int logfd, char *buf, size_t len)
 	snprintf(buf, len, "%s", start ? start + 1 : tmp);
 }
 
+int ssh_host_argv(const struct profile *p, char **argv)
+{
+	int n = 0, k;
+
+	argv[n++] = "ssh";
+	if (p->ssh.config[0]) {
+		argv[n++] = "-F";
+		argv[n++] = (char *)p->ssh.config;
+	}
+	argv[n++] = "-o";
+	argv[n++] = "BatchMode=yes";
+	for (k = 0; k < p->ssh.nopts; k++) {
+		argv[n++] = "-o";
+		argv[n++] = (char *)p->ssh.opt[k];
+	}
+	return n;
+}
+
 static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, const char *token)
 {
 	const struct prof_host *h = &p->host[i];
 	char fwd[96], cmd[1024], tmpl[] = "/tmp/rdmactl-ssh.XXXXXX";
 	char *argv[32 + 2 * PROF_MAX_SSH_OPTS];
-	int in[2], n = 0, k;
+	int in[2], n;
 	pid_t pid;
 
 	sa->lport[i] = free_port();
@@ -86,21 +104,11 @@ static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, cons
 		 "rm -f \"$f\"; %s --dev %s --name %s --listen 127.0.0.1:%d --token-file /proc/self/fd/3 "
 		 "& a=$!; exec 3<&-; cat > /dev/null; kill $a 2>/dev/null; wait $a",
 		 p->ssh.agent, h->dev, h->name, h->aport);
-	argv[n++] = "ssh";
-	if (p->ssh.config[0]) {
-		argv[n++] = "-F";
-		argv[n++] = (char *)p->ssh.config;
-	}
-	argv[n++] = "-o";
-	argv[n++] = "BatchMode=yes";
+	n = ssh_host_argv(p, argv);
 	argv[n++] = "-o";
 	argv[n++] = "ExitOnForwardFailure=yes";
 	argv[n++] = "-o";
 	argv[n++] = "ServerAliveInterval=5";
-	for (k = 0; k < p->ssh.nopts; k++) {
-		argv[n++] = "-o";
-		argv[n++] = (char *)p->ssh.opt[k];
-	}
 	argv[n++] = "-L";
 	argv[n++] = fwd;
 	argv[n++] = "--";

@@ -32,6 +32,16 @@ struct tpl_ctx {
 	int round;
 };
 
+struct profile;
+
+/* c's roles (into roles[], role_node[]: PROF_MAX_ROLES + 1 and
+ * PROF_MAX_ROLES), variables (the workload's, then arm a's) and arm name
+ * for arm a of an exec profile p; the nodes, self and round stay the
+ * caller's. The variables object, the caller's to json_decref
+ * (profile_exec.c) */
+json_t *tpl_arm_ctx(const struct profile *p, int a, const char **roles, int *role_node,
+		    struct tpl_ctx *c);
+
 /* in expanded into out (len bytes). 0, or -1 with err and *off (the byte
  * offset in `in` of the bad placeholder) */
 int tpl_expand(const char *in, const struct tpl_ctx *c, char *out, size_t len, size_t *off,

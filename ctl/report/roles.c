@@ -26,33 +26,44 @@ static void bytes(char *buf, size_t len, const json_t *run, const char *key)
 		snprintf(buf + strlen(buf), len - strlen(buf), " (+%.1f MiB dropped)", d / 1048576);
 }
 
-void report_print_roles(const json_t *rep, FILE *f)
+/* fn on every command run of every role of every arm, in order (n: how
+ * many came before); how many there were */
+static int each_run(const json_t *rep, FILE *f,
+		    void (*fn)(FILE *f, int n, const json_t *arm, const json_t *role,
+			       const json_t *run))
 {
 	const json_t *arm, *role, *run;
 	size_t i, j, k;
-	int head = 0;
-	char o[64], e[64], who[80];
+	int n = 0;
 
 	json_array_foreach(json_object_get(rep, "arms"), i, arm)
 		json_array_foreach(json_object_get(arm, "roles"), j, role)
-			json_array_foreach(json_object_get(role, "runs"), k, run) {
-				if (!head++)
-					fprintf(f, "# %-22s %-8s %5s %-12s %5s %9s %10s %10s %s\n",
-						"command", "node", "round", "status", "exit",
-						"wall[s]", "stdout", "stderr", "left behind");
-				snprintf(who, sizeof(who), "%s/%s", jr_str(arm, "name"),
-					 jr_str(role, "name"));
-				bytes(o, sizeof(o), run, "stdout_bytes");
-				bytes(e, sizeof(e), run, "stderr_bytes");
-				fprintf(f, "  %-22s %-8s %5llu %-12s %5lld %9.3f %10s %10s %llu%s%s\n", who,
-					jr_str(run, "node"), (unsigned long long)jr_u64(run, "round"),
-					jr_str(run, "status"),
-					(long long)json_integer_value(json_object_get(run, "exit")),
-					jr_real(run, "wall_ns") / 1e9, o, e,
-					(unsigned long long)jr_u64(run, "leftover"),
-					json_object_get(run, "note") ? "  " : "",
-					json_object_get(run, "note") ? jr_str(run, "note") : "");
-			}
+			json_array_foreach(json_object_get(role, "runs"), k, run)
+				fn(f, n++, arm, role, run);
+	return n;
+}
+
+static void text_row(FILE *f, int n, const json_t *arm, const json_t *role, const json_t *run)
+{
+	char o[64], e[64], who[80];
+
+	if (!n)
+		fprintf(f, "# %-22s %-8s %5s %-12s %5s %9s %10s %10s %s\n", "command", "node",
+			"round", "status", "exit", "wall[s]", "stdout", "stderr", "left behind");
+	snprintf(who, sizeof(who), "%s/%s", jr_str(arm, "name"), jr_str(role, "name"));
+	bytes(o, sizeof(o), run, "stdout_bytes");
+	bytes(e, sizeof(e), run, "stderr_bytes");
+	fprintf(f, "  %-22s %-8s %5llu %-12s %5lld %9.3f %10s %10s %llu%s%s\n", who,
+		jr_str(run, "node"), (unsigned long long)jr_u64(run, "round"), jr_str(run, "status"),
+		(long long)json_integer_value(json_object_get(run, "exit")),
+		jr_real(run, "wall_ns") / 1e9, o, e, (unsigned long long)jr_u64(run, "leftover"),
+		json_object_get(run, "note") ? "  " : "",
+		json_object_get(run, "note") ? jr_str(run, "note") : "");
+}
+
+void report_print_roles(const json_t *rep, FILE *f)
+{
+	each_run(rep, f, text_row);
 }
 
 static void link_to(FILE *f, const json_t *run, const char *key, const char *text)
@@ -72,52 +83,43 @@ static void link_to(FILE *f, const json_t *run, const char *key, const char *tex
 	fputs("</a>", f);
 }
 
-void report_html_roles(const json_t *rep, FILE *f)
+static void html_row(FILE *f, int n, const json_t *arm, const json_t *role, const json_t *run)
 {
-	const json_t *arm, *role, *run;
-	size_t i, j, k;
-	int head = 0;
+	int ok = !strcmp(jr_str(run, "status"), "exited") &&
+		 !json_integer_value(json_object_get(run, "exit"));
 	char o[64], e[64], num[64];
 
-	json_array_foreach(json_object_get(rep, "arms"), i, arm)
-		json_array_foreach(json_object_get(arm, "roles"), j, role)
-			json_array_foreach(json_object_get(role, "runs"), k, run) {
-				int ok = !strcmp(jr_str(run, "status"), "exited") &&
-					 !json_integer_value(json_object_get(run, "exit"));
+	if (!n)
+		fputs("<h2>Commands</h2>\n<table id=\"commands\"><tr><th>arm</th><th>role</th>"
+		      "<th>node</th><th>round</th><th>status</th><th>exit</th><th>wall [s]</th>"
+		      "<th>stdout</th><th>stderr</th><th>left behind</th></tr>\n", f);
+	fputs("<tr><td>", f);
+	html_escape(f, jr_str(arm, "name"));
+	fputs("</td><td>", f);
+	html_escape(f, jr_str(role, "name"));
+	fputs("</td><td>", f);
+	html_escape(f, jr_str(run, "node"));
+	fprintf(f, "</td><td>%llu</td><td style=\"%s\">", (unsigned long long)jr_u64(run, "round"),
+		ok || !strcmp(jr_str(run, "status"), "stopped") ? "" : "color:#c00;font-weight:bold");
+	html_escape(f, jr_str(run, "status"));
+	if (json_object_get(run, "note")) {
+		fputs(": ", f);
+		html_escape(f, jr_str(run, "note"));
+	}
+	snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(json_object_get(run, "exit")));
+	fputs("</td><td>", f);
+	html_escape(f, num);
+	fprintf(f, "</td><td>%.3f</td><td>", jr_real(run, "wall_ns") / 1e9);
+	bytes(o, sizeof(o), run, "stdout_bytes");
+	bytes(e, sizeof(e), run, "stderr_bytes");
+	link_to(f, run, "stdout", o);
+	fputs("</td><td>", f);
+	link_to(f, run, "stderr", e);
+	fprintf(f, "</td><td>%llu</td></tr>\n", (unsigned long long)jr_u64(run, "leftover"));
+}
 
-				if (!head++)
-					fputs("<h2>Commands</h2>\n<table id=\"commands\"><tr><th>arm</th>"
-					      "<th>role</th><th>node</th><th>round</th><th>status</th>"
-					      "<th>exit</th><th>wall [s]</th><th>stdout</th>"
-					      "<th>stderr</th><th>left behind</th></tr>\n", f);
-				fputs("<tr><td>", f);
-				html_escape(f, jr_str(arm, "name"));
-				fputs("</td><td>", f);
-				html_escape(f, jr_str(role, "name"));
-				fputs("</td><td>", f);
-				html_escape(f, jr_str(run, "node"));
-				fprintf(f, "</td><td>%llu</td><td style=\"%s\">",
-					(unsigned long long)jr_u64(run, "round"),
-					ok || !strcmp(jr_str(run, "status"), "stopped") ? "" :
-											   "color:#c00;font-weight:bold");
-				html_escape(f, jr_str(run, "status"));
-				if (json_object_get(run, "note")) {
-					fputs(": ", f);
-					html_escape(f, jr_str(run, "note"));
-				}
-				snprintf(num, sizeof(num), "%lld",
-					 (long long)json_integer_value(json_object_get(run, "exit")));
-				fputs("</td><td>", f);
-				html_escape(f, num);
-				fprintf(f, "</td><td>%.3f</td><td>", jr_real(run, "wall_ns") / 1e9);
-				bytes(o, sizeof(o), run, "stdout_bytes");
-				bytes(e, sizeof(e), run, "stderr_bytes");
-				link_to(f, run, "stdout", o);
-				fputs("</td><td>", f);
-				link_to(f, run, "stderr", e);
-				fprintf(f, "</td><td>%llu</td></tr>\n",
-					(unsigned long long)jr_u64(run, "leftover"));
-			}
-	if (head)
+void report_html_roles(const json_t *rep, FILE *f)
+{
+	if (each_run(rep, f, html_row))
 		fputs("</table>\n", f);
 }

@@ -106,6 +106,26 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_owned SEC(".maps");
 
+/* the trace (inject_abi.h): one ring for every hook, read by one rdma-inject */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, INJ_TRACE_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_trace SEC(".maps");
+
+struct trace_buf {
+	struct inj_trace_hdr h;
+	__u8 data[INJ_TRACE_SNAP_MAX];
+};
+
+/* a record is built here, then copied into the ring at its real size */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_buf);
+} inj_trace_scratch SEC(".maps");
+
 struct prng {
 	__u64 s;
 	__u32 gen;
@@ -459,21 +479,26 @@ static long scan_step(__u32 idx, void *ctx)
 /* the action of the rule that took the packet: its counter and the verdict
  * (inlined: the verifier sees one program) */
 static __always_inline int act(struct __sk_buff *skb, const struct inj_rule *r,
-			       struct inj_rule_ctr *rc, struct pkt *p, __u64 now)
+			       struct inj_rule_ctr *rc, struct pkt *p, __u64 now, __u8 *verdict,
+			       __u64 *delay)
 {
 	switch (r->action) {
 	case INJ_ACT_DROP:
 		rc->dropped++;
+		*verdict = INJ_VERDICT_DROP;
 		/* egress SHOT reports NET_XMIT_DROP back to rxe, which resends at
 		 * once (not wire loss); STOLEN frees the skb and reports success */
 		return inj_dir == INJ_DIR_EGRESS ? TC_ACT_STOLEN : TC_ACT_SHOT;
 	case INJ_ACT_DELAY:
 		rc->delayed++;
-		skb->tstamp = now + jitter(r);
+		*delay = jitter(r);
+		*verdict = INJ_VERDICT_DELAY;
+		skb->tstamp = now + *delay;
 		skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_DELAY);
 		return TC_ACT_OK;
 	case INJ_ACT_REORDER:
 		rc->reordered++;
+		*verdict = INJ_VERDICT_REORDER;
 		skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_REORDER);
 		return TC_ACT_OK;
 	case INJ_ACT_DUP: {
@@ -481,64 +506,87 @@ static __always_inline int act(struct __sk_buff *skb, const struct inj_rule *r,
 
 		skb->mark = INJ_MARK_CLONE;
 		if (!bpf_clone_redirect(skb, skb->ifindex,
-					inj_dir == INJ_DIR_INGRESS ? BPF_F_INGRESS : 0))
+					inj_dir == INJ_DIR_INGRESS ? BPF_F_INGRESS : 0)) {
 			rc->duplicated++;
+			*verdict = INJ_VERDICT_DUP;
+		}
 		skb->mark = mark;
 		return TC_ACT_OK;
 	}
 	case INJ_ACT_CORRUPT:
-		if (!corrupt(skb))
+		if (!corrupt(skb)) {
 			rc->corrupted++;
+			*verdict = INJ_VERDICT_CORRUPT;
+		}
 		return TC_ACT_OK;
 	case INJ_ACT_ECN:
-		if (!mark_ce(skb, p))
+		if (!mark_ce(skb, p)) {
 			rc->marked++;
+			*verdict = INJ_VERDICT_ECN;
+		}
 		return TC_ACT_OK;
 	default:
 		return TC_ACT_OK;
 	}
 }
 
-SEC("tc")
-int inj_tc(struct __sk_buff *skb)
+/* the packet as it leaves the program, into the trace ring (or counted lost) */
+static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_hook *hook,
+				      struct inj_hook_ctr *hc, __u32 hk, __u8 verdict, __u32 rule_id,
+				      __u64 delay, __u64 now)
 {
-	__u32 hk = inj_hook_key(skb->ifindex, inj_dir), zero = 0, k, i;
-	struct inj_hook_ctr *hc;
-	struct inj_hook *hook;
+	struct inj_cfg *cfg;
+	struct trace_buf *b;
+	__u32 zero = 0, cap;
+
+	if (!(hook->flags & INJ_HOOK_TRACE))
+		return;
+	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
+	b = bpf_map_lookup_elem(&inj_trace_scratch, &zero);
+	if (!cfg || !b)
+		return;
+	cap = skb->len;
+	if (cap > cfg->trace_snaplen)
+		cap = cfg->trace_snaplen;
+	if (cap > INJ_TRACE_SNAP_MAX)
+		cap = INJ_TRACE_SNAP_MAX;
+	if (cap < 1) {
+		hc->trace_lost++;
+		return;
+	}
+	b->h.ts_ns = now ? now : bpf_ktime_get_ns();
+	b->h.delay_ns = delay;
+	b->h.hook = hk;
+	b->h.wire_len = skb->len;
+	b->h.rule_id = rule_id;
+	b->h.cap_len = (__u16)cap;
+	b->h.verdict = verdict;
+	b->h.pad0 = 0;
+	if (bpf_skb_load_bytes(skb, 0, b->data, cap) ||
+	    bpf_ringbuf_output(&inj_trace, b, sizeof(b->h) + cap, 0)) {
+		hc->trace_lost++;
+		return;
+	}
+	hc->traced++;
+}
+
+/* the rules' verdict on a parsed RoCE packet: the tc return code */
+static __always_inline int judge(struct __sk_buff *skb, const struct inj_hook *hook,
+				 struct pkt *p, __u8 *verdict, __u32 *rule_id, __u64 *delay,
+				 __u64 *now)
+{
 	struct inj_rule_state *st;
 	struct inj_rule_ctr *rc;
 	struct inj_rule *r;
 	struct inj_cfg *cfg;
-	__u64 cand, *m, now, qm;
+	__u32 zero = 0, k, i;
+	__u64 cand, *m, qm;
 	struct scan sc = {};
-	struct pkt p = {};
 
-	if (skb->mark == INJ_MARK_CLONE) {	/* our own duplicate: pass it once */
-		skb->mark = 0;
-		return TC_ACT_OK;
-	}
-	/* never true (inj_dir is 0 or 1), but it makes inj_owned one of the
-	 * program's maps: rdma-inject finds every map of its state from the
-	 * attached program when the pins are gone (a fresh mount namespace) */
-	if (inj_dir > INJ_DIR_EGRESS && bpf_map_lookup_elem(&inj_owned, &zero))
-		return TC_ACT_OK;
-	hook = bpf_map_lookup_elem(&inj_hooks, &hk);
-	if (!hook)
-		return TC_ACT_OK;	/* attached, not yet registered: nothing to do */
-	k = hook->slot;
-	hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
-	if (!hc)
-		return TC_ACT_OK;
-	hc->pkts++;
-	hc->bytes += skb->len;
-	if (parse(skb, &p))
-		return TC_ACT_OK;
-	hc->roce_pkts++;
-	hc->roce_bytes += skb->len;
 	cand = hook->mask;
 	if (!cand)
 		return TC_ACT_OK;
-	k = p.cls;
+	k = p->cls;
 	m = bpf_map_lookup_elem(&inj_class_mask, &k);
 	cand &= m ? *m : 0;
 	if (!cand)
@@ -550,16 +598,16 @@ int inj_tc(struct __sk_buff *skb)
 	if (cfg->qpn_exact) {
 		struct inj_qpn_bucket *b;
 
-		k = p.dqpn & (INJ_QPN_BUCKETS - 1);
+		k = p->dqpn & (INJ_QPN_BUCKETS - 1);
 		b = bpf_map_lookup_elem(&inj_qpn_mask, &k);
-		if (b && b->used && b->qpn == p.dqpn)
+		if (b && b->used && b->qpn == p->dqpn)
 			qm = b->mask;
 	}
 	cand &= cfg->qpn_any_mask | qm;
 	if (!cand)
 		return TC_ACT_OK;
 
-	sc.p = p;
+	sc.p = *p;
 	sc.cand = cand;
 	sc.now = 0;
 	sc.found = -1;
@@ -573,20 +621,63 @@ int inj_tc(struct __sk_buff *skb)
 	r = bpf_map_lookup_elem(&inj_rules, &i);
 	if (!r)
 		return TC_ACT_OK;
-	{
-		now = sc.now;
-		if (!now && r->action == INJ_ACT_DELAY)
-			now = bpf_ktime_get_ns();
-		st = bpf_map_lookup_elem(&inj_state, &i);
-		rc = bpf_map_lookup_elem(&inj_rule_ctrs, &i);
-		if (!st || !rc)
-			return TC_ACT_OK;
-		rc->matched++;
-		rc->matched_bytes += skb->len;
-		if (r->action == INJ_ACT_COUNT || !selected(r, st))
-			return TC_ACT_OK;
-		return act(skb, r, rc, &p, now);
+	*now = sc.now;
+	if (!*now && r->action == INJ_ACT_DELAY)
+		*now = bpf_ktime_get_ns();
+	st = bpf_map_lookup_elem(&inj_state, &i);
+	rc = bpf_map_lookup_elem(&inj_rule_ctrs, &i);
+	if (!st || !rc)
+		return TC_ACT_OK;
+	*rule_id = r->id;
+	rc->matched++;
+	rc->matched_bytes += skb->len;
+	if (r->action == INJ_ACT_COUNT || !selected(r, st))
+		return TC_ACT_OK;
+	return act(skb, r, rc, p, *now, verdict, delay);
+}
+
+SEC("tc")
+int inj_tc(struct __sk_buff *skb)
+{
+	__u32 hk = inj_hook_key(skb->ifindex, inj_dir), zero = 0, k, rule_id = 0;
+	struct inj_hook_ctr *hc;
+	struct inj_hook *hook;
+	__u8 verdict = INJ_VERDICT_PASS;
+	__u64 now = 0, delay = 0;
+	struct pkt p = {};
+	int ret;
+
+	/* never true (inj_dir is 0 or 1), but it makes inj_owned one of the
+	 * program's maps: rdma-inject finds every map of its state from the
+	 * attached program when the pins are gone (a fresh mount namespace) */
+	if (inj_dir > INJ_DIR_EGRESS && bpf_map_lookup_elem(&inj_owned, &zero))
+		return TC_ACT_OK;
+	hook = bpf_map_lookup_elem(&inj_hooks, &hk);
+	if (skb->mark == INJ_MARK_CLONE) {	/* our own duplicate: pass it once */
+		skb->mark = 0;
+		if (hook && (hook->flags & INJ_HOOK_TRACE)) {
+			k = hook->slot;
+			hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
+			if (hc && !parse(skb, &p))
+				trace_pkt(skb, hook, hc, hk, INJ_VERDICT_COPY, 0, 0, 0);
+		}
+		return TC_ACT_OK;
 	}
+	if (!hook)
+		return TC_ACT_OK;	/* attached, not yet registered: nothing to do */
+	k = hook->slot;
+	hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
+	if (!hc)
+		return TC_ACT_OK;
+	hc->pkts++;
+	hc->bytes += skb->len;
+	if (parse(skb, &p))
+		return TC_ACT_OK;
+	hc->roce_pkts++;
+	hc->roce_bytes += skb->len;
+	ret = judge(skb, hook, &p, &verdict, &rule_id, &delay, &now);
+	trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
+	return ret;
 }
 
 /* the baseline for the per-packet cost benchmark */

@@ -183,8 +183,12 @@ struct inj_qpn_bucket {
 struct inj_hook {
 	__u64 mask;		/* rules of this hook */
 	__u32 slot;		/* index into inj_hook_ctrs */
-	__u32 pad0;
+	__u32 flags;		/* INJ_HOOK_* */
 };
+
+/* the hook's packets go to the trace ring (rdma-inject trace): the hook
+ * stays attached while it has this flag, rules or not */
+#define INJ_HOOK_TRACE 1u
 
 /* per-hook, per-CPU counters: inj_hook_ctrs[slot] */
 struct inj_hook_ctr {
@@ -192,6 +196,8 @@ struct inj_hook_ctr {
 	__u64 bytes;
 	__u64 roce_pkts;
 	__u64 roce_bytes;
+	__u64 traced;		/* records put in the trace ring */
+	__u64 trace_lost;	/* records the ring had no room for */
 };
 
 /* global knobs: array map with one entry */
@@ -200,6 +206,47 @@ struct inj_cfg {
 	__u64 seed;		/* PRNG seed; 0 = from bpf_get_prandom_u32 */
 	__u32 generation;	/* bumped on every table change: PRNG reseed */
 	__u32 qpn_exact;	/* some rule names one QPN: look inj_qpn_mask up */
+	__u32 trace_snaplen;	/* bytes of a traced packet kept (1..INJ_TRACE_SNAP_MAX) */
+	__u32 trace_pid;	/* the rdma-inject that reads the ring; 0 = none */
+};
+
+/*
+ * Tracing: every RoCEv2 packet of a hook with INJ_HOOK_TRACE goes to the
+ * inj_trace ring buffer as it leaves the program -- a header, then its
+ * first trace_snaplen bytes from the Ethernet header on, after the action
+ * (a corrupted packet as corrupted, a marked one with CE). A record the ring
+ * has no room for is counted in the hook's trace_lost, never silently lost.
+ * Timestamps are bpf_ktime_get_ns (CLOCK_MONOTONIC): the program's time,
+ * before any delay the action adds (delay_ns says how much).
+ */
+#define INJ_TRACE_SNAP_MAX 512
+#define INJ_TRACE_SNAP_DEFAULT 128
+#define INJ_TRACE_RING_BYTES (8u << 20)
+
+/* what the program did with a packet: X(enum suffix, name) */
+#define INJ_VERDICTS(X)                                                                            \
+	X(PASS, "passed")                                                                          \
+	X(DROP, "dropped")                                                                         \
+	X(DELAY, "delayed")                                                                        \
+	X(REORDER, "reordered")                                                                    \
+	X(DUP, "duplicated")     /* the original, passed; its copy follows as "copy" */            \
+	X(CORRUPT, "corrupted")                                                                    \
+	X(ECN, "marked")                                                                           \
+	X(COPY, "copy")          /* the duplicate a duplicate rule made, on its own pass */
+
+#define INJ_VERDICT_ENUM(e, name) INJ_VERDICT_##e,
+enum inj_verdict { INJ_VERDICTS(INJ_VERDICT_ENUM) INJ_VERDICT_MAX };
+#undef INJ_VERDICT_ENUM
+
+struct inj_trace_hdr {
+	__u64 ts_ns;		/* bpf_ktime_get_ns */
+	__u64 delay_ns;		/* DELAY: how much later it leaves */
+	__u32 hook;		/* inj_hook_key(ifindex, dir) */
+	__u32 wire_len;		/* skb->len */
+	__u32 rule_id;		/* the rule that took the packet, 0 = none */
+	__u16 cap_len;		/* bytes that follow */
+	__u8 verdict;		/* enum inj_verdict */
+	__u8 pad0;
 };
 
 /* key of the hook maps */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -26,8 +27,9 @@
 
 _Static_assert(sizeof(struct inj_rule) == 128, "inj_rule layout");
 _Static_assert(sizeof(struct inj_rule_ctr) == 64, "inj_rule_ctr layout");
-_Static_assert(sizeof(struct inj_hook_ctr) == 32, "inj_hook_ctr layout");
-_Static_assert(sizeof(struct inj_cfg) == 24, "inj_cfg layout");
+_Static_assert(sizeof(struct inj_hook_ctr) == 48, "inj_hook_ctr layout");
+_Static_assert(sizeof(struct inj_cfg) == 32, "inj_cfg layout");
+_Static_assert(sizeof(struct inj_trace_hdr) == 32, "inj_trace_hdr layout");
 
 struct inj_ctx {
 	char pin_root[256];
@@ -794,11 +796,16 @@ static void hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir)
 	struct inj_rule r;
 	uint32_t i;
 
+	struct inj_hook hv;
+
 	for (i = 0; i < INJ_MAX_RULES; i++)
 		if (!rule_read(c, i, &r) && r.id && r.ifindex == ifindex && r.dir == dir)
 			return;
-	hook_detach(ifindex, dir);
 	i = inj_hook_key(ifindex, (uint32_t)dir);
+	if (!bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &i, &hv) &&
+	    (hv.flags & INJ_HOOK_TRACE))
+		return;	/* a trace still reads it */
+	hook_detach(ifindex, dir);
 	bpf_map_delete_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &i);
 }
 
@@ -986,6 +993,21 @@ static int map_by_name(const char *root, const char *name)
 	return w.fd;
 }
 
+/* a trace that reads the ring (its rdma-inject alive): its pid, else 0 */
+static uint32_t trace_owner(const char *root)
+{
+	struct inj_cfg cfg;
+	uint32_t zero = 0, pid = 0;
+	int fd = map_by_name(root, "inj_cfg");
+
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &cfg) && cfg.trace_pid &&
+	    (!kill((pid_t)cfg.trace_pid, 0) || errno == EPERM))
+		pid = cfg.trace_pid;
+	if (fd >= 0)
+		close(fd);
+	return pid;
+}
+
 /* any live rule in the table: one whose lease ran out (its owner died
  * without removing it) is not one -- the BPF program already ignores it */
 static int rules_present(const char *root)
@@ -1010,7 +1032,7 @@ static int rules_present(const char *root)
 		close(fd);
 	if (lfd >= 0)
 		close(lfd);
-	return any;
+	return any || trace_owner(root);	/* a trace's hooks are in use too */
 }
 
 int inj_flush_if(const char *pin_root, int only_if_empty)
@@ -1030,4 +1052,96 @@ int inj_flush_if(const char *pin_root, int only_if_empty)
 int inj_flush(const char *pin_root)
 {
 	return inj_flush_if(pin_root, 0);
+}
+
+/* --- tracing (inject_abi.h): hooks flagged INJ_HOOK_TRACE, one reader --- */
+
+static int hook_flags_set(struct inj_ctx *c, uint32_t hk, uint32_t set, uint32_t clear)
+{
+	int hfd = bpf_map__fd(maps(c)->maps.inj_hooks);
+	struct inj_hook hv;
+
+	if (bpf_map_lookup_elem(hfd, &hk, &hv))
+		return -ENOENT;
+	hv.flags = (hv.flags & ~clear) | set;
+	return bpf_map_update_elem(hfd, &hk, &hv, BPF_EXIST) ? -errno : 0;
+}
+
+static int cfg_trace(struct inj_ctx *c, uint32_t snaplen, uint32_t pid)
+{
+	int fd = bpf_map__fd(maps(c)->maps.inj_cfg);
+	struct inj_cfg cfg;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg))
+		memset(&cfg, 0, sizeof(cfg));
+	cfg.trace_snaplen = snaplen;
+	cfg.trace_pid = pid;
+	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+/* every hook's trace flag off, and the hooks no rule uses detached */
+static void trace_clear_all(struct inj_ctx *c)
+{
+	uint32_t keys[INJ_MAX_HOOKS];
+	int j, nk = hook_keys(bpf_map__fd(maps(c)->maps.inj_hooks), keys);
+
+	for (j = 0; j < nk; j++)
+		if (!hook_flags_set(c, keys[j], 0, INJ_HOOK_TRACE))
+			hook_gc(c, keys[j] >> 1, (int)(keys[j] & 1));
+	cfg_trace(c, 0, 0);
+}
+
+int inj_trace_begin(struct inj_ctx *c, const uint32_t *ifindex, const int *dir, int n,
+		    uint32_t snaplen, char *err, size_t errlen)
+{
+	uint32_t owner = trace_owner(c->pin_root);
+	int i, r;
+
+	if (owner && owner != (uint32_t)getpid()) {
+		snprintf(err, errlen, "a trace is already running on this host (rdma-inject pid %u): "
+			 "one reads the ring at a time", owner);
+		return -EBUSY;
+	}
+	if (snaplen < 1 || snaplen > INJ_TRACE_SNAP_MAX) {
+		snprintf(err, errlen, "snap length %u: 1 to %d bytes", snaplen, INJ_TRACE_SNAP_MAX);
+		return -EINVAL;
+	}
+	trace_clear_all(c);	/* what a trace that died left flagged */
+	r = cfg_trace(c, snaplen, (uint32_t)getpid());
+	for (i = 0; !r && i < n; i++) {
+		r = hook_attach(c, ifindex[i], dir[i]);
+		if (!r)
+			r = hook_flags_set(c, inj_hook_key(ifindex[i], (uint32_t)dir[i]),
+					   INJ_HOOK_TRACE, 0);
+		if (r) {
+			char name[IF_NAMESIZE] = "?";
+
+			if_indextoname(ifindex[i], name);
+			snprintf(err, errlen, "%s %s: cannot attach the tc program: %s", name,
+				 dir[i] ? "egress" : "ingress", strerror(-r));
+		}
+	}
+	if (r)
+		trace_clear_all(c);
+	return r;
+}
+
+void inj_trace_stop(struct inj_ctx *c)
+{
+	uint32_t keys[INJ_MAX_HOOKS];
+	int j, nk = hook_keys(bpf_map__fd(maps(c)->maps.inj_hooks), keys);
+
+	for (j = 0; j < nk; j++)
+		hook_flags_set(c, keys[j], 0, INJ_HOOK_TRACE);
+}
+
+void inj_trace_end(struct inj_ctx *c)
+{
+	trace_clear_all(c);
+}
+
+int inj_trace_ring_fd(struct inj_ctx *c)
+{
+	return bpf_map__fd(maps(c)->maps.inj_trace);
 }

@@ -50,6 +50,20 @@ int inj_set_seed(struct inj_ctx *c, uint64_t seed);
 int inj_flush_if(const char *pin_root, int only_if_empty);
 int inj_flush(const char *pin_root);
 
+/* tracing: the hooks (attached if need be) flagged to put every RoCE
+ * packet in the ring, snaplen bytes of each; -EBUSY (said in err) while
+ * another live rdma-inject reads it. The lock is not needed after begin
+ * (inj_unlock); end takes it again (a new inj_open) and clears every
+ * hook's flag, detaching those no rule uses. */
+int inj_trace_begin(struct inj_ctx *c, const uint32_t *ifindex, const int *dir, int n,
+		    uint32_t snaplen, char *err, size_t errlen);
+void inj_trace_stop(struct inj_ctx *c);	/* flags off, hooks kept (counters readable) */
+void inj_trace_end(struct inj_ctx *c);
+int inj_trace_ring_fd(struct inj_ctx *c);
+const char *inj_verdict_name(int v);
+/* the trace command (trace.c): argv after "trace" */
+int cmd_trace(int argc, char **argv, int json_out, const char *pin_root);
+
 /* qdiscs of the kinds the injector uses (clsact, prio, fq, netem) on any device */
 int qdisc_scan(void (*cb)(uint32_t ifindex, const char *kind, uint32_t handle, void *arg),
 	       void *arg);

@@ -549,6 +549,11 @@ static int c_flush(void *x, int n, char **v)
 	return no_args("flush", n) ? 2 : cmd_flush(0);
 }
 NO_ARGS(probe, cmd_probe())
+static int c_trace(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_trace(n, v, json_out, pin_root);
+}
 
 static const struct cmd_entry cmds[] = {
 	{ "add", c_add, "dev DEV ingress|egress RULE: add a rule; the program attaches on first use" },
@@ -562,6 +567,8 @@ static const struct cmd_entry cmds[] = {
 	{ "flush", c_flush, "[if-empty]: detach everything, remove our qdiscs and maps (if-empty: "
 			    "only when no rule is left, checked atomically)" },
 	{ "probe", c_probe, "what the running kernel supports" },
+	{ "trace", c_trace, "[snaplen N] [count N] [for T] [to FILE|-] dev DEV [ingress|egress|both]...: "
+			    "every RoCE packet of those hooks, with the injector's verdict, as pcapng" },
 	{ NULL, NULL, NULL },
 };
 

@@ -35,6 +35,7 @@ OBJ(cmd_storage)
 OBJ(cmd_validate)
 OBJ(cmd_run)
 OBJ(cmd_report)
+OBJ(cmd_analyze)
 OBJ(cmd_tui)
 
 static int obj_version(void *ctl, int argc, char **argv)
@@ -54,6 +55,8 @@ static const struct cmd_entry objs[] = {
 	{ "run", obj_cmd_run, "PROFILE [-o DIR] [--set k.path=v]: report.json, summary.csv, *.hlog, "
 				"report.html in DIR" },
 	{ "report", obj_cmd_report, "DIR [--format text|json|csv|html] | DIR_A DIR_B (compare)" },
+	{ "analyze", obj_cmd_analyze, "RUN_DIR|CAPTURE... [-j]: a packet trace's losses, their triggers "
+				      "and latencies, go-back-N and READ checks" },
 	{ "tui", obj_cmd_tui, "PROFILE [-o DIR] | --attach: the run live, faults steered by keys" },
 	{ "collective", obj_cmd_collective, "OP [--modes rc,lossy,hadamard,ec] [--size S]: "
 					    "nccl-tests-style, modes side by side" },

@@ -23,6 +23,7 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv);
 int cmd_validate(struct ctl *ctl, int argc, char **argv);
 int cmd_run(struct ctl *ctl, int argc, char **argv);
 int cmd_report(struct ctl *ctl, int argc, char **argv);
+int cmd_analyze(struct ctl *ctl, int argc, char **argv);
 
 /* the controller's own --flags of a command, the rest go to the workload */
 struct ctl_arg {

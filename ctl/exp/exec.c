@@ -72,15 +72,13 @@ struct run {
 
 /* --- reaching the node */
 
-/* argv for words run on member m's node (line: the buffer a remote
- * command line is built in); 0 or -E2BIG */
-static int node_argv(struct run *r, int m, const char *const *words, char **argv, char *line,
-		     size_t len)
+int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *words, char **argv,
+		  char *line, size_t len)
 {
 	size_t at = 0;
 	int n = 0, i;
 
-	if (r->e->g.tb.backend == TB_HOST) {
+	if (e->g.tb.backend == TB_HOST) {
 		for (i = 0; words[i]; i++)
 			argv[n++] = (char *)words[i];
 		argv[n] = NULL;
@@ -92,31 +90,43 @@ static int node_argv(struct run *r, int m, const char *const *words, char **argv
 	for (i = 0; words[i]; i++)
 		if (tb_sh_quote(line, len, &at, words[i]))
 			return -E2BIG;
-	if (r->e->g.tb.backend == TB_VM) {	/* its config says BatchMode */
+	if (e->g.tb.backend == TB_VM) {	/* its config says BatchMode */
 		argv[n++] = "ssh";
 		argv[n++] = "-F";
-		argv[n++] = r->cfg;
+		argv[n++] = (char *)cfg;
 	} else {
-		n = ssh_host_argv(r->p, argv);
+		n = ssh_host_argv(&e->p, argv);
 	}
 	argv[n++] = "-q";
 	argv[n++] = "--";
-	argv[n++] = r->e->g.tb.backend == TB_VM ? "rdma-testbed" :
-						   (char *)r->p->host[r->e->g.node[m]].ssh;
+	argv[n++] = e->g.tb.backend == TB_VM ? "rdma-testbed" : (char *)e->p.host[e->g.node[m]].ssh;
 	argv[n++] = line;
 	argv[n] = NULL;
 	return 0;
 }
 
+static int node_argv(struct run *r, int m, const char *const *words, char **argv, char *line,
+		     size_t len)
+{
+	return exp_node_argv(r->e, r->cfg, m, words, argv, line, len);
+}
+
+const char *exp_node_tool(const struct exp *e, const char *tool)
+{
+	static char path[2][PATH_MAX];
+	int k = !strcmp(tool, "rdma-inject");
+
+	if (e->g.tb.backend == TB_HOST)
+		snprintf(path[k], sizeof(path[k]), "%s/%s", ctl_bin_dir(), tool);
+	else
+		snprintf(path[k], sizeof(path[k]), "%s%s", e->g.tb.backend == TB_VM ? "/usr/bin/" : "",
+			 tool);
+	return path[k];
+}
+
 static const char *runner(const struct run *r)
 {
-	static char path[PATH_MAX];
-
-	if (r->e->g.tb.backend == TB_HOST) {
-		snprintf(path, sizeof(path), "%s/rdma-run", ctl_bin_dir());
-		return path;
-	}
-	return r->e->g.tb.backend == TB_VM ? "/usr/bin/rdma-run" : "rdma-run";
+	return exp_node_tool(r->e, "rdma-run");
 }
 
 /* rdma-run stop ID on the instance's node: its answer kept */

@@ -57,6 +57,10 @@ int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int ma
 			*a->keep = 1;
 			continue;
 		}
+		if (!strcmp(o, "--trace") && a->trace) {
+			*a->trace = 1;
+			continue;
+		}
 		if (o[0] == '-') {
 			log_err("unknown option '%s'", o);
 			usage(stderr);
@@ -114,8 +118,9 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 	memset(&a, 0, sizeof(a));
 	a.out = &o->outdir;
 	a.keep = &o->keep;
+	a.trace = &o->trace;
 	a.junit = &o->junit;
-	if (argc > 6 + 2 * (PROF_MAX_SETS + PROF_MAX_EXPECT)) {
+	if (argc > 7 + 2 * (PROF_MAX_SETS + PROF_MAX_EXPECT)) {
 		log_err("too many arguments");
 		return CTL_USAGE;
 	}
@@ -131,6 +136,8 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 		return CTL_USAGE;
 	}
 	e->loaded = 1;
+	if (o->trace)
+		e->p.trace = 1;
 	return exp_add_expects(&e->p, a.expects, a.nexpects);
 }
 
@@ -352,6 +359,8 @@ void exp_close(struct exp *e)
 		rmdir(e->tmpdir);
 	for (a = 0; a < PROF_MAX_ARMS; a++)
 		json_decref(e->rounds[a]);
+	exp_trace_stop(e);
+	json_decref(e->traces);
 	json_decref(e->faults);
 	json_decref(e->report);
 	if (e->loaded)

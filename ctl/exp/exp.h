@@ -52,6 +52,7 @@ struct exp_obs {
 struct exp_opts {
 	const char *outdir;	/* NULL: the profile's output.dir, or runs/NAME-TIMESTAMP */
 	int keep;		/* leave a testbed this run brought up running */
+	int trace;		/* --trace */
 	int no_report;		/* keep the report JSON in e->report, write no directory */
 	int need_testbed;	/* do not bring one up: the testbed must be running */
 	const char *nodes;	/* the members ("node0,node2"); NULL: the first p.nodes */
@@ -74,7 +75,17 @@ struct exp {
 	double t_start;
 	char when[32], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], err[1024];
 	struct ssh_agents ssh;
+	struct exp_trace *trace;	/* the round's trace, while it runs */
+	json_t *traces;			/* every finished trace's analysis */
 };
+
+/* the round's trace (when the profile asks): started before it, stopped
+ * and analysed after it (trace.c); start: 0 or -1 with e->err */
+int exp_trace_start(struct exp *e, int a, uint64_t rd);
+void exp_trace_stop(struct exp *e);
+/* the report's "trace" object from e->traces, the arms' retransmissions
+ * taken from it (arms: the report's), NULL when nothing was traced */
+json_t *exp_trace_report(struct exp *e, json_t *arms);
 
 /* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]
  * [--expect 'ARM: METRIC OP VALUE']... [--junit FILE] (junit: run only):
@@ -87,6 +98,7 @@ struct exp_argv {
 	int nsets, nexpects;
 	const char **out, **junit;
 	int *keep;
+	int *trace;
 };
 /* PROFILE... and the options of a: *npos (at most maxpos) files in pos */
 int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int maxpos, int *npos,

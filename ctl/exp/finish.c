@@ -112,6 +112,8 @@ json_t *exp_report(struct exp *e)
 			profile_to_json(p), "workload", p->workload, "measure",
 			measure_name(e->wl->measure), "t0_node_ns", e->t0, "faults", e->faults, "arms",
 			arms);
+	if (rep && e->traces)
+		json_object_set_new(rep, "trace", exp_trace_report(e, arms));
 	if (rep && e->rc && !ctl_interrupted)
 		json_object_set_new(rep, "error", json_string(e->err));
 	if (rep && p->nexpect) {

@@ -71,12 +71,14 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		exp_event(e, "%s: running", arm->name);
 	if (e->obs.arm_begin)
 		e->obs.arm_begin(e->obs.arg, a, rd, rounds, n);
-	if (run_on_group(e, a, rd, o, &res)) {
+	if (exp_trace_start(e, a, rd) || run_on_group(e, a, rd, o, &res)) {
+		exp_trace_stop(e);
 		exp_event(e, "%s failed: %s", arm->name, e->err);
 		if (!e->o.print && !e->obs.event)	/* nobody told: say it here */
 			log_err("%s: %s", arm->name, e->err);
 		e->rc = 1;
 	} else {
+		exp_trace_stop(e);
 		if (e->obs.arm_done)
 			e->obs.arm_done(e->obs.arg, a, res, n);
 		json_array_append_new(e->rounds[a], res);

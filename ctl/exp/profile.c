@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl/exp/check.h"
+#include "ebpf/inject_abi.h"
 #include "ctl/exp/expect.h"
 #include "ctl/testbed/testbed.h"
 #include "ctl/wl/wl.h"
@@ -389,7 +390,8 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 {
 	static const char *const keys[] = { "version", "name", "description", "testbed", "hosts",
 					    "workload", "arms", "run", "faults", "expect", "output",
-					    NULL };
+					    "trace", NULL };
+	static const char *const tkeys[] = { "snaplen", NULL };
 	static const char *const wkeys[] = { "type", "options", NULL };
 	static const char *const xkeys[] = { "type", "roles", "vars", "env", NULL };
 	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
@@ -469,6 +471,17 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 		p->iters = p->rounds;
 	if ((n = ytree_get(root, "faults", NULL)) && !ytree_is_null(n) && check_faults(x, p, n))
 		return -1;
+	p->trace_snaplen = INJ_TRACE_SNAP_DEFAULT;
+	if ((n = ytree_get(root, "trace", NULL)) && !ytree_is_null(n)) {
+		uint64_t sl = INJ_TRACE_SNAP_DEFAULT;
+
+		if (prof_want(x, n, YN_MAP, "trace") || prof_keys_known(x, n, tkeys, "trace") ||
+		    prof_get_num(x, n, "snaplen", "trace", NUM_SIZE, 64, INJ_TRACE_SNAP_MAX,
+				 "64..512 (bytes of each packet kept)", &sl))
+			return -1;
+		p->trace = 1;
+		p->trace_snaplen = (unsigned)sl;
+	}
 	if ((n = ytree_get(root, "expect", NULL)) && !ytree_is_null(n) && check_expect(x, p, n, wl))
 		return -1;
 	if ((n = ytree_get(root, "output", NULL)) &&

@@ -101,6 +101,8 @@ struct profile {
 	struct prof_role role[PROF_MAX_ROLES];
 	int narms;
 	struct prof_arm arm[PROF_MAX_ARMS];
+	int trace;		/* trace: or --trace: every round's packets (ctl/exp/trace.c) */
+	unsigned trace_snaplen;
 	uint64_t iters, rounds, warmup;	/* collective, kv (ops per client), storage (I/Os) */
 	int nfaults;
 	struct prof_fault fault[PROF_MAX_FAULTS];

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A traced run (rdmactl run --trace, a profile's trace: key): around every
+ * round of every arm, `rdma-inject trace` on each kernel of the run (the
+ * testbed VM or this host: one for every node; hosts.ssh: one per host),
+ * started through rdma-run so that `rdma-run stop` ends it cleanly, its
+ * pcapng streamed into trace/ARM.rROUND[.NODE].pcapng of the run directory.
+ * Hooks: every member's NIC device, both directions, and its switch port
+ * when a fault is on one. The capture is analysed when it ends
+ * (ctl/trace/), and the report gets it (exp_report).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ctl/exp/exec.h"
+#include "ctl/exp/exp.h"
+#include "ctl/trace/trace.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/proc.h"
+
+#define READY_S 60.0	/* rdma-inject's program load takes seconds under TCG */
+
+struct exp_trace {
+	int n;		/* kernels traced */
+	int member[TB_MAX_NODES];
+	pid_t pid[TB_MAX_NODES];
+	int errfd[TB_MAX_NODES];
+	char id[TB_MAX_NODES][64], rel[TB_MAX_NODES][PATH_MAX], cfg[PATH_MAX];
+	char errtxt[TB_MAX_NODES][1024];
+	json_t *nodes;	/* device -> node name */
+	int a;
+	uint64_t rd;
+};
+
+/* member m's node name, as the report says it */
+static const char *node_name(const struct exp *e, int m)
+{
+	static char buf[4][40];
+	static int k;
+	int node = e->g.node[m];
+
+	k = (k + 1) % 4;
+	if (e->p.nhosts)
+		snprintf(buf[k], sizeof(buf[k]), "%s", e->p.host[node].name);
+	else
+		snprintf(buf[k], sizeof(buf[k]), "node%d", node);
+	return buf[k];
+}
+
+static void dev_of(const struct exp *e, int m, int sw, char *dev, size_t len)
+{
+	int node = e->g.node[m];
+
+	if (e->p.nhosts)
+		snprintf(dev, len, "%s", sw ? e->p.host[node].sw : e->p.host[node].nic);
+	else
+		snprintf(dev, len, "%s%d", sw ? "sw" : "n", node);
+}
+
+/* "rdma-inject trace snaplen N to - dev D both..." for the members from..to */
+static void trace_cmd(struct exp *e, int from, int to, char *cmd, size_t len, json_t *nodes)
+{
+	size_t at;
+	int m, i, sw = 0;
+
+	for (i = 0; i < e->p.nfaults; i++)
+		sw |= e->p.fault[i].sw;
+	snprintf(cmd, len, "exec %s trace snaplen %u to -", exp_node_tool(e, "rdma-inject"),
+		 e->p.trace_snaplen);
+	for (m = from; m <= to; m++) {
+		char dev[40];
+		int k;
+
+		for (k = 0; k <= sw; k++) {
+			dev_of(e, m, k, dev, sizeof(dev));
+			if (!dev[0])
+				continue;
+			at = strlen(cmd);
+			snprintf(cmd + at, len - at, " dev %s both", dev);
+			json_object_set_new(nodes, dev, json_string(node_name(e, m)));
+		}
+	}
+}
+
+static void read_err(struct exp_trace *t, int k, int ms)
+{
+	size_t have = strlen(t->errtxt[k]);
+	struct pollfd pf = { t->errfd[k], POLLIN, 0 };
+
+	while (t->errfd[k] >= 0 && poll(&pf, 1, ms) > 0) {
+		ssize_t n = read(t->errfd[k], t->errtxt[k] + have, sizeof(t->errtxt[k]) - 1 - have);
+
+		if (n <= 0) {
+			close(t->errfd[k]);
+			t->errfd[k] = -1;
+			break;
+		}
+		have += (size_t)n;
+		t->errtxt[k][have] = 0;
+		if (strstr(t->errtxt[k], "rdma-inject: tracing") || have + 1 >= sizeof(t->errtxt[k]))
+			break;
+		ms = 100;
+	}
+}
+
+static void stop_one(struct exp *e, struct exp_trace *t, int k)
+{
+	static char line[4096];
+	char *argv[32], out[1024];
+	const char *words[] = { exp_node_tool(e, "rdma-run"), "stop", t->id[k], "5000", NULL };
+	int st;
+
+	if (!exp_node_argv(e, t->cfg, t->member[k], words, argv, line, sizeof(line)))
+		proc_run(argv, out, sizeof(out));
+	if (t->pid[k] > 0 && proc_reap(t->pid[k], 15000, &st))
+		proc_stop(t->pid[k], 1000);
+	t->pid[k] = 0;
+	read_err(t, k, 200);
+	if (t->errfd[k] >= 0)
+		close(t->errfd[k]);
+	t->errfd[k] = -1;
+}
+
+int exp_trace_start(struct exp *e, int a, uint64_t rd)
+{
+	static char line[8192], cmd[4096];
+	struct exp_trace *t;
+	int k, per_host = e->p.ssh.on, nk;
+	char dir[PATH_MAX + 40];
+
+	if (!e->p.trace)
+		return 0;
+	if (e->g.tb.backend != TB_VM && e->g.tb.backend != TB_HOST && !e->p.ssh.on) {
+		snprintf(e->err, sizeof(e->err), "trace: rdma-inject trace runs on the nodes' kernels: "
+			 "a testbed (vm or host) or hosts.ssh, not agents already running");
+		return -1;
+	}
+	t = e->trace = calloc(1, sizeof(*t));
+	if (!t)
+		return -1;
+	t->a = a;
+	t->rd = rd;
+	t->nodes = json_object();
+	if (e->g.tb.backend == TB_VM && tb_ssh_config(t->cfg, sizeof(t->cfg))) {
+		snprintf(e->err, sizeof(e->err), "trace: no ssh into the testbed VM");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s/trace", e->tmpdir);
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		snprintf(e->err, sizeof(e->err), "trace: %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	nk = per_host ? e->g.n : 1;
+	for (k = 0; k < nk; k++) {
+		const char *words[] = { exp_node_tool(e, "rdma-run"), "start", t->id[k], "--", cmd, NULL };
+		char *argv[40], path[PATH_MAX * 2];
+		int pe[2], fd;
+		double t0;
+
+		t->member[k] = k;
+		t->errfd[k] = -1;
+		snprintf(t->id[k], sizeof(t->id[k]), "trace-%d-%d", (int)getpid(), k);
+		trace_cmd(e, per_host ? k : 0, per_host ? k : e->g.n - 1, cmd, sizeof(cmd), t->nodes);
+		if (per_host)
+			snprintf(t->rel[k], sizeof(t->rel[k]), "trace/%s.r%llu.%s.pcapng",
+				 e->p.arm[a].name, (unsigned long long)rd + 1, node_name(e, k));
+		else
+			snprintf(t->rel[k], sizeof(t->rel[k]), "trace/%s.r%llu.pcapng", e->p.arm[a].name,
+				 (unsigned long long)rd + 1);
+		snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || pipe2(pe, O_CLOEXEC) ||
+		    exp_node_argv(e, t->cfg, k, words, argv, line, sizeof(line))) {
+			snprintf(e->err, sizeof(e->err), "trace: %s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			t->n = k;
+			return -1;
+		}
+		{
+			struct proc_io io = { open("/dev/null", O_RDONLY | O_CLOEXEC), fd, pe[1], 1 };
+			int rc = proc_spawn(argv, &io, &t->pid[k]);
+
+			close(io.in);
+			close(fd);
+			close(pe[1]);
+			t->errfd[k] = pe[0];
+			t->n = k + 1;
+			if (rc) {
+				snprintf(e->err, sizeof(e->err), "trace: %s: %s", argv[0], strerror(-rc));
+				return -1;
+			}
+		}
+		t0 = rtb_now_s();
+		while (!strstr(t->errtxt[k], "rdma-inject: tracing") && t->errfd[k] >= 0 &&
+		       rtb_now_s() - t0 < READY_S && !ctl_interrupted)
+			read_err(t, k, 500);
+		if (!strstr(t->errtxt[k], "rdma-inject: tracing")) {
+			snprintf(e->err, sizeof(e->err), "trace on %s did not start: %.*s",
+				 node_name(e, k), (int)strcspn(t->errtxt[k], "\n"),
+				 t->errtxt[k][0] ? t->errtxt[k] : "(no message)");
+			return -1;
+		}
+	}
+	exp_event(e, "%s: tracing (%s)", e->p.arm[a].name, t->rel[0]);
+	return 0;
+}
+
+void exp_trace_stop(struct exp *e)
+{
+	struct exp_trace *t = e->trace;
+	int k;
+
+	if (!t)
+		return;
+	for (k = 0; k < t->n; k++) {
+		char path[PATH_MAX * 2], err[512];
+		json_t *an;
+
+		stop_one(e, t, k);
+		snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
+		an = trace_analyze(path, t->nodes, err, sizeof(err));
+		if (!an) {
+			log_err("trace: %s", err);
+			an = json_pack("{s:s}", "error", err);
+		}
+		/* the path as the run directory will have it */
+		json_object_set_new(an, "file", json_string(t->rel[k]));
+		{
+			json_t *c;
+			size_t i;
+
+			json_array_foreach(json_object_get(an, "captures"), i, c)
+				json_object_set_new(c, "file", json_string(t->rel[k]));
+		}
+		json_object_set_new(an, "arm", json_string(e->p.arm[t->a].name));
+		json_object_set_new(an, "round", json_integer((json_int_t)t->rd + 1));
+		if (strstr(t->errtxt[k], "records lost"))
+			json_object_set_new(an, "incomplete", json_true());
+		if (!e->traces)
+			e->traces = json_array();
+		json_array_append_new(e->traces, an);
+	}
+	json_decref(t->nodes);
+	free(t);
+	e->trace = NULL;
+}
+
+static json_int_t jint(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static void check(json_t *checks, const char *what, json_int_t trace, json_int_t counter,
+		  const char *note)
+{
+	json_t *c = json_pack("{s:s,s:I,s:I,s:b}", "check", what, "trace", trace, "counter", counter,
+			      "ok", trace == counter);
+
+	if (note && trace != counter)
+		json_object_set_new(c, "note", json_string(note));
+	json_array_append_new(checks, c);
+}
+
+/* the captures of one node's device (NIC: the node's own name) */
+static void sum_node(const json_t *traces, const char *node, const char *dir, int passed_only,
+		     json_int_t *n)
+{
+	const json_t *an, *c;
+	size_t i, j;
+
+	json_array_foreach(traces, i, an)
+		json_array_foreach(json_object_get(an, "captures"), j, c) {
+			const json_t *v = json_object_get(c, "verdicts");
+
+			if (strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
+			    strcmp(json_string_value(json_object_get(c, "dir")) ?: "", dir) ||
+			    strncmp(json_string_value(json_object_get(c, "dev")) ?: "", "sw", 2) == 0)
+				continue;
+			*n += jint(c, "packets");
+			if (passed_only)
+				*n -= jint(v, "dropped") + jint(v, "corrupted");
+		}
+}
+
+json_t *exp_trace_report(struct exp *e, json_t *arms)
+{
+	json_t *checks = json_array(), *arm, *fl, *ru, *an, *c, *nodes;
+	size_t i, j, k;
+	int ok = 1, incomplete = 0;
+
+	json_array_foreach(arms, i, arm) {
+		const char *name = json_string_value(json_object_get(arm, "name"));
+		json_int_t n = 0;
+		int any = 0;
+
+		json_array_foreach(e->traces, j, an)
+			if (!strcmp(json_string_value(json_object_get(an, "arm")) ?: "", name ?: "")) {
+				n += trace_retransmissions(an);
+				any = 1;
+			}
+		if (any) {
+			json_object_set_new(arm, "retransmissions", json_integer(n));
+			json_object_set_new(arm, "retransmissions_source", json_string("trace"));
+		}
+	}
+	json_array_foreach(e->traces, j, an)
+		if (json_is_true(json_object_get(an, "incomplete")) || json_object_get(an, "error"))
+			incomplete = 1;
+	/* the injector's rule counters against the verdicts the trace recorded */
+	json_array_foreach(e->faults, i, fl)
+		json_array_foreach(json_object_get(fl, "rules"), j, ru) {
+			const char *node = json_string_value(json_object_get(ru, "node")) ?: "";
+			json_t *ctr = json_object_get(ru, "counters");
+			static const char *const kinds[][2] = { { "matched", "matched" },
+								{ "dropped", "dropped" },
+								{ "delayed", "delayed" },
+								{ "reordered", "reordered" },
+								{ "duplicated", "duplicated" },
+								{ "corrupted", "corrupted" },
+								{ "marked", "marked" } };
+			json_int_t t[7] = { 0 };
+			char id[16], what[160];
+			int q;
+
+			snprintf(id, sizeof(id), "%lld", (long long)jint(ru, "id"));
+			json_array_foreach(e->traces, k, an) {
+				size_t m;
+
+				json_array_foreach(json_object_get(an, "captures"), m, c) {
+					json_t *r = json_object_get(json_object_get(c, "rules"), id);
+
+					if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "",
+							 node))
+						continue;
+					for (q = 0; q < 7; q++)
+						t[q] += jint(r, kinds[q][1]);
+				}
+			}
+			for (q = 0; q < 7; q++) {
+				if (q && !t[q] && !jint(ctr, kinds[q][0]))
+					continue;
+				snprintf(what, sizeof(what), "rule %s on %s: %s", id, node, kinds[q][0]);
+				check(checks, what, t[q], jint(ctr, kinds[q][0]),
+				      "the rule also saw packets outside the traced rounds");
+			}
+		}
+	/* rxe's hw counters against the trace of the node's NIC */
+	nodes = json_object();
+	json_array_foreach(arms, i, arm)
+		json_array_foreach(json_object_get(arm, "nodes"), j, c) {
+			const char *node = json_string_value(json_object_get(c, "node"));
+			json_t *hw = json_object_get(c, "hw_counters_delta"), *acc;
+
+			if (!node || !hw)
+				continue;
+			acc = json_object_get(nodes, node);
+			if (!acc) {
+				acc = json_pack("{s:I,s:I}", "sent_pkts", (json_int_t)0, "rcvd_pkts",
+						(json_int_t)0);
+				json_object_set_new(nodes, node, acc);
+			}
+			json_object_set_new(acc, "sent_pkts", json_integer(jint(acc, "sent_pkts") +
+									   jint(hw, "sent_pkts")));
+			json_object_set_new(acc, "rcvd_pkts", json_integer(jint(acc, "rcvd_pkts") +
+									   jint(hw, "rcvd_pkts")));
+		}
+	{
+		const char *node;
+		json_t *acc;
+
+		json_object_foreach(nodes, node, acc) {
+			json_int_t out = 0, in = 0;
+			char what[160];
+
+			sum_node(e->traces, node, "egress", 0, &out);
+			sum_node(e->traces, node, "ingress", 1, &in);
+			snprintf(what, sizeof(what), "%s: egress packets = rxe sent_pkts", node);
+			check(checks, what, out, jint(acc, "sent_pkts"),
+			      "the counters' window (each round) and the trace's differ");
+			snprintf(what, sizeof(what), "%s: ingress packets passed = rxe rcvd_pkts", node);
+			check(checks, what, in, jint(acc, "rcvd_pkts"),
+			      "the counters' window (each round) and the trace's differ");
+		}
+	}
+	json_decref(nodes);
+	json_array_foreach(checks, i, c)
+		ok &= json_is_true(json_object_get(c, "ok"));
+	return json_pack("{s:I,s:O,s:o,s:b,s:b,s:s}", "snaplen", (json_int_t)e->p.trace_snaplen,
+			 "files", e->traces, "checks", checks, "consistent", ok && !incomplete,
+			 "complete", !incomplete, "retransmissions",
+			 "resent request packets (and READ responses) at the nodes' egress, from the "
+			 "trace");
+}

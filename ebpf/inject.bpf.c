@@ -548,12 +548,13 @@ static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_ho
 	cap = skb->len;
 	if (cap > cfg->trace_snaplen)
 		cap = cfg->trace_snaplen;
-	if (cap > INJ_TRACE_SNAP_MAX)
-		cap = INJ_TRACE_SNAP_MAX;
 	if (cap < 1) {
 		hc->trace_lost++;
 		return;
 	}
+	/* 1..INJ_TRACE_SNAP_MAX in a form every verifier keeps the bounds of
+	 * (6.1's lost the lower one of two compares: "size=0") */
+	cap = ((cap - 1) & (INJ_TRACE_SNAP_MAX - 1)) + 1;
 	b->h.ts_ns = now ? now : bpf_ktime_get_ns();
 	b->h.delay_ns = delay;
 	b->h.hook = hk;

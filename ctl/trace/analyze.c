@@ -453,7 +453,16 @@ static json_t *loss(struct tr *s, const struct tp *l, size_t pos)
 	long r = -1, n = -1, k;
 
 	if (is_request(l->cls)) {
+		size_t q;
+
 		r = after(s, f, l->ts, pos + 1, same_psn, l);
+		for (q = 0; r < 0 && q < pos; q++) {	/* an earlier copy got through */
+			const struct tp *t = &s->p[f->pk[q]];
+
+			if (same_psn(t, l) && t->verdict != INJ_VERDICT_DROP &&
+			    t->verdict != INJ_VERDICT_CORRUPT)
+				trigger = "duplicate";
+		}
 		if (g)
 			n = after(s, g, l->ts, (size_t)first_ts(s, g, l->ts), nak_seq_for, l);
 		if (r >= 0) {

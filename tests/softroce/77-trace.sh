@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Packet traces (issue 15): a traced run of ibv_rc_pingpong under 1% loss on
+# rxe; its pcapng files checked against tshark's own RoCE dissection (packets
+# and resent packets per capture point), every loss with a trigger, the
+# go-back-N check, the trace against the injector's rule counters and rxe's
+# hw counters; rdma-inject trace's bad inputs and its one-reader rule; and
+# nothing left on the node afterwards.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+C=$RDMACTL
+TESTS="traced_run_tshark losses_and_checks trace_cli nothing_left"
+W=$(mktemp -d /tmp/rtb-trace.XXXXXX)
+SUITE_EXIT='rm -rf "$W"'
+suite_up || exit 0
+command -v tshark >/dev/null || { for t in $TESTS; do fail "$t" "no tshark (make deps)"; done; exit 1; }
+
+d=$W/run
+out=$("$C" run profiles/exec-rc-pingpong.yaml --trace -o "$d" 2>&1); rc=$?
+"$C" analyze -j "$d" > "$W/an.json" 2> "$W/an.err"; arc=$?
+
+# --- tshark's count of packets and of resent ones (a PSN already seen on
+# that QP: source, destination, destination QPN) per file and interface
+ts_counts() {
+	local f
+	for f in "$d"/trace/*.pcapng; do
+		tshark -r "$f" -Y infiniband -T fields -e frame.interface_id -e ip.src -e ip.dst \
+			-e infiniband.bth.destqp -e infiniband.bth.psn 2>/dev/null |
+			awk -v f="trace/${f##*/}" '{ n[$1]++; k = $1 " " $2 " " $3 " " $4 " " $5
+				if (k in seen) r[$1]++; seen[k] = 1 }
+				END { for (i in n) print f, i, n[i], r[i] + 0 }'
+	done | sort
+}
+ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/an.json" | sort)
+theirs=$(ts_counts)
+if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
+	[ "$(ls "$d"/trace/*.pcapng | wc -l)" = 2 ]; then
+	pass traced_run_tshark "$(wc -l <<< "$ours") capture points agree with tshark: $(awk '{p += $3; r += $4} END {print p " packets, " r " resent"}' <<< "$ours")"
+else
+	fail traced_run_tshark "rc=$rc analyze=$arc ours=[$(tr '\n' '|' <<< "$ours")] tshark=[$(tr '\n' '|' <<< "$theirs")] $(tail -n 3 <<< "$out" | tr '\n' '|') $(tr '\n' '|' < "$W/an.err")"
+fi
+
+# --- every loss has a trigger (a NAK, a timeout, or no need: a later ACK
+# said as much, an earlier copy got through) and, when resent, a latency;
+# go-back-N holds or names where it did not; the counters agree
+if jq -e '
+	([.captures[].losses[]] | length) > 0 and
+	([.captures[].losses[] | select(.trigger | IN("nak", "timeout", "covered", "duplicate", "sequence") | not)] | length) == 0 and
+	([.captures[].losses[] | select(.trigger == "nak" or .trigger == "timeout") |
+	  select((.retransmission_latency_ns | type) != "number")] | length) == 0 and
+	([.captures[].losses[] | select(.trigger == "nak")] | length) > 0 and
+	([.captures[].go_back_n.deviations[] | select((.what | type) != "string")] | length) == 0 and
+	(.checks | length) >= 4 and ([.checks[] | select(.ok | not)] | length) == 0' < "$W/an.json" >/dev/null &&
+	jq -e '.trace.consistent and ([.arms[] | select(.retransmissions_source == "trace")] | length) == 2 and
+	       .arms[0].retransmissions == ([.trace.files[] | select(.arm == "4k") | .captures[] |
+	         select(.dir == "egress") | .resent_requests] | add)' < "$d/report.json" >/dev/null; then
+	pass losses_and_checks "$(jq -r '[.captures[].losses[].trigger] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' < "$W/an.json"); median retransmission latency $(jq -r '[.captures[].losses[].retransmission_latency_ns | numbers] | sort | .[length / 2 | floor] / 1e6' < "$W/an.json") ms; go-back-N deviations $(jq '[.captures[].go_back_n.deviations[]] | length' < "$W/an.json"); $(jq '.checks | length' < "$W/an.json") consistency checks hold"
+else
+	fail losses_and_checks "$(jq -c '{t: [.captures[].loss_triggers], c: [.checks[] | select(.ok | not)], g: [.captures[].go_back_n.deviations[]][:3]}' < "$W/an.json" 2>&1 | head -c 600)"
+fi
+
+# --- rdma-inject trace by hand: bad words exit 2; one reader at a time
+o1=$("$C" testbed exec node0 -- rdma-inject trace snaplen 9999 dev n0 to /tmp/x.pcapng 2>&1); r1=$?
+o2=$("$C" testbed exec node0 -- rdma-inject trace to /tmp/x.pcapng 2>&1); r2=$?
+o3=$("$C" testbed exec node0 -- sh -c 'rdma-inject trace for 6s to /tmp/a.pcapng dev n0 2>/dev/null & sleep 4;
+	rdma-inject trace for 1s to /tmp/b.pcapng dev n1; echo "second=$?"; wait; rdma-inject -j trace for 1s to /tmp/c.pcapng dev n1 >/dev/null 2>&1; echo "third=$?";
+	ls /tmp/a.pcapng /tmp/b.pcapng /tmp/b.pcapng.part 2>&1; rm -f /tmp/a.pcapng /tmp/c.pcapng' 2>&1)
+if [ $r1 = 2 ] && grep -q "snaplen '9999'" <<< "$o1" && [ $r2 = 2 ] && grep -q "which hooks" <<< "$o2" &&
+	grep -q "already running" <<< "$o3" && grep -q "second=1" <<< "$o3" && grep -q "third=0" <<< "$o3" &&
+	grep -q "^/tmp/a.pcapng" <<< "$o3" && ! grep -q "^/tmp/b.pcapng" <<< "$o3"; then
+	pass trace_cli "snaplen 9999 and no hooks: exit 2; a second trace while one runs: refused, exit 1, no file"
+else
+	fail trace_cli "r1=$r1 r2=$r2 $(tr '\n' '|' <<< "$o1$o2$o3" | head -c 600)"
+fi
+
+# --- nothing of the traces left: no filter, no hook, no rdma-run state
+left=$("$C" testbed exec node0 -- sh -c 'ls /run/rdma-run 2>/dev/null | wc -l; ps -o args | grep -c "^[r]dma-inject trace"; for i in n0 n1 n2; do /usr/sbin/tc filter show dev $i ingress; /usr/sbin/tc filter show dev $i egress; done | wc -l' 2>&1 | tr '\n' ' ')
+if [ "$left" = "0 0 0 " ] && [ "$("$C" -j inject list | jq '(.rules | length) + (.qdiscs | length)')" = 0 ]; then
+	pass nothing_left "no rdma-run state, no trace process, no tc filter"
+else
+	fail nothing_left "left: $left"
+fi

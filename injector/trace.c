@@ -348,6 +348,8 @@ end:
 		inj_trace_end(c);
 		inj_close(c);
 		c = NULL;
+		/* the qdiscs a trace made go with it when no rule is left either */
+		inj_flush_if(pin_root, 1);
 	}
 	t_end = rtb_now_s();
 	(void)t_end;
@@ -402,7 +404,8 @@ end:
 	for (i = 0; i < t->nh; i++)
 		fprintf(stderr, "%s %s %s %llu", i ? "," : ":", t->h[i].dev,
 			t->h[i].dir ? "egress" : "ingress", (unsigned long long)t->h[i].records);
-	fprintf(stderr, "; %llu lost (the ring was full)\n", (unsigned long long)lost);
+	fprintf(stderr, lost ? "; %llu lost (the ring was full)\n" : "; %llu lost\n",
+		(unsigned long long)lost);
 	rc = lost ? 1 : 0;
 	if (lost)
 		log_err("trace: %llu records lost: the capture is incomplete (isb_ifdrop says where); "

@@ -8,7 +8,11 @@
  *   N rules     N-1 rules for other QPNs + 1 counting rule for this QPN, last
  *   N ranges    N rules whose QPN range covers the packet but whose PSN range
  *               does not: every rule is a candidate and is checked (worst case)
+ *   traced      the same with the hook traced (rdma-inject trace): every
+ *               packet's first 128 bytes into the ring, which a thread
+ *               drains as rdma-inject does; records lost are said
  */
+#include <pthread.h>
 #include <net/if.h>
 #include <stdio.h>
 #include "bench.h"
@@ -24,6 +28,28 @@
 #define ROUNDS 7
 
 static struct inj_ctx *ctx;
+static volatile int drain_stop;
+static uint64_t drained;
+
+static int count_rec(void *c, void *d, size_t n)
+{
+	(void)c;
+	(void)d;
+	(void)n;
+	drained++;
+	return 0;
+}
+
+static void *drain(void *rb)
+{
+	while (!drain_stop)
+		ring_buffer__poll(rb, 10);
+	ring_buffer__consume(rb);
+	return NULL;
+}
+
+/* measure with the hook traced and the ring drained meanwhile */
+static void measure_traced(const char *name, const uint8_t *frame, uint32_t len);
 static uint32_t ifx;
 
 static double run_ns(int fd, const uint8_t *frame, uint32_t len)
@@ -117,6 +143,11 @@ int main(void)
 	printf("%-28s %10s %12s %14s\n", "rule set", "empty[ns]", "injector[ns]", "cost[ns/pkt]");
 	add("opcode ack count");
 	measure("hook, no candidate", frame, len);
+	measure_traced("hook, no candidate, traced", frame, len);
+	clear();
+	add("qpn 0x11 count");
+	measure("1 rule (matching)", frame, len);
+	measure_traced("1 rule (matching), traced", frame, len);
 	clear();
 	for (i = 0; i < 3; i++) {
 		char name[64];
@@ -144,4 +175,37 @@ int main(void)
 	if (system("ip link del injb0 2>/dev/null"))
 		return 1;
 	return 0;
+}
+
+static void measure_traced(const char *name, const uint8_t *frame, uint32_t len)
+{
+	uint32_t ifs[1] = { ifx };
+	int dirs[1] = { INJ_DIR_INGRESS };
+	struct inj_hook_ctr k0, k1;
+	struct ring_buffer *rb;
+	pthread_t th;
+	char err[256];
+
+	if (inj_trace_begin(ctx, ifs, dirs, 1, INJ_TRACE_SNAP_DEFAULT, err, sizeof(err))) {
+		fprintf(stderr, "trace: %s\n", err);
+		exit(1);
+	}
+	rb = ring_buffer__new(inj_trace_ring_fd(ctx), count_rec, NULL, NULL);
+	if (!rb) {
+		perror("ring_buffer__new");
+		exit(1);
+	}
+	drain_stop = 0;
+	drained = 0;
+	inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &k0);
+	pthread_create(&th, NULL, drain, rb);
+	measure(name, frame, len);
+	drain_stop = 1;
+	pthread_join(th, NULL);
+	inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &k1);
+	printf("%-28s %llu records, %llu lost (the ring had no room)\n", "",
+	       (unsigned long long)drained, (unsigned long long)(k1.trace_lost - k0.trace_lost));
+	ring_buffer__free(rb);
+	inj_trace_stop(ctx);
+	inj_trace_end(ctx);
 }

@@ -28,7 +28,7 @@ static void usage_run(FILE *f)
 {
 	fprintf(f,
 		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
-		"                  [--expect '[ARM:] METRIC OP VALUE']... [--junit FILE]\n"
+		"                  [--expect '[ARM:] METRIC OP VALUE']... [--junit FILE] [--trace]\n"
 		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
 		"  report.json, summary.csv, ARM.hlog, report.html\n"
 		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
@@ -36,6 +36,8 @@ static void usage_run(FILE *f)
 		"                   e.g. 'rc: p99 < 2s', 'all: lost < 5%%', 'busbw > 1MB/s'\n"
 		"  --junit FILE     the expectations (and whether the run completed) as JUnit XML\n"
 		"  --keep           leave a testbed this run brought up running\n"
+		"  --trace          every round's RoCE packets as pcapng in DIR/trace/, analysed\n"
+		"                   into report.json (as a profile's trace: key; rdmactl analyze DIR)\n"
 		"  exit 0: done, every expectation held; 1: the run failed or an expectation\n"
 		"  failed (report.json: status, expectations_failed); 2: bad usage or profile\n");
 }

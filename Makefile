@@ -169,7 +169,7 @@ FUZZ_BUILD := $(BUILD)/fuzz
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
 	      -Wno-error -w
-FUZZ_NAMES := profile frame rule report
+FUZZ_NAMES := profile frame rule report trace
 fuzz_objs = $(patsubst $(OBJ)/%,$(FUZZ_BUILD)/obj/%,$(CTL_LIB_OBJ) $(OBJ)/injector/rule.o $(WL_OBJ) \
 	    $(LIB_OBJ))
 FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_NAMES))

@@ -868,7 +868,7 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 				continue;
 			addr_str(f, f->src, a, sizeof(a));
 			addr_str(f, f->dst, b, sizeof(b));
-			json_array_append_new(qps, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:O}", "src", a,
+			json_array_append_new(qps, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "src", a,
 							     "dst", b, "qpn", (json_int_t)f->dqpn,
 							     "packets", (json_int_t)f->packets,
 							     "resent_packets", (json_int_t)f->resent,

@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}/fuzz
 S=fuzz
-NAMES="profile frame rule report"
+NAMES="profile frame rule report trace"
 SECS=${FUZZ_SECONDS:-20}
 echo "PLAN: $S $NAMES"
 for n in $NAMES; do

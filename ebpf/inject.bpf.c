@@ -167,31 +167,6 @@ static __always_inline void *take(struct cursor *c, __u32 len)
 	return p;
 }
 
-static __always_inline __u8 classify(__u8 op, __u8 syndrome)
-{
-	__u8 t = op >> 5, o = op & 0x1f;
-
-	if (op == 0x81)
-		return INJ_CLS_CNP;
-	if (t == 3)	/* UD: SEND only (+imm) */
-		return o == 0x04 || o == 0x05 ? INJ_CLS_DATA : INJ_CLS_OTHER;
-	if (t != 0 && t != 1)
-		return INJ_CLS_OTHER;
-	if (o <= 0x0b || o == 0x16 || o == 0x17)
-		return INJ_CLS_DATA;
-	if (t == 1)
-		return INJ_CLS_OTHER;
-	if (o == 0x0c)
-		return INJ_CLS_READ_REQ;
-	if (o >= 0x0d && o <= 0x10)
-		return INJ_CLS_READ_RESP;
-	if (o == 0x11)	/* AETH syndrome bits 6:5: 00 ACK, 01 RNR NAK, 11 NAK */
-		return (syndrome & 0x60) ? INJ_CLS_NAK : INJ_CLS_ACK;
-	if (o >= 0x12 && o <= 0x14)
-		return INJ_CLS_ATOMIC;
-	return INJ_CLS_OTHER;
-}
-
 /* 0 and *p filled when the packet is RoCEv2 */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
@@ -254,7 +229,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 		if (aeth)
 			syn = aeth[0];
 	}
-	p->cls = classify(p->opcode, syn);
+	p->cls = inj_classify(p->opcode, syn);
 	return 0;
 }
 

@@ -249,6 +249,33 @@ struct inj_trace_hdr {
 	__u8 pad0;
 };
 
+/* a BTH opcode's class (AETH syndrome for the ACK opcode: bits 6:5 00 ACK,
+ * 01 RNR NAK, 11 NAK): the program's and the trace analysis's one rule */
+static inline __u8 inj_classify(__u8 op, __u8 syndrome)
+{
+	__u8 t = op >> 5, o = op & 0x1f;
+
+	if (op == 0x81)
+		return INJ_CLS_CNP;
+	if (t == 3)	/* UD: SEND only (+imm) */
+		return o == 0x04 || o == 0x05 ? INJ_CLS_DATA : INJ_CLS_OTHER;
+	if (t != 0 && t != 1)
+		return INJ_CLS_OTHER;
+	if (o <= 0x0b || o == 0x16 || o == 0x17)
+		return INJ_CLS_DATA;
+	if (t == 1)
+		return INJ_CLS_OTHER;
+	if (o == 0x0c)
+		return INJ_CLS_READ_REQ;
+	if (o >= 0x0d && o <= 0x10)
+		return INJ_CLS_READ_RESP;
+	if (o == 0x11)
+		return (syndrome & 0x60) ? INJ_CLS_NAK : INJ_CLS_ACK;
+	if (o >= 0x12 && o <= 0x14)
+		return INJ_CLS_ATOMIC;
+	return INJ_CLS_OTHER;
+}
+
 /* key of the hook maps */
 static inline __u32 inj_hook_key(__u32 ifindex, __u32 dir)
 {

@@ -509,7 +509,8 @@ static int masks_sync(struct inj_ctx *c)
 	return bpf_map_update_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
-int inj_set_seed(struct inj_ctx *c, uint64_t seed)
+/* the config entry read, changed by fn, written back */
+static int cfg_update(struct inj_ctx *c, void (*fn)(struct inj_cfg *, const void *), const void *arg)
 {
 	int fd = bpf_map__fd(maps(c)->maps.inj_cfg);
 	struct inj_cfg cfg;
@@ -517,9 +518,19 @@ int inj_set_seed(struct inj_ctx *c, uint64_t seed)
 
 	if (bpf_map_lookup_elem(fd, &zero, &cfg))
 		memset(&cfg, 0, sizeof(cfg));
-	cfg.seed = seed;
-	cfg.generation++;
+	fn(&cfg, arg);
 	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+static void set_seed(struct inj_cfg *cfg, const void *arg)
+{
+	cfg->seed = *(const uint64_t *)arg;
+	cfg->generation++;
+}
+
+int inj_set_seed(struct inj_ctx *c, uint64_t seed)
+{
+	return cfg_update(c, set_seed, &seed);
 }
 
 static int owned_or(struct inj_ctx *c, uint32_t ifindex, uint32_t flag)
@@ -1067,17 +1078,19 @@ static int hook_flags_set(struct inj_ctx *c, uint32_t hk, uint32_t set, uint32_t
 	return bpf_map_update_elem(hfd, &hk, &hv, BPF_EXIST) ? -errno : 0;
 }
 
+static void set_trace(struct inj_cfg *cfg, const void *arg)
+{
+	const uint32_t *v = arg;	/* snaplen, pid */
+
+	cfg->trace_snaplen = v[0];
+	cfg->trace_pid = v[1];
+}
+
 static int cfg_trace(struct inj_ctx *c, uint32_t snaplen, uint32_t pid)
 {
-	int fd = bpf_map__fd(maps(c)->maps.inj_cfg);
-	struct inj_cfg cfg;
-	uint32_t zero = 0;
+	uint32_t v[2] = { snaplen, pid };
 
-	if (bpf_map_lookup_elem(fd, &zero, &cfg))
-		memset(&cfg, 0, sizeof(cfg));
-	cfg.trace_snaplen = snaplen;
-	cfg.trace_pid = pid;
-	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+	return cfg_update(c, set_trace, v);
 }
 
 /* every hook's trace flag off, and the hooks no rule uses detached */

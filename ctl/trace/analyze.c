@@ -9,7 +9,10 @@
 #include "ebpf/inject_abi.h"
 #include "lib/pcapng.h"
 
-enum { C_DATA, C_READ_REQ, C_READ_RESP, C_ACK, C_NAK, C_ATOMIC, C_CNP, C_OTHER, C_MAX };
+/* the injector's classes (inject_abi.h), short */
+enum { C_DATA = INJ_CLS_DATA, C_READ_REQ = INJ_CLS_READ_REQ, C_READ_RESP = INJ_CLS_READ_RESP,
+       C_ACK = INJ_CLS_ACK, C_NAK = INJ_CLS_NAK, C_ATOMIC = INJ_CLS_ATOMIC, C_CNP = INJ_CLS_CNP,
+       C_OTHER = INJ_CLS_OTHER, C_MAX = INJ_CLS_MAX };
 static const char *const cls_name[C_MAX] = { "data", "read_req", "read_resp", "ack", "nak",
 					     "atomic", "cnp", "other" };
 #define VERDICT_NAME(e, name) name,
@@ -62,31 +65,6 @@ struct tr {
 static int psn_cmp(uint32_t a, uint32_t b)
 {
 	return (int32_t)((a - b) << 8) >> 8;
-}
-
-static int cls_of(uint8_t op, uint8_t syn)
-{
-	uint8_t t = op >> 5, o = op & 0x1f;
-
-	if (op == 0x81)
-		return C_CNP;
-	if (t == 3)
-		return o == 0x04 || o == 0x05 ? C_DATA : C_OTHER;
-	if (t != 0 && t != 1)
-		return C_OTHER;
-	if (o <= 0x0b || o == 0x16 || o == 0x17)
-		return C_DATA;
-	if (t == 1)
-		return C_OTHER;
-	if (o == 0x0c)
-		return C_READ_REQ;
-	if (o >= 0x0d && o <= 0x10)
-		return C_READ_RESP;
-	if (o == 0x11)
-		return (syn & 0x60) ? C_NAK : C_ACK;
-	if (o >= 0x12 && o <= 0x14)
-		return C_ATOMIC;
-	return C_OTHER;
 }
 
 static int is_request(int cls)
@@ -192,7 +170,7 @@ static int parse(const struct pcapng_pkt *k, struct tp *t, uint8_t *src, uint8_t
 		if (ieth_imm)
 			at += 4;
 	}
-	t->cls = (uint8_t)cls_of(t->op, t->syn);
+	t->cls = inj_classify(t->op, t->syn);
 	{
 		/* payload: the IP length less the headers, the pad count and the ICRC */
 		size_t hdr = at - (proto == 0x0800 ? 14 : 14) - (k->caplen >= 18 && be(d + 12, 2) == 0x8100 ? 4 : 0);
@@ -634,7 +612,8 @@ static void read_check(struct tr *s, const struct flow *f, json_t *res)
 
 		if (r2->cls != C_READ_REQ)
 			continue;
-		for (j = k; j-- > 0;) {
+		/* a re-issued READ follows its original closely: the 64 requests before */
+		for (j = k; j-- > 0 && k - j <= 64;) {
 			const struct tp *r1 = &s->p[f->pk[j]];
 			uint32_t n, off, miss;
 			size_t q;
@@ -649,10 +628,15 @@ static void read_check(struct tr *s, const struct flow *f, json_t *res)
 			/* r2 re-asks for part of r1 */
 			checked++;
 			for (miss = 0; miss < n; miss++) {
-				for (q = 0; q < g->npk; q++) {
+				/* the responses between the original and the re-issue */
+				for (q = (size_t)first_ts(s, g, r1->ts); q < g->npk; q++) {
 					const struct tp *rp = &s->p[g->pk[q]];
 
-					if (rp->ts < r2->ts && rp->cls == C_READ_RESP &&
+					if (rp->ts >= r2->ts) {
+						q = g->npk;
+						break;
+					}
+					if (rp->cls == C_READ_RESP &&
 					    rp->psn == ((r1->psn + miss) & 0xffffff) &&
 					    rp->verdict != INJ_VERDICT_DROP &&
 					    rp->verdict != INJ_VERDICT_CORRUPT)

@@ -116,6 +116,12 @@ enum inj_jitter {
 /* probabilities are fractions of INJ_PROB_ONE */
 #define INJ_PROB_ONE 0xffffffffu
 
+/* inj_rule.flags: start_ns and stop_ns are offsets from the moment the rule
+ * enters the table (0: that moment / never), as the parser leaves them;
+ * inj_rule_add and inj_rule_set make them times then, after the program is
+ * loaded and attached (which can take seconds on a slow host) */
+#define INJ_RULE_F_WINDOW_REL 1
+
 struct inj_rule {
 	__u32 id;		/* user-visible id; 0 = free slot */
 	__u32 ifindex;		/* the hook it belongs to (also in inj_hook_mask) */
@@ -125,7 +131,7 @@ struct inj_rule {
 	__u8 jitter_dist;	/* enum inj_jitter */
 	__u8 ecn_ce;		/* match only packets already marked CE */
 	__u8 disabled;		/* kept in the table, out of the candidate masks */
-	__u16 pad0;
+	__u16 flags;		/* INJ_RULE_F_*: user space only, never set in the table */
 	__u32 class_mask;	/* bit per enum inj_class; 0 = every class */
 	__s32 opcode;		/* exact BTH opcode, -1 = any */
 	__u32 qpn_lo;		/* destination QPN range, inclusive (0..0xffffff = any) */

@@ -764,6 +764,8 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 		if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_leases), &r->id, &dl, BPF_ANY))
 			ret = -errno;
 	}
+	if (!ret)	/* the window starts now, with the program attached */
+		inj_rule_window_start(r);
 	if (!ret && bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &free_slot, r,
 					BPF_ANY))
 		ret = -errno;
@@ -796,7 +798,9 @@ int inj_rule_set(struct inj_ctx *c, const struct inj_rule *r, char *err, size_t 
 		return -EINVAL;
 	}
 	slot = (uint32_t)s;
-	if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, r, BPF_ANY))
+	cur = *r;
+	inj_rule_window_start(&cur);
+	if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, &cur, BPF_ANY))
 		return -errno;
 	return masks_sync(c);
 }

@@ -79,6 +79,9 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 		   size_t errlen);
 /* "qpn 0x11 opcode data drop 1%" */
 void inj_rule_format(const struct inj_rule *r, char *buf, size_t len);
+/* a parsed rule's window (after/for), counted from now: inj_rule_add and
+ * inj_rule_set call it as the rule goes into the table */
+void inj_rule_window_start(struct inj_rule *r);
 const char *inj_action_name(int action);
 /* the counters as JSON, {"matched": n, ...} in INJ_COUNTERS order */
 json_t *inj_ctr_json(const struct inj_rule_ctr *k);

@@ -350,13 +350,25 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 	}
 	if (r->action == INJ_ACT_REORDER && !r->hold_ns)
 		r->hold_ns = 1000000;
-	if (after || have_for) {
-		uint64_t now = rtb_now_ns();
-
-		r->start_ns = now + after;
-		r->stop_ns = have_for ? r->start_ns + dur : 0;
+	if (after || have_for) {	/* from when the rule is in the table */
+		r->start_ns = after;
+		r->stop_ns = have_for ? after + dur : 0;
+		r->flags |= INJ_RULE_F_WINDOW_REL;
 	}
 	return 0;
+}
+
+void inj_rule_window_start(struct inj_rule *r)
+{
+	uint64_t now;
+
+	if (!(r->flags & INJ_RULE_F_WINDOW_REL))
+		return;
+	now = rtb_now_ns();
+	r->start_ns += now;	/* never 0: the window is on */
+	if (r->stop_ns)
+		r->stop_ns += now;
+	r->flags &= (__u16)~INJ_RULE_F_WINDOW_REL;
 }
 
 static size_t pct(char *b, size_t len, uint32_t p)
@@ -434,7 +446,12 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 	}
 	if (r->action == INJ_ACT_REORDER)
 		APPEND(" hold %.3gms", r->hold_ns / 1e6);
-	if (r->start_ns || r->stop_ns) {
+	if (r->flags & INJ_RULE_F_WINDOW_REL) {	/* parsed, not in the table */
+		if (r->start_ns)
+			APPEND(" after %.3gs", r->start_ns / 1e9);
+		if (r->stop_ns)
+			APPEND(" for %.3gs", (r->stop_ns - r->start_ns) / 1e9);
+	} else if (r->start_ns || r->stop_ns) {
 		uint64_t now = rtb_now_ns();
 
 		if (r->stop_ns && now >= r->stop_ns)

@@ -380,6 +380,25 @@ static void test_windows_order_live(void)
 	add(INJ_DIR_INGRESS, "flap 1h");		/* link down now, for an hour */
 	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
 	del_all();
+	{	/* a window counts from when the rule is in the table, not from its
+		 * parsing: loading and attaching took longer than a 2 s flap on a
+		 * slow host, and the flap was over before it acted (CI) */
+		char buf[] = "flap 200ms", *argv[] = { buf, buf + 5 };
+		char txt[128];
+
+		buf[4] = 0;
+		inj_rule_init(&r);
+		r.ifindex = ifx;
+		r.dir = INJ_DIR_INGRESS;
+		EXPECT(inj_rule_parse(&r, 2, argv, 0, err, sizeof(err)) == 0);
+		inj_rule_format(&r, txt, sizeof(txt));
+		EXPECT(strstr(txt, "for 0.2s") != NULL);
+		usleep(300000);			/* past the window, had it started */
+		EXPECT(inj_rule_add(ctx, &r, err, sizeof(err)) == 0);
+		EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+		EXPECT(r.start_ns && r.stop_ns - r.start_ns == 200000000ULL);
+		del_all();
+	}
 
 	/* first match wins: the count rule takes the packet, the drop never sees it */
 	a = add(INJ_DIR_INGRESS, "qpn 0x11 count");

@@ -43,8 +43,14 @@ else
 	RDMACTL=$C tb_cleanup
 	# sanitized agents take about 300 MiB each (shadow memory, quarantine):
 	# 1 GiB, the default for 3 nodes, ran the guest out of memory (CI t9)
+	# what is checked is the sanitizers' silence on a real run, with the
+	# profile's expectations held. The sanitized agents run 2-3x slower, and
+	# on a slow host (CI) their pauses outlasted the lossy modes' 50 ms
+	# step-timeout floor: hadamard "lost" 7% at a 1% drop and the profile's
+	# lost < 5% failed. The floor is raised, so only the drops lose pieces
 	if "$C" testbed up --nodes 3 --mem 2048 > "$W/up.out" 2>&1 &&
-	   "$C" run profiles/quickstart.yaml -o "$W/q" > "$W/run.out" 2>&1; then
+	   "$C" run profiles/quickstart.yaml -o "$W/q" --set workload.options.step_timeout_min=1s \
+		--set workload.options.step_timeout_max=2s > "$W/run.out" 2>&1; then
 		logs=$(timeout 30 ssh -F "${RDMATB_STATE_DIR:-/run/rdma-testbed}/ssh/config" rdma-testbed 'cat /tmp/agent*.log' 2>&1)
 		rep=$(grep -E 'AddressSanitizer|runtime error:' <<< "$logs$(cat "$W/run.out")" | head -n 3)
 		if [ -z "$rep" ] && [ -f "$W/q/report.json" ]; then

@@ -16,18 +16,22 @@ drop_all() { for i in 0 1 2; do "$C" inject add dev n$i ingress opcode data drop
 flush() { "$C" inject flush >/dev/null; }
 mode() { jq -c --arg m "$2" '.results[] | select(.mode == $m)' <<< "$1"; }
 
-# --- without loss: rc, lossy and ec exact; hadamard within 1e-5 of the largest element
-j=$("$C" -j collective allreduce --modes rc,lossy,hadamard,ec --size 256k --iters 4 --rounds 1 --data gauss 2>&1); rc=$?
+# --- without loss: rc, lossy and ec exact; hadamard within 1e-5 of the largest element.
+# What is checked is the data path, not the step timeout: with no fault, a
+# piece is "lost" only when the emulated CPUs pause a sender past the agreed
+# timeout's 50 ms floor (a CI run on a host 2.5x slower than usual failed so),
+# so the floor is raised as in ec_rebuilds_single_losses below
+j=$("$C" -j collective allreduce --modes rc,lossy,hadamard,ec --size 256k --iters 4 --rounds 1 --data gauss --step_timeout_min 1s --step_timeout_max 2s 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '[.results[] | .wrong == 0 and (.lost_pieces // 0) == 0] | all' <<< "$j" >/dev/null &&
 	jq -e '.results[] | select(.mode == "hadamard") | .grad_error.linf_rel_max <= 1e-5' <<< "$j" >/dev/null; then
 	pass modes_exact "$(jq -c '[.results[] | {mode, wrong, linf_rel: .grad_error.linf_rel_max}]' <<< "$j")"
 else
-	fail modes_exact "rc=$rc $(head -c 400 <<< "$j")"
+	fail modes_exact "rc=$rc $(jq -c '[.results[] | {mode, wrong, lost_pieces, step_timeouts, linf_rel: .grad_error.linf_rel_max}]' <<< "$j" 2>/dev/null || head -c 400 <<< "$j")"
 fi
 
 # --- --wait spin (busy-poll) is exact too
 # (every other test here runs the default, --wait event)
-j=$("$C" -j collective allreduce --modes rc,lossy --size 256k --iters 4 --rounds 1 --wait spin 2>&1); rc=$?
+j=$("$C" -j collective allreduce --modes rc,lossy --size 256k --iters 4 --rounds 1 --wait spin --step_timeout_min 1s --step_timeout_max 2s 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '[.results[] | .wrong == 0 and (.lost_pieces // 0) == 0] | all' <<< "$j" >/dev/null; then
 	pass wait_spin "$(jq -c '[.results[] | {mode, wrong, p50_ms: (.percentiles.p50_ns/1e6|floor)}]' <<< "$j")"
 else
@@ -78,12 +82,15 @@ fi
 # -0.0004 +- 0.0007 on one set of batches, +0.00003 on another: with fixed
 # data, where each rank's energy sits relative to the ring's order of the
 # chunks tilts lossy's expected loss either way. CI runs gave -0.0004,
-# +0.0041, -0.0017)
+# +0.0041, -0.0017). What is compared is the error at the drops' loss, not
+# the step timeout: the timeout floor is raised as in modes_exact, so that a
+# host pause (a CI host 2.5x slower than usual) does not lose whole steps
 drop_all 1% || fail real_gradients_1pct "inject add failed"
-j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad 2>&1); rc=$?
+j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad \
+	--step_timeout_min 1s --step_timeout_max 2s 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
-	msg=$(jq -c '[.results[] | {mode, lost: (.lost_fraction*10000|floor/100), nmse: .grad_error.nmse_mean, linf: .grad_error.linf_mean, cosine: .grad_error.cosine_mean, cosine_min: .grad_error.cosine_min}]' <<< "$j")
+	msg=$(jq -c '[.results[] | {mode, lost: (.lost_fraction*10000|floor/100), step_timeouts, nmse: .grad_error.nmse_mean, linf: .grad_error.linf_mean, cosine: .grad_error.cosine_mean, cosine_min: .grad_error.cosine_min}]' <<< "$j")
 	if jq -e '(.results | map({(.mode): .grad_error}) | add) as $g |
 		$g.hadamard.linf_mean * 5 <= $g.lossy.linf_mean and $g.hadamard.cosine_min > $g.lossy.cosine_min and
 		$g.hadamard.cosine_mean >= $g.lossy.cosine_mean - 0.003' <<< "$j" >/dev/null; then

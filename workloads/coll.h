@@ -106,7 +106,8 @@ struct coll;
 /* what a run lost, recovered and how far its results were from exact */
 struct coll_stats {
 	uint64_t steps, pieces_expected, lost_pieces, lost_bytes, recovered_pieces, timeouts,
-		marker_ends, silent_steps;
+		marker_ends, silent_steps,
+		late_looks;	/* deadline passed, but a last poll found the step going on */
 	uint64_t agreed_timeout_ns;	/* the last one used */
 	uint64_t block;		/* hadamard: the block used */
 	uint64_t codec_ns;	/* hadamard: time in the transform, both ways, all steps */

@@ -304,6 +304,7 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 				      (json_int_t)st.silent_steps, "agreed_timeout_ns",
 				      (json_int_t)st.agreed_timeout_ns);
 
+		json_object_set_new(o, "late_looks", json_integer((json_int_t)st.late_looks));
 		if (w->cfg.cc.mode == M_HADAMARD) {
 			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
 			/* float or fixed point: lib/rht.h */

@@ -15,7 +15,8 @@
  *             state (default 0%))
  *   gap N   with P%: only every Nth matched packet is a candidate
  *   hold T  reorder: how long a selected packet is held (default 1ms)
- *   after T / for T   the rule's time window from now (flap T = drop 100% for T)
+ *   after T / for T   the rule's time window, from when it is in the table
+ *                     (flap T = drop 100% for T)
  *   lease T  the rule lives T unless its owner renews the lease (the agent
  *            does, for as long as the connection that added the rule)
  */

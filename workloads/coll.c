@@ -919,7 +919,7 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 	uint64_t t0 = wl_now_ns(), now, dl, hard = t0 + c->cfg.step_timeout_max;
 	uint64_t agreed = agreed_timeout(c);
 	unsigned int spin = 0;
-	int r, timed_out = 0, looked = 0;
+	int r, timed_out = 0;
 
 	c->st.agreed_timeout_ns = agreed;
 	c->st.steps++;
@@ -945,23 +945,19 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 			if (dl > hard)
 				dl = hard;
 		}
-		if (now >= dl && !looked) {
+		if (now >= dl) {
 			/* a last look at the CQ first: the deadline can have passed
 			 * while this rank was not running (a busy host: the sleep
 			 * below returns late), with the pieces already there */
 			uint32_t had = c->arrived[gstep];
 			uint8_t had_marker = c->marker[gstep];
 
-			looked = 1;
 			if ((r = poll_until(w, c, 0, -1, 0, 0)))
 				return r;
 			if (c->arrived[gstep] != had || c->marker[gstep] != had_marker) {
-				looked = 0;	/* it was not idle: wait on */
-				c->st.late_looks++;
+				c->st.late_looks++;	/* it was not idle: wait on */
 				continue;
 			}
-		}
-		if (now >= dl) {
 			timed_out = 1;
 			c->st.silent_steps += !c->arrived[gstep];
 			break;

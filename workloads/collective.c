@@ -292,7 +292,7 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			    algbw, "busbw_bytes_per_s", busbw, "wrong", (json_int_t)w->wrong,
 			    "time_ns", hist_to_json(&w->hist), "grad_error", grad_err_json(&w->gerr));
 	if (*result && w->cfg.cc.mode != M_RC) {
-		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "steps",
+		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "steps",
 				      (json_int_t)st.steps, "lost_pieces", (json_int_t)st.lost_pieces,
 				      "pieces_expected", (json_int_t)st.pieces_expected, "lost_bytes",
 				      (json_int_t)st.lost_bytes, "lost_fraction",
@@ -302,9 +302,9 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 				      "step_timeouts", (json_int_t)st.timeouts, "marker_ends",
 				      (json_int_t)st.marker_ends, "silent_steps",
 				      (json_int_t)st.silent_steps, "agreed_timeout_ns",
-				      (json_int_t)st.agreed_timeout_ns);
+				      (json_int_t)st.agreed_timeout_ns, "late_looks",
+				      (json_int_t)st.late_looks);
 
-		json_object_set_new(o, "late_looks", json_integer((json_int_t)st.late_looks));
 		if (w->cfg.cc.mode == M_HADAMARD) {
 			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
 			/* float or fixed point: lib/rht.h */

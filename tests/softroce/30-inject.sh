@@ -161,8 +161,8 @@ sending() {	# waits up to 60 s for node0's sent_pkts to grow
 	done
 	return 1
 }
-under_flap() {	# secs p2p-args...: p2p lat's output, its exit status last
-	local secs=$1 p id o rc; shift
+under_flap() {	# secs p2p-args...: sets $out (p2p lat's output) and $rc
+	local secs=$1 p id o; shift
 	o=$(mktemp /tmp/rtb-flap.XXXXXX)
 	"$C" -j p2p lat --iters "$flap_iters" "$@" > "$o" 2>&1 &
 	p=$!
@@ -170,17 +170,16 @@ under_flap() {	# secs p2p-args...: p2p lat's output, its exit status last
 	id=$(inject add dev sw1 egress flap "$secs")
 	wait $p; rc=$?
 	inject del "$id" >/dev/null 2>&1
-	cat "$o"; rm -f "$o"
-	echo "$rc"
+	out=$(cat "$o"); rm -f "$o"
 }
-out=$(under_flap 2s); rc=$(tail -n 1 <<< "$out"); out=$(sed '$d' <<< "$out")
+under_flap 2s
 mx=$(jq '.lat_ns.max_ns // 0' <<< "$out" 2>/dev/null || echo 0)
 if [ "$rc" = 0 ] && [ "$mx" -ge 700000000 ]; then
 	pass flap_recovers "RC (retry_cnt 7) rode out the 2 s flap: $flap_iters/$flap_iters, max half-RTT $((mx / 1000000)) ms"
 else
 	fail flap_recovers "rc=$rc max=$mx $(head -c 200 <<< "$out")"
 fi
-out=$(under_flap 3s --retry_cnt 1 --qp_timeout 8); rc=$(tail -n 1 <<< "$out"); out=$(sed '$d' <<< "$out")
+under_flap 3s --retry_cnt 1 --qp_timeout 8
 if [ "$rc" != 0 ] && grep -qi 'retry' <<< "$out"; then
 	pass flap_retry_exceeded "retry_cnt 1: $(grep -io '[^:"]*retry[^;"]*' <<< "$out" | head -1)"
 else

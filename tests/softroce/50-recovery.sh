@@ -15,13 +15,17 @@ suite_up || exit 0
 drop_all() { for i in 0 1 2; do "$C" inject add dev n$i ingress opcode data drop "$@" >/dev/null || return 1; done; }
 flush() { "$C" inject flush >/dev/null; }
 mode() { jq -c --arg m "$2" '.results[] | select(.mode == $m)' <<< "$1"; }
+# for the tests that check data, not timing: a step times out only past 1 s
+# (see modes_exact)
+DATA_TIMEOUTS="--step_timeout_min 1s --step_timeout_max 2s"
 
 # --- without loss: rc, lossy and ec exact; hadamard within 1e-5 of the largest element.
 # What is checked is the data path, not the step timeout: with no fault, a
 # piece is "lost" only when the emulated CPUs pause a sender past the agreed
 # timeout's 50 ms floor (a CI run on a host 2.5x slower than usual failed so),
 # so the floor is raised as in ec_rebuilds_single_losses below
-j=$("$C" -j collective allreduce --modes rc,lossy,hadamard,ec --size 256k --iters 4 --rounds 1 --data gauss --step_timeout_min 1s --step_timeout_max 2s 2>&1); rc=$?
+# shellcheck disable=SC2086
+j=$("$C" -j collective allreduce --modes rc,lossy,hadamard,ec --size 256k --iters 4 --rounds 1 --data gauss $DATA_TIMEOUTS 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '[.results[] | .wrong == 0 and (.lost_pieces // 0) == 0] | all' <<< "$j" >/dev/null &&
 	jq -e '.results[] | select(.mode == "hadamard") | .grad_error.linf_rel_max <= 1e-5' <<< "$j" >/dev/null; then
 	pass modes_exact "$(jq -c '[.results[] | {mode, wrong, linf_rel: .grad_error.linf_rel_max}]' <<< "$j")"
@@ -31,7 +35,8 @@ fi
 
 # --- --wait spin (busy-poll) is exact too
 # (every other test here runs the default, --wait event)
-j=$("$C" -j collective allreduce --modes rc,lossy --size 256k --iters 4 --rounds 1 --wait spin --step_timeout_min 1s --step_timeout_max 2s 2>&1); rc=$?
+# shellcheck disable=SC2086
+j=$("$C" -j collective allreduce --modes rc,lossy --size 256k --iters 4 --rounds 1 --wait spin $DATA_TIMEOUTS 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '[.results[] | .wrong == 0 and (.lost_pieces // 0) == 0] | all' <<< "$j" >/dev/null; then
 	pass wait_spin "$(jq -c '[.results[] | {mode, wrong, p50_ms: (.percentiles.p50_ns/1e6|floor)}]' <<< "$j")"
 else
@@ -86,8 +91,9 @@ fi
 # the step timeout: the timeout floor is raised as in modes_exact, so that a
 # host pause (a CI host 2.5x slower than usual) does not lose whole steps
 drop_all 1% || fail real_gradients_1pct "inject add failed"
+# shellcheck disable=SC2086
 j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad \
-	--step_timeout_min 1s --step_timeout_max 2s 2>&1); rc=$?
+	$DATA_TIMEOUTS 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
 	msg=$(jq -c '[.results[] | {mode, lost: (.lost_fraction*10000|floor/100), step_timeouts, nmse: .grad_error.nmse_mean, linf: .grad_error.linf_mean, cosine: .grad_error.cosine_mean, cosine_min: .grad_error.cosine_min}]' <<< "$j")

@@ -18,6 +18,10 @@ suite_up || exit 0
 T="tmux -L rtbtest"
 screen() { $T capture-pane -t "$1" -p; }
 rules() { "$C" -j inject stats | jq -c '[.rules[] | .rule]'; }
+# the rules a key changed, node by node between the run's steps: up to 30 s
+# for them to read RULES (3 s saw two of three on a slow CI host); $r is the last read
+wait_rules() { local i; for i in $(seq 60); do sleep 0.5; r=$(rules); [ "$r" = "$1" ] && return 0; done; return 1; }
+arms_left() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
 start() {	# session cols rows args...
 	local s=$1 x=$2 y=$3; shift 3
 	$T new-session -d -s "$s" -x "$x" -y "$y" \
@@ -42,11 +46,7 @@ fi
 
 # --- :drop 5% typed in: rules appear at every node's ingress; lossy arms lose ~5%
 $T send-keys -t a ":drop 5%" Enter
-for _ in $(seq 60); do
-	sleep 0.5; r=$(rules)
-	[ "$r" = '["opcode data drop 5%","opcode data drop 5%","opcode data drop 5%"]' ] && break
-done
-if [ "$r" = '["opcode data drop 5%","opcode data drop 5%","opcode data drop 5%"]' ] &&
+if wait_rules '["opcode data drop 5%","opcode data drop 5%","opcode data drop 5%"]' &&
 	wait_for a '^\| now lost \[%\] +- +([3-9]|1[0-9])\.[0-9]+' 120; then
 	screen a > build/tui-5pct.txt
 	pass tui_drop_by_keys "rules $r; $(grep -E '^\| (p99|now lost) ' build/tui-5pct.txt | tr -s ' ' | tr '\n' '|')"
@@ -74,11 +74,10 @@ for _ in $(seq 120); do [ -s "$W/a.rc" ] && break; sleep 0.5; done
 # the agents release a stopped arm as soon as its ranks see the stop: on a
 # slow host that can come a moment after rdmactl has exited (CI: the check
 # ran first and failed with no rule, qdisc or process left), so wait for it
-arms_left() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
 for _ in $(seq 60); do [ "$(arms_left)" = 0 ] && break; sleep 0.5; done
 if [ "$(cat "$W/a.rc" 2>/dev/null)" = 1 ] && jq -e '.partial == true and .status == "interrupted"' < "$W/a/report.json" >/dev/null &&
 	[ "$("$C" -j inject list | jq '(.rules | length) + (.qdiscs | length)')" = 0 ] &&
-	[ "$("$C" -j testbed status | jq '[.nodes[].arms] | add')" = 0 ] && ! pgrep -x rdmactl >/dev/null; then
+	[ "$(arms_left)" = 0 ] && ! pgrep -x rdmactl >/dev/null; then
 	pass tui_quit_clean "exit 1 (partial report written), no rules, qdiscs, arms or tui process left"
 else
 	fail tui_quit_clean "rc=$(cat "$W/a.rc" 2>/dev/null) rules=$("$C" -j inject list | jq -c '[.rules, .qdiscs]') partial=$(jq -c '[.partial, .status]' < "$W/a/report.json" 2>&1) arms=$(arms_left) rdmactl: $(pgrep -a -x rdmactl | tr '\n' '|')"
@@ -120,12 +119,7 @@ for _ in $(seq 120); do grep -q "round 2/60" "$W/d.out" && break; sleep 0.5; don
 $T new-session -d -s d -x 120 -y 40 "$C tui --attach; echo \$? > $W/d.rc; sleep 3600"
 if wait_for d "$P50_ALL" 120 && screen d | grep -q "attached"; then
 	$T send-keys -t d ":drop 3%" Enter
-	# the run replaces its rules node by node between its own steps: on a
-	# slow host 3 s saw two of three (CI), so wait for all of them
-	for _ in $(seq 60); do
-		sleep 0.5; r=$(rules)
-		[ "$r" = '["opcode data drop 3%","opcode data drop 3%","opcode data drop 3%"]' ] && break
-	done
+	wait_rules '["opcode data drop 3%","opcode data drop 3%","opcode data drop 3%"]'
 	$T send-keys -t d q
 	for _ in $(seq 60); do [ -s "$W/d.rc" ] && break; sleep 0.5; done
 	if [ "$(cat "$W/d.rc" 2>/dev/null)" = 0 ] && kill -0 $rp 2>/dev/null &&

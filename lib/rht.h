@@ -39,9 +39,12 @@ void rht_fwd(struct rht *h, const float *in, float *wire);
 void rht_inv(struct rht *h, const float *wire, float *out, float scale);
 /* how rht_fwd and rht_inv compute, chosen once by timing both:
  * "float" (lib/fwht.h's kernels) or "fixed" (64-bit integers: under qemu's
- * TCG, where guest float arithmetic is emulated, 5-8x faster); RTB_RHT=fixed
- * or float forces one */
+ * TCG, where guest float arithmetic is emulated, 5-8x faster); under qemu's
+ * TCG (its cpuid signature) always fixed, elsewhere the faster of the two
+ * by timing; RTB_RHT=fixed or float forces one */
 const char *rht_path(void);
+/* why that path: "qemu TCG (cpuid)", the timings, or RTB_RHT */
+const char *rht_path_why(void);
 /* make every transform take path "fixed" or "float" from now on (tests and
  * benchmarks); -1 for another name */
 int rht_use(const char *name);

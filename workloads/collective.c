@@ -309,6 +309,7 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
 			/* float or fixed point: lib/rht.h */
 			json_object_set_new(o, "transform", json_string(rht_path()));
+			json_object_set_new(o, "transform_why", json_string(rht_path_why()));
 		}
 		if (json_object_update(*result, o))
 			json_decref(*result), *result = NULL;

@@ -31,6 +31,7 @@
 #include "coll.h"
 #include "../lib/hist.h"
 #include "../lib/mlp.h"
+#include "../lib/rht.h"
 
 struct train_cfg {
 	struct coll_cfg cc;
@@ -296,6 +297,10 @@ static json_t *train_result(struct train *t, uint64_t clock, const struct tta_tr
 						      "comm_ns_mean", (json_int_t)(t->comm_ns / k->steps),
 						      "codec_ns_mean",
 						      (json_int_t)(st.codec_ns / k->steps)));
+	if (res && k->cc.mode == M_HADAMARD) {	/* float or fixed point: lib/rht.h */
+		json_object_set_new(res, "transform", json_string(rht_path()));
+		json_object_set_new(res, "transform_why", json_string(rht_path_why()));
+	}
 	if (res && k->cc.mode != M_RC)
 		json_object_update_new(res, json_pack("{s:I,s:I,s:f,s:I,s:I}", "lost_pieces",
 						      (json_int_t)st.lost_pieces, "pieces_expected",

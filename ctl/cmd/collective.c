@@ -210,14 +210,21 @@ static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int fir
 	}
 	if (!ctl->json && a->nm > 1 && !r) {
 		const json_t *arms = json_object_get(e.report, "arms");
-		double p0 = jr_real(json_object_get(json_array_get(arms, 0), "percentiles"), "p99_ns");
 
 		for (i = 1; i < json_array_size(arms); i++) {
-			double p = jr_real(json_object_get(json_array_get(arms, i), "percentiles"),
-					   "p99_ns");
+			const json_t *v = json_object_get(json_array_get(arms, i), "vs_first_arm");
+			const json_t *rc = json_object_get(v, "p99_ratio_ci95"),
+				     *dc = json_object_get(v, "p99_diff_ci95_ns");
 
-			printf("#   p99 %s / p99 %s = %.2f\n", a->modes[0], a->modes[i],
-			       p > 0 ? p0 / p : 0);
+			if (!v)
+				continue;
+			printf("#   p99 %s / p99 %s = %.2f (95%% CI %.2f-%.2f); p99 %s - p99 %s = %.1f ms "
+			       "(95%% CI %.1f to %.1f)\n",
+			       a->modes[0], a->modes[i], jr_real(v, "p99_ratio"),
+			       json_real_value(json_array_get(rc, 0)), json_real_value(json_array_get(rc, 1)),
+			       a->modes[0], a->modes[i], jr_real(v, "p99_diff_ns") / 1e6,
+			       json_real_value(json_array_get(dc, 0)) / 1e6,
+			       json_real_value(json_array_get(dc, 1)) / 1e6);
 		}
 	}
 	fflush(stdout);

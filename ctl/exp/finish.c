@@ -8,6 +8,7 @@
  * arm in flight; what finished is still written, marked "partial".
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -15,6 +16,8 @@
 #include "ctl/exp/exp.h"
 #include "ctl/exp/expect.h"
 #include "ctl/exp/inject.h"
+#include "lib/boot.h"
+#include "lib/hist.h"
 #include "lib/log.h"
 
 /* one fault's rules: counters into the report's fault, then removed */
@@ -83,6 +86,49 @@ static void remove_faults(struct exp *e)
 	json_decref(inject_json(&e->g.c[live], "flush", "if-empty"));
 }
 
+/*
+ * Every arm after the first against the first (the baseline a comparison
+ * reads from left to right, "p99 rc / p99 lossy"): the p50 and p99 ratios
+ * and differences, each with its 95% bootstrap interval over the steps (or
+ * operations), so a ratio is never printed without how sure it is.
+ */
+static json_t *vs_first(const json_t *first, const json_t *arm)
+{
+	static const struct {
+		const char *name;
+		double q;
+	} qs[] = { { "p50", 0.5 }, { "p99", 0.99 } };
+	struct hist *ha = malloc(sizeof(*ha)), *hb = malloc(sizeof(*hb));
+	json_t *o = NULL;
+	size_t i;
+
+	if (!ha || !hb || hist_from_json(ha, json_object_get(first, "time_hist_ns")) ||
+	    hist_from_json(hb, json_object_get(arm, "time_hist_ns")) || !ha->count || !hb->count)
+		goto out;
+	o = json_pack("{s:s,s:f,s:i,s:s}", "arm", jr_str(first, "name"), "confidence", 0.95,
+		      "resamples", BOOT_RESAMPLES, "method",
+		      "percentile bootstrap over each arm's samples, resampled independently");
+	for (i = 0; o && i < sizeof(qs) / sizeof(qs[0]); i++) {
+		struct boot_cmp c;
+		char k[64];
+
+		if (boot_compare(ha, hb, qs[i].q, 0.95, BOOT_RESAMPLES, 0x5eed + i, &c))
+			continue;
+		snprintf(k, sizeof(k), "%s_ratio", qs[i].name);
+		json_object_set_new(o, k, json_real(c.ratio));
+		snprintf(k, sizeof(k), "%s_ratio_ci95", qs[i].name);
+		json_object_set_new(o, k, json_pack("[ff]", c.ratio_lo, c.ratio_hi));
+		snprintf(k, sizeof(k), "%s_diff_ns", qs[i].name);
+		json_object_set_new(o, k, json_real(c.diff));
+		snprintf(k, sizeof(k), "%s_diff_ci95_ns", qs[i].name);
+		json_object_set_new(o, k, json_pack("[ff]", c.diff_lo, c.diff_hi));
+	}
+out:
+	free(ha);
+	free(hb);
+	return o;
+}
+
 json_t *exp_report(struct exp *e)
 {
 	const struct profile *p = &e->p;
@@ -96,6 +142,12 @@ json_t *exp_report(struct exp *e)
 		if (json_is_true(json_object_get(arm, "verification_failed")))
 			e->rc = 1;
 		json_array_append_new(arms, arm);
+	}
+	for (a = 1; a < p->narms; a++) {
+		json_t *v = vs_first(json_array_get(arms, 0), json_array_get(arms, (size_t)a));
+
+		if (v)
+			json_object_set_new(json_array_get(arms, (size_t)a), "vs_first_arm", v);
 	}
 	if (ctl_interrupted)
 		e->rc = 1;

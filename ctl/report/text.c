@@ -22,6 +22,29 @@ static const char *footnote(enum measure m)
 	}
 }
 
+/* each arm's p99 against the first one's, with the bootstrap intervals */
+static void print_vs_first(const json_t *arms, FILE *f)
+{
+	const json_t *arm, *v;
+	size_t i;
+
+	json_array_foreach(arms, i, arm) {
+		const json_t *rc, *dc;
+
+		if (!(v = json_object_get(arm, "vs_first_arm")))
+			continue;
+		rc = json_object_get(v, "p99_ratio_ci95");
+		dc = json_object_get(v, "p99_diff_ci95_ns");
+		fprintf(f, "#   p99 %s / p99 %s = %.2f (95%% CI %.2f-%.2f); p99 %s - p99 %s = %.2f ms "
+			"(95%% CI %.2f to %.2f)\n",
+			jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "p99_ratio"),
+			json_real_value(json_array_get(rc, 0)), json_real_value(json_array_get(rc, 1)),
+			jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "p99_diff_ns") / 1e6,
+			json_real_value(json_array_get(dc, 0)) / 1e6,
+			json_real_value(json_array_get(dc, 1)) / 1e6);
+	}
+}
+
 void report_print_text(const json_t *rep, FILE *f)
 {
 	const json_t *arms = json_object_get(rep, "arms"), *arm;
@@ -48,8 +71,10 @@ void report_print_text(const json_t *rep, FILE *f)
 		}
 		fputc('\n', f);
 	}
-	if (json_array_size(arms) > 1)
+	if (json_array_size(arms) > 1) {
 		fprintf(f, "# %s\n", footnote(ms));
+		print_vs_first(arms, f);
+	}
 	report_print_roles(rep, f);
 	report_print_expectations(rep, f);
 }

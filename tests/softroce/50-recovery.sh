@@ -44,26 +44,42 @@ else
 fi
 
 # --- 1% Bernoulli drop of RoCE data packets at every node's ingress, 1 MiB
-# allreduce, modes taking turns: the issue's p99 ratios, the lost fraction
-# against the injected rate, and hadamard's error against lossy's. 100
-# iterations an arm (300 step times with 3 ranks): with 30 (90 times) each
-# p99 was the largest time or next to it, and one slow step put rc/hadamard
-# anywhere from x1.50 (CI t14) to x2.13; with 300, p99 is the third largest
-# (local runs: x1.91, x2.10; rc/lossy x2.22, x2.18)
+# allreduce, modes taking turns: RC's tail against the lossy modes', the
+# lost fraction against the injected rate, and hadamard's error against
+# lossy's. 100 iterations an arm (300 step times with 3 ranks; with 90, p99
+# was the largest time).
+#
+# What is claimed about time is what RC's recovery costs: its p99 step is
+# longer than lossy's and hadamard's by at least 3 of its ACK timeouts
+# (rc_timeout 14: 4.096 us x 2^14 = 67.1 ms), and that with 95% confidence:
+# the lower end of the bootstrap interval of the p99 difference
+# (vs_first_arm, 4000 resamples of each arm's steps). A bound on the p99
+# *ratio* (this test's >= 2.0 and >= 1.8 until now) is a bound on the host's
+# speed instead: under TCG a step without any loss takes the emulated CPUs'
+# time (1 MiB: ~120 ms here, 840 ms under a 0.6-CPU quota for qemu, where a
+# CI run once landed), while RC's extra time is its timer's, the same in
+# milliseconds on any host (p99 rc - p50 lossy: 954 ms here, 927 ms under
+# the quota), so the ratio fell to x1.39 there with nothing wrong. Here the
+# old ratio bound meant a difference of about 3.7 timeouts (lossy p99
+# ~250 ms), so the bound is as strict as before where the ratio held, and
+# holds its meaning where it did not.
+RTO_NS=$((4096 << 14))
 drop_all 1% || fail side_by_side_1pct "inject add failed"
 j=$("$C" -j collective allreduce --modes rc,lossy,hadamard --size 1M --iters 100 --rounds 4 --data laplace 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
+	# one arm against rc: ratio (CI), difference in ms (CI) and in timeouts (its CI's lower end)
+	vs() { mode "$j" "$1" | jq -r --argjson t "$RTO_NS" '.vs_first_arm |
+		"x\(.p99_ratio*100|round/100) (95% CI \(.p99_ratio_ci95[0]*100|round/100)-\(.p99_ratio_ci95[1]*100|round/100)), +\(.p99_diff_ns/1e6|round) ms (95% CI \(.p99_diff_ci95_ns[0]/1e6|round) to \(.p99_diff_ci95_ns[1]/1e6|round)) = \(.p99_diff_ci95_ns[0]/$t*10|floor/10)+ timeouts"'; }
 	rcp=$(mode "$j" rc | jq .percentiles.p99_ns); lp=$(mode "$j" lossy | jq .percentiles.p99_ns); hp=$(mode "$j" hadamard | jq .percentiles.p99_ns)
-	rl=$(awk -v a="$rcp" -v b="$lp" 'BEGIN{printf "%.2f", a/b}'); rh=$(awk -v a="$rcp" -v b="$hp" 'BEGIN{printf "%.2f", a/b}')
 	# L-inf: each step's worst element error, averaged over the steps
 	ll=$(mode "$j" lossy | jq .grad_error.linf_mean); hl=$(mode "$j" hadamard | jq .grad_error.linf_mean)
-	msg="$(mode "$j" rc | jq .percentiles.count) step times an arm; p99 rc $((rcp/1000000)) ms, lossy $((lp/1000000)) ms (x$rl), hadamard $((hp/1000000)) ms (x$rh); lost $(mode "$j" lossy | jq '.lost_fraction*10000|floor/100')% / $(mode "$j" hadamard | jq '.lost_fraction*10000|floor/100')%; mean step L-inf lossy $ll hadamard $hl (worst $(mode "$j" lossy | jq .grad_error.linf_max) / $(mode "$j" hadamard | jq .grad_error.linf_max)); cosine $(mode "$j" lossy | jq .grad_error.cosine_mean) / $(mode "$j" hadamard | jq .grad_error.cosine_mean); retrans rc $(mode "$j" rc | jq .retransmissions)"
+	msg="$(mode "$j" rc | jq .percentiles.count) step times an arm; p99 rc $((rcp/1000000)) ms, lossy $((lp/1000000)) ms, hadamard $((hp/1000000)) ms; rc vs lossy $(vs lossy), rc vs hadamard $(vs hadamard); p50 rc/lossy/hadamard $(jq -c '[.results[] | .percentiles.p50_ns/1e6|floor]' <<< "$j") ms; lost $(mode "$j" lossy | jq '.lost_fraction*10000|floor/100')% / $(mode "$j" hadamard | jq '.lost_fraction*10000|floor/100')%; mean step L-inf lossy $ll hadamard $hl (worst $(mode "$j" lossy | jq .grad_error.linf_max) / $(mode "$j" hadamard | jq .grad_error.linf_max)); cosine $(mode "$j" lossy | jq .grad_error.cosine_mean) / $(mode "$j" hadamard | jq .grad_error.cosine_mean); retrans rc $(mode "$j" rc | jq .retransmissions); transform $(mode "$j" hadamard | jq -c '[.results[][] | .transform] | unique')"
 	# cosine: the transform is orthonormal, so at equal loss the lost energy is
 	# the same in expectation; hadamard must not be worse beyond noise
 	lc=$(mode "$j" lossy | jq .grad_error.cosine_mean); hc=$(mode "$j" hadamard | jq .grad_error.cosine_mean)
-	if awk -v a="$rl" -v b="$rh" -v ll="$ll" -v hl="$hl" -v lc="$lc" -v hc="$hc" \
-		'BEGIN{exit !(a >= 2.0 && b >= 1.8 && hl * 5 <= ll && hc >= lc - 0.005)}' &&
+	if awk -v ll="$ll" -v hl="$hl" -v lc="$lc" -v hc="$hc" 'BEGIN{exit !(hl * 5 <= ll && hc >= lc - 0.005)}' &&
+		jq -e --argjson t "$RTO_NS" '[.results[] | select(.mode != "rc") | .vs_first_arm.p99_diff_ci95_ns[0] >= 3 * $t] | all and length == 2' <<< "$j" >/dev/null &&
 		jq -e '[.results[] | select(.mode != "rc") | .lost_fraction >= 0.004 and .lost_fraction <= 0.025] | all' <<< "$j" >/dev/null &&
 		jq -e '.results[] | select(.mode == "rc") | .wrong == 0 and .retransmissions > 0' <<< "$j" >/dev/null; then
 		pass side_by_side_1pct "$msg"
@@ -186,7 +202,15 @@ fi
 # step 25 to 36 (rc at 29, the same every run), so one run's ratio moved by
 # a third with no change in speed. rc's curve is the same every run; what
 # varies is the clock.
-TTA_RUNS=4
+# What the network costs: RC's allreduce against hadamard's transport (its
+# allreduce without the transform, which is the computer's cost and is
+# reported apart as codec) must be longer by at least 2 RC ACK timeouts a
+# step, at 95% confidence over the runs (t interval, 3 degrees of freedom).
+# A ratio of the two (>= 1.5 until now) is a bound on the host's speed:
+# under a 0.6-CPU quota for qemu every part of a step but RC's timer took
+# 4-5x longer, rc 983 ms against hadamard's 661 ms of transport a step
+# (x1.49, 322 ms more), here 411 against 153 (x2.7, 258 ms more).
+TTA_RUNS=4	# the t interval below takes 3.182 for its 3 degrees of freedom
 drop_all 1% || fail train_tta_1pct "inject add failed"
 jall="" rcs=""
 for _ in $(seq $TTA_RUNS); do
@@ -203,11 +227,19 @@ if [ "$rcs" = "$(printf '0%.0s' $(seq $TTA_RUNS))" ]; then
 		    tta_ratio: (([.[] | .results[0].tta_ns] | add) / ([.[] | .results[1].tta_ns // 1e18] | add)),
 		    tta_comm_ratio: (([.[] | .results[0].tta_comm_ns // 0] | add) /
 				     ([.[] | .results[1].tta_comm_ns // 1e18] | add)),
+		    transport_diff_ms: [.[] | ((([.results[0].results[][] | .comm_ns_mean] | add / length) -
+				([.results[1].results[][] | .comm_ns_mean - .codec_ns_mean] | add / length)) / 1e5 | round / 10)],
+		    transform: ([.[] | .results[1].results[][] | .transform] | unique),
 		    reached: ([.[] | .results[1].tta_ns != null] | all),
 		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / length),
 		    hadamard_gradient_vs_exact: (.[0].results[1].results[0][0].grad_error | {samples, nmse_mean, cosine_mean})}' \
 		<<< "$jall")
-	if jq -e '.reached and .tta_ratio > 1 and .tta_comm_ratio >= 1.5 and (.acc_diff_mean | fabs) <= 0.01 and
+	# the difference's mean and the low end of its 95% t interval (4 runs: t 3.182)
+	j=$(jq -c --argjson t "$RTO_NS" '.transport_diff_ms as $d | ($d | add / length) as $m |
+		(($d | map((. - $m) * (. - $m)) | add) / (($d | length) - 1) | sqrt) as $s |
+		. + {transport_diff_mean_ms: ($m*10|round/10), transport_diff_ci95_low_ms: (($m - 3.182 * $s / 2)*10|round/10),
+		     in_timeouts: (($m - 3.182 * $s / 2) * 1e6 / $t * 10 | floor / 10)}' <<< "$j")
+	if jq -e '.reached and .tta_ratio > 1 and .in_timeouts >= 2 and (.acc_diff_mean | fabs) <= 0.01 and
 		.hadamard_gradient_vs_exact.samples >= 10 and .hadamard_gradient_vs_exact.cosine_mean > 0.9' <<< "$j" >/dev/null; then
 		pass train_tta_1pct "$(jq -c . <<< "$j")"
 	else

@@ -270,7 +270,10 @@ int main(void)
 {
 	static const char *const paths[] = { "float", "fixed" };
 
-	fprintf(stderr, "path chosen here: %s\n", rht_path());
+	fprintf(stderr, "path chosen here: %s (%s)\n", rht_path(), rht_path_why());
+	/* the choice says why: the cpuid signature, the timings or RTB_RHT */
+	EXPECT(!strncmp(rht_path_why(), "qemu TCG", 8) || !strncmp(rht_path_why(), "timed: ", 7) ||
+	       !strncmp(rht_path_why(), "RTB_RHT=", 8));
 	paths_agree();
 	for (int k = 0; k < 2; k++) {
 		EXPECT(rht_use(paths[k]) == 0);

@@ -78,6 +78,7 @@ struct coll {
 	struct ibv_comp_channel *ch;	/* wait=event */
 	struct ibv_cq *cq;
 	unsigned int idle;	/* empty polls in a row */
+	int primed;		/* the first iteration's RECVs are posted (at connect) */
 	int armed;		/* a completion event requested and not yet taken */
 	struct ibv_qp *qp[MAX_RANKS];	/* qp[j] talks to rank j; qp[r] unused */
 	uint32_t psn[MAX_RANKS];
@@ -454,6 +455,8 @@ fail:
 	return r;
 }
 
+static int prime(struct wl_ctx *w, struct coll *c);
+
 /* peers: array, entry j = rank j's endpoint meant for this rank (null for self) */
 int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 {
@@ -501,15 +504,41 @@ int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 			return r;
 		}
 	}
-	return 0;
+	/*
+	 * The first iteration's RECVs go in now, not at the start: the
+	 * controller connects every rank before it starts any, so no READY or
+	 * data can then meet an empty receive queue (RNR stays a backstop).
+	 * Posted at the start instead, a rank started last met its neighbour's
+	 * READY with an RNR NAK; under a 0.6-CPU quota on qemu, where the
+	 * controller took long between starts, the rc arm of the side-by-side
+	 * run then failed at that rank (SEND: remote operation error, or its
+	 * RECV: local QP operation error) in three runs of four.
+	 */
+	return prime(w, c);
 }
 
-/* wr_id: bit 63 = recv, bit 62 = READY, bit 61 = UC data, low bits = step/rank */
+/* wr_id: bit 63 = recv, bit 62 = READY, bit 61 = UC data, bit 60 = rc READY SEND,
+ * low bits = step/rank */
 #define WR_RECV (1ULL << 63)
 #define WR_READY (1ULL << 62)
 #define WR_LOSSY (1ULL << 61)
+#define WR_RC_READY (1ULL << 60)	/* rc: a READY SEND, counted as a send */
 
 static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now);
+
+/* what a work request was, for an error message */
+static const char *wr_kind(const struct coll *c, uint64_t id)
+{
+	if (id & WR_LOSSY)
+		return id & WR_RECV ? "UC data RECV" : "UC data SEND";
+	if (id & WR_READY)
+		return id & WR_RECV ? "READY RECV" : "READY SEND";
+	if (id & WR_RECV)
+		return "data RECV";
+	if (id & WR_RC_READY)
+		return "READY SEND";
+	return c->uc ? "SEND" : "data SEND";
+}
 
 static int post_recv(struct coll *c, struct ibv_qp *qp, float *dst, size_t n, uint64_t id)
 {
@@ -599,9 +628,10 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 			uint64_t id = wc[i].wr_id;
 
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				snprintf(w->err, sizeof(w->err), "rank %d: %s completed with %s", c->r,
-					 id & WR_RECV ? "RECV" : "SEND",
-					 ibv_wc_status_str(wc[i].status));
+				snprintf(w->err, sizeof(w->err),
+					 "rank %d: %s (wr_id %#llx, %s, QP %#x) completed with %s", c->r,
+					 id & WR_RECV ? "RECV" : "SEND", (unsigned long long)id,
+					 wr_kind(c, id), wc[i].qp_num, ibv_wc_status_str(wc[i].status));
 				return -EIO;
 			}
 			if (id & WR_LOSSY) {
@@ -1197,7 +1227,7 @@ static int send_ready(struct coll *c)
 			ret = -ibv_post_send(c->qp[j], &wr, &bad);
 			c->csends += !ret;	/* reaped whenever; never waited for */
 		} else {
-			wr.wr_id = 0;
+			wr.wr_id = WR_RC_READY;
 			ret = -ibv_post_send(c->qp[j], &wr, &bad);
 			c->sends += !ret;	/* reaped with the next iteration's sends */
 		}
@@ -1219,12 +1249,29 @@ static int post_ready_recvs(struct coll *c)
 	return ret;
 }
 
+/* the first iteration's RECVs (READYs and data), once */
+static int prime(struct wl_ctx *w, struct coll *c)
+{
+	int r;
+
+	if (c->primed)
+		return 0;
+	if ((r = post_ready_recvs(c)) || (r = post_recvs(c))) {
+		snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
+		return r;
+	}
+	c->primed = 1;
+	return 0;
+}
+
 int coll_begin(struct wl_ctx *w, struct coll *c)
 {
 	int r;
 
-	if ((r = post_ready_recvs(c)) || (r = post_recvs(c)) || (r = send_ready(c)))
-		snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
+	if ((r = prime(w, c)))
+		return r;
+	if ((r = send_ready(c)))
+		snprintf(w->err, sizeof(w->err), "rank %d: post READY failed: %s", c->r, strerror(-r));
 	return r;
 }
 

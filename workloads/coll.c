@@ -510,9 +510,10 @@ int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 	 * data can then meet an empty receive queue (RNR stays a backstop).
 	 * Posted at the start instead, a rank started last met its neighbour's
 	 * READY with an RNR NAK; under a 0.6-CPU quota on qemu, where the
-	 * controller took long between starts, the rc arm of the side-by-side
-	 * run then failed at that rank (SEND: remote operation error, or its
-	 * RECV: local QP operation error) in three runs of four.
+	 * controller took long between starts, node2 sent 164 RNR NAKs in
+	 * one side-by-side run, and the rc arm failed at that rank (SEND:
+	 * remote operation error, or its RECV: local QP operation error) in
+	 * two runs of two (one of six in an earlier session). Now: no RNR.
 	 */
 	return prime(w, c);
 }

@@ -630,9 +630,9 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				snprintf(w->err, sizeof(w->err),
-					 "rank %d: %s (wr_id %#llx, %s, QP %#x) completed with %s", c->r,
-					 id & WR_RECV ? "RECV" : "SEND", (unsigned long long)id,
-					 wr_kind(c, id), wc[i].qp_num, ibv_wc_status_str(wc[i].status));
+					 "rank %d: %s (wr_id %#llx, QP %#x) completed with %s", c->r,
+					 wr_kind(c, id), (unsigned long long)id, wc[i].qp_num,
+					 ibv_wc_status_str(wc[i].status));
 				return -EIO;
 			}
 			if (id & WR_LOSSY) {

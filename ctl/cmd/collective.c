@@ -13,6 +13,7 @@
 #include <string.h>
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
+#include "ctl/report/report.h"
 #include "lib/log.h"
 #include "lib/num.h"
 
@@ -208,25 +209,8 @@ static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int fir
 				json_integer_value(json_object_get(arm, "wrong")));
 		json_array_append(out, (json_t *)arm);
 	}
-	if (!ctl->json && a->nm > 1 && !r) {
-		const json_t *arms = json_object_get(e.report, "arms");
-
-		for (i = 1; i < json_array_size(arms); i++) {
-			const json_t *v = json_object_get(json_array_get(arms, i), "vs_first_arm");
-			const json_t *rc = json_object_get(v, "p99_ratio_ci95"),
-				     *dc = json_object_get(v, "p99_diff_ci95_ns");
-
-			if (!v)
-				continue;
-			printf("#   p99 %s / p99 %s = %.2f (95%% CI %.2f-%.2f); p99 %s - p99 %s = %.1f ms "
-			       "(95%% CI %.1f to %.1f)\n",
-			       a->modes[0], a->modes[i], jr_real(v, "p99_ratio"),
-			       json_real_value(json_array_get(rc, 0)), json_real_value(json_array_get(rc, 1)),
-			       a->modes[0], a->modes[i], jr_real(v, "p99_diff_ns") / 1e6,
-			       json_real_value(json_array_get(dc, 0)) / 1e6,
-			       json_real_value(json_array_get(dc, 1)) / 1e6);
-		}
-	}
+	if (!ctl->json && a->nm > 1 && !r)
+		report_print_vs_first(json_object_get(e.report, "arms"), stdout);
 	fflush(stdout);
 	exp_close(&e);
 	return r;

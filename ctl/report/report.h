@@ -83,6 +83,8 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 int metric_shown(const struct metric *m, unsigned where, enum measure measure);
 
 /* --- renderings of a report JSON (the one written to report.json) */
+/* the p99 ratio and difference of every arm after the first, with intervals */
+void report_print_vs_first(const json_t *arms, FILE *f);
 void report_print_text(const json_t *report, FILE *f);
 int report_csv(const json_t *report, FILE *f);
 int report_html(const json_t *report, FILE *f);

@@ -23,7 +23,7 @@ static const char *footnote(enum measure m)
 }
 
 /* each arm's p99 against the first one's, with the bootstrap intervals */
-static void print_vs_first(const json_t *arms, FILE *f)
+void report_print_vs_first(const json_t *arms, FILE *f)
 {
 	const json_t *arm, *v;
 	size_t i;
@@ -73,7 +73,7 @@ void report_print_text(const json_t *rep, FILE *f)
 	}
 	if (json_array_size(arms) > 1) {
 		fprintf(f, "# %s\n", footnote(ms));
-		print_vs_first(arms, f);
+		report_print_vs_first(arms, f);
 	}
 	report_print_roles(rep, f);
 	report_print_expectations(rep, f);

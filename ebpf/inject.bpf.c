@@ -118,6 +118,40 @@ struct trace_buf {
 	__u8 data[INJ_TRACE_SNAP_MAX];
 };
 
+/* tracking (inject_abi.h): the QPs a hook saw, their PSNs' transmissions,
+ * each hook's next QP index (by its counter slot), the switch by hand */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, INJ_QP_MAX);
+	__type(key, struct inj_qp_key);
+	__type(value, struct inj_qp);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_qps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, INJ_TX_MAX);
+	__type(key, struct inj_tx_key);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_tx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INJ_MAX_HOOKS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_qp_next SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_track SEC(".maps");
+
 /* a record is built here, then copied into the ring at its real size */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -146,6 +180,9 @@ struct pkt {
 	__u32 saddr, daddr;	/* IPv4 only, else 0 */
 	__u32 ip_off;		/* offset of the IP header */
 	__u32 bth_off;
+	__u32 qidx;		/* tracked: the QP's index on the hook (0: not tracked) */
+	__u32 rpsn;		/* tracked: PSN counted from the QP's first */
+	__u32 tx;		/* tracked with INJ_TRACK_TX: this PSN's transmission (1 = first) */
 	__u8 opcode;
 	__u8 cls;
 	__u8 v6;
@@ -268,13 +305,25 @@ static __always_inline int chance(__u32 p)
 
 static __always_inline int matches(const struct inj_rule *r, const struct pkt *p, __u64 *now)
 {
+	__u32 psn = p->psn;
+
 	if (r->class_mask && !(r->class_mask & (1u << p->cls)))
 		return 0;
 	if (r->opcode >= 0 && r->opcode != p->opcode)
 		return 0;
 	if (p->dqpn < r->qpn_lo || p->dqpn > r->qpn_hi)
 		return 0;
-	if (p->psn < r->psn_lo || p->psn > r->psn_hi)
+	if (r->rel) {	/* a packet the program could not track matches no such rule */
+		if (!p->qidx)
+			return 0;
+		if ((r->rel & INJ_REL_QP) && (p->qidx < r->qp_lo || p->qidx > r->qp_hi))
+			return 0;
+		if ((r->rel & INJ_REL_TX) && (p->tx < r->tx_lo || p->tx > r->tx_hi))
+			return 0;
+		if (r->rel & INJ_REL_PSN)
+			psn = p->rpsn;
+	}
+	if (psn < r->psn_lo || psn > r->psn_hi)
 		return 0;
 	if (p->len < r->len_min || p->len > r->len_max)
 		return 0;
@@ -505,6 +554,60 @@ static __always_inline int act(struct __sk_buff *skb, const struct inj_rule *r,
 	}
 }
 
+/* a packet the NIC may resend: an RC or UC request, READ response or
+ * atomic acknowledge (its first transmissions go out in PSN order) */
+static __always_inline int resendable(const struct pkt *p)
+{
+	return (p->opcode >> 5) <= 1 &&
+	       (p->cls == INJ_CLS_DATA || p->cls == INJ_CLS_READ_REQ ||
+		p->cls == INJ_CLS_READ_RESP || p->cls == INJ_CLS_ATOMIC);
+}
+
+/* the packet's QP index, relative PSN, resend and transmission counts */
+static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
+				  struct inj_hook_ctr *hc, __u32 hk, __u32 want)
+{
+	struct inj_qp_key k = { hk, p->saddr, p->daddr, p->dqpn };
+	struct inj_qp *q = bpf_map_lookup_elem(&inj_qps, &k);
+
+	if (!q) {
+		struct inj_qp fresh = {};
+		__u32 slot = hook->slot;
+		__u64 *next = bpf_map_lookup_elem(&inj_qp_next, &slot);
+
+		if (!next)
+			return;
+		/* two CPUs meeting one new QP at once may leave a gap in the indices */
+		fresh.idx = (__u32)(__sync_fetch_and_add(next, 1) + 1);
+		fresh.first_psn = p->psn;
+		bpf_map_update_elem(&inj_qps, &k, &fresh, BPF_NOEXIST);
+		q = bpf_map_lookup_elem(&inj_qps, &k);
+		if (!q)
+			return;
+	}
+	p->qidx = q->idx;
+	p->rpsn = (p->psn - q->first_psn) & 0xffffff;
+	if (resendable(p)) {
+		if (q->seen && ((q->max_psn - p->psn) & 0xffffff) < 0x800000) {
+			hc->resent++;
+		} else {
+			q->max_psn = p->psn;
+			q->seen = 1;
+		}
+	}
+	if (want & INJ_TRACK_TX) {
+		struct inj_tx_key t = { k, p->psn };
+		__u64 *c = bpf_map_lookup_elem(&inj_tx, &t), one = 1;
+
+		if (c) {
+			p->tx = (__u32)(__sync_fetch_and_add(c, 1) + 1);
+		} else {
+			bpf_map_update_elem(&inj_tx, &t, &one, BPF_NOEXIST);
+			p->tx = 1;
+		}
+	}
+}
+
 /* the packet as it leaves the program, into the trace ring (or counted lost) */
 static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_hook *hook,
 				      struct inj_hook_ctr *hc, __u32 hk, __u8 verdict, __u32 rule_id,
@@ -651,6 +754,14 @@ int inj_tc(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	hc->roce_pkts++;
 	hc->roce_bytes += skb->len;
+	{
+		struct inj_cfg *cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
+		__u32 *user = bpf_map_lookup_elem(&inj_track, &zero);
+		__u32 want = (cfg ? cfg->track : 0) | (user ? *user : 0);
+
+		if (want)
+			track(&p, hook, hc, hk, want);
+	}
 	ret = judge(skb, hook, &p, &verdict, &rule_id, &delay, &now);
 	trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
 	return ret;

@@ -155,7 +155,25 @@ struct inj_rule {
 	__u64 stop_ns;		/* inactive from this time; 0 = never */
 	__u64 lease_ns;		/* leased: inactive once inj_leases[id] (a deadline its
 				 * owner keeps pushing on by this much) has passed; 0 = no lease */
+	__u32 rel;		/* INJ_REL_*: which of the tracked fields below apply */
+	__u32 qp_lo;		/* INJ_REL_QP: the QP's index on the hook (1 = first seen) */
+	__u32 qp_hi;
+	__u32 tx_lo;		/* INJ_REL_TX: the packet's transmission of its PSN (1 = first) */
+	__u32 tx_hi;
+	__u32 pad1;
 };
+
+/*
+ * Relative and transmission-indexed matching (Lumina's `iter`), from what
+ * the program tracks per hook while some rule asks or tracking is on
+ * (inj_track): the QPs in the order the hook first saw a packet for them
+ * (key: hook, IPv4 source and destination, destination QPN; the index
+ * starts at 1), each QP's first PSN, and -- only while a rule matches on
+ * it -- how often each PSN has been seen (1 = its first transmission).
+ */
+#define INJ_REL_QP 1u		/* qp_lo..qp_hi instead of (besides) qpn */
+#define INJ_REL_PSN 2u		/* psn_lo..psn_hi counted from the QP's first PSN */
+#define INJ_REL_TX 4u		/* tx_lo..tx_hi */
 
 /* per-rule runtime state shared by all CPUs (benign races: statistics) */
 struct inj_rule_state {
@@ -204,7 +222,37 @@ struct inj_hook_ctr {
 	__u64 roce_bytes;
 	__u64 traced;		/* records put in the trace ring */
 	__u64 trace_lost;	/* records the ring had no room for */
+	__u64 resent;		/* while tracking: RoCE packets resent -- a request, READ
+				 * response or atomic acknowledge (RC, UC) whose PSN is
+				 * not past the highest its QP had on this hook */
 };
+
+/* per-QP tracking (inj_qps, an LRU hash) */
+struct inj_qp_key {
+	__u32 hook;		/* inj_hook_key */
+	__u32 saddr;		/* IPv4, network order (IPv6: 0) */
+	__u32 daddr;
+	__u32 dqpn;
+};
+
+struct inj_qp {
+	__u32 idx;		/* 1, 2, ...: the order this hook first saw the QP in */
+	__u32 first_psn;	/* the PSN of that first packet */
+	__u32 max_psn;		/* the highest request PSN seen (serial arithmetic) */
+	__u32 seen;		/* 0 until a request set max_psn */
+};
+
+/* per-PSN transmissions (inj_tx, an LRU hash), kept while a rule uses tx */
+struct inj_tx_key {
+	struct inj_qp_key qp;
+	__u32 psn;
+};
+
+#define INJ_QP_MAX 16384
+#define INJ_TX_MAX 65536
+/* inj_track[0]: tracking switched on by hand or by an agent (rdma-inject track) */
+#define INJ_TRACK_QP 1u
+#define INJ_TRACK_TX 2u
 
 /* global knobs: array map with one entry */
 struct inj_cfg {
@@ -214,6 +262,8 @@ struct inj_cfg {
 	__u32 qpn_exact;	/* some rule names one QPN: look inj_qpn_mask up */
 	__u32 trace_snaplen;	/* bytes of a traced packet kept (1..INJ_TRACE_SNAP_MAX) */
 	__u32 trace_pid;	/* the rdma-inject that reads the ring; 0 = none */
+	__u32 track;		/* INJ_TRACK_*: what the rules need tracked */
+	__u32 pad0;
 };
 
 /*

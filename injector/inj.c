@@ -25,10 +25,10 @@
 #include "../lib/clock.h"
 #include "inject.skel.h"
 
-_Static_assert(sizeof(struct inj_rule) == 128, "inj_rule layout");
+_Static_assert(sizeof(struct inj_rule) == 152, "inj_rule layout");
 _Static_assert(sizeof(struct inj_rule_ctr) == 64, "inj_rule_ctr layout");
-_Static_assert(sizeof(struct inj_hook_ctr) == 48, "inj_hook_ctr layout");
-_Static_assert(sizeof(struct inj_cfg) == 32, "inj_cfg layout");
+_Static_assert(sizeof(struct inj_hook_ctr) == 56, "inj_hook_ctr layout");
+_Static_assert(sizeof(struct inj_cfg) == 40, "inj_cfg layout");
 _Static_assert(sizeof(struct inj_trace_hdr) == 32, "inj_trace_hdr layout");
 
 struct inj_ctx {
@@ -422,7 +422,7 @@ static int masks_sync(struct inj_ctx *c)
 	struct inj_rule r;
 	struct inj_cfg cfg;
 	struct inj_hook hv;
-	uint32_t i, zero = 0, keys[INJ_MAX_HOOKS];
+	uint32_t i, zero = 0, keys[INJ_MAX_HOOKS], track = 0;
 	int nk, j;
 
 	for (i = 0; i < INJ_MAX_RULES; i++) {
@@ -439,6 +439,10 @@ static int masks_sync(struct inj_ctx *c)
 			hooks[nh++].mask = 0;
 		}
 		hooks[k].mask |= bit;
+		if (r.rel)
+			track |= INJ_TRACK_QP;
+		if (r.rel & INJ_REL_TX)
+			track |= INJ_TRACK_TX;
 		for (k = 0; k < INJ_CLS_MAX; k++)
 			if (!r.class_mask || (r.class_mask & (1u << k)))
 				cls[k] |= bit;
@@ -505,6 +509,7 @@ static int masks_sync(struct inj_ctx *c)
 		memset(&cfg, 0, sizeof(cfg));
 	cfg.qpn_any_mask = any;
 	cfg.qpn_exact = nq > 0;
+	cfg.track = track;
 	cfg.generation++;
 	return bpf_map_update_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
@@ -624,7 +629,9 @@ static int validate(const struct inj_rule *r, char *err, size_t errlen)
 		snprintf(err, errlen, "bad action or direction");
 		return -EINVAL;
 	}
-	if (r->qpn_lo > r->qpn_hi || r->psn_lo > r->psn_hi || r->len_min > r->len_max) {
+	if (r->qpn_lo > r->qpn_hi || r->psn_lo > r->psn_hi || r->len_min > r->len_max ||
+	    ((r->rel & INJ_REL_QP) && (!r->qp_lo || r->qp_lo > r->qp_hi)) ||
+	    ((r->rel & INJ_REL_TX) && (!r->tx_lo || r->tx_lo > r->tx_hi))) {
 		snprintf(err, errlen, "empty range (low > high)");
 		return -EINVAL;
 	}
@@ -1161,4 +1168,67 @@ void inj_trace_end(struct inj_ctx *c)
 int inj_trace_ring_fd(struct inj_ctx *c)
 {
 	return bpf_map__fd(maps(c)->maps.inj_trace);
+}
+
+/* tracking (inject_abi.h): switched on by hand, the QPs seen, a new count */
+int inj_track_set(struct inj_ctx *c, uint32_t on)
+{
+	uint32_t zero = 0, v = on ? INJ_TRACK_QP : 0;
+
+	return bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_track), &zero, &v, BPF_ANY) ?
+		       -errno : 0;
+}
+
+int inj_track_get(struct inj_ctx *c, uint32_t *by_hand, uint32_t *by_rules)
+{
+	int fd = bpf_map__fd(maps(c)->maps.inj_cfg);
+	struct inj_cfg cfg;
+	uint32_t zero = 0;
+
+	*by_hand = *by_rules = 0;
+	if (!bpf_map_lookup_elem(fd, &zero, &cfg))
+		*by_rules = cfg.track;
+	bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_track), &zero, by_hand);
+	return 0;
+}
+
+int inj_qp_list(struct inj_ctx *c, struct inj_qp_key *keys, struct inj_qp *qps, int max)
+{
+	int fd = bpf_map__fd(maps(c)->maps.inj_qps), n = 0;
+	struct inj_qp_key k, nk;
+
+	while (n < max && !bpf_map_get_next_key(fd, n ? &k : NULL, &nk)) {
+		k = nk;
+		if (bpf_map_lookup_elem(fd, &k, &qps[n]))
+			continue;
+		keys[n++] = k;
+	}
+	return n;
+}
+
+/* every entry of a hash map deleted (the first key each time: deleting
+ * the key an iteration stands on would restart it anyway) */
+static void hash_clear(int fd, size_t key_size)
+{
+	uint8_t k[64];
+
+	if (key_size > sizeof(k))
+		return;
+	while (!bpf_map_get_next_key(fd, NULL, k))
+		if (bpf_map_delete_elem(fd, k))
+			break;
+}
+
+int inj_qp_reset(struct inj_ctx *c)
+{
+	struct inject_bpf *s = maps(c);
+	uint64_t zero64 = 0;
+	uint32_t i;
+
+	hash_clear(bpf_map__fd(s->maps.inj_qps), sizeof(struct inj_qp_key));
+	hash_clear(bpf_map__fd(s->maps.inj_tx), sizeof(struct inj_tx_key));
+	for (i = 0; i < INJ_MAX_HOOKS; i++)
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_qp_next), &i, &zero64, BPF_ANY))
+			return -errno;
+	return 0;
 }

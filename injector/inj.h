@@ -61,6 +61,14 @@ void inj_trace_stop(struct inj_ctx *c);	/* flags off, hooks kept (counters reada
 void inj_trace_end(struct inj_ctx *c);
 int inj_trace_ring_fd(struct inj_ctx *c);
 const char *inj_verdict_name(int v);
+/* tracking (inject_abi.h "Relative and transmission-indexed matching"):
+ * on by hand (the hooks count resent packets and number QPs even without
+ * a rule that asks), what is on, the QPs the hooks saw (returns how many),
+ * and a new count (QP indices from 1 again, transmissions forgotten) */
+int inj_track_set(struct inj_ctx *c, uint32_t on);
+int inj_track_get(struct inj_ctx *c, uint32_t *by_hand, uint32_t *by_rules);
+int inj_qp_list(struct inj_ctx *c, struct inj_qp_key *keys, struct inj_qp *qps, int max);
+int inj_qp_reset(struct inj_ctx *c);
 /* the trace command (trace.c): argv after "trace" */
 int cmd_trace(int argc, char **argv, int json_out, const char *pin_root);
 

@@ -3,6 +3,7 @@
  * rdma-inject: RoCE-aware fault injection with eBPF tc programs.
  * parse -> open the pinned state -> one verb -> close; exit 0 / 1 / 2.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <signal.h>
@@ -245,12 +246,13 @@ static int cmd_list(int with_ctr)
 		if_indextoname(ifx[i], dev);
 		if (c)
 			inj_hook_counters(c, ifx[i], dirs[i], &k);
-		json_array_append_new(h, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I}", "dev", dev,
+		json_array_append_new(h, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I,s:I}", "dev", dev,
 						   "ifindex", (json_int_t)ifx[i], "dir",
 						   dirs[i] ? "egress" : "ingress", "pkts",
 						   (json_int_t)k.pkts, "bytes", (json_int_t)k.bytes,
 						   "roce_pkts", (json_int_t)k.roce_pkts,
-						   "roce_bytes", (json_int_t)k.roce_bytes));
+						   "roce_bytes", (json_int_t)k.roce_bytes,
+						   "resent", (json_int_t)k.resent));
 	}
 	o = json_pack("{s:i,s:o,s:o,s:o}", "schema_version", 1, "hooks", h, "rules", a, "qdiscs",
 		      json_array());
@@ -285,16 +287,17 @@ static int cmd_list(int with_ctr)
 			printf("\n");
 		}
 		if (with_ctr) {
-			printf("\n%-10s %-8s %12s %14s %12s %14s\n", "HOOK", "DIR", "PKTS", "BYTES",
-			       "ROCE_PKTS", "ROCE_BYTES");
+			printf("\n%-10s %-8s %12s %14s %12s %14s %10s\n", "HOOK", "DIR", "PKTS",
+			       "BYTES", "ROCE_PKTS", "ROCE_BYTES", "RESENT");
 			json_array_foreach(h, k, e)
-				printf("%-10s %-8s %12lld %14lld %12lld %14lld\n",
+				printf("%-10s %-8s %12lld %14lld %12lld %14lld %10lld\n",
 				       json_string_value(json_object_get(e, "dev")),
 				       json_string_value(json_object_get(e, "dir")),
 				       json_integer_value(json_object_get(e, "pkts")),
 				       json_integer_value(json_object_get(e, "bytes")),
 				       json_integer_value(json_object_get(e, "roce_pkts")),
-				       json_integer_value(json_object_get(e, "roce_bytes")));
+				       json_integer_value(json_object_get(e, "roce_bytes")),
+				       json_integer_value(json_object_get(e, "resent")));
 		}
 	}
 	json_decref(o);
@@ -360,6 +363,108 @@ static int cmd_seed(int argc, char **argv)
 	r = inj_set_seed(c, v);
 	inj_close(c);
 	return r ? 1 : 0;
+}
+
+/* track [on|off]: the hooks number QPs and count resent packets */
+static int cmd_track(int argc, char **argv)
+{
+	uint32_t hand, rules;
+	struct inj_ctx *c;
+	int r = 0, on = -1;
+
+	if (argc > 1 || (argc == 1 && strcmp(argv[0], "on") && strcmp(argv[0], "off"))) {
+		log_err("track: expected on, off or nothing (what is tracked now)");
+		return 2;
+	}
+	if (argc)
+		on = !strcmp(argv[0], "on");
+	c = open_ctx();
+	if (!c)
+		return 1;
+	if (on >= 0 && (r = inj_track_set(c, (uint32_t)on)))
+		log_err("track: %s", strerror(-r));
+	inj_track_get(c, &hand, &rules);
+	if (!r) {
+		if (json_out)
+			print_json(json_pack("{s:b,s:b,s:b}", "by_hand", !!hand, "qps", !!(hand | rules),
+					     "transmissions", !!(rules & INJ_TRACK_TX)));
+		else
+			printf("tracking %s%s%s\n", hand | rules ? "on" : "off",
+			       hand ? " (by hand)" : rules ? " (a rule asks)" : "",
+			       rules & INJ_TRACK_TX ? ", transmissions of each PSN too" : "");
+	}
+	inj_close(c);
+	return r ? 1 : 0;
+}
+
+/* qps [reset]: the QPs the hooks saw, in their order */
+static int cmd_qps(int argc, char **argv)
+{
+	static struct inj_qp_key keys[INJ_QP_MAX];
+	static struct inj_qp qps[INJ_QP_MAX];
+	struct inj_ctx *c;
+	json_t *a;
+	int n, i, j, r = 0;
+
+	if (argc > 1 || (argc == 1 && strcmp(argv[0], "reset"))) {
+		log_err("qps: expected reset or nothing");
+		return 2;
+	}
+	c = open_ctx();
+	if (!c)
+		return 1;
+	if (argc) {
+		r = inj_qp_reset(c);
+		if (r)
+			log_err("qps reset: %s", strerror(-r));
+		inj_close(c);
+		return r ? 1 : 0;
+	}
+	n = inj_qp_list(c, keys, qps, INJ_QP_MAX);
+	for (i = 1; i < n; i++)	/* by hook, then index: insertion sort is fine for a listing */
+		for (j = i; j > 0 && (keys[j - 1].hook > keys[j].hook ||
+				      (keys[j - 1].hook == keys[j].hook && qps[j - 1].idx > qps[j].idx)); j--) {
+			struct inj_qp_key tk = keys[j];
+			struct inj_qp tq = qps[j];
+
+			keys[j] = keys[j - 1];
+			qps[j] = qps[j - 1];
+			keys[j - 1] = tk;
+			qps[j - 1] = tq;
+		}
+	a = json_array();
+	if (!json_out)
+		printf("%-10s %-8s %4s %-16s %-16s %8s %9s %9s\n", "HOOK", "DIR", "QP", "SRC", "DST",
+		       "DQPN", "FIRST_PSN", "MAX_PSN");
+	for (i = 0; i < n; i++) {
+		char dev[IF_NAMESIZE] = "?", src[INET_ADDRSTRLEN] = "-", dst[INET_ADDRSTRLEN] = "-";
+		const char *dir = keys[i].hook & 1 ? "egress" : "ingress";
+
+		if_indextoname(keys[i].hook >> 1, dev);
+		if (keys[i].saddr)
+			inet_ntop(AF_INET, &keys[i].saddr, src, sizeof(src));
+		if (keys[i].daddr)
+			inet_ntop(AF_INET, &keys[i].daddr, dst, sizeof(dst));
+		if (json_out)
+			json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:O}", "dev", dev,
+							   "dir", dir, "qp", (int)qps[i].idx, "src", src,
+							   "dst", dst, "dqpn", (json_int_t)keys[i].dqpn,
+							   "first_psn",
+							   (json_int_t)qps[i].first_psn, "max_psn",
+							   qps[i].seen ? json_integer(qps[i].max_psn) :
+									 json_null()));
+		else
+			printf("%-10s %-8s %4u %-16s %-16s %#8x %9u %9s\n", dev, dir, qps[i].idx, src,
+			       dst, keys[i].dqpn, qps[i].first_psn,
+			       qps[i].seen ? (snprintf(src, sizeof(src), "%u", qps[i].max_psn), src) :
+					     "-");
+	}
+	if (json_out)
+		print_json(json_pack("{s:i,s:o}", "schema_version", 1, "qps", a));
+	else
+		json_decref(a);
+	inj_close(c);
+	return 0;
 }
 
 static int cmd_flush(int only_if_empty)
@@ -549,6 +654,18 @@ static int c_flush(void *x, int n, char **v)
 	return no_args("flush", n) ? 2 : cmd_flush(0);
 }
 NO_ARGS(probe, cmd_probe())
+static int c_track(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_track(n, v);
+}
+
+static int c_qps(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_qps(n, v);
+}
+
 static int c_trace(void *x, int n, char **v)
 {
 	(void)x;
@@ -567,6 +684,10 @@ static const struct cmd_entry cmds[] = {
 	{ "flush", c_flush, "[if-empty]: detach everything, remove our qdiscs and maps (if-empty: "
 			    "only when no rule is left, checked atomically)" },
 	{ "probe", c_probe, "what the running kernel supports" },
+	{ "track", c_track, "[on|off]: the hooks number QPs and count resent packets (stats' RESENT) "
+			    "also without a qp/rpsn/tx rule" },
+	{ "qps", c_qps, "[reset]: the QPs the hooks saw, numbered as qp N matches them (reset: "
+			"from 1 again)" },
 	{ "trace", c_trace, "[snaplen N] [count N] [for T] [to FILE|-] dev DEV [ingress|egress|both]...: "
 			    "every RoCE packet of those hooks, with the injector's verdict, as pcapng" },
 	{ NULL, NULL, NULL },
@@ -581,7 +702,11 @@ static void usage(FILE *f)
 	cmd_help(cmds, f);
 	fprintf(f,
 		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
-		"       [ecn ce] ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
+		"       [ecn ce] [qp N[-M]] [rpsn N[-M]] [tx N[-M]]\n"
+		"       ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
+		"  qp N   the hook's Nth QP in the order it first saw them (rdma-inject qps)\n"
+		"  rpsn N the PSN counted from the QP's first (0 = its first packet)\n"
+		"  tx N   the Nth transmission of the packet's PSN (1 = first, 2 = its first resend)\n"
 		"  ACTION " INJ_ACTIONS(ACT_WORD) " flap T  (delay T [jitter T [uniform|normal]])\n"
 		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
 		"  CLASS  " INJ_CLASSES(CLS_WORD) "\n"

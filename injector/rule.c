@@ -6,6 +6,9 @@
  *
  *   MATCH   qpn N[-M] | psn N[-M] | len N[-M] | src IPV4 | dst IPV4 | ecn ce
  *           | opcode CLASS[,CLASS...] | opcode 0xNN
+ *           | qp N[-M]    the hook's Nth QP, in the order it first saw them (1 = first)
+ *           | rpsn N[-M]  PSN counted from the QP's first PSN (0 = its first packet)
+ *           | tx N[-M]    the packet's transmission of its PSN (1 = first, 2 = first resend)
  *           CLASS: data read_req read_resp ack nak atomic cnp other
  *   ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder
  *           | duplicate | corrupt | ecn | flap T
@@ -39,7 +42,8 @@ static const char *const classes[INJ_CLS_MAX + 1] = { INJ_CLASSES(CLS_NAME) NULL
 
 /* every keyword of the grammar, for "did you mean" ("ecn" is a match and an action) */
 static const char *const keywords[] = {
-	"qpn", "psn", "len", "src", "dst", "opcode", INJ_ACTIONS(ACT_NAME) "flap", "every", "nth",
+	"qpn", "psn", "len", "src", "dst", "opcode", "qp", "rpsn", "tx", INJ_ACTIONS(ACT_NAME) "flap",
+	"every", "nth",
 	"once", "gemodel", "gap", "hold", "after", "for", "lease", "jitter", "uniform", "normal",
 	NULL,
 };
@@ -255,9 +259,28 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 		if (!strcmp(s, "qpn")) {
 			if (range(&p, "qpn", 0xffffff, &r->qpn_lo, &r->qpn_hi))
 				return -EINVAL;
-		} else if (!strcmp(s, "psn")) {
-			if (range(&p, "psn", 0xffffff, &r->psn_lo, &r->psn_hi))
+		} else if (!strcmp(s, "psn") || !strcmp(s, "rpsn")) {
+			uint32_t rel = s[0] == 'r' ? INJ_REL_PSN : 0;
+
+			if ((r->psn_lo || r->psn_hi != 0xffffff) && (r->rel & INJ_REL_PSN) != rel) {
+				snprintf(err, errlen, "%s: the rule has %s already (one PSN range)", s,
+					 rel ? "psn" : "rpsn");
 				return -EINVAL;
+			}
+			if (range(&p, s, 0xffffff, &r->psn_lo, &r->psn_hi))
+				return -EINVAL;
+			r->rel = (r->rel & ~INJ_REL_PSN) | rel;
+		} else if (!strcmp(s, "qp") || !strcmp(s, "tx")) {
+			int q = s[0] == 'q';
+
+			if (range(&p, s, 0xffffffff, q ? &r->qp_lo : &r->tx_lo, q ? &r->qp_hi : &r->tx_hi))
+				return -EINVAL;
+			if (!(q ? r->qp_lo : r->tx_lo)) {
+				snprintf(err, errlen, "%s: counts from 1 (%s 1 is the %s)", s, s,
+					 q ? "first QP the hook sees" : "first transmission");
+				return -EINVAL;
+			}
+			r->rel |= q ? INJ_REL_QP : INJ_REL_TX;
 		} else if (!strcmp(s, "len")) {
 			if (range(&p, "len", 0xffff, &r->len_min, &r->len_max))
 				return -EINVAL;
@@ -403,8 +426,13 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 			}
 		APPEND(" ");
 	}
+	if (r->rel & INJ_REL_QP)
+		APPEND(r->qp_lo == r->qp_hi ? "qp %u " : "qp %u-%u ", r->qp_lo, r->qp_hi);
 	if (r->psn_lo || r->psn_hi != 0xffffff)
-		APPEND(r->psn_lo == r->psn_hi ? "psn %u " : "psn %u-%u ", r->psn_lo, r->psn_hi);
+		APPEND(r->psn_lo == r->psn_hi ? "%spsn %u " : "%spsn %u-%u ",
+		       r->rel & INJ_REL_PSN ? "r" : "", r->psn_lo, r->psn_hi);
+	if (r->rel & INJ_REL_TX)
+		APPEND(r->tx_lo == r->tx_hi ? "tx %u " : "tx %u-%u ", r->tx_lo, r->tx_hi);
 	if (r->len_min || r->len_max != 0xffff)
 		APPEND("len %u-%u ", r->len_min, r->len_max);
 	if (r->src_ip)

@@ -459,7 +459,8 @@ static void test_parse_errors(void)
 		{ "drop", "150%" }, { "qpn", "0x1000000", "drop" }, { "psn", "200-100", "drop" },
 		{ "dorp", "10%" }, { "drop", "every", "0" }, { "src", "300.1.1.1", "drop" },
 		{ "opcode", "dta", "drop" }, { "delay" }, { "qpn", "1" },
-		{ "drop", "10%", "corrupt" },
+		{ "drop", "10%", "corrupt" }, { "qp", "0", "drop" }, { "tx", "0", "drop" },
+		{ "psn", "5", "rpsn", "6", "drop" }, { "tx", "3-2", "drop" },
 	};
 	char err[256], *argv[6];
 	struct inj_rule r;
@@ -481,6 +482,114 @@ static void test_parse_errors(void)
 	argv[0] = "dorp";
 	inj_rule_parse(&r, 1, argv, 0, err, sizeof(err));
 	EXPECT(strstr(err, "did you mean 'drop'") != NULL);
+}
+
+static struct inj_hook_ctr hook_ctr(int dir)
+{
+	struct inj_hook_ctr k;
+
+	inj_hook_counters(ctx, ifx, dir, &k);
+	return k;
+}
+
+/* qp / rpsn / tx: the hook's QPs numbered in the order it saw them, PSNs
+ * from each QP's first, each PSN's transmissions; resent packets counted */
+static void test_track(void)
+{
+	struct frame_spec f = { .opcode = 0x0a, .payload = 64 };
+	static struct inj_qp_key keys[16];
+	static struct inj_qp qps[16];
+	struct inj_hook_ctr k0, k1;
+	struct inj_rule r;
+	char text[256], *argv[8];
+	int n, drops = 0, i;
+	uint32_t hand, rules;
+
+	/* the grammar, both ways */
+	argv[0] = "qp";
+	argv[1] = "1-2";
+	argv[2] = "rpsn";
+	argv[3] = "5";
+	argv[4] = "tx";
+	argv[5] = "2";
+	argv[6] = "drop";
+	inj_rule_init(&r);
+	EXPECT(inj_rule_parse(&r, 7, argv, 0, text, sizeof(text)) == 0);
+	inj_rule_format(&r, text, sizeof(text));
+	if (strcmp(text, "qp 1-2 rpsn 5 tx 2 drop 100%"))
+		fprintf(stderr, "formatted: %s\n", text);
+	EXPECT(strcmp(text, "qp 1-2 rpsn 5 tx 2 drop 100%") == 0);
+
+	del_all();
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(inj_track_set(ctx, 0) == 0);
+	/* no rule asks and nobody switched it on: nothing tracked */
+	EXPECT(add(INJ_DIR_INGRESS, "qpn 0x999 drop") != 0);
+	f.dqpn = 0x100;
+	f.psn = 1000;
+	verdict(INJ_DIR_INGRESS, &f);
+	EXPECT(inj_qp_list(ctx, keys, qps, 16) == 0);
+	del_all();
+
+	/* qp 2 rpsn 3: the second QP's fourth packet, whatever its PSNs */
+	EXPECT(add(INJ_DIR_INGRESS, "qp 2 rpsn 3 opcode data drop") != 0);
+	inj_track_get(ctx, &hand, &rules);
+	EXPECT(hand == 0 && rules == INJ_TRACK_QP);
+	f.dqpn = 0x100, f.psn = 1000;
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);	/* qp 1 */
+	f.dqpn = 0x200, f.psn = 0xfffffe;			/* qp 2, rpsn 0; wraps */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.psn = 0x000001;					/* rpsn 3 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	f.dqpn = 0x100, f.psn = 1003;				/* qp 1, rpsn 3 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	n = inj_qp_list(ctx, keys, qps, 16);
+	EXPECT(n == 2);
+	for (i = 0; i < n; i++)
+		EXPECT(qps[i].idx == (keys[i].dqpn == 0x100 ? 1u : 2u) &&
+		       qps[i].first_psn == (keys[i].dqpn == 0x100 ? 1000u : 0xfffffeu));
+	del_all();
+
+	/* tx 2 of rpsn 2: the first resend of one packet, nothing else */
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(add(INJ_DIR_INGRESS, "rpsn 2 tx 2 drop") != 0);
+	inj_track_get(ctx, &hand, &rules);
+	EXPECT(rules == (INJ_TRACK_QP | INJ_TRACK_TX));
+	k0 = hook_ctr(INJ_DIR_INGRESS);
+	f.dqpn = 0x300;
+	for (i = 0; i < 3; i++) {	/* 10 11 12, then go-back-N from 11 twice */
+		f.psn = 10 + (uint32_t)i;
+		drops += verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT;
+	}
+	EXPECT(drops == 0);
+	for (int round = 0; round < 2; round++)
+		for (i = 1; i < 3; i++) {
+			f.psn = 10 + (uint32_t)i;
+			if (verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT)
+				drops += f.psn == 12 && round == 0 ? 1 : 100;
+		}
+	EXPECT(drops == 1);
+	/* an ACK of a PSN already seen, and UD, are never "resent" */
+	f.opcode = 0x11, f.syndrome = 0, f.psn = 12;
+	verdict(INJ_DIR_INGRESS, &f);
+	verdict(INJ_DIR_INGRESS, &f);
+	f.opcode = 0x64, f.dqpn = 0x400, f.psn = 7;
+	verdict(INJ_DIR_INGRESS, &f);
+	verdict(INJ_DIR_INGRESS, &f);
+	k1 = hook_ctr(INJ_DIR_INGRESS);
+	EXPECT(k1.resent - k0.resent == 4);
+	EXPECT(k1.roce_pkts - k0.roce_pkts == 11);
+	del_all();
+
+	/* by hand: tracked (and counted) without a rule that asks */
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(inj_track_set(ctx, 1) == 0);
+	EXPECT(add(INJ_DIR_INGRESS, "qpn 0x999 drop") != 0);
+	f.opcode = 0x0a, f.dqpn = 0x500, f.psn = 1;
+	verdict(INJ_DIR_INGRESS, &f);
+	EXPECT(inj_qp_list(ctx, keys, qps, 16) == 1 && qps[0].idx == 1);
+	EXPECT(inj_track_set(ctx, 0) == 0);
+	del_all();
 }
 
 static int quiet(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -527,6 +636,7 @@ int main(void)
 		test_actions();
 		test_models();
 		test_windows_order_live();
+		test_track();
 		inj_close(ctx);
 	}
 	EXPECT(inj_flush(pin) == 0);

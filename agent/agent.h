@@ -59,6 +59,14 @@ struct agent {
 #define AGENT_LEASE_MS PROTO_LEASE_MS
 int inject_renewer_start(struct agent *a);
 void inject_renewer_stop(struct agent *a);
+/* the injector's tracking (ebpf/inject_abi.h) at an arm's start: on, and a
+ * new count (qp 1 is the first QP the arm's round shows each hook); no-op
+ * when the injector is not in use */
+void inject_track_begin(struct agent *a);
+/* the injector's counters of the hooks on the agent's RoCE netdev:
+ * {"egress": {"roce_pkts": n, "resent": n}, "ingress": {...}}, only the
+ * hooks attached ({} when none) */
+json_t *inject_hook_counts(struct agent *a);
 
 /* conn.c: a slot for a new connection from peer, or -1 (full: *why says
  * which cap); a slot given back; every connection woken and waited for */

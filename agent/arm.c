@@ -101,6 +101,7 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 		return -EINVAL;
 	}
 	arm->agent = a;
+	inject_track_begin(a);	/* before any QP of the arm exists: qp 1 is its first */
 	wl_ctx_init(&arm->ctx);
 	arm->ctx.dev = &a->dev;
 	arm->ctx.stop = &arm->stop;
@@ -177,25 +178,51 @@ static json_t *counters_now(struct agent *a)
 	return o;
 }
 
+/* after - before of the injector's hook counters, per direction */
+static json_t *hook_delta(json_t *i0, json_t *i1)
+{
+	json_t *d = json_object(), *v;
+	const char *dir;
+
+	json_object_foreach(i1, dir, v) {
+		json_t *b = json_object_get(i0, dir), *o = json_object();
+		static const char *const keys[] = { "roce_pkts", "resent" };
+
+		for (int k = 0; k < 2; k++)
+			json_object_set_new(o, keys[k],
+					    json_integer(json_integer_value(json_object_get(v, keys[k])) -
+							 json_integer_value(json_object_get(b, keys[k]))));
+		json_object_set_new(d, dir, o);
+	}
+	return d;
+}
+
 /*
- * Each run is wrapped in what it cost: the arm thread's CPU time, and the
- * device's hw counter deltas (per device: arms running at the same time on
- * one device share them).
+ * Each run is wrapped in what it cost: the arm thread's CPU time, the
+ * device's hw counter deltas and those of the injector's hooks on its
+ * netdev, packets and resent packets (per device: arms running at the same
+ * time on one device share them).
  */
 static void *arm_thread(void *p)
 {
 	struct arm *arm = p;
 	struct timespec c0, c1;
-	json_t *res = NULL, *h0, *h1, *d, *v;
+	json_t *res = NULL, *h0, *h1, *d, *v, *i0, *i1;
 	const char *k;
 	int r;
 
+	i0 = inject_hook_counts(arm->agent);
 	h0 = counters_now(arm->agent);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	r = arm->wl->run(&arm->ctx, &res);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	wl_interval_flush(&arm->ctx, rtb_now_ns());
 	h1 = counters_now(arm->agent);
+	i1 = inject_hook_counts(arm->agent);
+	if (!r && res && json_object_size(i1))
+		json_object_set_new(res, "injector_delta", hook_delta(i0, i1));
+	json_decref(i0);
+	json_decref(i1);
 	if (!r && res) {
 		d = json_object();
 		json_object_foreach(h1, k, v)

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -484,7 +485,8 @@ int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 	json_t *o;
 	int n, i;
 
-	(void)args;
+	if (json_is_true(json_object_get(args, "track_begin")))	/* an exec round starts */
+		inject_track_begin(a);
 	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%u/hw_counters", a->dev.name,
 		 a->dev.port);
 	n = scandir(dir, &ents, NULL, alphasort);
@@ -509,6 +511,156 @@ int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 		free(ents[i]);
 	}
 	free(ents);
-	*result = json_pack("{s:s,s:o}", "dev", a->dev.name, "hw_counters", o);
+	*result = json_pack("{s:s,s:o,s:o}", "dev", a->dev.name, "hw_counters", o, "injector",
+			    inject_hook_counts(a));
 	return 0;
+}
+
+/* a pinned map of the injector's, by name (-1: none, the injector is not in use) */
+static int inj_map(const char *name)
+{
+	union bpf_attr get = { 0 };
+	char path[128];
+
+	snprintf(path, sizeof(path), INJ_PIN_DIR "/%s", name);
+	get.pathname = (uint64_t)(uintptr_t)path;
+	return bpf_sys(BPF_OBJ_GET, &get);
+}
+
+static int map_lookup(int fd, const void *key, void *val)
+{
+	union bpf_attr at = { 0 };
+
+	at.map_fd = (uint32_t)fd;
+	at.key = (uint64_t)(uintptr_t)key;
+	at.value = (uint64_t)(uintptr_t)val;
+	return bpf_sys(BPF_MAP_LOOKUP_ELEM, &at);
+}
+
+static int map_update(int fd, const void *key, const void *val)
+{
+	union bpf_attr at = { 0 };
+
+	at.map_fd = (uint32_t)fd;
+	at.key = (uint64_t)(uintptr_t)key;
+	at.value = (uint64_t)(uintptr_t)val;
+	return bpf_sys(BPF_MAP_UPDATE_ELEM, &at);
+}
+
+/* every entry of a hash map deleted */
+static void map_clear(int fd)
+{
+	uint8_t k[64];
+	union bpf_attr at = { 0 };
+
+	for (;;) {
+		at.map_fd = (uint32_t)fd;
+		at.key = 0;
+		at.next_key = (uint64_t)(uintptr_t)k;
+		if (bpf_sys(BPF_MAP_GET_NEXT_KEY, &at))
+			return;
+		at.key = (uint64_t)(uintptr_t)k;
+		at.next_key = 0;
+		if (bpf_sys(BPF_MAP_DELETE_ELEM, &at))
+			return;
+	}
+}
+
+/* the CPUs a per-CPU map has a value for (/sys/.../possible: "0-3") */
+static long possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	char buf[64] = "", *p, *tok, *save;
+	long n = 0;
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+		long hi = strtol(tok, &p, 10);
+
+		if (*p == '-')
+			hi = strtol(p + 1, NULL, 10);
+		if (hi + 1 > n)
+			n = hi + 1;
+	}
+	return n > 0 ? n : sysconf(_SC_NPROCESSORS_CONF);
+}
+
+/* the netdev the agent's RoCE GID is on (its ifindex; 0: unknown) */
+static unsigned int gid_ifindex(const struct agent *a)
+{
+	char path[320], name[IF_NAMESIZE + 2] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%d",
+		 a->dev.name, a->dev.port, a->dev.gid_index);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(name, sizeof(name), f))
+		name[0] = 0;
+	fclose(f);
+	name[strcspn(name, "\n")] = 0;
+	return name[0] ? if_nametoindex(name) : 0;
+}
+
+void inject_track_begin(struct agent *a)
+{
+	int qfd = inj_map("inj_qps"), tfd = inj_map("inj_tx"), nfd = inj_map("inj_qp_next");
+	int sfd = inj_map("inj_track");
+	uint32_t zero = 0, on = INJ_TRACK_QP, i;
+	uint64_t z64 = 0;
+
+	(void)a;
+	if (qfd >= 0)
+		map_clear(qfd);
+	if (tfd >= 0)
+		map_clear(tfd);
+	for (i = 0; nfd >= 0 && i < INJ_MAX_HOOKS; i++)
+		map_update(nfd, &i, &z64);
+	if (sfd >= 0)
+		map_update(sfd, &zero, &on);
+	for (i = 0; i < 4; i++) {
+		int fd = i == 0 ? qfd : i == 1 ? tfd : i == 2 ? nfd : sfd;
+
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+json_t *inject_hook_counts(struct agent *a)
+{
+	static const char *const dirs[2] = { "ingress", "egress" };
+	int hfd = inj_map("inj_hooks"), cfd = inj_map("inj_hook_ctrs");
+	unsigned int ifx = gid_ifindex(a);
+	long ncpu = possible_cpus();
+	json_t *o = json_object();
+	struct inj_hook_ctr *per;
+	uint32_t d, hk;
+
+	per = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per)) : NULL;
+	for (d = 0; per && ifx && hfd >= 0 && cfd >= 0 && d < 2; d++) {
+		struct inj_hook hv;
+		uint64_t pkts = 0, resent = 0;
+		long c;
+
+		hk = inj_hook_key(ifx, d);
+		if (map_lookup(hfd, &hk, &hv) || map_lookup(cfd, &hv.slot, per))
+			continue;
+		for (c = 0; c < ncpu; c++) {
+			pkts += per[c].roce_pkts;
+			resent += per[c].resent;
+		}
+		json_object_set_new(o, dirs[d], json_pack("{s:I,s:I}", "roce_pkts", (json_int_t)pkts,
+							  "resent", (json_int_t)resent));
+	}
+	free(per);
+	if (hfd >= 0)
+		close(hfd);
+	if (cfd >= 0)
+		close(cfd);
+	return o;
 }

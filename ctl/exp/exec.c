@@ -545,16 +545,18 @@ static int facts(struct run *r)
 	return 0;
 }
 
-static json_t *counters(struct run *r, int m)
+/* the node's hw counters and its injector hooks' counts ({"hw_counters",
+ * "injector"}); begin: the injector's QP numbering starts anew (the round's
+ * programs start after it) */
+static json_t *counters(struct run *r, int m, int begin)
 {
-	json_t *res = NULL, *hw;
+	json_t *res = NULL;
 	char err[256];
 
-	if (agentc_call(&r->e->g.c[m], "counters", NULL, &res, 10000, err, sizeof(err)))
+	if (agentc_call(&r->e->g.c[m], "counters", json_pack("{s:b}", "track_begin", begin), &res,
+			10000, err, sizeof(err)))
 		return json_object();
-	hw = json_incref(json_object_get(res, "hw_counters"));
-	json_decref(res);
-	return hw ? hw : json_object();
+	return res ? res : json_object();
 }
 
 static json_t *delta(const json_t *a, const json_t *b)
@@ -671,7 +673,7 @@ static int round_run(struct run *r, json_t **results)
 			r->nre = k + 1;
 		}
 	for (m = 0; m < r->e->g.n; m++)
-		before[m] = counters(r, m);
+		before[m] = counters(r, m, 1);
 	t0 = rtb_now_s();
 	for (k = 0; k < p->nroles; k++) {
 		for (m = 0; m < r->e->g.n; m++) {
@@ -748,10 +750,19 @@ static int round_run(struct run *r, json_t **results)
 			regfree(&r->re[k]);
 	*results = json_array();
 	for (m = 0; m < r->e->g.n; m++) {
-		json_t *after = counters(r, m), *res;
+		json_t *after = counters(r, m, 0), *res, *ij = json_object(), *v;
+		const char *dir;
 
 		res = json_pack("{s:s,s:o}", "node", r->node[m].name, "hw_counters_delta",
-				delta(before[m], after));
+				delta(json_object_get(before[m], "hw_counters"),
+				      json_object_get(after, "hw_counters")));
+		json_object_foreach(json_object_get(after, "injector"), dir, v)
+			json_object_set_new(ij, dir, delta(json_object_get(json_object_get(before[m],
+									       "injector"), dir), v));
+		if (json_object_size(ij))
+			json_object_set_new(res, "injector_delta", ij);
+		else
+			json_decref(ij);
 		json_decref(after);
 		json_decref(before[m]);
 		if (!m) {

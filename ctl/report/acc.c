@@ -78,6 +78,20 @@ void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
 			json_object_set_new(a->hw, key, json_integer(old + json_integer_value(v)));
 		}
 		a->retrans += hwc_retrans(hw);
+		a->results++;
+		{
+			const json_t *ij = json_object_get(e, "injector_delta");
+			const json_t *eg = json_object_get(ij, "egress"), *in = json_object_get(ij, "ingress");
+
+			if (jr_u64(eg, "roce_pkts")) {
+				a->eg_ranks++;
+				a->eg_resent += jr_u64(eg, "resent");
+			}
+			if (jr_u64(in, "roce_pkts")) {
+				a->in_ranks++;
+				a->in_resent += jr_u64(in, "resent");
+			}
+		}
 	}
 	a->tsum += tmax * (double)iters;
 	a->iters += iters;
@@ -128,6 +142,8 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 		      "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", algbw * a->factor, "wrong",
 		      (json_int_t)a->wrong, "retransmissions", (json_int_t)a->retrans,
 		      "hw_counters_delta", a->hw);
+	if (o)
+		arm_acc_retrans_json(a, o);
 	if (o && a->gsamples)
 		json_object_set_new(o, "grad_error",
 				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",
@@ -144,4 +160,38 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 		json_object_set_new(o, "step_timeouts", json_integer((json_int_t)a->timeouts));
 	}
 	return o;
+}
+
+void arm_acc_retrans_json(const struct arm_acc *a, json_t *o)
+{
+	uint64_t n = a->retrans;
+	const char *src = "rxe_events";
+
+	if (a->results && a->eg_ranks == a->results) {
+		n = a->eg_resent;
+		src = "injector_egress";
+	} else if (a->results && a->in_ranks == a->results) {
+		n = a->in_resent;
+		src = "injector_ingress";
+	}
+	json_object_set_new(o, "retransmissions", json_integer((json_int_t)n));
+	json_object_set_new(o, "retransmissions_source", json_string(src));
+	json_object_set_new(o, "retransmission_events", json_integer((json_int_t)a->retrans));
+}
+
+const char *arm_retrans_what(const char *source, int brief)
+{
+	if (!source || !*source || !strcmp(source, "rxe_events"))
+		return brief ? "rxe retry events, not packets" :
+			       "rxe's retry events (completer_retry_err + rcvd_seq_err), not packets";
+	if (!strcmp(source, "trace"))
+		return brief ? "packets resent (packet trace)" :
+			       "packets resent, from the packet trace (nodes' egress)";
+	if (!strcmp(source, "injector_egress"))
+		return brief ? "packets resent (injector, egress)" :
+			       "packets resent, counted by the injector at the nodes' egress";
+	if (!strcmp(source, "injector_ingress"))
+		return brief ? "packets resent (injector, ingress)" :
+			       "packets resent, counted by the injector at the nodes' ingress";
+	return source;
 }

@@ -23,6 +23,11 @@
 	X(recovered)  /* ec: pieces rebuilt from parity */                                         \
 	X(timeouts)   /* lossy steps ended by the adaptive timeout */                              \
 	X(retrans)    /* NIC retransmission events (lib/hwc.h) */                                  \
+	X(results)    /* rank results added (a rank of a round each) */                            \
+	X(eg_ranks)   /* results whose netdev's injector egress hook saw RoCE packets */           \
+	X(eg_resent)  /* packets those hooks counted resent */                                     \
+	X(in_ranks)   /* the same for the ingress hooks */                                         \
+	X(in_resent)                                                                               \
 	X(gsamples)   /* steps whose result error was measured */                                  \
 	X(size)       /* bytes per rank per step */                                                \
 	X(uc)         /* 1: an arm on UC QPs (reports lost data) */
@@ -62,5 +67,17 @@ int arm_acc_from_json(struct arm_acc *a, const json_t *j);
 /* the arm's figures as a report shows them (the summary "percentiles",
  * step time, bandwidths, loss, error, retransmissions) */
 json_t *arm_acc_summary(const struct arm_acc *a);
+/*
+ * The arm's retransmission figure into o: "retransmissions" (packets
+ * resent, where they were counted), "retransmissions_source" and
+ * "retransmission_events" (rxe's counters, lib/hwc.h). Resent packets come
+ * from the injector's hooks when one direction's hook was on the netdev of
+ * every rank (each resent packet then counted once: egress preferred), else
+ * the figure is rxe's events ("rxe_events"). A traced run overrides it with
+ * the trace's count (ctl/exp/trace.c, "trace").
+ */
+void arm_acc_retrans_json(const struct arm_acc *a, json_t *o);
+/* what a "retransmissions_source" counts (brief: for a plot's title) */
+const char *arm_retrans_what(const char *source, int brief);
 
 #endif

@@ -118,6 +118,8 @@ json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char
 		      "wrong", (json_int_t)a->wrong, "verification_failed", a->wrong > 0,
 		      "retransmissions", (json_int_t)a->retrans, "hw_counters_delta", a->hw,
 		      "time_hist_ns", hist_to_json(&a->h));
+	if (o)
+		arm_acc_retrans_json(a, o);
 	return o;
 }
 

@@ -202,19 +202,30 @@ static void plot_retrans_bars(const struct page *pg)
 		if (jr_real(arm, "retransmissions") > p.y1)
 			p.y1 = jr_real(arm, "retransmissions");
 	p.y1 = p.y1 * 1.1 + 1;
-	plot_begin(&p, pg->f, "retrans", "NIC retransmissions per arm (rxe completer_retry_err + "
-		   "rcvd_seq_err)", "arm", "retransmission events");
+	{	/* what the arms' figures count (the first arm's source; a differing arm says so) */
+		const char *src = jr_str(json_array_get(pg->arms, 0), "retransmissions_source");
+		char title[200];
+
+		snprintf(title, sizeof(title), "Retransmissions per arm: %s", arm_retrans_what(src, 1));
+		plot_begin(&p, pg->f, "retrans", title, "arm",
+			   src && *src && strcmp(src, "rxe_events") ? "packets resent" :
+								      "retransmission events");
+	}
 	json_array_foreach(pg->arms, i, arm) {
 		double v = jr_real(arm, "retransmissions"), x = (double)i;
 		char esc[256];
 		const char *nm = html_esc(jr_str(arm, "name"), esc, sizeof(esc));
+		const char *src = jr_str(arm, "retransmissions_source");
+		int other = strcmp(src ?: "", jr_str(json_array_get(pg->arms, 0),
+						      "retransmissions_source") ?: "") != 0;
 
 		fprintf(pg->f, "<rect class=\"bar\" data-arm=\"%s\" x=\"%.1f\" y=\"%.1f\" "
 			       "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/><text x=\"%.1f\" "
-			       "y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s: %.0f</text>\n",
+			       "y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s: %.0f%s%s%s</text>\n",
 			nm, plot_tx(&p, x + 0.2), plot_ty(&p, v),
 			plot_tx(&p, x + 0.8) - plot_tx(&p, x + 0.2), plot_ty(&p, 0) - plot_ty(&p, v),
-			plot_colors[i % 5], plot_tx(&p, x + 0.5), plot_ty(&p, v) - 4, nm, v);
+			plot_colors[i % 5], plot_tx(&p, x + 0.5), plot_ty(&p, v) - 4, nm, v,
+			other ? " (" : "", other ? src ?: "?" : "", other ? ")" : "");
 	}
 	plot_end(&p);
 }

@@ -75,6 +75,19 @@ void report_print_text(const json_t *rep, FILE *f)
 		fprintf(f, "# %s\n", footnote(ms));
 		report_print_vs_first(arms, f);
 	}
+	{	/* what "retransmissions" counted: once, or per arm when they differ */
+		const char *src0 = jr_str(json_array_get(arms, 0), "retransmissions_source");
+		int same = 1;
+
+		json_array_foreach(arms, i, arm)
+			same = same && !strcmp(jr_str(arm, "retransmissions_source") ?: "", src0 ?: "");
+		if (same)
+			fprintf(f, "# retransmissions: %s\n", arm_retrans_what(src0, 0));
+		else if (!same)
+			json_array_foreach(arms, i, arm)
+				fprintf(f, "# retransmissions of %s: %s\n", jr_str(arm, "name"),
+					arm_retrans_what(jr_str(arm, "retransmissions_source"), 0));
+	}
 	report_print_roles(rep, f);
 	report_print_expectations(rep, f);
 }

@@ -89,10 +89,13 @@ static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 	json_int_t ex;
 	json_t *roles = roles_of(rounds, &ex);
 
-	return json_pack("{s:s,s:o,s:I,s:O,s:I,s:o,s:o}", "mode", "exec", "time_hist_ns",
-			 hist_to_json(&a->h), "retransmissions", (json_int_t)a->retrans,
-			 "hw_counters_delta", a->hw, "exit", ex, "roles", roles, "nodes",
-			 nodes_of(rounds));
+	json_t *o = json_pack("{s:s,s:o,s:O,s:I,s:o,s:o}", "mode", "exec", "time_hist_ns",
+			      hist_to_json(&a->h), "hw_counters_delta", a->hw, "exit", ex, "roles",
+			      roles, "nodes", nodes_of(rounds));
+
+	if (o)
+		arm_acc_retrans_json(a, o);
+	return o;
 }
 
 const struct wlc wlc_exec = {

@@ -23,8 +23,12 @@ static uint64_t fold(json_t *results)
 static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
 	(void)rounds;
-	return json_pack("{s:s,s:o,s:I,s:O}", "mode", a->mode, "time_hist_ns", hist_to_json(&a->h),
-			 "retransmissions", (json_int_t)a->retrans, "hw_counters_delta", a->hw);
+	json_t *o = json_pack("{s:s,s:o,s:O}", "mode", a->mode, "time_hist_ns",
+			      hist_to_json(&a->h), "hw_counters_delta", a->hw);
+
+	if (o)
+		arm_acc_retrans_json(a, o);
+	return o;
 }
 
 const struct wlc wlc_p2p = {

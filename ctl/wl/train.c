@@ -30,9 +30,10 @@ static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 	const json_t *r0 = json_array_get(json_array_get(rounds, 0), 0);
 	json_t *o;
 
-	o = json_pack("{s:s,s:I,s:o,s:I}", "mode", a->mode, "steps",
-		      (json_int_t)jr_u64(r0, "steps"), "time_hist_ns", hist_to_json(&a->h),
-		      "retransmissions", (json_int_t)a->retrans);
+	o = json_pack("{s:s,s:I,s:o}", "mode", a->mode, "steps", (json_int_t)jr_u64(r0, "steps"),
+		      "time_hist_ns", hist_to_json(&a->h));
+	if (o)
+		arm_acc_retrans_json(a, o);
 	for (int k = 0; r0 && keys[k]; k++)
 		if (json_object_get(r0, keys[k]))
 			json_object_set(o, keys[k], json_object_get(r0, keys[k]));

@@ -87,6 +87,51 @@ static void test_acc(void)
 	json_decref(r2);
 }
 
+/* the retransmission figure: resent packets where one direction's hooks
+ * covered every rank, else rxe's events, and the source said */
+static void test_retrans_source(void)
+{
+	static const struct {
+		const char *eg[3], *in[3];
+		const char *src;
+		json_int_t n;
+	} cases[] = {
+		{ { "100/4", "90/5", "80/6" }, { NULL, NULL, NULL }, "injector_egress", 15 },
+		{ { "100/4", "90/5", "80/6" }, { "7/1", "7/1", "7/1" }, "injector_egress", 15 },
+		{ { "100/4", NULL, "80/6" }, { "7/1", "7/1", "7/1" }, "injector_ingress", 3 },
+		{ { "100/4", NULL, "80/6" }, { NULL, "7/1", "7/1" }, "rxe_events", 3 * 7 },
+		{ { "0/0", "90/5", "80/6" }, { NULL, NULL, NULL }, "rxe_events", 3 * 7 },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		json_t *r = json_array(), *o = json_object();
+		struct arm_acc a;
+
+		for (int k = 0; k < 3; k++) {
+			json_t *ij = json_object();
+			unsigned p, q;
+
+			if (cases[c].eg[k] && sscanf(cases[c].eg[k], "%u/%u", &p, &q) == 2)
+				json_object_set_new(ij, "egress", json_pack("{s:i,s:i}", "roce_pkts", p,
+									      "resent", q));
+			if (cases[c].in[k] && sscanf(cases[c].in[k], "%u/%u", &p, &q) == 2)
+				json_object_set_new(ij, "ingress", json_pack("{s:i,s:i}", "roce_pkts", p,
+									       "resent", q));
+			json_array_append_new(r, json_pack("{s:{s:i,s:i},s:o}", "hw_counters_delta",
+							   "completer_retry_err", 5, "rcvd_seq_err", 2,
+							   "injector_delta", ij));
+		}
+		arm_acc_init(&a, "rc", "rc");
+		arm_acc_add(&a, r, 1);
+		arm_acc_retrans_json(&a, o);
+		EXPECT(!strcmp(jr_str(o, "retransmissions_source"), cases[c].src));
+		EXPECT_EQ_U(json_integer_value(json_object_get(o, "retransmissions")), cases[c].n);
+		EXPECT_EQ_U(json_integer_value(json_object_get(o, "retransmission_events")), 3 * 7);
+		arm_acc_fini(&a);
+		json_decref(r);
+		json_decref(o);
+	}
+}
+
 static void test_collective_arm(void)
 {
 	json_t *rounds = json_pack("[oo]", fx_round(3, 10, 100000, 0), fx_round(3, 10, 150000, 0));
@@ -163,6 +208,7 @@ int main(void)
 {
 	test_registry();
 	test_acc();
+	test_retrans_source();
 	test_collective_arm();
 	test_kv_fold();
 	test_storage_fold();

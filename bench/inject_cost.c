@@ -11,6 +11,10 @@
  *   traced      the same with the hook traced (rdma-inject trace): every
  *               packet's first 128 bytes into the ring, which a thread
  *               drains as rdma-inject does; records lost are said
+ *   tracked     the same with tracking on (rdma-inject track on, as the
+ *               agent does for its runs): the QP looked up, resent counted
+ *   qp and tx   a rule on the QP's index and the PSN's transmission: the
+ *               QP and the PSN looked up
  */
 #include <pthread.h>
 #include <net/if.h>
@@ -148,6 +152,13 @@ int main(void)
 	add("qpn 0x11 count");
 	measure("1 rule (matching)", frame, len);
 	measure_traced("1 rule (matching), traced", frame, len);
+	inj_track_set(ctx, 1);	/* the QPs numbered, resent packets counted (the agent's runs) */
+	measure("1 rule (matching), tracked", frame, len);
+	inj_track_set(ctx, 0);
+	clear();
+	inj_qp_reset(ctx);
+	add("qp 1 tx 1-1000000 count");	/* every packet: one QP and one PSN looked up */
+	measure("1 rule on qp and tx", frame, len);
 	clear();
 	for (i = 0; i < 3; i++) {
 		char name[64];

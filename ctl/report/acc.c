@@ -176,6 +176,15 @@ void arm_acc_retrans_json(const struct arm_acc *a, json_t *o)
 	}
 	json_object_set_new(o, "retransmissions", json_integer((json_int_t)n));
 	json_object_set_new(o, "retransmissions_source", json_string(src));
+	if (a->results && (a->eg_ranks == a->results || a->in_ranks == a->results)) {
+		json_t *h = json_object();
+
+		if (a->eg_ranks == a->results)
+			json_object_set_new(h, "egress", json_integer((json_int_t)a->eg_resent));
+		if (a->in_ranks == a->results)
+			json_object_set_new(h, "ingress", json_integer((json_int_t)a->in_resent));
+		json_object_set_new(o, "resent_by_hooks", h);
+	}
 	json_object_set_new(o, "retransmission_events", json_integer((json_int_t)a->retrans));
 }
 

@@ -30,9 +30,11 @@ for f in report.json summary.csv report.html rc.hlog lossy.hlog hadamard.hlog; d
 if [ $rc = 0 ] && [ $files_ok = 1 ] && [ ! -e "$q.partial" ] && grep -q "p99 x" <<< "$out" &&
 	jq -e '.status == "ok" and .partial == false and (.arms | length) == 3 and
 	       ([.arms[] | .count] | all(. == 18)) and (.faults[0].rules | length) == 3 and
-	       ([.faults[0].rules[].counters.dropped] | add) > 0' < "$q/report.json" >/dev/null &&
+	       ([.faults[0].rules[].counters.dropped] | add) > 0 and
+	       ([.arms[] | select(.retransmissions_source == "injector_ingress")] | length) == 3' \
+	       < "$q/report.json" >/dev/null &&
 	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
-	pass run_quickstart "$(grep -E '^  (rc|lossy|hadamard) ' <<< "$out" | awk '{printf "%s p99 %s ms; ", $1, $5}')no rules, qdiscs or arms left"
+	pass run_quickstart "$(grep -E '^  (rc|lossy|hadamard) ' <<< "$out" | awk '{printf "%s p99 %s ms; ", $1, $5}')$(jq -r '[.arms[] | "\(.name) \(.retransmissions) resent"] | join(", ")' "$q/report.json"); no rules, qdiscs or arms left"
 else
 	fail run_quickstart "rc=$rc files=$files_ok rules=$(rules_left) arms=$(arms_left) $(tail -n 5 <<< "$out" | tr '\n' '|')"
 fi

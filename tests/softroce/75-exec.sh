@@ -35,9 +35,11 @@ if [ $rc = 0 ] && grep -q 'failures="0" errors="0"' "$W/rc.xml" &&
 	jq -e '.status == "ok" and .expectations_failed == 0 and
 	       ([.arms[].roles[].runs[] | select(.status == "exited" and .exit == 0)] | length) == 4 and
 	       ([.arms[].nodes[].hw_counters_delta.rcvd_pkts] | add) > 0 and
-	       ([.faults[0].rules[].counters.dropped] | add) > 0' < "$d/report.json" >/dev/null &&
+	       ([.faults[0].rules[].counters.dropped] | add) > 0 and
+	       ([.arms[] | select(.retransmissions_source == "injector_ingress" and
+	         .retransmissions == .resent_by_hooks.ingress)] | length) == 2' < "$d/report.json" >/dev/null &&
 	grep -q "iters in" "$d/exec/4k/r1/client.node0.stdout" && clean=$(node_clean); then
-	pass rc_pingpong_junit "1% loss: $(jq -r '[.arms[] | "\(.name) wall \(.percentiles.p50_ns / 1e9 | . * 1000 | round / 1000) s, \(.retransmissions) retransmissions"] | join("; ")' "$d/report.json"); dropped $(jq '[.faults[0].rules[].counters.dropped] | add' "$d/report.json") packets; JUnit 7 cases, 0 failures"
+	pass rc_pingpong_junit "1% loss: $(jq -r '[.arms[] | "\(.name) wall \(.percentiles.p50_ns / 1e9 | . * 1000 | round / 1000) s, \(.retransmissions) packets resent (\(.retransmission_events) rxe retry events)"] | join("; ")' "$d/report.json"); dropped $(jq '[.faults[0].rules[].counters.dropped] | add' "$d/report.json") packets; JUnit 7 cases, 0 failures"
 else
 	fail rc_pingpong_junit "rc=$rc ${clean:-} $(tail -n 8 <<< "$out" | tr '\n' '|')"
 fi

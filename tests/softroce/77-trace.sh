@@ -4,13 +4,16 @@
 # rxe; its pcapng files checked against tshark's own RoCE dissection (packets
 # and resent packets per capture point), every loss with a trigger, the
 # go-back-N check, the trace against the injector's rule counters and rxe's
-# hw counters; rdma-inject trace's bad inputs and its one-reader rule; and
-# nothing left on the node afterwards.
+# hw counters; rdma-inject trace's bad inputs and its one-reader rule; a
+# rule that drops a packet and then its first resend (qp / rpsn / tx), so
+# that recovery must come from the NAK and then from the timeout; the
+# report's retransmissions from the trace and the injector's own count at
+# the same hooks; and nothing left on the node afterwards.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="traced_run_tshark losses_and_checks trace_cli nothing_left"
+TESTS="traced_run_tshark losses_and_checks transmission_targeting resent_counts trace_cli nothing_left"
 W=$(mktemp -d /tmp/rtb-trace.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -58,6 +61,38 @@ if jq -e '
 	pass losses_and_checks "$(jq -r '[.captures[].losses[].trigger] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' < "$W/an.json"); median retransmission latency $(jq -r '[.captures[].losses[].retransmission_latency_ns | numbers] | sort | .[length / 2 | floor] / 1e6' < "$W/an.json") ms; go-back-N deviations $(jq '[.captures[].go_back_n.deviations[]] | length' < "$W/an.json"); $(jq '.checks | length' < "$W/an.json") consistency checks hold"
 else
 	fail losses_and_checks "$(jq -c '{t: [.captures[].loss_triggers], c: [.checks[] | select(.ok | not)], g: [.captures[].go_back_n.deviations[]][:3]}' < "$W/an.json" 2>&1 | head -c 600)"
+fi
+
+# --- the 31st packet of the server's first QP dropped, then its first
+# resend: the NAK path, then (rxe NAKs a sequence error once) the timeout
+# path, in every arm, deterministically
+t=$W/tx
+out=$("$C" run profiles/exec-rc-pingpong.yaml --trace -o "$t" \
+	--set "faults.0.rule=opcode data qp 1 rpsn 30 tx 1-2 drop" --set faults.0.nodes=node1 2>&1); rc=$?
+"$C" analyze -j "$t" > "$W/tx.json" 2> "$W/tx.err"
+if [ $rc = 0 ] && jq -e '
+	[.captures[] | select(.node == "node1" and .dir == "ingress")] as $c |
+	($c | length) == 2 and
+	([$c[] | select((.losses | length) == 2 and .losses[0].psn == .losses[1].psn and
+	  .losses[0].trigger == "nak" and .losses[1].trigger == "timeout" and
+	  .losses[1].retransmission_latency_ns > .losses[0].retransmission_latency_ns)] | length) == 2 and
+	([.captures[] | select(.node != "node1" or .dir != "ingress") | .losses[]] | length) == 0' \
+	< "$W/tx.json" >/dev/null &&
+	jq -e '.faults[0].rules[0].counters.dropped == 4' < "$t/report.json" >/dev/null; then
+	pass transmission_targeting "$(jq -r '[.captures[] | select(.node == "node1" and .dir == "ingress") | .losses[] | "\(.trigger) \(.retransmission_latency_ns / 1e6 | . * 10 | round / 10) ms"] | join(", ")' < "$W/tx.json") (psn+30 of qp 1, tx 1 and 2, both arms)"
+else
+	fail transmission_targeting "rc=$rc $(jq -c '[.captures[] | {node, dir, l: [.losses[] | {psn, trigger}]}]' < "$W/tx.json" 2>&1 | head -c 500) $(tail -n 2 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- retransmissions: the trace's, and the injector's own count at the
+# same hooks agrees packet for packet (untraced runs: 60-run, 75-exec)
+if jq -e '([.arms[] | select(.retransmissions_source == "trace" and .retransmissions > 0)] | length) == 2 and
+	  ([.trace.checks[] | select(.check | test("resent packets = the injector"))] | length) == 4 and
+	  ([.trace.checks[] | select(.check | test("resent packets")) | select(.ok | not)] | length) == 0' \
+	< "$t/report.json" >/dev/null; then
+	pass resent_counts "traced: $(jq -r '[.arms[] | "\(.name) \(.retransmissions) resent (rxe events \(.retransmission_events))"] | join(", ")' < "$t/report.json"), trace = injector at 4 hooks"
+else
+	fail resent_counts "$(jq -c '[.arms[] | {name, retransmissions, retransmissions_source, resent_by_hooks}], [.trace.checks[] | select(.check | test("resent"))]' < "$t/report.json" 2>&1 | head -c 600)"
 fi
 
 # --- rdma-inject trace by hand: bad words exit 2; one reader at a time

@@ -13,7 +13,8 @@ fail() { echo "FAIL: $S/$1${2:+ ($2)}"; }
 T="add_forms list_json stats_json set_live bad_input run_sigTERM run_sigINT run_window_end flush
    flush_after_crash flush_stale_pins list_creates_nothing final_clean pin_only_before_command
    pin_outside_bpffs concurrent_adds ids_not_reused netns_exec_keeps_rules users_root_qdisc_kept
-   flush_if_empty leases_all_64 expired_lease_is_gone lock_holder_named hooks_64_no_spin"
+   flush_if_empty leases_all_64 expired_lease_is_gone lock_holder_named hooks_64_no_spin
+   track_and_qps"
 echo "PLAN: $S" $T
 if [ "$(id -u)" != 0 ]; then for t in $T; do echo "SKIP: $S/$t (needs root)"; done; exit 0; fi
 I() { "$B" --pin "$PIN" "$@"; }
@@ -221,6 +222,25 @@ if [ -z "$hung" ] && [ "$nh" = 64 ] && [ "$nr" = 64 ]; then
 	pass hooks_64_no_spin "64 adds on 64 devices in $dt s: $nh hooks, $nr rules"
 else
 	fail hooks_64_no_spin "timed out or failed:${hung:- none}; hooks $nh rules $nr after $dt s"
+fi
+# tracking by hand and the QP listing: words, JSON, a rule that asks, bad words
+o1=$(I add dev injc0 ingress qp 1 rpsn 30 tx 1-2 drop 2>&1); r1=$?
+t1=$(I -j track 2>&1)
+l1=$(I -j list | jq -r '.rules[0].rule' 2>&1)
+I track on >/dev/null 2>&1; t2=$(I -j track 2>&1)
+I track off >/dev/null 2>&1; t3=$(I track 2>&1)
+q1=$(I -j qps 2>&1); I qps reset >/dev/null 2>&1; rq=$?
+b1=$(I track sideways 2>&1); rb1=$?; b2=$(I qps forget 2>&1); rb2=$?
+b3=$(I add dev injc0 ingress qp 0 drop 2>&1); rb3=$?
+I flush >/dev/null 2>&1
+if [ $r1 = 0 ] && [ "$l1" = "qp 1 rpsn 30 tx 1-2 drop 100%" ] &&
+	jq -e '.qps and .transmissions and (.by_hand | not)' <<< "$t1" >/dev/null &&
+	jq -e '.by_hand' <<< "$t2" >/dev/null && grep -q "tracking on (a rule asks)" <<< "$t3" &&
+	jq -e '.qps == []' <<< "$q1" >/dev/null && [ $rq = 0 ] &&
+	[ $rb1 = 2 ] && [ $rb2 = 2 ] && [ $rb3 != 0 ] && grep -q "counts from 1" <<< "$b3"; then
+	pass track_and_qps "a qp/rpsn/tx rule turns tracking on; by hand on/off; bad words exit 2"
+else
+	fail track_and_qps "r1=$r1 '$o1' l1='$l1' t1=$t1 t2=$t2 t3=$t3 q1=$q1 rb=$rb1/$rb2/$rb3 $b3"
 fi
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

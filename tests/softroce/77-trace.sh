@@ -13,7 +13,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="traced_run_tshark losses_and_checks transmission_targeting resent_counts trace_cli nothing_left"
+TESTS="traced_run_tshark losses_and_checks traced_quickstart transmission_targeting resent_counts trace_cli
+	nothing_left"
 W=$(mktemp -d /tmp/rtb-trace.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -26,7 +27,7 @@ out=$("$C" run profiles/exec-rc-pingpong.yaml --trace -o "$d" 2>&1); rc=$?
 # --- tshark's count of packets and of resent ones (a PSN already seen on
 # that QP: source, destination, destination QPN) per file and interface
 ts_counts() {
-	local f
+	local f d=${1:-$d}
 	for f in "$d"/trace/*.pcapng; do
 		tshark -r "$f" -Y infiniband -T fields -e frame.interface_id -e ip.src -e ip.dst \
 			-e infiniband.bth.destqp -e infiniband.bth.psn 2>/dev/null |
@@ -61,6 +62,26 @@ if jq -e '
 	pass losses_and_checks "$(jq -r '[.captures[].losses[].trigger] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' < "$W/an.json"); median retransmission latency $(jq -r '[.captures[].losses[].retransmission_latency_ns | numbers] | sort | .[length / 2 | floor] / 1e6' < "$W/an.json") ms; go-back-N deviations $(jq '[.captures[].go_back_n.deviations[]] | length' < "$W/an.json"); $(jq '.checks | length' < "$W/an.json") consistency checks hold"
 else
 	fail losses_and_checks "$(jq -c '{t: [.captures[].loss_triggers], c: [.checks[] | select(.ok | not)], g: [.captures[].go_back_n.deviations[]][:3]}' < "$W/an.json" 2>&1 | head -c 600)"
+fi
+
+# --- the demo's own experiment traced (scaled down): 3 nodes, rc, lossy on
+# UC, hadamard; every capture point agrees with tshark, every loss of the
+# rc arm has a trigger, the checks hold
+q=$W/quick
+out=$("$C" run profiles/quickstart.yaml --trace -o "$q" --set run.iters=4 2>&1); rc=$?
+"$C" analyze -j "$q" > "$W/q.json" 2> "$W/q.err"; arc=$?
+ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/q.json" | sort)
+theirs=$(ts_counts "$q")
+if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
+	[ "$(ls "$q"/trace/*.pcapng | wc -l)" = 3 ] &&
+	jq -e '.trace.consistent and ([.arms[] | select(.retransmissions_source == "trace")] | length) == 3' \
+	< "$q/report.json" >/dev/null &&
+	jq -e '([.captures[] | select(.file | test("rc\\.")) | .losses[] |
+	  select(.trigger | IN("nak", "timeout", "covered", "duplicate", "sequence") | not)] | length) == 0' \
+	< "$W/q.json" >/dev/null; then
+	pass traced_quickstart "$(wc -l <<< "$ours") capture points agree with tshark ($(awk '{p += $3; r += $4} END {print p " packets, " r " resent"}' <<< "$ours")); rc arm's losses: $(jq -r '[.captures[] | select(.file | test("rc\\.")) | .losses[].trigger] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' < "$W/q.json"); $(jq '.trace.checks | length' < "$q/report.json") checks hold"
+else
+	fail traced_quickstart "rc=$rc analyze=$arc ours=[$(head -n 4 <<< "$ours" | tr '\n' '|')] tshark=[$(head -n 4 <<< "$theirs" | tr '\n' '|')] $(jq -c '[.trace.checks[] | select(.ok | not)][:3]' < "$q/report.json" 2>&1 | head -c 300) $(tail -n 3 <<< "$out" | tr '\n' '|')"
 fi
 
 # --- the 31st packet of the server's first QP dropped, then its first

@@ -1133,6 +1133,8 @@ int inj_trace_begin(struct inj_ctx *c, const uint32_t *ifindex, const int *dir, 
 	}
 	trace_clear_all(c);	/* what a trace that died left flagged */
 	r = cfg_trace(c, snaplen, (uint32_t)getpid());
+	if (!r)	/* the hooks count resent packets too: the trace is checked against it */
+		r = inj_track_set(c, 1);
 	for (i = 0; !r && i < n; i++) {
 		r = hook_attach(c, ifindex[i], dir[i]);
 		if (!r)

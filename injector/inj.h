@@ -51,7 +51,8 @@ int inj_flush_if(const char *pin_root, int only_if_empty);
 int inj_flush(const char *pin_root);
 
 /* tracing: the hooks (attached if need be) flagged to put every RoCE
- * packet in the ring, snaplen bytes of each; -EBUSY (said in err) while
+ * packet in the ring, snaplen bytes of each, and tracking on (inj_track_set:
+ * the hooks count resent packets, a figure to check the trace against); -EBUSY (said in err) while
  * another live rdma-inject reads it. The lock is not needed after begin
  * (inj_unlock); end takes it again (a new inj_open) and clears every
  * hook's flag, detaching those no rule uses. */

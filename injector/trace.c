@@ -12,7 +12,9 @@
  * "verdict=delayed rule=2 delay_ns=1000000"), or when a rule only matched
  * ("verdict=passed rule=4"). At the end, an interface statistics block per
  * hook: isb_ifrecv the packets the hook saw while tracing, isb_ifdrop the
- * records the ring had no room for (also said on stderr; exit 1 if any).
+ * records the ring had no room for (also said on stderr; exit 1 if any),
+ * and in its comment the packets the hook itself counted resent
+ * ("injector resent=N": tracking is on while tracing).
  * FILE is written as FILE.part and renamed when complete; "-" is stdout.
  * Ends at SIGINT, SIGTERM or SIGHUP, after count packets or after T.
  */
@@ -47,7 +49,7 @@ struct thook {
 	uint32_t ifindex;
 	int dir;
 	char dev[IF_NAMESIZE];
-	uint64_t records, traced0, lost0, traced1, lost1;
+	uint64_t records, traced0, lost0, traced1, lost1, resent0, resent1;
 };
 
 struct tstate {
@@ -234,9 +236,11 @@ static void read_ctrs(struct inj_ctx *c, struct tstate *t, int end)
 		if (end) {
 			t->h[i].traced1 = k.traced;
 			t->h[i].lost1 = k.trace_lost;
+			t->h[i].resent1 = k.resent;
 		} else {
 			t->h[i].traced0 = k.traced;
 			t->h[i].lost0 = k.trace_lost;
+			t->h[i].resent0 = k.resent;
 		}
 	}
 }
@@ -362,7 +366,14 @@ end:
 		if (ht > h->records)
 			hl += ht - h->records;
 		lost += hl;
-		if (pcapng_put_isb(t->out, (uint32_t)i, end_ns, start_ns, end_ns, h->records + hl, hl))
+		char note[64];
+
+		/* the hook's own count of resent packets over the same window (the
+		 * trace turned tracking on): rdmactl analyze checks the trace against it */
+		snprintf(note, sizeof(note), "injector resent=%llu",
+			 (unsigned long long)(h->resent1 - h->resent0));
+		if (pcapng_put_isb(t->out, (uint32_t)i, end_ns, start_ns, end_ns, h->records + hl, hl,
+				   note))
 			t->werr = errno;
 		h->lost1 = hl;	/* kept for the summary */
 	}

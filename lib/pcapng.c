@@ -146,12 +146,13 @@ int pcapng_put_epb(FILE *f, uint32_t ifid, uint64_t ts_ns, const void *data, uin
 }
 
 int pcapng_put_isb(FILE *f, uint32_t ifid, uint64_t ts_ns, uint64_t start_ns, uint64_t end_ns,
-		   uint64_t recv, uint64_t drop)
+		   uint64_t recv, uint64_t drop, const char *comment)
 {
 	struct blk k = { 0 };
 
 	if (begin(&k, BT_ISB) || put32(&k, ifid) || put32(&k, (uint32_t)(ts_ns >> 32)) ||
-	    put32(&k, (uint32_t)ts_ns) || opt_ts(&k, 2, start_ns) || opt_ts(&k, 3, end_ns) ||
+	    put32(&k, (uint32_t)ts_ns) || opt_str(&k, 1, comment) || opt_ts(&k, 2, start_ns) ||
+	    opt_ts(&k, 3, end_ns) ||
 	    opt_u64(&k, 4, recv) || opt_u64(&k, 5, drop)) {
 		free(k.b);
 		return -1;
@@ -318,6 +319,12 @@ static void isb(struct pcapng_r *r, const uint8_t *b, size_t n)
 				i->recv = rd64(r, b + at + 4);
 			else
 				i->drop = rd64(r, b + at + 4);
+		}
+		if (code == 1) {
+			size_t m = len < sizeof(i->isb_comment) - 1 ? len : sizeof(i->isb_comment) - 1;
+
+			memcpy(i->isb_comment, b + at + 4, m);
+			i->isb_comment[m] = 0;
 		}
 		at += 4 + ((len + 3u) & ~3u);
 	}

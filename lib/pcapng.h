@@ -24,8 +24,9 @@ int pcapng_put_shb(FILE *f, const char *app);
 int pcapng_put_idb(FILE *f, const char *name, const char *desc, uint32_t snaplen);
 int pcapng_put_epb(FILE *f, uint32_t ifid, uint64_t ts_ns, const void *data, uint32_t caplen,
 		   uint32_t wirelen, uint32_t flags, const char *comment);
+/* comment: opt_comment (NULL: none) */
 int pcapng_put_isb(FILE *f, uint32_t ifid, uint64_t ts_ns, uint64_t start_ns, uint64_t end_ns,
-		   uint64_t recv, uint64_t drop);
+		   uint64_t recv, uint64_t drop, const char *comment);
 
 #define PCAPNG_MAX_IF 64
 
@@ -36,6 +37,7 @@ struct pcapng_if {
 	uint64_t ts_div, ts_mul;	/* ns = ts * mul / div */
 	int have_stats;
 	uint64_t recv, drop;		/* isb_ifrecv, isb_ifdrop of the last ISB */
+	char isb_comment[128];		/* its opt_comment ("" if none) */
 };
 
 struct pcapng_pkt {

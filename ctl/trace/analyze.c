@@ -50,6 +50,7 @@ struct cap {
 	int dir;	/* 0 ingress, 1 egress, -1 unknown */
 	uint64_t packets, resent, lost_records, verdicts[INJ_VERDICT_MAX];
 	int opposite;
+	long long inj_resent;	/* the hook's own count of resent packets, -1: not given */
 };
 
 struct tr {
@@ -766,6 +767,9 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 		if (sscanf(ifc->desc, "%*63s %31s", dir) == 1)
 			s.c[i].dir = !strcmp(dir, "egress") ? 1 : !strcmp(dir, "ingress") ? 0 : -1;
 		s.c[i].lost_records = ifc->have_stats ? ifc->drop : 0;
+		s.c[i].inj_resent = -1;
+		if (sscanf(ifc->isb_comment, "injector resent=%lld", &s.c[i].inj_resent) != 1)
+			s.c[i].inj_resent = -1;
 	}
 	for (i = 0; i < s.nc; i++) {
 		int o;
@@ -885,6 +889,8 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 			json_object_set_new(trig, tg, json_integer(json_integer_value(json_object_get(trig, tg)) + 1));
 		}
 		json_object_set_new(c, "resent_requests", json_integer(nresent_req));
+		if (s.c[i].inj_resent >= 0)	/* the hook's own count (injector/trace.c) */
+			json_object_set_new(c, "injector_resent", json_integer(s.c[i].inj_resent));
 		json_object_set_new(c, "qps", qps);
 		json_object_set_new(c, "loss_triggers", trig);
 		json_object_set_new(c, "latency_ns", json_pack("{s:o,s:o,s:o}", "retransmission",

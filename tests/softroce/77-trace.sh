@@ -73,7 +73,7 @@ out=$("$C" run profiles/quickstart.yaml --trace -o "$q" --set run.iters=4 2>&1);
 ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/q.json" | sort)
 theirs=$(ts_counts "$q")
 if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
-	[ "$(ls "$q"/trace/*.pcapng | wc -l)" = 3 ] &&
+	[ "$(ls "$q"/trace/*.pcapng | wc -l)" = 9 ] &&
 	jq -e '.trace.consistent and ([.arms[] | select(.retransmissions_source == "trace")] | length) == 3' \
 	< "$q/report.json" >/dev/null &&
 	jq -e '([.captures[] | select(.file | test("rc\\.")) | .losses[] |

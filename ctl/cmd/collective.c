@@ -211,6 +211,10 @@ static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int fir
 	}
 	if (!ctl->json && a->nm > 1 && !r)
 		report_print_vs_first(json_object_get(e.report, "arms"), stdout);
+	if (!ctl->json && first && !r)	/* what the retrans column counts (README "Packet traces") */
+		printf("# retrans: %s\n",
+		       arm_retrans_what(jr_str(json_array_get(json_object_get(e.report, "arms"), 0),
+					       "retransmissions_source"), 0));
 	fflush(stdout);
 	exp_close(&e);
 	return r;

@@ -612,29 +612,19 @@ static int c_add(void *x, int n, char **v)
 	return cmd_add(n, v, NULL);
 }
 
-static int c_run(void *x, int n, char **v)
-{
-	(void)x;
-	return cmd_run(n, v);
-}
-
-static int c_del(void *x, int n, char **v)
-{
-	(void)x;
-	return cmd_del(n, v);
-}
-
-static int c_set(void *x, int n, char **v)
-{
-	(void)x;
-	return cmd_set(n, v);
-}
-
-static int c_seed(void *x, int n, char **v)
-{
-	(void)x;
-	return cmd_seed(n, v);
-}
+/* the commands that pass their words on: c_NAME calls cmd_NAME */
+#define WORDS(name)                                                                                \
+	static int c_##name(void *x, int n, char **v)                                              \
+	{                                                                                          \
+		(void)x;                                                                           \
+		return cmd_##name(n, v);                                                           \
+	}
+WORDS(run)
+WORDS(del)
+WORDS(set)
+WORDS(seed)
+WORDS(track)
+WORDS(qps)
 
 /* the commands that take no words */
 #define NO_ARGS(name, call)                                                                        \
@@ -654,18 +644,6 @@ static int c_flush(void *x, int n, char **v)
 	return no_args("flush", n) ? 2 : cmd_flush(0);
 }
 NO_ARGS(probe, cmd_probe())
-static int c_track(void *x, int n, char **v)
-{
-	(void)x;
-	return cmd_track(n, v);
-}
-
-static int c_qps(void *x, int n, char **v)
-{
-	(void)x;
-	return cmd_qps(n, v);
-}
-
 static int c_trace(void *x, int n, char **v)
 {
 	(void)x;

@@ -588,10 +588,15 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 	p->qidx = q->idx;
 	p->rpsn = (p->psn - q->first_psn) & 0xffffff;
 	if (resendable(p)) {
-		if (q->seen && ((q->max_psn - p->psn) & 0xffffff) < 0x800000) {
+		__u32 back = (q->max_psn - p->psn) & 0xffffff, slot = p->psn & (INJ_QP_WIN - 1);
+
+		if (q->seen && back < 0x800000 &&	/* not past the highest: had it? */
+		    (back >= INJ_QP_WIN || q->win[slot] == p->psn + 1)) {
 			hc->resent++;
 		} else {
-			q->max_psn = p->psn;
+			q->win[slot] = p->psn + 1;	/* 0: an empty slot */
+			if (!q->seen || back >= 0x800000)
+				q->max_psn = p->psn;
 			q->seen = 1;
 		}
 	}

@@ -223,8 +223,8 @@ struct inj_hook_ctr {
 	__u64 traced;		/* records put in the trace ring */
 	__u64 trace_lost;	/* records the ring had no room for */
 	__u64 resent;		/* while tracking: RoCE packets resent -- a request, READ
-				 * response or atomic acknowledge (RC, UC) whose PSN is
-				 * not past the highest its QP had on this hook */
+				 * response or atomic acknowledge (RC, UC) whose PSN its
+				 * QP already had on this hook (struct inj_qp) */
 };
 
 /* per-QP tracking (inj_qps, an LRU hash) */
@@ -235,11 +235,20 @@ struct inj_qp_key {
 	__u32 dqpn;
 };
 
+/* "already had": the PSN is in the window of the last INJ_QP_WIN PSNs up to
+ * the highest (win[psn % INJ_QP_WIN] == psn + 1), or older than that window (a
+ * first transmission never comes that late). So a packet overtaken on the
+ * way, or handled on another CPU a moment before its predecessor, is not
+ * taken for a resend: the same rule as the trace analysis's "a PSN already
+ * seen on that QP", which the checks compare it with. */
+#define INJ_QP_WIN 64
+
 struct inj_qp {
 	__u32 idx;		/* 1, 2, ...: the order this hook first saw the QP in */
 	__u32 first_psn;	/* the PSN of that first packet */
 	__u32 max_psn;		/* the highest request PSN seen (serial arithmetic) */
 	__u32 seen;		/* 0 until a request set max_psn */
+	__u32 win[INJ_QP_WIN];	/* the PSNs seen + 1, by psn % INJ_QP_WIN (0: none) */
 };
 
 /* per-PSN transmissions (inj_tx, an LRU hash), kept while a rule uses tx */
@@ -248,7 +257,7 @@ struct inj_tx_key {
 	__u32 psn;
 };
 
-#define INJ_QP_MAX 16384
+#define INJ_QP_MAX 4096
 #define INJ_TX_MAX 65536
 /* inj_track[0]: tracking switched on by hand or by an agent (rdma-inject track) */
 #define INJ_TRACK_QP 1u

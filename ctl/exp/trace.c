@@ -329,8 +329,8 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 			snprintf(what, sizeof(what), "%s: %s resent packets = the injector's count", name,
 				 dirs[d]);
 			check(checks, what, tr[d], inj[d],
-			      "the injector counts a packet whose PSN is not past its QP's highest: one "
-			      "overtaken on the way is counted there, not in the trace");
+			      "the injector remembers a QP's last 64 PSNs: a packet overtaken by more "
+			      "than that is a resend to it, not to the trace");
 		}
 		if (any) {
 			json_object_set_new(arm, "retransmissions", json_integer(n));

@@ -579,6 +579,18 @@ static void test_track(void)
 	k1 = hook_ctr(INJ_DIR_INGRESS);
 	EXPECT(k1.resent - k0.resent == 4);
 	EXPECT(k1.roce_pkts - k0.roce_pkts == 11);
+	/* overtaken on the way (or handled on another CPU first) is not resent;
+	 * a PSN had already is, and so is one older than the window */
+	f.opcode = 0x0a, f.dqpn = 0x600;
+	k0 = hook_ctr(INJ_DIR_INGRESS);
+	for (i = 0; i < 7; i++) {
+		static const uint32_t psns[7] = { 100, 102, 101, 101, 300, 236, 237 };
+
+		f.psn = psns[i];	/* resent: the second 101, then 236 (64 behind 300) */
+		verdict(INJ_DIR_INGRESS, &f);
+	}
+	k1 = hook_ctr(INJ_DIR_INGRESS);
+	EXPECT(k1.resent - k0.resent == 2);
 	del_all();
 
 	/* by hand: tracked (and counted) without a rule that asks */

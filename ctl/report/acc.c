@@ -142,8 +142,10 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 		      "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", algbw * a->factor, "wrong",
 		      (json_int_t)a->wrong, "retransmissions", (json_int_t)a->retrans,
 		      "hw_counters_delta", a->hw);
-	if (o)
+	if (o) {
 		arm_acc_retrans_json(a, o);
+		json_object_set_new(o, "insufficient_samples", report_insufficient(o));
+	}
 	if (o && a->gsamples)
 		json_object_set_new(o, "grad_error",
 				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",

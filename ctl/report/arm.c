@@ -128,6 +128,7 @@ void report_arm_finish(json_t *o, const char *name, const struct arm_acc *a, con
 	json_object_set_new(o, "name", json_string(name));
 	json_object_set_new(o, "count", json_integer((json_int_t)a->h.count));
 	json_object_set_new(o, "percentiles", hist_summary_json(&a->h));
+	json_object_set_new(o, "insufficient_samples", report_insufficient(o));
 	json_object_set_new(o, "intervals", report_intervals(rounds));
 	json_object_set_new(o, "results", report_results(rounds));
 }

@@ -35,7 +35,7 @@ static void html_head(const struct page *pg)
 	      ".frame{fill:none;stroke:#444}.grid{stroke:#ddd}.tick{font-size:11px}"
 	      ".label{font-size:12px}.title{font-size:14px;font-weight:bold}"
 	      ".legend{font-size:12px}.fault{fill:#f4a;fill-opacity:0.15}\n"
-	      "pre{background:#f6f6f6;padding:1em;overflow:auto}\n</style></head><body>\n<h1>", f);
+	      "pre{background:#f6f6f6;padding:1em;overflow:auto}\n.note{color:#555;font-size:90%}\n</style></head><body>\n<h1>", f);
 	html_escape(f, name);
 	/* every string from report.json escaped: a re-rendered report may come
 	 * from anywhere */
@@ -88,6 +88,11 @@ static void html_summary(const struct page *pg)
 		fputs("</tr>\n", pg->f);
 	}
 	fputs("</table>\n", pg->f);
+	if (report_any_short(pg->arms)) {
+		fputs("<p class=\"note\">", pg->f);
+		html_escape(pg->f, report_short_note);
+		fputs("</p>\n", pg->f);
+	}
 }
 
 /* 1. latency CDFs */

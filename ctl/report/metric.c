@@ -152,6 +152,67 @@ static int num_of(const struct metric *m, const json_t *arm, double *v)
 	return 1;
 }
 
+/* the percentiles a report names, the samples each needs */
+static const struct {
+	const char *name, *key;
+	uint64_t need;
+} pcts[] = {
+	{ "p50", "p50_ns", 2 },       { "p90", "p90_ns", 10 },          { "p99", "p99_ns", 100 },
+	{ "p99.9", "p99_9_ns", 1000 }, { "p99.99", "p99_99_ns", 10000 },
+};
+
+const char report_short_note[] =
+	REPORT_SHORT_MARK ": from fewer steps (operations) than the percentile needs (p99: 100, "
+	"p99.9: 1000, p99.99: 10000): it is the largest or next to it";
+
+uint64_t report_samples(const json_t *arm)
+{
+	if (jr_u64(arm, "iters"))
+		return jr_u64(arm, "iters");
+	if (jr_u64(arm, "steps"))
+		return jr_u64(arm, "steps");
+	return jr_u64(json_object_get(arm, "percentiles"), "count");
+}
+
+json_t *report_insufficient(const json_t *arm)
+{
+	const json_t *pc = json_object_get(arm, "percentiles");
+	uint64_t n = report_samples(arm);
+	json_t *a = json_array();
+
+	for (size_t i = 0; pc && i < sizeof(pcts) / sizeof(pcts[0]); i++)
+		if (n < pcts[i].need && json_object_get(pc, pcts[i].key))
+			json_array_append_new(a, json_string(pcts[i].name));
+	return a;
+}
+
+int report_any_short(const json_t *arms)
+{
+	const json_t *arm;
+	size_t i;
+	int any = 0;
+
+	json_array_foreach(arms, i, arm) {
+		json_t *a = report_insufficient(arm);
+
+		any |= json_array_size(a) > 0;
+		json_decref(a);
+	}
+	return any;
+}
+
+int report_pct_short(const char *path, const json_t *arm)
+{
+	const json_t *pc = json_object_get(arm, "percentiles");
+
+	if (!path || strncmp(path, "percentiles.", 12) || !pc)
+		return 0;
+	for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
+		if (!strcmp(path + 12, pcts[i].key))
+			return report_samples(arm) < pcts[i].need;
+	return 0;
+}
+
 int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, int csv,
 		char *buf, size_t len)
 {
@@ -182,10 +243,16 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 	case MK_NUM:
 		if (!num_of(m, arm, &v))
 			return 0;
-		if (csv)
+		if (csv) {
 			snprintf(buf, len, m->csv_fmt, v);
-		else
+		} else {
+			size_t k;
+
 			snprintf(buf, len, m->fmt, (m->kind == MK_PCT ? 100 * v : v) / m->scale);
+			k = strlen(buf);
+			if (report_pct_short(m->path, arm) && k + 1 < len)
+				snprintf(buf + k, len - k, "%s", REPORT_SHORT_MARK);
+		}
 		return 1;
 	}
 	return 0;

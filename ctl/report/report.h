@@ -82,6 +82,25 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 /* does m show for measure in this rendering (where: one MW_* bit)? */
 int metric_shown(const struct metric *m, unsigned where, enum measure measure);
 
+/*
+ * Percentiles a sample count cannot support: pX from fewer than 1/(1-X)
+ * samples (p50: 2, p90: 10, p99: 100, p99.9: 1000, p99.99: 10000) is only
+ * the largest sample or an interpolation near it. The samples are the
+ * arm's steps ("iters", train's "steps": its ranks' step times move
+ * together, so three ranks are not three samples), else its operations
+ * (percentiles.count). report_insufficient: the names ("p99.9", ...) for
+ * an arm, its "insufficient_samples"; report_pct_short: whether a path
+ * ("percentiles.p99_ns") is one of them for this arm. Text, HTML and TUI
+ * mark such a cell with REPORT_SHORT_MARK and say so under the table.
+ */
+#define REPORT_SHORT_MARK "*"
+uint64_t report_samples(const json_t *arm);
+json_t *report_insufficient(const json_t *arm);
+int report_pct_short(const char *path, const json_t *arm);
+/* some arm of arms has such a percentile */
+int report_any_short(const json_t *arms);
+extern const char report_short_note[];
+
 /* --- renderings of a report JSON (the one written to report.json) */
 /* the p99 ratio and difference of every arm after the first, with intervals */
 void report_print_vs_first(const json_t *arms, FILE *f);

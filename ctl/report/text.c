@@ -75,6 +75,8 @@ void report_print_text(const json_t *rep, FILE *f)
 		fprintf(f, "# %s\n", footnote(ms));
 		report_print_vs_first(arms, f);
 	}
+	if (report_any_short(arms))
+		fprintf(f, "# %s\n", report_short_note);
 	{	/* what "retransmissions" counted: once, or per arm when they differ */
 		const char *src0 = jr_str(json_array_get(arms, 0), "retransmissions_source");
 		int same = 1;

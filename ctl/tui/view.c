@@ -204,6 +204,7 @@ static const char *const help_text[] = {
 	"  finished rounds (the report's numbers); now: the latest 250 ms interval;",
 	"  lost: data a lossy arm gave up; retransmits: packets resent (the report",
 	"  says where counted); L-inf/cosine: error of the result against the exact sum.",
+	"  *: fewer steps than the percentile needs (p99: 100, p99.9: 1000 samples).",
 	"Faults pane: the injector's rules, their counters, now%: drops per matched",
 	"  packet since the last poll (1 s).",
 	"  ? F1     this help (any key closes it)",

@@ -208,9 +208,56 @@ static void test_write(const json_t *rep)
 	json_decref(r);
 }
 
+/* honest percentiles: pX needs 1/(1-X) samples; short ones listed and marked */
+static void test_insufficient(void)
+{
+	static const struct {
+		json_int_t count;
+		const char *want;
+	} cases[] = {
+		{ 1, "[\"p50\",\"p90\",\"p99\",\"p99.9\",\"p99.99\"]" },
+		{ 72, "[\"p99\",\"p99.9\",\"p99.99\"]" },
+		{ 100, "[\"p99.9\",\"p99.99\"]" },
+		{ 999, "[\"p99.9\",\"p99.99\"]" },
+		{ 1000, "[\"p99.99\"]" },
+		{ 10000, "[]" },
+	};
+	const struct metric *p99 = NULL, *p50 = NULL;
+
+	for (const struct metric *m = report_metrics; m->name; m++) {
+		if (!strcmp(m->name, "p99[ms]"))
+			p99 = m;
+		if (!strcmp(m->name, "p50[ms]"))
+			p50 = m;
+	}
+	EXPECT(p99 && p50);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *arm = json_pack("{s:{s:I,s:i,s:i,s:i,s:i,s:i}}", "percentiles", "count",
+					cases[i].count, "p50_ns", 1000000, "p90_ns", 2000000, "p99_ns",
+					3000000, "p99_9_ns", 4000000, "p99_99_ns", 5000000);
+		json_t *ins = report_insufficient(arm);
+		char *got = json_dumps(ins, JSON_COMPACT), cell[32];
+
+		EXPECT(got && !strcmp(got, cases[i].want));
+		if (p99 && p50) {
+			metric_cell(p99, arm, NULL, 0, cell, sizeof(cell));
+			EXPECT(!strcmp(cell, cases[i].count < 100 ? "3.00*" : "3.00"));
+			metric_cell(p99, arm, NULL, 1, cell, sizeof(cell));	/* CSV: raw */
+			EXPECT(!strcmp(cell, "3000000"));
+			metric_cell(p50, arm, NULL, 0, cell, sizeof(cell));
+			EXPECT(!strcmp(cell, cases[i].count < 2 ? "1.00*" : "1.00"));
+		}
+		free(got);
+		json_decref(ins);
+		json_decref(arm);
+	}
+}
+
 int main(void)
 {
 	DIR *d = opendir(GOLDEN);
+
+	test_insufficient();
 	struct dirent *e;
 	int n = 0;
 

@@ -68,7 +68,7 @@ fi
 # UC, hadamard; every capture point agrees with tshark, every loss of the
 # rc arm has a trigger, the checks hold
 q=$W/quick
-out=$("$C" run profiles/quickstart.yaml --trace -o "$q" --set run.iters=4 2>&1); rc=$?
+out=$("$C" run profiles/quickstart.yaml --trace -o "$q" --set run.iters=4 --set run.rounds=3 2>&1); rc=$?
 "$C" analyze -j "$q" > "$W/q.json" 2> "$W/q.err"; arc=$?
 ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/q.json" | sort)
 theirs=$(ts_counts "$q")

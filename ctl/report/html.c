@@ -56,6 +56,51 @@ static void html_head(const struct page *pg)
 }
 
 /* the summary table: the metric table's HTML columns */
+/* the first arm against each other one, with the bootstrap intervals (report.json's vs_first_arm) */
+static void html_vs_first(const struct page *pg)
+{
+	static const char *const q[2] = { "p50", "p99" };
+	const json_t *arm, *v;
+	size_t i;
+	int head = 0;
+
+	json_array_foreach(pg->arms, i, arm) {
+		if (!(v = json_object_get(arm, "vs_first_arm")))
+			continue;
+		if (!head++)
+			fprintf(pg->f, "<table id=\"vs_first\"><tr><th>comparison</th><th>p50 ratio "
+				       "(95%% CI)</th><th>p50 difference [ms] (95%% CI)</th><th>p99 ratio "
+				       "(95%% CI)</th><th>p99 difference [ms] (95%% CI)</th></tr>\n");
+		fputs("<tr><td>", pg->f);
+		html_escape(pg->f, jr_str(v, "arm"));
+		fputs(" / ", pg->f);
+		html_escape(pg->f, jr_str(arm, "name"));
+		fputs("</td>", pg->f);
+		for (int k = 0; k < 2; k++) {
+			char key[32], ci[40], dkey[32], dci[40];
+			const json_t *r, *d;
+
+			snprintf(key, sizeof(key), "%s_ratio", q[k]);
+			snprintf(ci, sizeof(ci), "%s_ratio_ci95", q[k]);
+			snprintf(dkey, sizeof(dkey), "%s_diff_ns", q[k]);
+			snprintf(dci, sizeof(dci), "%s_diff_ci95_ns", q[k]);
+			r = json_object_get(v, ci);
+			d = json_object_get(v, dci);
+			fprintf(pg->f, "<td>%.2f (%.2f-%.2f)</td><td>%.1f (%.1f to %.1f)</td>",
+				jr_real(v, key), json_number_value(json_array_get(r, 0)),
+				json_number_value(json_array_get(r, 1)), jr_real(v, dkey) / 1e6,
+				json_number_value(json_array_get(d, 0)) / 1e6,
+				json_number_value(json_array_get(d, 1)) / 1e6);
+		}
+		fputs("</tr>\n", pg->f);
+	}
+	if (head)
+		fprintf(pg->f, "</table>\n<p class=\"note\">first arm / this arm, and first - this: "
+			       "%s percentile bootstrap over the two arms' samples</p>\n",
+			jr_str(json_object_get(json_array_get(pg->arms, 1), "vs_first_arm"), "method") ?:
+				"a");
+}
+
 static void html_summary(const struct page *pg)
 {
 	const struct metric *m;
@@ -93,6 +138,7 @@ static void html_summary(const struct page *pg)
 		html_escape(pg->f, report_short_note);
 		fputs("</p>\n", pg->f);
 	}
+	html_vs_first(pg);
 }
 
 /* 1. latency CDFs */

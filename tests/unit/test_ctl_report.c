@@ -124,6 +124,35 @@ static void shape(const json_t *rep)
 	free(html);
 }
 
+/* the comparison with its intervals, in the text and on the page */
+static void test_vs_first(const json_t *rep)
+{
+	json_t *r = json_deep_copy(rep), *arms = json_object_get(r, "arms");
+	size_t n;
+	char *html, *txt;
+
+	if (json_array_size(arms) < 2) {
+		json_decref(r);
+		return;
+	}
+	json_object_set_new(json_array_get(arms, 1), "vs_first_arm",
+			    json_pack("{s:s,s:f,s:i,s:s,s:f,s:[f,f],s:f,s:[f,f],s:f,s:[f,f],s:f,s:[f,f]}",
+				      "arm", "first<", "confidence", 0.95, "resamples", 4000, "method",
+				      "percentile bootstrap", "p50_ratio", 2.5, "p50_ratio_ci95", 2.25,
+				      2.75, "p50_diff_ns", 3e8, "p50_diff_ci95_ns", 2e8, 4e8, "p99_ratio",
+				      3.5, "p99_ratio_ci95", 3.0, 4.0, "p99_diff_ns", 6e8,
+				      "p99_diff_ci95_ns", 5e8, 7e8));
+	html = render(report_html, r, &n);
+	EXPECT(html && strstr(html, "<table id=\"vs_first\">") &&
+	       strstr(html, "first&lt; / ") && strstr(html, "<td>2.50 (2.25-2.75)</td><td>300.0 (200.0 to 400.0)</td>") &&
+	       strstr(html, "<td>3.50 (3.00-4.00)</td><td>600.0 (500.0 to 700.0)</td>"));
+	txt = render(render_text, r, &n);
+	EXPECT(txt && strstr(txt, "= 3.50 (95% CI 3.00-4.00)"));
+	free(html);
+	free(txt);
+	json_decref(r);
+}
+
 static void test_escape(const json_t *rep)
 {
 	json_t *r = json_deep_copy(rep);
@@ -282,6 +311,7 @@ int main(void)
 		shape(rep);
 		if (!n) {
 			test_escape(rep);
+			test_vs_first(rep);
 			test_write(rep);
 		}
 		json_decref(rep);

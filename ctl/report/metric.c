@@ -31,7 +31,9 @@ const struct metric report_metrics[] = {
 	{ "state", NULL, MW_TUI, ALL, MK_STR, "live.state", NULL, 1, "%s", NULL, 0, "-", 1 },
 	{ "steps done", NULL, LAT | THR | TRN, ALL, MK_NUM, "live.done", NULL, 1, "%.0f", NULL, 0,
 	  "-", 2 },
-	{ "count", "count", TXT | CSV | HTM, S, MK_NUM, "count", NULL, 1, "%.0f", "%.0f", 6, "-" },
+	/* a collective's samples are its steps (the ranks of a step finish together) */
+	{ "steps", NULL, TXT | HTM, S, MK_NUM, "iters", NULL, 1, "%.0f", NULL, 6, "-" },
+	{ "count", "count", CSV | HTM, S, MK_NUM, "count", NULL, 1, "%.0f", "%.0f", 6, "-" },
 	{ "ops", NULL, TXT, O, MK_NUM, "count", NULL, 1, "%.0f", NULL, 8, "-" },
 	{ "runs", NULL, TXT, E, MK_NUM, "count", NULL, 1, "%.0f", NULL, 5, "-" },
 	{ "exit", NULL, TXT, E, MK_NUM, "exit", NULL, 1, "%.0f", NULL, 5, "-" },

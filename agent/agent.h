@@ -28,6 +28,8 @@ struct agent {
 	char token[PROTO_TOKEN_MAX + 1];
 	char listen_ip[64];	/* the control address: no fault rule may go on its interface */
 	int no_rdma;		/* --no-rdma: control plane only, dev unopened (scale tests) */
+	unsigned int netdev_ifindex;	/* the RoCE GID's netdev (agent/inject.c; 0: not found yet) */
+	long ncpu;			/* possible CPUs: the values of a per-CPU map */
 	pthread_mutex_t lock;		/* guards arms[], jobs[], next_id */
 	struct arm *arms[AGENT_MAX_ARMS];
 	struct job *jobs[AGENT_MAX_JOBS];
@@ -63,10 +65,6 @@ void inject_renewer_stop(struct agent *a);
  * new count (qp 1 is the first QP the arm's round shows each hook); no-op
  * when the injector is not in use */
 void inject_track_begin(struct agent *a);
-/* the injector's counters of the hooks on the agent's RoCE netdev:
- * {"egress": {"roce_pkts": n, "resent": n}, "ingress": {...}}, only the
- * hooks attached ({} when none) */
-json_t *inject_hook_counts(struct agent *a);
 
 /* conn.c: a slot for a new connection from peer, or -1 (full: *why says
  * which cap); a slot given back; every connection woken and waited for */

@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "../workloads/wl.h"
 #include "../lib/clock.h"
+#include "../lib/hwc.h"
 
 enum arm_state { ARM_PREPARED, ARM_CONNECTED, ARM_RUNNING, ARM_DONE };
 static const char *const state_names[] = { "prepared", "connected", "running", "done" };
@@ -166,35 +167,15 @@ int arm_connect(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 	return r;
 }
 
+/* the device's hw counters and the injector's hook counts on its netdev, in one read */
 static json_t *counters_now(struct agent *a)
 {
-	json_t *res = NULL, *o;
+	json_t *res = NULL;
 	char err[64];
 
 	if (hw_counters(a, 0, NULL, &res, err, sizeof(err)))
 		return json_object();
-	o = json_incref(json_object_get(res, "hw_counters"));
-	json_decref(res);
-	return o;
-}
-
-/* after - before of the injector's hook counters, per direction */
-static json_t *hook_delta(json_t *i0, json_t *i1)
-{
-	json_t *d = json_object(), *v;
-	const char *dir;
-
-	json_object_foreach(i1, dir, v) {
-		json_t *b = json_object_get(i0, dir), *o = json_object();
-		static const char *const keys[] = { "roce_pkts", "resent" };
-
-		for (int k = 0; k < 2; k++)
-			json_object_set_new(o, keys[k],
-					    json_integer(json_integer_value(json_object_get(v, keys[k])) -
-							 json_integer_value(json_object_get(b, keys[k]))));
-		json_object_set_new(d, dir, o);
-	}
-	return d;
+	return res;
 }
 
 /*
@@ -207,28 +188,22 @@ static void *arm_thread(void *p)
 {
 	struct arm *arm = p;
 	struct timespec c0, c1;
-	json_t *res = NULL, *h0, *h1, *d, *v, *i0, *i1;
-	const char *k;
+	json_t *res = NULL, *h0, *h1, *ij;
 	int r;
 
-	i0 = inject_hook_counts(arm->agent);
 	h0 = counters_now(arm->agent);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	r = arm->wl->run(&arm->ctx, &res);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	wl_interval_flush(&arm->ctx, rtb_now_ns());
 	h1 = counters_now(arm->agent);
-	i1 = inject_hook_counts(arm->agent);
-	if (!r && res && json_object_size(i1))
-		json_object_set_new(res, "injector_delta", hook_delta(i0, i1));
-	json_decref(i0);
-	json_decref(i1);
 	if (!r && res) {
-		d = json_object();
-		json_object_foreach(h1, k, v)
-			json_object_set_new(d, k, json_integer(json_integer_value(v) -
-							       json_integer_value(json_object_get(h0, k))));
-		json_object_set_new(res, "hw_counters_delta", d);
+		json_object_set_new(res, "hw_counters_delta",
+				    hwc_delta(json_object_get(h0, "hw_counters"),
+					      json_object_get(h1, "hw_counters")));
+		ij = hwc_hooks_delta(json_object_get(h0, "injector"), json_object_get(h1, "injector"));
+		if (ij)
+			json_object_set_new(res, "injector_delta", ij);
 		json_object_set_new(res, "cpu_ns",
 				    json_integer((json_int_t)((c1.tv_sec - c0.tv_sec) * 1000000000LL +
 							      (c1.tv_nsec - c0.tv_nsec))));

@@ -476,46 +476,6 @@ void inject_quiesce(struct agent *a, int timeout_ms)
 	}
 }
 
-int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
-		 size_t errlen)
-{
-	(void)conn;
-	char dir[256], path[512], line[64];
-	struct dirent **ents;
-	json_t *o;
-	int n, i;
-
-	if (json_is_true(json_object_get(args, "track_begin")))	/* an exec round starts */
-		inject_track_begin(a);
-	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%u/hw_counters", a->dev.name,
-		 a->dev.port);
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		snprintf(err, errlen, "%s: no hw counters: %s", dir, strerror(errno));
-		return -errno;
-	}
-	o = json_object();
-	for (i = 0; i < n; i++) {
-		FILE *f;
-
-		if (ents[i]->d_name[0] != '.' && strcmp(ents[i]->d_name, "lifespan")) {
-			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
-			f = fopen(path, "re");
-			if (f) {
-				if (fgets(line, sizeof(line), f))
-					json_object_set_new(o, ents[i]->d_name,
-							    json_integer(strtoll(line, NULL, 10)));
-				fclose(f);
-			}
-		}
-		free(ents[i]);
-	}
-	free(ents);
-	*result = json_pack("{s:s,s:o,s:o}", "dev", a->dev.name, "hw_counters", o, "injector",
-			    inject_hook_counts(a));
-	return 0;
-}
-
 /* a pinned map of the injector's, by name (-1: none, the injector is not in use) */
 static int inj_map(const char *name)
 {
@@ -607,37 +567,63 @@ static unsigned int gid_ifindex(const struct agent *a)
 	return name[0] ? if_nametoindex(name) : 0;
 }
 
+/*
+ * What injector/inj.c's inj_qp_reset and inj_track_set do, in raw bpf(2)
+ * (the agent does not link libbpf): the QPs and PSN transmissions
+ * forgotten, the next QP index of every attached hook back to 1, tracking on.
+ */
 void inject_track_begin(struct agent *a)
 {
 	int qfd = inj_map("inj_qps"), tfd = inj_map("inj_tx"), nfd = inj_map("inj_qp_next");
-	int sfd = inj_map("inj_track");
-	uint32_t zero = 0, on = INJ_TRACK_QP, i;
+	int sfd = inj_map("inj_track"), hfd = inj_map("inj_hooks");
+	uint32_t zero = 0, on = INJ_TRACK_QP, key, next;
+	union bpf_attr at = { 0 };
 	uint64_t z64 = 0;
+	int fds[5] = { qfd, tfd, nfd, sfd, hfd }, i, first = 1;
 
 	(void)a;
 	if (qfd >= 0)
 		map_clear(qfd);
 	if (tfd >= 0)
 		map_clear(tfd);
-	for (i = 0; nfd >= 0 && i < INJ_MAX_HOOKS; i++)
-		map_update(nfd, &i, &z64);
+	while (hfd >= 0 && nfd >= 0) {	/* only the hooks there are: a few, not INJ_MAX_HOOKS */
+		struct inj_hook hv;
+
+		at.map_fd = (uint32_t)hfd;
+		at.key = first ? 0 : (uint64_t)(uintptr_t)&key;
+		at.next_key = (uint64_t)(uintptr_t)&next;
+		if (bpf_sys(BPF_MAP_GET_NEXT_KEY, &at))
+			break;
+		key = next;
+		first = 0;
+		if (!map_lookup(hfd, &key, &hv))
+			map_update(nfd, &hv.slot, &z64);
+	}
 	if (sfd >= 0)
 		map_update(sfd, &zero, &on);
-	for (i = 0; i < 4; i++) {
-		int fd = i == 0 ? qfd : i == 1 ? tfd : i == 2 ? nfd : sfd;
-
-		if (fd >= 0)
-			close(fd);
-	}
+	for (i = 0; i < 5; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
-json_t *inject_hook_counts(struct agent *a)
+/* the injector's counters of the hooks on the agent's RoCE netdev:
+ * {"egress": {"roce_pkts": n, "resent": n}, "ingress": {...}}, only the
+ * hooks attached ({} when none) */
+static json_t *inject_hook_counts(struct agent *a)
 {
 	static const char *const dirs[2] = { "ingress", "egress" };
 	int hfd = inj_map("inj_hooks"), cfd = inj_map("inj_hook_ctrs");
-	unsigned int ifx = gid_ifindex(a);
-	long ncpu = possible_cpus();
+	unsigned int ifx;
+	long ncpu;
 	json_t *o = json_object();
+
+	/* the netdev and the CPU count do not change: found once */
+	if (!__atomic_load_n(&a->netdev_ifindex, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&a->ncpu, possible_cpus(), __ATOMIC_RELAXED);
+		__atomic_store_n(&a->netdev_ifindex, gid_ifindex(a), __ATOMIC_RELEASE);
+	}
+	ifx = a->netdev_ifindex;
+	ncpu = a->ncpu;
 	struct inj_hook_ctr *per;
 	uint32_t d, hk;
 
@@ -663,4 +649,44 @@ json_t *inject_hook_counts(struct agent *a)
 	if (cfd >= 0)
 		close(cfd);
 	return o;
+}
+
+int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+		 size_t errlen)
+{
+	(void)conn;
+	char dir[256], path[512], line[64];
+	struct dirent **ents;
+	json_t *o;
+	int n, i;
+
+	if (json_is_true(json_object_get(args, "track_begin")))	/* an exec round starts */
+		inject_track_begin(a);
+	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%u/hw_counters", a->dev.name,
+		 a->dev.port);
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: no hw counters: %s", dir, strerror(errno));
+		return -errno;
+	}
+	o = json_object();
+	for (i = 0; i < n; i++) {
+		FILE *f;
+
+		if (ents[i]->d_name[0] != '.' && strcmp(ents[i]->d_name, "lifespan")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+			f = fopen(path, "re");
+			if (f) {
+				if (fgets(line, sizeof(line), f))
+					json_object_set_new(o, ents[i]->d_name,
+							    json_integer(strtoll(line, NULL, 10)));
+				fclose(f);
+			}
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	*result = json_pack("{s:s,s:o,s:o}", "dev", a->dev.name, "hw_counters", o, "injector",
+			    inject_hook_counts(a));
+	return 0;
 }

@@ -654,16 +654,16 @@ static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_ho
 	hc->traced++;
 }
 
-/* the rules' verdict on a parsed RoCE packet: the tc return code */
+/* the rules' verdict on a parsed RoCE packet: the tc return code (cfg:
+ * inj_cfg's entry, looked up once per packet by the caller) */
 static __always_inline int judge(struct __sk_buff *skb, const struct inj_hook *hook,
-				 struct pkt *p, __u8 *verdict, __u32 *rule_id, __u64 *delay,
-				 __u64 *now)
+				 const struct inj_cfg *cfg, struct pkt *p, __u8 *verdict,
+				 __u32 *rule_id, __u64 *delay, __u64 *now)
 {
 	struct inj_rule_state *st;
 	struct inj_rule_ctr *rc;
 	struct inj_rule *r;
-	struct inj_cfg *cfg;
-	__u32 zero = 0, k, i;
+	__u32 k, i;
 	__u64 cand, *m, qm;
 	struct scan sc = {};
 
@@ -674,9 +674,6 @@ static __always_inline int judge(struct __sk_buff *skb, const struct inj_hook *h
 	m = bpf_map_lookup_elem(&inj_class_mask, &k);
 	cand &= m ? *m : 0;
 	if (!cand)
-		return TC_ACT_OK;
-	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
-	if (!cfg)
 		return TC_ACT_OK;
 	qm = 0;
 	if (cfg->qpn_exact) {
@@ -723,9 +720,10 @@ static __always_inline int judge(struct __sk_buff *skb, const struct inj_hook *h
 SEC("tc")
 int inj_tc(struct __sk_buff *skb)
 {
-	__u32 hk = inj_hook_key(skb->ifindex, inj_dir), zero = 0, k, rule_id = 0;
+	__u32 hk = inj_hook_key(skb->ifindex, inj_dir), zero = 0, k, rule_id = 0, want, *user;
 	struct inj_hook_ctr *hc;
 	struct inj_hook *hook;
+	struct inj_cfg *cfg;
 	__u8 verdict = INJ_VERDICT_PASS;
 	__u64 now = 0, delay = 0;
 	struct pkt p = {};
@@ -759,15 +757,14 @@ int inj_tc(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	hc->roce_pkts++;
 	hc->roce_bytes += skb->len;
-	{
-		struct inj_cfg *cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
-		__u32 *user = bpf_map_lookup_elem(&inj_track, &zero);
-		__u32 want = (cfg ? cfg->track : 0) | (user ? *user : 0);
-
-		if (want)
-			track(&p, hook, hc, hk, want);
-	}
-	ret = judge(skb, hook, &p, &verdict, &rule_id, &delay, &now);
+	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
+	if (!cfg)
+		return TC_ACT_OK;
+	user = bpf_map_lookup_elem(&inj_track, &zero);
+	want = cfg->track | (user ? *user : 0);
+	if (want)
+		track(&p, hook, hc, hk, want);
+	ret = judge(skb, hook, cfg, &p, &verdict, &rule_id, &delay, &now);
 	trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
 	return ret;
 }

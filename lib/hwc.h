@@ -15,5 +15,11 @@
 extern const char *const hwc_retrans_names[];
 /* the sum of those counters in a {"name": value} object (absent: 0) */
 uint64_t hwc_retrans(const json_t *counters);
+/* what a run added to counters: each integer of after minus the same key
+ * of before (absent: 0); a new object */
+json_t *hwc_delta(const json_t *before, const json_t *after);
+/* the same for the injector's hook counts, {"egress": {...}, "ingress":
+ * {...}} (agent/inject.c): NULL when after has no hook */
+json_t *hwc_hooks_delta(const json_t *before, const json_t *after);
 
 #endif

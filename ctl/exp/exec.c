@@ -32,6 +32,7 @@
 #include "ctl/exp/exp.h"
 #include "ctl/exp/tpl.h"
 #include "lib/clock.h"
+#include "lib/hwc.h"
 #include "lib/log.h"
 #include "lib/proc.h"
 
@@ -559,17 +560,6 @@ static json_t *counters(struct run *r, int m, int begin)
 	return res ? res : json_object();
 }
 
-static json_t *delta(const json_t *a, const json_t *b)
-{
-	json_t *d = json_object(), *v;
-	const char *k;
-
-	json_object_foreach((json_t *)b, k, v)
-		json_object_set_new(d, k, json_integer(json_integer_value(v) -
-						       json_integer_value(json_object_get(a, k))));
-	return d;
-}
-
 /* what happened to one command, for the report */
 static json_t *outcome(struct run *r, const struct inst *in)
 {
@@ -750,19 +740,15 @@ static int round_run(struct run *r, json_t **results)
 			regfree(&r->re[k]);
 	*results = json_array();
 	for (m = 0; m < r->e->g.n; m++) {
-		json_t *after = counters(r, m, 0), *res, *ij = json_object(), *v;
-		const char *dir;
+		json_t *after = counters(r, m, 0), *res, *ij;
 
 		res = json_pack("{s:s,s:o}", "node", r->node[m].name, "hw_counters_delta",
-				delta(json_object_get(before[m], "hw_counters"),
-				      json_object_get(after, "hw_counters")));
-		json_object_foreach(json_object_get(after, "injector"), dir, v)
-			json_object_set_new(ij, dir, delta(json_object_get(json_object_get(before[m],
-									       "injector"), dir), v));
-		if (json_object_size(ij))
+				hwc_delta(json_object_get(before[m], "hw_counters"),
+					  json_object_get(after, "hw_counters")));
+		ij = hwc_hooks_delta(json_object_get(before[m], "injector"),
+				     json_object_get(after, "injector"));
+		if (ij)
 			json_object_set_new(res, "injector_delta", ij);
-		else
-			json_decref(ij);
 		json_decref(after);
 		json_decref(before[m]);
 		if (!m) {

@@ -142,10 +142,8 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 		      "algbw_bytes_per_s", algbw, "busbw_bytes_per_s", algbw * a->factor, "wrong",
 		      (json_int_t)a->wrong, "retransmissions", (json_int_t)a->retrans,
 		      "hw_counters_delta", a->hw);
-	if (o) {
+	if (o)	/* insufficient_samples: report_arm_finish, for every workload */
 		arm_acc_retrans_json(a, o);
-		json_object_set_new(o, "insufficient_samples", report_insufficient(o));
-	}
 	if (o && a->gsamples)
 		json_object_set_new(o, "grad_error",
 				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",
@@ -166,27 +164,22 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 
 void arm_acc_retrans_json(const struct arm_acc *a, json_t *o)
 {
-	uint64_t n = a->retrans;
-	const char *src = "rxe_events";
+	/* a direction whose hooks were on every rank's netdev counts each resend once */
+	int eg = a->results && a->eg_ranks == a->results, in = a->results && a->in_ranks == a->results;
+	uint64_t n = eg ? a->eg_resent : in ? a->in_resent : a->retrans;
+	json_t *h = json_object();
 
-	if (a->results && a->eg_ranks == a->results) {
-		n = a->eg_resent;
-		src = "injector_egress";
-	} else if (a->results && a->in_ranks == a->results) {
-		n = a->in_resent;
-		src = "injector_ingress";
-	}
 	json_object_set_new(o, "retransmissions", json_integer((json_int_t)n));
-	json_object_set_new(o, "retransmissions_source", json_string(src));
-	if (a->results && (a->eg_ranks == a->results || a->in_ranks == a->results)) {
-		json_t *h = json_object();
-
-		if (a->eg_ranks == a->results)
-			json_object_set_new(h, "egress", json_integer((json_int_t)a->eg_resent));
-		if (a->in_ranks == a->results)
-			json_object_set_new(h, "ingress", json_integer((json_int_t)a->in_resent));
+	json_object_set_new(o, "retransmissions_source",
+			    json_string(eg ? "injector_egress" : in ? "injector_ingress" : "rxe_events"));
+	if (eg)
+		json_object_set_new(h, "egress", json_integer((json_int_t)a->eg_resent));
+	if (in)
+		json_object_set_new(h, "ingress", json_integer((json_int_t)a->in_resent));
+	if (eg || in)
 		json_object_set_new(o, "resent_by_hooks", h);
-	}
+	else
+		json_decref(h);
 	json_object_set_new(o, "retransmission_events", json_integer((json_int_t)a->retrans));
 }
 

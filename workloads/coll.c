@@ -1281,13 +1281,18 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 	uint64_t t0 = wl_now_ns();
 	int r;
 
+	uint64_t tr;
+
 	c->it_lost = c->it_expected = 0;
+	c->st.step_codec_ns = 0;
 	if (c->rht) {
 		rht_fwd(c->rht, c->uin, c->in);
-		c->st.codec_ns += wl_now_ns() - t0;
+		c->st.step_codec_ns = wl_now_ns() - t0;
 	}
+	tr = wl_now_ns();
 	if ((r = ring_once(w, c)))
 		return r;
+	c->st.step_transport_ns = wl_now_ns() - tr;
 	if (c->prev)
 		memcpy(c->prev, c->out, c->count * sizeof(float));
 	if (c->rht) {
@@ -1298,8 +1303,9 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 		uint64_t t1 = wl_now_ns();
 
 		rht_inv(c->rht, c->out, c->uout, scale);
-		c->st.codec_ns += wl_now_ns() - t1;
+		c->st.step_codec_ns += wl_now_ns() - t1;
 	}
+	c->st.codec_ns += c->st.step_codec_ns;
 	*ns = wl_now_ns() - t0;
 	return 0;
 }

@@ -111,6 +111,9 @@ struct coll_stats {
 	uint64_t agreed_timeout_ns;	/* the last one used */
 	uint64_t block;		/* hadamard: the block used */
 	uint64_t codec_ns;	/* hadamard: time in the transform, both ways, all steps */
+	/* the last step's parts: the transform (encode and decode; 0 but for
+	 * hadamard) and the transport (the ring, first post to last completion) */
+	uint64_t step_codec_ns, step_transport_ns;
 };
 
 /* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */

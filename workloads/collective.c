@@ -20,7 +20,9 @@
  * timed part, the error against exact goes into NMSE, L-inf and cosine
  * similarity. Each iteration's time (first send posted to last byte received
  * and every send complete, hadamard encode and decode included) goes to a
- * histogram; algbw = bytes / time, busbw = algbw * 2(n-1)/n (allreduce) or
+ * histogram, and its two parts to two more: the transform's (hadamard's
+ * encode and decode, 0 in the other modes) and the transport's (the ring:
+ * first post to last completion); algbw = bytes / time, busbw = algbw * 2(n-1)/n (allreduce) or
  * (n-1)/n, as nccl-tests defines them.
  */
 #include <errno.h>
@@ -66,6 +68,7 @@ struct cw {
 	size_t count, chunk, lo, hi;	/* [lo, hi): the defined part of the output */
 	double *exact;
 	struct hist hist;
+	struct hist hcodec, hxport;	/* each step's transform and transport parts */
 	struct grad_err gerr;
 	uint64_t wrong;
 };
@@ -213,6 +216,8 @@ static int cw_prepare(struct wl_ctx *ctx, const json_t *opts, json_t **ep)
 		}
 	}
 	hist_init(&w->hist);
+	hist_init(&w->hcodec);
+	hist_init(&w->hxport);
 	return 0;
 fail:
 	cw_destroy(ctx);
@@ -265,6 +270,8 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			ctx->ival_lost = cs.lost_pieces;
 			ctx->ival_expected = cs.pieces_expected;
 			hist_record(&w->hist, ns);
+			hist_record(&w->hcodec, cs.step_codec_ns);
+			hist_record(&w->hxport, cs.step_transport_ns);
 			wl_record(ctx, wl_now_ns(), ns);
 			sum += ns;
 			grad_err_add(&w->gerr, coll_output(w->c) + w->lo, w->exact + w->lo,
@@ -291,6 +298,10 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			    (json_int_t)w->cfg.iters, "time_avg_ns", t_s * 1e9, "algbw_bytes_per_s",
 			    algbw, "busbw_bytes_per_s", busbw, "wrong", (json_int_t)w->wrong,
 			    "time_ns", hist_to_json(&w->hist), "grad_error", grad_err_json(&w->gerr));
+	if (*result) {	/* what the computer and what the network cost, per step */
+		json_object_set_new(*result, "codec_ns", hist_to_json(&w->hcodec));
+		json_object_set_new(*result, "transport_ns", hist_to_json(&w->hxport));
+	}
 	if (*result && w->cfg.cc.mode != M_RC) {
 		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "steps",
 				      (json_int_t)st.steps, "lost_pieces", (json_int_t)st.lost_pieces,

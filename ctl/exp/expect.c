@@ -41,6 +41,8 @@ static const struct {
 	{ "lost", "lost_fraction", U_FRAC, S | T },
 	{ "wrong", "wrong", U_COUNT, S | O | T },
 	{ "retransmissions", "retransmissions", U_COUNT, ALL },
+	{ "codec", "codec_ns.p50_ns", U_TIME, S },	/* a step's transform, p50 */
+	{ "transport", "transport_ns.p50_ns", U_TIME, S },
 	{ "busbw", "busbw_bytes_per_s", U_BW, S },
 	{ "algbw", "algbw_bytes_per_s", U_BW, S },
 	{ "ops_per_s", "ops_per_s", U_COUNT, O },

@@ -12,6 +12,8 @@ void arm_acc_init(struct arm_acc *a, const char *name, const char *mode)
 	a->name = name;
 	a->mode = mode;
 	hist_init(&a->h);
+	hist_init(&a->hc);
+	hist_init(&a->hx);
 	a->hw = json_object();
 }
 
@@ -58,6 +60,10 @@ void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
 
 		if (!hist_from_json(&one, json_object_get(e, "time_ns")))
 			hist_merge(&a->h, &one);
+		if (!hist_from_json(&one, json_object_get(e, "codec_ns")))
+			hist_merge(&a->hc, &one);
+		if (!hist_from_json(&one, json_object_get(e, "transport_ns")))
+			hist_merge(&a->hx, &one);
 		if (t > tmax)
 			tmax = t;
 		a->wrong += jr_u64(e, "wrong");
@@ -99,7 +105,9 @@ void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
 
 json_t *arm_acc_to_json(const struct arm_acc *a)
 {
-	json_t *o = json_pack("{s:o,s:O}", "hist", hist_to_json(&a->h), "hw", a->hw);
+	json_t *o = json_pack("{s:o,s:o,s:o,s:O}", "hist", hist_to_json(&a->h), "codec_hist",
+			      hist_to_json(&a->hc), "transport_hist", hist_to_json(&a->hx), "hw",
+			      a->hw);
 
 #define ACC_OUT_U64(f) json_object_set_new(o, #f, json_integer((json_int_t)a->f));
 #define ACC_OUT_F64(f) json_object_set_new(o, #f, json_real(a->f));
@@ -116,6 +124,11 @@ int arm_acc_from_json(struct arm_acc *a, const json_t *j)
 
 	if (!json_is_object(j) || hist_from_json(&a->h, json_object_get(j, "hist")))
 		return -EINVAL;
+	/* absent from an older rdmactl's: empty */
+	if (hist_from_json(&a->hc, json_object_get(j, "codec_hist")))
+		hist_init(&a->hc);
+	if (hist_from_json(&a->hx, json_object_get(j, "transport_hist")))
+		hist_init(&a->hx);
 	json_object_clear(a->hw);
 	if (json_is_object(hw))
 		json_object_update(a->hw, (json_t *)hw);
@@ -144,6 +157,10 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 		      "hw_counters_delta", a->hw);
 	if (o)	/* insufficient_samples: report_arm_finish, for every workload */
 		arm_acc_retrans_json(a, o);
+	if (o && a->hx.count) {	/* a step's time: the transform's part and the transport's */
+		json_object_set_new(o, "codec_ns", hist_summary_json(&a->hc));
+		json_object_set_new(o, "transport_ns", hist_summary_json(&a->hx));
+	}
 	if (o && a->gsamples)
 		json_object_set_new(o, "grad_error",
 				    json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "nmse_mean",

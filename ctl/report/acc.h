@@ -46,6 +46,7 @@
 struct arm_acc {
 	const char *name, *mode;	/* not owned */
 	struct hist h;			/* step (or operation) times of every rank */
+	struct hist hc, hx;		/* collectives: their transform and transport parts */
 	json_t *hw;			/* hw counter deltas summed over ranks and rounds */
 #define ACC_FIELD_U64(f) uint64_t f;
 #define ACC_FIELD_F64(f) double f;

@@ -18,7 +18,9 @@ static const char *footnote(enum measure m)
 		       "first role's nonzero status (124: ended at its timeout)";
 	default:
 		return "p99 x: the first arm's p99 over this arm's; linf: mean per-step L-inf error "
-		       "against the exact result";
+		       "against the exact result\n# codec, xport: a step's p50 time in the transform "
+		       "(hadamard's encode and decode) and in the transport (the ring's sends and "
+		       "receives)";
 	}
 }
 

@@ -16,14 +16,17 @@
  *                 buffer (allreduce, reduce_scatter)
  * For the random data the exact sum is taken in double on every rank (all
  * ranks can generate every rank's input), and #wrong counts elements off by
- * more than 1e-5 of the largest. After every measured iteration, outside its
- * timed part, the error against exact goes into NMSE, L-inf and cosine
- * similarity. Each iteration's time (first send posted to last byte received
+ * more than 1e-5 of the largest. Every measured iteration starts from a
+ * cleared output and is checked after it ends, outside its timed part:
+ * "wrong" is the sum over them, "wrong_iters" how many had one, and per
+ * iteration the elements wrong and the pieces this rank lost ("iter_wrong",
+ * "iter_lost": rdmactl checks a round's losses against its errors); the
+ * error against exact goes into NMSE, L-inf and cosine similarity. Each iteration's time (first send posted to last byte received
  * and every send complete, hadamard encode and decode included) goes to a
  * histogram, and its two parts to two more: the transform's (hadamard's
  * encode and decode, 0 in the other modes) and the transport's (the ring:
- * first post to last completion); algbw = bytes / time, busbw = algbw * 2(n-1)/n (allreduce) or
- * (n-1)/n, as nccl-tests defines them.
+ * first post to last completion); algbw = bytes / time, busbw = algbw *
+ * 2(n-1)/n (allreduce) or (n-1)/n, as nccl-tests defines them.
  */
 #include <errno.h>
 #include <math.h>
@@ -70,8 +73,15 @@ struct cw {
 	struct hist hist;
 	struct hist hcodec, hxport;	/* each step's transform and transport parts */
 	struct grad_err gerr;
-	uint64_t wrong;
+	double tol;		/* an element further than this from exact is wrong */
+	uint64_t wrong, wrong_iters, wrong_max;	/* over every measured iteration */
+	/* per measured iteration (the first ITER_DETAIL): elements wrong, pieces
+	 * this rank lost; rdmactl adds them up over the ranks of a round */
+	uint32_t *it_wrong, *it_lost;
+	size_t ndetail;
 };
+
+#define ITER_DETAIL 100000
 
 /* rank r's input element j */
 static float val(const struct cw *w, int r, size_t j)
@@ -167,6 +177,8 @@ static void cw_destroy(struct wl_ctx *ctx)
 		return;
 	coll_close(w->c);
 	free(w->exact);
+	free(w->it_wrong);
+	free(w->it_lost);
 	free(w);
 	ctx->priv = NULL;
 }
@@ -215,6 +227,22 @@ static int cw_prepare(struct wl_ctx *ctx, const json_t *opts, json_t **ep)
 				w->exact[j] = exact_of(w, j);
 		}
 	}
+	/* ints are exact but for hadamard's rounding; the others within 1e-5
+	 * of the largest */
+	if (w->cfg.data != D_INTS || w->cfg.cc.mode == M_HADAMARD) {
+		double xinf = 0;
+
+		for (j = w->lo; j < w->hi; j++)
+			xinf = fmax(xinf, fabs(w->exact[j]));
+		w->tol = 1e-5 * xinf;
+	}
+	w->ndetail = w->cfg.iters < ITER_DETAIL ? w->cfg.iters : ITER_DETAIL;
+	w->it_wrong = calloc(w->ndetail, sizeof(*w->it_wrong));
+	w->it_lost = calloc(w->ndetail, sizeof(*w->it_lost));
+	if (!w->it_wrong || !w->it_lost) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	hist_init(&w->hist);
 	hist_init(&w->hcodec);
 	hist_init(&w->hxport);
@@ -235,24 +263,18 @@ static int cw_connect(struct wl_ctx *ctx, const json_t *peers)
 static uint64_t check(const struct cw *w)
 {
 	const float *out = coll_output(w->c);
-	double tol = 0, xinf = 0;
 	uint64_t wrong = 0;
 	size_t j;
 
-	if (w->cfg.data != D_INTS || w->cfg.cc.mode == M_HADAMARD) {
-		for (j = w->lo; j < w->hi; j++)
-			xinf = fmax(xinf, fabs(w->exact[j]));
-		tol = 1e-5 * xinf;
-	}
 	for (j = w->lo; j < w->hi; j++)
-		wrong += fabs((double)out[j] - w->exact[j]) > tol;
+		wrong += fabs((double)out[j] - w->exact[j]) > w->tol;
 	return wrong;
 }
 
 static int cw_run(struct wl_ctx *ctx, json_t **result)
 {
 	struct cw *w = ctx->priv;
-	uint64_t i, ns, total = w->cfg.warmup + w->cfg.iters, sum = 0;
+	uint64_t i, ns, total = w->cfg.warmup + w->cfg.iters, sum = 0, lost0 = 0;
 	double t_s, algbw, busbw, factor;
 	struct coll_stats st;
 	int r;
@@ -265,8 +287,18 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			return r;
 		if (i >= w->cfg.warmup) {
 			struct coll_stats cs;
+			uint64_t k = i - w->cfg.warmup, bad = check(w);
 
 			coll_get_stats(w->c, &cs);
+			/* every measured iteration checked, from a cleared output */
+			w->wrong += bad;
+			w->wrong_iters += bad > 0;
+			w->wrong_max = bad > w->wrong_max ? bad : w->wrong_max;
+			if (k < w->ndetail) {
+				w->it_wrong[k] = (uint32_t)bad;
+				w->it_lost[k] = (uint32_t)(cs.lost_pieces - lost0);
+			}
+			lost0 = cs.lost_pieces;
 			ctx->ival_lost = cs.lost_pieces;
 			ctx->ival_expected = cs.pieces_expected;
 			hist_record(&w->hist, ns);
@@ -277,13 +309,18 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			grad_err_add(&w->gerr, coll_output(w->c) + w->lo, w->exact + w->lo,
 				     w->hi - w->lo);
 		}
-		/* stale data from earlier iterations must not pass the check: the last
-		 * iteration starts from zeros */
-		if (i + 1 < total && (r = coll_next(ctx, w->c, i + 2 == total)))
+		else {
+			struct coll_stats cs;
+
+			coll_get_stats(w->c, &cs);
+			lost0 = cs.lost_pieces;
+		}
+		/* stale data from earlier iterations must not pass the check: every
+		 * measured iteration starts from zeros */
+		if (i + 1 < total && (r = coll_next(ctx, w->c, i + 1 >= w->cfg.warmup)))
 			return r;
 		__atomic_store_n(&ctx->progress, i + 1, __ATOMIC_RELAXED);
 	}
-	w->wrong = check(w);
 	t_s = (double)sum / (double)w->cfg.iters / 1e9;
 	algbw = (double)w->cfg.cc.size / t_s;
 	/* nccl-tests' bus bandwidth factors */
@@ -298,6 +335,20 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			    (json_int_t)w->cfg.iters, "time_avg_ns", t_s * 1e9, "algbw_bytes_per_s",
 			    algbw, "busbw_bytes_per_s", busbw, "wrong", (json_int_t)w->wrong,
 			    "time_ns", hist_to_json(&w->hist), "grad_error", grad_err_json(&w->gerr));
+	if (*result) {
+		json_t *iw = json_array(), *il = json_array();
+		size_t k;
+
+		for (k = 0; k < w->ndetail; k++) {
+			json_array_append_new(iw, json_integer(w->it_wrong[k]));
+			json_array_append_new(il, json_integer(w->it_lost[k]));
+		}
+		json_object_set_new(*result, "wrong_iters", json_integer((json_int_t)w->wrong_iters));
+		json_object_set_new(*result, "wrong_max", json_integer((json_int_t)w->wrong_max));
+		json_object_set_new(*result, "iter_wrong", iw);
+		json_object_set_new(*result, "iter_lost", il);
+		json_object_set_new(*result, "fill", json_string(coll_fills[w->cfg.cc.fill]));
+	}
 	if (*result) {	/* what the computer and what the network cost, per step */
 		json_object_set_new(*result, "codec_ns", hist_to_json(&w->hcodec));
 		json_object_set_new(*result, "transport_ns", hist_to_json(&w->hxport));

@@ -45,6 +45,57 @@ static void add_error(struct arm_acc *a, const json_t *g)
 	a->gsamples += n;
 }
 
+/* a loss must make an element wrong: integers (every sum exact, a zero
+ * never right), zero-filled, and no transform spreading it below the
+ * tolerance */
+static int loss_shows(const json_t *e)
+{
+	const char *m = jr_str(e, "mode");
+
+	return !strcmp(jr_str(e, "data"), "ints") && !strcmp(jr_str(e, "fill"), "zero") &&
+	       (!strcmp(m, "lossy") || !strcmp(m, "ec"));
+}
+
+/*
+ * A collective round's losses against its errors, iteration by iteration
+ * (every rank's "iter_lost" and "iter_wrong"): an element wrong while no
+ * rank lost a piece is an engine bug (stale or misplaced data). Where a loss
+ * must show, a piece lost with nothing wrong means its bytes came after all,
+ * after the step gave up on them: a late write (or a loss counted that did
+ * not happen).
+ */
+static void acct_round(struct arm_acc *a, const json_t *results)
+{
+	size_t n = 0, k, i;
+	const json_t *e;
+	int strict = 1;
+
+	json_array_foreach(results, k, e) {
+		const json_t *w = json_object_get(e, "iter_wrong"), *l = json_object_get(e, "iter_lost");
+
+		if (!json_is_array(w) || !json_is_array(l) || json_array_size(w) != json_array_size(l) ||
+		    (k && json_array_size(w) != n))
+			return;
+		n = json_array_size(w);
+		strict = strict && loss_shows(e);
+	}
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t wrong = 0, lost = 0;
+
+		json_array_foreach(results, k, e) {
+			wrong += (uint64_t)json_integer_value(json_array_get(json_object_get(e, "iter_wrong"), i));
+			lost += (uint64_t)json_integer_value(json_array_get(json_object_get(e, "iter_lost"), i));
+		}
+		a->acct_wrong_iters += wrong > 0;
+		a->acct_wrong_noloss += wrong && !lost;
+		a->acct_loss_nowrong += strict && lost && !wrong;
+	}
+	a->acct_strict = (a->acct_iters ? a->acct_strict : 1) && strict;
+	a->acct_iters += n;
+}
+
 void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
 {
 	double tmax = 0;
@@ -101,6 +152,7 @@ void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
 	}
 	a->tsum += tmax * (double)iters;
 	a->iters += iters;
+	acct_round(a, results);
 }
 
 json_t *arm_acc_to_json(const struct arm_acc *a)
@@ -157,6 +209,14 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 		      "hw_counters_delta", a->hw);
 	if (o)	/* insufficient_samples: report_arm_finish, for every workload */
 		arm_acc_retrans_json(a, o);
+	if (o && a->acct_iters)
+		json_object_set_new(o, "accounting",
+				    json_pack("{s:I,s:I,s:I,s:I,s:b}", "iterations",
+					      (json_int_t)a->acct_iters, "wrong_iterations",
+					      (json_int_t)a->acct_wrong_iters, "wrong_without_loss",
+					      (json_int_t)a->acct_wrong_noloss, "loss_without_wrong",
+					      (json_int_t)a->acct_loss_nowrong, "loss_must_show",
+					      (int)a->acct_strict));
 	if (o && a->hx.count) {	/* a step's time: the transform's part and the transport's */
 		json_object_set_new(o, "codec_ns", hist_summary_json(&a->hc));
 		json_object_set_new(o, "transport_ns", hist_summary_json(&a->hx));

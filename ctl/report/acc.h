@@ -30,7 +30,12 @@
 	X(in_resent)                                                                               \
 	X(gsamples)   /* steps whose result error was measured */                                  \
 	X(size)       /* bytes per rank per step */                                                \
-	X(uc)         /* 1: an arm on UC QPs (reports lost data) */
+	X(uc)         /* 1: an arm on UC QPs (reports lost data) */                                \
+	X(acct_iters) /* collectives: iterations whose ranks' losses and errors were compared */  \
+	X(acct_wrong_iters) /* those with a wrong element on some rank */                          \
+	X(acct_wrong_noloss) /* with a wrong element though no rank lost a piece */                \
+	X(acct_loss_nowrong) /* a piece lost, nothing wrong (where a loss must show) */             \
+	X(acct_strict) /* 1: a loss must show (ints, zero fill, lossy or ec) */
 /* reals */
 #define ARM_ACC_F64(X)                                                                             \
 	X(tsum)       /* sum over rounds of the slowest rank's mean step time x iters, ns */       \

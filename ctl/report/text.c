@@ -92,6 +92,20 @@ void report_print_text(const json_t *rep, FILE *f)
 				fprintf(f, "# retransmissions of %s: %s\n", jr_str(arm, "name"),
 					arm_retrans_what(jr_str(arm, "retransmissions_source"), 0));
 	}
+	json_array_foreach(arms, i, arm) {	/* losses against errors, per iteration */
+		const json_t *ac = json_object_get(arm, "accounting");
+
+		if (jr_u64(ac, "wrong_without_loss"))
+			fprintf(f, "# WRONG: %s: %llu of %llu iterations had a wrong element and no "
+				"piece lost on any rank\n",
+				jr_str(arm, "name"), (unsigned long long)jr_u64(ac, "wrong_without_loss"),
+				(unsigned long long)jr_u64(ac, "iterations"));
+		if (jr_u64(ac, "loss_without_wrong"))
+			fprintf(f, "# late data: %s: %llu of %llu iterations lost a piece yet ended with "
+				"nothing wrong (its bytes landed after the step gave up on them)\n",
+				jr_str(arm, "name"), (unsigned long long)jr_u64(ac, "loss_without_wrong"),
+				(unsigned long long)jr_u64(ac, "iterations"));
+	}
 	report_print_roles(rep, f);
 	report_print_expectations(rep, f);
 }

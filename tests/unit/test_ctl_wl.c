@@ -132,6 +132,115 @@ static void test_retrans_source(void)
 	}
 }
 
+/* a round of 3 ranks: per iteration the elements wrong and pieces lost of
+ * each rank ("w0/l0 w1/l1 w2/l2" per iteration, iterations by ';') */
+static json_t *acct_round(const char *mode, const char *data, const char *its)
+{
+	json_t *r = json_array();
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		json_t *iw = json_array(), *il = json_array();
+		const char *p = its;
+
+		while (*p) {
+			unsigned w[3], l[3];
+
+			EXPECT(sscanf(p, "%u/%u %u/%u %u/%u", &w[0], &l[0], &w[1], &l[1], &w[2], &l[2]) == 6);
+			json_array_append_new(iw, json_integer(w[k]));
+			json_array_append_new(il, json_integer(l[k]));
+			p = strchr(p, ';') ? strchr(p, ';') + 1 : p + strlen(p);
+		}
+		json_array_append_new(r, json_pack("{s:s,s:s,s:s,s:o,s:o}", "mode", mode, "data", data,
+						   "fill", "zero", "iter_wrong", iw, "iter_lost", il));
+	}
+	return r;
+}
+
+/* every iteration's losses against its errors, summed over the round's ranks */
+static void test_accounting(void)
+{
+	static const struct {
+		const char *mode, *data, *its;
+		unsigned wrong_iters, wrong_noloss, loss_nowrong, strict;
+	} cases[] = {
+		/* rc: nothing lost, nothing wrong */
+		{ "rc", "ints", "0/0 0/0 0/0;0/0 0/0 0/0", 0, 0, 0, 0 },
+		/* rc: a middle iteration wrong with no loss: caught */
+		{ "rc", "ints", "0/0 0/0 0/0;0/0 5/0 0/0;0/0 0/0 0/0", 1, 1, 0, 0 },
+		/* lossy ints: a loss upstream makes another rank's elements wrong */
+		{ "lossy", "ints", "256/0 256/1 256/0;0/0 0/0 0/0", 1, 0, 0, 1 },
+		/* lossy ints: a loss with nothing wrong anywhere */
+		{ "lossy", "ints", "0/0 0/2 0/0;9/1 0/0 0/0", 1, 0, 1, 1 },
+		/* hadamard: a loss may hide under the tolerance; wrong without loss may not */
+		{ "hadamard", "ints", "0/0 0/2 0/0;3/0 0/0 0/0", 1, 1, 0, 0 },
+		/* laplace data: an element can be right by chance */
+		{ "lossy", "laplace", "0/0 0/2 0/0", 0, 0, 0, 0 },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		json_t *r = acct_round(cases[c].mode, cases[c].data, cases[c].its), *o;
+		struct arm_acc a;
+
+		arm_acc_init(&a, cases[c].mode, cases[c].mode);
+		arm_acc_add(&a, r, json_array_size(json_object_get(json_array_get(r, 0), "iter_lost")));
+		EXPECT_EQ_U(a.acct_iters, json_array_size(json_object_get(json_array_get(r, 0),
+									  "iter_lost")));
+		EXPECT_EQ_U(a.acct_wrong_iters, cases[c].wrong_iters);
+		EXPECT_EQ_U(a.acct_wrong_noloss, cases[c].wrong_noloss);
+		EXPECT_EQ_U(a.acct_loss_nowrong, cases[c].loss_nowrong);
+		EXPECT_EQ_U(a.acct_strict, cases[c].strict);
+		o = arm_acc_summary(&a);
+		EXPECT_EQ_U(jr_u64(json_object_get(o, "accounting"), "wrong_without_loss"),
+			    cases[c].wrong_noloss);
+		json_decref(o);
+		arm_acc_fini(&a);
+		json_decref(r);
+	}
+	{	/* ranks that disagree on the iteration count: nothing compared */
+		json_t *r = acct_round("rc", "ints", "0/0 0/0 0/0;0/0 0/0 0/0");
+		struct arm_acc a;
+
+		json_array_remove(json_object_get(json_array_get(r, 1), "iter_lost"), 0);
+		json_array_remove(json_object_get(json_array_get(r, 1), "iter_wrong"), 0);
+		arm_acc_init(&a, "rc", "rc");
+		arm_acc_add(&a, r, 2);
+		EXPECT_EQ_U(a.acct_iters, 0);
+		arm_acc_fini(&a);
+		json_decref(r);
+	}
+}
+
+/* a step's two parts, every rank's histograms merged */
+static void test_codec_transport(void)
+{
+	json_t *r = json_array(), *o;
+	struct arm_acc a;
+	struct hist hc, hx;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		hist_init(&hc);
+		hist_init(&hx);
+		for (int i = 0; i < 10; i++) {
+			hist_record(&hc, 20000000);	/* 20 ms of transform */
+			hist_record(&hx, 200000000 + (uint64_t)k * 1000000);
+		}
+		json_array_append_new(r, json_pack("{s:o,s:o}", "codec_ns", hist_to_json(&hc),
+						   "transport_ns", hist_to_json(&hx)));
+	}
+	arm_acc_init(&a, "hadamard", "hadamard");
+	arm_acc_add(&a, r, 10);
+	EXPECT_EQ_U(a.hc.count, 30);
+	EXPECT_EQ_U(a.hx.count, 30);
+	o = arm_acc_summary(&a);
+	EXPECT(near(jr_real(json_object_get(o, "codec_ns"), "p50_ns") / 1e6, 20));
+	EXPECT(jr_real(json_object_get(o, "transport_ns"), "p50_ns") >= 199e6 &&
+	       jr_real(json_object_get(o, "transport_ns"), "p50_ns") <= 203e6);
+	json_decref(o);
+	arm_acc_fini(&a);
+	json_decref(r);
+}
+
 static void test_collective_arm(void)
 {
 	json_t *rounds = json_pack("[oo]", fx_round(3, 10, 100000, 0), fx_round(3, 10, 150000, 0));
@@ -209,6 +318,8 @@ int main(void)
 	test_registry();
 	test_acc();
 	test_retrans_source();
+	test_accounting();
+	test_codec_transport();
 	test_collective_arm();
 	test_kv_fold();
 	test_storage_fold();

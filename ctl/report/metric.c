@@ -71,6 +71,9 @@ const struct metric report_metrics[] = {
 	  "-", 14 },
 	{ "p99_99_ns", "p99_99_ns", CSV, ALL, MK_NUM, "percentiles.p99_99_ns", NULL, 1, "", "%.0f", 0,
 	  "-" },
+	/* the first arm's p99 over this one's, 95% bootstrap interval (ctl/tui/model.c) */
+	{ "p99 1st/this", NULL, LAT, ALL, MK_STR, "live.p99_vs_first", NULL, 1, "%s", NULL, 0, "-",
+	  13 },
 	{ "now p50 [ms]", NULL, MW_TUI, ALL, MK_NUM, "live.p50_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 20 },
 	{ "now p99 [ms]", NULL, LAT, ALL, MK_NUM, "live.p99_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 34 },
 	{ "max[ms]", "max_ns", TXT | CSV | HTM, S, MK_NUM, "percentiles.max_ns", NULL, 1e6, "%.2f",

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ctl/tui/model.h"
+#include "lib/boot.h"
 
 void model_init(struct model *m, const struct profile *p, enum measure measure)
 {
@@ -405,6 +406,30 @@ void model_unpublish(void)
 	unlink(path);
 }
 
+void model_vs_first(struct model *m)
+{
+	const struct hist *h0 = &m->arm[0].acc.h;
+	int a;
+
+	for (a = 1; a < m->narms; a++) {
+		struct model_arm *z = &m->arm[a];
+		struct boot_cmp c;
+
+		if (z->vs_n0 == h0->count && z->vs_n == z->acc.h.count)
+			continue;
+		z->vs_n0 = h0->count;
+		z->vs_n = z->acc.h.count;
+		z->vs_ratio = 0;
+		/* the report's method and seed (ctl/exp/finish.c), fewer resamples */
+		if (h0->count && z->acc.h.count &&
+		    !boot_compare(h0, &z->acc.h, 0.99, 0.95, 1000, 0x5eed + 1, &c)) {
+			z->vs_ratio = c.ratio;
+			z->vs_lo = c.ratio_lo;
+			z->vs_hi = c.ratio_hi;
+		}
+	}
+}
+
 json_t *model_arm_json(const struct model *m, int a)
 {
 	const struct model_arm *z = &m->arm[a];
@@ -429,6 +454,12 @@ json_t *model_arm_json(const struct model *m, int a)
 	if (done)	/* null: the target was never reached */
 		json_object_set_new(live, "tta_ns", z->tta_ns >= 0 ? json_integer(z->tta_ns) :
 				    json_null());
+	if (a > 0 && z->vs_ratio > 0) {
+		char v[48];
+
+		snprintf(v, sizeof(v), "%.2f (%.2f-%.2f)", z->vs_ratio, z->vs_lo, z->vs_hi);
+		json_object_set_new(live, "p99_vs_first", json_string(v));
+	}
 	json_object_set_new(o, "live", live);
 	return o;
 }

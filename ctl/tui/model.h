@@ -29,6 +29,10 @@ struct model_arm {
 	uint64_t live_lost0, live_exp0;	/* cumulative counters at the last interval */
 	double spark[MODEL_SPARK];	/* p50 per interval, ms */
 	int nspark;
+	/* the first arm's p99 over this one's with its 95% bootstrap interval,
+	 * for the step counts it was computed at (model_vs_first) */
+	double vs_ratio, vs_lo, vs_hi;
+	uint64_t vs_n0, vs_n;
 	/* train */
 	double accuracy, loss;
 	int64_t tta_ns;
@@ -85,6 +89,9 @@ void model_obs(struct model *m, struct exp_obs *o);
  * when a round finished, and "live": what only a running arm has (new
  * reference; call with m->lock held) */
 json_t *model_arm_json(const struct model *m, int a);
+/* every arm's p99 ratio to the first one's with its interval, recomputed
+ * where an arm's finished rounds changed (call with the lock held) */
+void model_vs_first(struct model *m);
 /* the model as JSON, for viewers in another process (tui --attach) */
 json_t *model_to_json(struct model *m);
 /* a published model into m (initialised, empty); 0 or -1 */

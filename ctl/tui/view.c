@@ -2,7 +2,8 @@
 /*
  * Drawing the model (tui.h): arms side by side (their rows from the
  * report's metric table), the injector's rules, the nodes, the events, a
- * key bar. Reads the model under its lock; changes nothing.
+ * key bar. Reads the model under its lock; changes nothing but its cache of
+ * the ratios between arms (model_vs_first).
  */
 #include <ctype.h>
 #include <curses.h>
@@ -100,6 +101,7 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 
 	if (cw > 24)
 		cw = 24;
+	model_vs_first(m);
 	box_at(t, y, x, h, w, t->view == V_LATENCY ? "Arms: step time (finished rounds; now = last 250 ms)" :
 		   t->view == V_THROUGHPUT ? "Arms: throughput" : "Arms: training", t->pane == P_ARMS);
 	attr(t, C_HEAD, 1);

@@ -85,11 +85,15 @@ fi
 
 # --- 200x60: the nodes pane and a longer event log; v switches the view
 start b 200 60 profiles/quickstart.yaml -o "$W/b" --set run.iters=600 --set run.rounds=60
-if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | grep -c 'agent ok')" = 3 ]; then
+# the first arm's p99 over each other's, with its interval, once every arm has a round
+VS_ALL='^\| p99 1st/this +- +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+ \([0-9.]+-[0-9.]+\)'
+if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | grep -c 'agent ok')" = 3 ] &&
+	wait_for b "$VS_ALL" 10; then
+	vs=$(screen b | grep -E "$VS_ALL" | tr -s ' ')
 	$T send-keys -t b v
 	sleep 1
 	if screen b | grep -q "Arms: throughput" && screen b | grep -qE '^\| busbw \[MB/s\] +[0-9.]+'; then
-		pass tui_200x60 "nodes pane with 3 agents ok, $(screen b | grep -c . ) lines drawn, v: throughput view"
+		pass tui_200x60 "nodes pane with 3 agents ok, ${vs:-?}, $(screen b | grep -c . ) lines drawn, v: throughput view"
 	else
 		fail tui_200x60 "no throughput view: $(screen b | head -5 | tr '\n' '|')"
 	fi

@@ -106,6 +106,7 @@ static void test_rows(void)
 	profile_add_arm(&p, "lossy", "lossy", NULL);
 	model_init(&m, &p, MEASURE_STEPS);
 	fill(&m);
+	model_vs_first(&m);
 	j = model_arm_json(&m, 1);
 	for (x = report_metrics; x->name; x++) {
 		if (!(x->where & MW_TUI_LAT) || !x->tui_order)
@@ -120,12 +121,23 @@ static void test_rows(void)
 			EXPECT(!strcmp(cell, "1.000"));
 		if (!strcmp(x->name, "retransmits"))	/* (3+2) + (4+2) + (5+2) */
 			EXPECT(!strcmp(cell, "18"));
+		if (!strcmp(x->name, "p99 1st/this")) {	/* rc's p99 over lossy's, its interval */
+			double r = 0, lo = 0, hi = 0, want = (double)hist_quantile(&m.arm[0].acc.h, 0.99) /
+							   (double)hist_quantile(&m.arm[1].acc.h, 0.99);
+
+			EXPECT(sscanf(cell, "%lf (%lf-%lf)", &r, &lo, &hi) == 3);
+			EXPECT(r > want - 0.01 && r < want + 0.01 && lo <= r && r <= hi && r < 1);
+		}
 	}
 	EXPECT(rows >= 10);
 	json_decref(j);
 	model_fini(&m);
 	/* an arm that never ran shows its state and no numbers */
 	model_init(&m, &p, MEASURE_STEPS);
+	model_vs_first(&m);
+	j = model_arm_json(&m, 1);
+	EXPECT(!json_object_get(json_object_get(j, "live"), "p99_vs_first"));
+	json_decref(j);
 	j = model_arm_json(&m, 0);
 	for (x = report_metrics; x->name; x++)
 		if ((x->where & MW_TUI_LAT) && x->tui_order && strcmp(x->name, "state") &&

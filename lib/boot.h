@@ -16,6 +16,7 @@
 #ifndef RTB_BOOT_H
 #define RTB_BOOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "hist.h"
 
@@ -32,5 +33,9 @@ struct boot_cmp {
  * empty histogram or arguments out of range, -ENOMEM */
 int boot_compare(const struct hist *a, const struct hist *b, double q, double conf,
 		 int resamples, uint64_t seed, struct boot_cmp *out);
+
+/* Student's t distribution's 97.5% point for df degrees of freedom (a 95%
+ * two-sided interval): exact to 3 decimals for df <= 30, then within 0.01 */
+double boot_t975(size_t df);
 
 #endif

@@ -8,6 +8,7 @@
  * is printed as each arm ends.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
@@ -18,10 +19,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] train [--nodes node0,node1,...] [--mode M | --modes M1,M2,...]\n"
 		"                      [--steps N] [--batch N] [--lr X] [--target P] [--eval_every N]\n"
+		"                      [--seeds N]\n"
 		"                      [collective options: --step_timeout_min, --ec_k, ...]\n"
 		"  data-parallel SGD of a ~204k-parameter MLP on a synthetic task; gradients\n"
 		"  allreduced in each mode (rc, lossy, hadamard, ec); reports time to --target\n"
-		"  accuracy (TTA, training clock: evaluation excluded), final accuracy and step times\n");
+		"  accuracy (TTA, training clock: evaluation excluded), final accuracy and step times;\n"
+		"  --seeds N runs every mode with seeds --seed .. --seed + N - 1 and pools them: mean\n"
+		"  TTA with its 95%% interval, and the first mode's TTA over each other's, seed by seed\n");
 	ctl_usage_wl(f, "train");
 }
 
@@ -32,7 +36,7 @@ struct train_run {
 	double tta0;
 };
 
-static void print_line(const json_t *o, double tta0)
+static void print_line(const json_t *o, double tta0, int seed)
 {
 	const json_t *pc = json_object_get(o, "percentiles");
 	double t = jr_real(o, "tta_ns") / 1e9;
@@ -50,6 +54,10 @@ static void print_line(const json_t *o, double tta0)
 		printf(" %8s", "-");
 	if (tta0 > 0 && t > 0)
 		printf(" %8.2f", tta0 / t);
+	else if (seed)
+		printf(" %8s", "");
+	if (seed)
+		printf("  seed %lld", json_integer_value(json_object_get(o, "seed")));
 	putchar('\n');
 	fflush(stdout);
 }
@@ -64,12 +72,12 @@ static void arm_done(void *arg, int a, json_t *results, uint64_t iters)
 	(void)iters;
 	arm = wlc_report_arm(tr->e.wl, tr->e.p.arm[a].name, tr->e.p.arm[a].mode, rounds);
 	t = jr_real(arm, "tta_ns") / 1e9;
-	if (!json_array_size(tr->all))
+	if (!a)	/* each seed's first arm is its baseline */
 		tr->tta0 = t;
 	else if (tr->tta0 > 0 && t > 0)
 		json_object_set_new(arm, "tta_ratio_vs_first", json_real(tr->tta0 / t));
 	if (!tr->ctl->json)
-		print_line(arm, json_array_size(tr->all) ? tr->tta0 : 0);
+		print_line(arm, a ? tr->tta0 : 0, tr->e.p.rounds > 1);
 	json_array_append_new(tr->all, arm);
 	json_decref(rounds);
 }
@@ -77,8 +85,9 @@ static void arm_done(void *arg, int a, json_t *results, uint64_t iters)
 /* argv into the experiment's profile: 0, CTL_HELP after --help, CTL_USAGE */
 static int parse(struct train_run *tr, int argc, char **argv, const char **nodes)
 {
-	const char *modes_s = NULL, *modes[PROF_MAX_ARMS];
-	const struct ctl_arg own[] = { { "nodes", nodes }, { "modes", &modes_s }, { NULL, NULL } };
+	const char *modes_s = NULL, *modes[PROF_MAX_ARMS], *seeds_s = NULL;
+	const struct ctl_arg own[] = { { "nodes", nodes }, { "modes", &modes_s }, { "seeds", &seeds_s },
+				       { NULL, NULL } };
 	struct profile *p = &tr->e.p;
 	char err[256];
 	int r, n, m;
@@ -97,6 +106,16 @@ static int parse(struct train_run *tr, int argc, char **argv, const char **nodes
 		return CTL_USAGE;
 	}
 	json_object_del(p->wopts, "mode");
+	if (seeds_s) {	/* each arm once per seed: seed, seed + 1, ... */
+		char *end;
+		unsigned long v = strtoul(seeds_s, &end, 10);
+
+		if (*seeds_s < '0' || *seeds_s > '9' || *end || v < 1 || v > 100) {
+			log_err("--seeds %s: a count of seeds, 1..100", seeds_s);
+			return CTL_USAGE;
+		}
+		p->rounds = v;
+	}
 	for (m = 0; m < n; m++)
 		profile_add_arm(p, modes[m], modes[m], NULL);
 	return 0;
@@ -129,10 +148,31 @@ int cmd_train(struct ctl *ctl, int argc, char **argv)
 		exp_measure(&tr.e);
 	}
 	r = exp_finish(&tr.e) || r ? CTL_FAIL : CTL_OK;
+	if (!ctl->json && !r && tr.e.p.rounds > 1) {	/* the seeds pooled, as the report has them */
+		const json_t *arms = json_object_get(tr.e.report, "arms"), *arm;
+		size_t i;
+
+		json_array_foreach(arms, i, arm) {
+			const json_t *ci = json_object_get(arm, "tta_ns_ci95");
+
+			printf("# %-8s %zu seeds, %llu reached %s", jr_str(arm, "mode"),
+			       json_array_size(json_object_get(arm, "seeds")),
+			       (unsigned long long)jr_u64(arm, "tta_reached"), "the target");
+			if (json_is_array(ci))
+				printf(": TTA mean %.2f s (95%% CI %.2f-%.2f)",
+				       jr_real(arm, "tta_ns_mean") / 1e9,
+				       json_real_value(json_array_get(ci, 0)) / 1e9,
+				       json_real_value(json_array_get(ci, 1)) / 1e9);
+			printf(", accuracy mean %.3f\n", jr_real(arm, "final_accuracy_mean"));
+		}
+		report_print_vs_first(arms, stdout);
+	}
 	if (ctl->json && !r) {
 		json_t *out = json_pack("{s:i,s:i,s:O,s:O}", "schema_version", 2, "nranks", tr.e.g.n,
 					"opts", tr.e.p.wopts, "results", tr.all);
 
+		if (tr.e.p.rounds > 1)
+			json_object_set(out, "pooled", json_object_get(tr.e.report, "arms"));
 		json_dumpf(out, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(out);

@@ -126,4 +126,8 @@ void exp_event(struct exp *e, const char *fmt, ...) __attribute__((format(printf
 /* the report JSON of the arms run so far (what exp_finish writes) */
 json_t *exp_report(struct exp *e);
 
+/* training over several seeds: the first arm's TTA over arm's, seed by
+ * seed, into o ("tta_ratio", "tta_ratio_ci95", "tta_pairs"; finish.c) */
+void exp_tta_pairs(const json_t *first, const json_t *arm, json_t *o);
+
 #endif

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -92,6 +93,39 @@ static void remove_faults(struct exp *e)
  * and differences, each with its 95% bootstrap interval over the steps (or
  * operations), so a ratio is never printed without how sure it is.
  */
+/*
+ * Training over several seeds: the first arm's TTA over this one's, seed by
+ * seed (the same seed in both: a paired comparison), as the geometric mean
+ * of the per-seed ratios with a 95% t-interval on their logarithms. Seeds
+ * where either arm never reached the target are left out and counted.
+ */
+void exp_tta_pairs(const json_t *first, const json_t *arm, json_t *o)
+{
+	const json_t *sa = json_object_get(first, "seeds"), *sb = json_object_get(arm, "seeds");
+	size_t n = json_array_size(sa), i, k = 0;
+	double l[64], m = 0, ss = 0, h;
+
+	if (n < 2 || n != json_array_size(sb))
+		return;
+	for (i = 0; i < n && k < 64; i++) {
+		double a = jr_real(json_array_get(sa, i), "tta_ns"), b = jr_real(json_array_get(sb, i),
+										 "tta_ns");
+
+		if (a > 0 && b > 0)
+			l[k++] = log(a / b);
+	}
+	json_object_set_new(o, "tta_pairs", json_integer((json_int_t)k));
+	if (k < 2)
+		return;
+	for (i = 0; i < k; i++)
+		m += l[i] / (double)k;
+	for (i = 0; i < k; i++)
+		ss += (l[i] - m) * (l[i] - m);
+	h = boot_t975(k - 1) * sqrt(ss / (double)(k - 1) / (double)k);
+	json_object_set_new(o, "tta_ratio", json_real(exp(m)));
+	json_object_set_new(o, "tta_ratio_ci95", json_pack("[ff]", exp(m - h), exp(m + h)));
+}
+
 static json_t *vs_first(const json_t *first, const json_t *arm)
 {
 	static const struct {
@@ -123,6 +157,8 @@ static json_t *vs_first(const json_t *first, const json_t *arm)
 		snprintf(k, sizeof(k), "%s_diff_ci95_ns", qs[i].name);
 		json_object_set_new(o, k, json_pack("[ff]", c.diff_lo, c.diff_hi));
 	}
+	if (o)
+		exp_tta_pairs(first, arm, o);
 out:
 	free(ha);
 	free(hb);

@@ -57,14 +57,25 @@ static int pause_point(struct exp *e)
 static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t n)
 {
 	const struct prof_arm *arm = &e->p.arm[a];
-	json_t *o, *res = NULL;
+	json_t *o, *res = NULL, *x;
+	uint64_t seed = 0;
+	size_t k;
 
 	if (pause_point(e)) {
 		e->rc = 1;
 		return;
 	}
 	o = exp_arm_opts(&e->p, e->wl, a, n, rd ? 0 : e->p.warmup, e->g.n);
-	if (e->wl->rounds)
+	if (e->wl->seeds) {	/* every arm of round rd: the profile's seed + rd */
+		const json_t *s0 = json_object_get(e->p.wopts, "seed");
+
+		seed = (json_is_integer(s0) ? (uint64_t)json_integer_value(s0) : 1) + rd;
+		json_object_set_new(o, "seed", json_integer((json_int_t)seed));
+	}
+	if (e->wl->seeds && rounds > 1)
+		exp_event(e, "seed %llu (%llu/%llu): %s", (unsigned long long)seed,
+			  (unsigned long long)rd + 1, (unsigned long long)rounds, arm->name);
+	else if (e->wl->rounds)
 		exp_event(e, "round %llu/%llu: %s (%llu %s)", (unsigned long long)rd + 1,
 			  (unsigned long long)rounds, arm->name, (unsigned long long)n, e->wl->unit);
 	else
@@ -79,6 +90,9 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		e->rc = 1;
 	} else {
 		exp_trace_stop(e);
+		if (e->wl->seeds)	/* which seed each result is of */
+			json_array_foreach(res, k, x)
+				json_object_set_new(x, "seed", json_integer((json_int_t)seed));
 		if (e->obs.arm_done)
 			e->obs.arm_done(e->obs.arg, a, res, n);
 		json_array_append_new(e->rounds[a], res);
@@ -97,7 +111,7 @@ static void intervals_hook(void *arg, int idx, const json_t *iv, json_int_t prog
 int exp_measure(struct exp *e)
 {
 	const struct profile *p = &e->p;
-	uint64_t rd, rounds = e->wl->rounds ? p->rounds : 1;
+	uint64_t rd, rounds = e->wl->rounds || e->wl->seeds ? p->rounds : 1;
 	int a;
 
 	if (e->obs.intervals) {

@@ -463,7 +463,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 		    prof_get_num(x, n, "rounds", "run", NUM_PLAIN, 1, 1000, "1..1000", &p->rounds) ||
 		    prof_get_num(x, n, "warmup", "run", NUM_PLAIN, 0, 100000, "0..100000", &p->warmup))
 			return -1;
-		if (!wl->roles && p->iters < p->rounds)
+		if (!wl->roles && !wl->seeds && p->iters < p->rounds)
 			return prof_perr(x, n, 0, "run: iters %llu is fewer than rounds %llu",
 				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
 	}

@@ -35,6 +35,12 @@ void report_print_vs_first(const json_t *arms, FILE *f)
 
 		if (!(v = json_object_get(arm, "vs_first_arm")))
 			continue;
+		if ((rc = json_object_get(v, "tta_ratio_ci95")))
+			fprintf(f, "#   TTA %s / TTA %s = %.2f (95%% CI %.2f-%.2f; %llu seeds, paired)\n",
+				jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "tta_ratio"),
+				json_real_value(json_array_get(rc, 0)),
+				json_real_value(json_array_get(rc, 1)),
+				(unsigned long long)jr_u64(v, "tta_pairs"));
 		rc = json_object_get(v, "p99_ratio_ci95");
 		dc = json_object_get(v, "p99_diff_ci95_ns");
 		fprintf(f, "#   p99 %s / p99 %s = %.2f (95%% CI %.2f-%.2f); p99 %s - p99 %s = %.2f ms "
@@ -91,6 +97,19 @@ void report_print_text(const json_t *rep, FILE *f)
 			json_array_foreach(arms, i, arm)
 				fprintf(f, "# retransmissions of %s: %s\n", jr_str(arm, "name"),
 					arm_retrans_what(jr_str(arm, "retransmissions_source"), 0));
+	}
+	json_array_foreach(arms, i, arm) {	/* training over several seeds */
+		const json_t *sd = json_object_get(arm, "seeds"), *ci = json_object_get(arm, "tta_ns_ci95");
+
+		if (json_array_size(sd) < 2)
+			continue;
+		fprintf(f, "# %s: %zu seeds, %llu reached the target", jr_str(arm, "name"),
+			json_array_size(sd), (unsigned long long)jr_u64(arm, "tta_reached"));
+		if (json_is_array(ci))
+			fprintf(f, "; TTA mean %.2f s (95%% CI %.2f-%.2f)", jr_real(arm, "tta_ns_mean") / 1e9,
+				json_real_value(json_array_get(ci, 0)) / 1e9,
+				json_real_value(json_array_get(ci, 1)) / 1e9);
+		fputc('\n', f);
 	}
 	json_array_foreach(arms, i, arm) {	/* losses against errors, per iteration */
 		const json_t *ac = json_object_get(arm, "accounting");

@@ -41,6 +41,10 @@ struct wlc {
 	unsigned modes;		/* bit (1 << enum rtb_mode): modes an arm may have */
 	const char *modes_why;	/* why not the others */
 	int rounds;		/* arms take turns in run.rounds rounds; 0: each arm once */
+	/* with rounds 0: run.rounds seeds instead, each arm once per round with
+	 * its "seed" option the profile's (1 if none) plus the round, the same
+	 * seed for every arm of a round (a paired comparison) */
+	int seeds;
 	int in_profile;		/* may be a profile's workload.type */
 	/* its work is the profile's roles (workload.roles: commands on the
 	 * nodes), its arms are variants of them (vars:, env:), not modes */

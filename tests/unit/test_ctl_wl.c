@@ -9,11 +9,14 @@
 #include <math.h>
 #include <string.h>
 #include "expect.h"
+#include "ctl/exp/exp.h"
+#include "lib/boot.h"
 #include "ctl_fixtures.h"
 #include "ctl/wl/wl.h"
 
 /* the descriptors as the registry gives them */
 #define wlc_collective (*wlc_find("collective"))
+#define wlc_train (*wlc_find("train"))
 #define wlc_kv (*wlc_find("kv"))
 #define wlc_storage (*wlc_find("storage"))
 
@@ -241,6 +244,58 @@ static void test_codec_transport(void)
 	json_decref(r);
 }
 
+/* one training round (a seed) of 3 ranks: rank 0's TTA (<0: never) */
+static json_t *train_round(int seed, double tta_s, double acc)
+{
+	json_t *r = json_array();
+
+	for (int k = 0; k < 3; k++)
+		json_array_append_new(r, json_pack("{s:i,s:o,s:f,s:i,s:o}", "seed", seed, "tta_ns",
+						   tta_s > 0 ? json_real(tta_s * 1e9) : json_null(),
+						   "final_accuracy", acc, "steps", 120, "time_ns",
+						   fx_hist(10, 200000000, 1000)));
+	return r;
+}
+
+/* several seeds pooled: means, t-intervals, the paired TTA ratio */
+static void test_train_seeds(void)
+{
+	json_t *ra = json_pack("[ooo]", train_round(1, 12, 0.79), train_round(2, 11, 0.80),
+			       train_round(3, 13, 0.78));
+	json_t *rb = json_pack("[ooo]", train_round(1, 6, 0.79), train_round(2, 5.5, 0.80),
+			       train_round(3, 6.5, 0.79));
+	json_t *rc = json_pack("[oo]", train_round(1, 6, 0.8), train_round(2, -1, 0.6));
+	json_t *a = wlc_report_arm(&wlc_train, "rc", "rc", ra);
+	json_t *b = wlc_report_arm(&wlc_train, "hadamard", "hadamard", rb);
+	json_t *c = wlc_report_arm(&wlc_train, "lossy", "lossy", rc), *v = json_object();
+	const json_t *ci = json_object_get(a, "tta_ns_ci95");
+
+	EXPECT(near(jr_real(a, "tta_ns") / 1e9, 12) && near(jr_real(a, "tta_ns_mean") / 1e9, 12));
+	/* sd 1, n 3: 12 -+ 4.303 / sqrt(3) */
+	EXPECT(json_is_array(ci) && fabs(json_real_value(json_array_get(ci, 0)) / 1e9 -
+					 (12 - 4.303 / sqrt(3))) < 1e-6);
+	EXPECT_EQ_U(jr_u64(a, "tta_reached"), 3);
+	EXPECT_EQ_U(json_array_size(json_object_get(a, "seeds")), 3);
+	EXPECT(near(jr_real(a, "final_accuracy"), 0.79));
+	/* a seed that never reached the target: no mean TTA (it would flatter) */
+	EXPECT(json_is_null(json_object_get(c, "tta_ns")) && jr_u64(c, "tta_reached") == 1);
+	/* rc over hadamard, seed by seed: 2, 2, 2 */
+	exp_tta_pairs(a, b, v);
+	EXPECT(near(jr_real(v, "tta_ratio"), 2) && jr_u64(v, "tta_pairs") == 3);
+	EXPECT(json_is_array(json_object_get(v, "tta_ratio_ci95")));
+	json_object_clear(v);
+	exp_tta_pairs(a, c, v);	/* different seed counts: nothing paired */
+	EXPECT(!json_object_get(v, "tta_ratio"));
+	EXPECT(near(boot_t975(30), 2.042) && boot_t975(1000) > 1.96 && boot_t975(1000) < 1.97);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(v);
+	json_decref(ra);
+	json_decref(rb);
+	json_decref(rc);
+}
+
 static void test_collective_arm(void)
 {
 	json_t *rounds = json_pack("[oo]", fx_round(3, 10, 100000, 0), fx_round(3, 10, 150000, 0));
@@ -320,6 +375,7 @@ int main(void)
 	test_retrans_source();
 	test_accounting();
 	test_codec_transport();
+	test_train_seeds();
 	test_collective_arm();
 	test_kv_fold();
 	test_storage_fold();

@@ -21,10 +21,10 @@ struct rht {
 	int64_t *itmp;	/* one block, the fixed-point path */
 };
 
-static void fwd_float(struct rht *h, const float *in, float *wire);
-static void inv_float(struct rht *h, const float *wire, float *out, float scale);
-static void fwd_fixed(struct rht *h, const float *in, float *wire);
-static void inv_fixed(struct rht *h, const float *wire, float *out, float scale);
+static void fwd_float(struct rht *h, const float *in, size_t st, float *wire);
+static void inv_float(struct rht *h, const float *wire, float *out, size_t st, float scale);
+static void fwd_fixed(struct rht *h, const float *in, size_t st, float *wire);
+static void inv_fixed(struct rht *h, const float *wire, float *out, size_t st, float scale);
 
 /* the sign of element i of the diagonal: one hash bit, the same on every rank */
 static float sign_of(uint64_t seed, size_t i)
@@ -99,7 +99,7 @@ static size_t block_n(const struct rht *h, size_t b)
 }
 
 /* GROUP blocks at a time: signed and transformed into tmp, then interleaved */
-static void fwd_float(struct rht *h, const float *in, float *wire)
+static void fwd_float(struct rht *h, const float *in, size_t st, float *wire)
 {
 	size_t bs = h->block, nb = h->nb, b0, g, k, i;
 
@@ -111,7 +111,7 @@ static void fwd_float(struct rht *h, const float *in, float *wire)
 			size_t base = (b0 + g) * bs, m = block_n(h, b0 + g);
 
 			for (k = 0; k < m; k++)
-				t[k] = in[base + k] * h->sign[base + k];
+				t[k] = in[(base + k) * st] * h->sign[base + k];
 			memset(t + m, 0, (bs - m) * sizeof(float));
 			fwht(t, bs);
 		}
@@ -122,7 +122,7 @@ static void fwd_float(struct rht *h, const float *in, float *wire)
 	}
 }
 
-static void inv_float(struct rht *h, const float *wire, float *out, float scale)
+static void inv_float(struct rht *h, const float *wire, float *out, size_t st, float scale)
 {
 	size_t bs = h->block, nb = h->nb, b0, g, k, i;
 
@@ -138,7 +138,7 @@ static void inv_float(struct rht *h, const float *wire, float *out, float scale)
 
 			fwht(t, bs);
 			for (k = 0; k < m; k++)
-				out[base + k] = t[k] * scale * h->sign[base + k];
+				out[(base + k) * st] = t[k] * scale * h->sign[base + k];
 		}
 	}
 }
@@ -327,19 +327,20 @@ static int fix_sh0(const struct rht *h, int emax)
 }
 
 /* one block the float way (the fixed path's fallback), into wire */
-static void fwd_float_block(struct rht *h, const float *in, float *wire, size_t b)
+static void fwd_float_block(struct rht *h, const float *in, size_t st, float *wire, size_t b)
 {
 	size_t bs = h->block, base = b * bs, m = block_n(h, b), k;
 
 	for (k = 0; k < m; k++)
-		h->tmp[k] = in[base + k] * h->sign[base + k];
+		h->tmp[k] = in[(base + k) * st] * h->sign[base + k];
 	memset(h->tmp + m, 0, (bs - m) * sizeof(float));
 	fwht(h->tmp, bs);
 	for (k = 0; k < bs; k++)
 		wire[k * h->nb + b] = h->tmp[k];
 }
 
-static void inv_float_block(struct rht *h, const float *wire, float *out, float scale, size_t b)
+static void inv_float_block(struct rht *h, const float *wire, float *out, size_t st, float scale,
+			    size_t b)
 {
 	size_t bs = h->block, base = b * bs, m = block_n(h, b), k;
 
@@ -347,10 +348,10 @@ static void inv_float_block(struct rht *h, const float *wire, float *out, float 
 		h->tmp[k] = wire[k * h->nb + b];
 	fwht(h->tmp, bs);
 	for (k = 0; k < m; k++)
-		out[base + k] = h->tmp[k] * scale * h->sign[base + k];
+		out[(base + k) * st] = h->tmp[k] * scale * h->sign[base + k];
 }
 
-static void fwd_fixed(struct rht *h, const float *in, float *wire)
+static void fwd_fixed(struct rht *h, const float *in, size_t st, float *wire)
 {
 	size_t bs = h->block, nb = h->nb, b, k;
 	int64_t *t = h->itmp;
@@ -360,13 +361,14 @@ static void fwd_fixed(struct rht *h, const float *in, float *wire)
 	for (b = 0; b < nb; b++) {
 		size_t base = b * bs, m = block_n(h, b);
 
-		if ((emax = max_exp(in + base, m, 1)) == 255) {
-			fwd_float_block(h, in, wire, b);
+		if ((emax = max_exp(in + base * st, m, st)) == 255) {
+			fwd_float_block(h, in, st, wire, b);
 			continue;
 		}
 		sh0 = fix_sh0(h, emax);
 		for (k = 0; k < m; k++)	/* D: the sign bit of the diagonal flips the input's */
-			t[k] = to_fix(fbits(in + base + k) ^ (fbits(h->sign + base + k) & 0x80000000u), sh0);
+			t[k] = to_fix(fbits(in + (base + k) * st) ^ (fbits(h->sign + base + k) & 0x80000000u),
+				      sh0);
 		memset(t + m, 0, (bs - m) * sizeof(*t));
 		ifwht(t, bs);
 		/* q = x * 2^(sh0 + 150): the exponent comes back down by as much */
@@ -375,7 +377,7 @@ static void fwd_fixed(struct rht *h, const float *in, float *wire)
 	}
 }
 
-static void inv_fixed(struct rht *h, const float *wire, float *out, float scale)
+static void inv_fixed(struct rht *h, const float *wire, float *out, size_t st, float scale)
 {
 	size_t bs = h->block, nb = h->nb, b, k;
 	int64_t *t = h->itmp;
@@ -386,7 +388,7 @@ static void inv_fixed(struct rht *h, const float *wire, float *out, float scale)
 		size_t base = b * bs, m = block_n(h, b);
 
 		if ((emax = max_exp(wire + b, bs, nb)) == 255) {
-			inv_float_block(h, wire, out, scale, b);
+			inv_float_block(h, wire, out, st, scale, b);
 			continue;
 		}
 		sh0 = fix_sh0(h, emax);
@@ -395,7 +397,7 @@ static void inv_fixed(struct rht *h, const float *wire, float *out, float scale)
 		ifwht(t, bs);
 		eb = es - sh0 - 150 + 127;
 		for (k = 0; k < m; k++)
-			setbits(out + base + k,
+			setbits(out + (base + k) * st,
 				from_fix(t[k], c, eb) ^ (fbits(h->sign + base + k) & 0x80000000u));
 	}
 }
@@ -417,11 +419,11 @@ static uint64_t time_path(struct rht *h, float *x, float *w, int p)
 	uint64_t t = now_ns();
 
 	if (p) {
-		fwd_fixed(h, x, w);
-		inv_fixed(h, w, x, 1.0f);
+		fwd_fixed(h, x, 1, w);
+		inv_fixed(h, w, x, 1, 1.0f);
 	} else {
-		fwd_float(h, x, w);
-		inv_float(h, w, x, 1.0f);
+		fwd_float(h, x, 1, w);
+		inv_float(h, w, x, 1, 1.0f);
 	}
 	return now_ns() - t;
 }
@@ -521,18 +523,28 @@ int rht_use(const char *name)
 	return 0;
 }
 
-void rht_fwd(struct rht *h, const float *in, float *wire)
+void rht_fwd_st(struct rht *h, const float *in, size_t stride, float *wire)
 {
 	if (the_path())
-		fwd_fixed(h, in, wire);
+		fwd_fixed(h, in, stride, wire);
 	else
-		fwd_float(h, in, wire);
+		fwd_float(h, in, stride, wire);
+}
+
+void rht_inv_st(struct rht *h, const float *wire, float *out, size_t stride, float scale)
+{
+	if (the_path())
+		inv_fixed(h, wire, out, stride, scale);
+	else
+		inv_float(h, wire, out, stride, scale);
+}
+
+void rht_fwd(struct rht *h, const float *in, float *wire)
+{
+	rht_fwd_st(h, in, 1, wire);
 }
 
 void rht_inv(struct rht *h, const float *wire, float *out, float scale)
 {
-	if (the_path())
-		inv_fixed(h, wire, out, scale);
-	else
-		inv_float(h, wire, out, scale);
+	rht_inv_st(h, wire, out, 1, scale);
 }

@@ -37,6 +37,10 @@ void rht_fwd(struct rht *h, const float *in, float *wire);
 /* wire -> out[n]. scale: 1 for plain decoding, or 1/q (q = fraction of
  * coefficients received, lost ones zero) for an unbiased estimate */
 void rht_inv(struct rht *h, const float *wire, float *out, float scale);
+/* the same on every stride-th float: in[0], in[stride], ... (n of them),
+ * out likewise (a collective's chunk of every n-th element) */
+void rht_fwd_st(struct rht *h, const float *in, size_t stride, float *wire);
+void rht_inv_st(struct rht *h, const float *wire, float *out, size_t stride, float scale);
 /* how rht_fwd and rht_inv compute, chosen once by timing both:
  * "float" (lib/fwht.h's kernels) or "fixed" (64-bit integers: under qemu's
  * TCG, where guest float arithmetic is emulated, 5-8x faster); under qemu's

@@ -118,7 +118,14 @@ struct coll {
 	double ewma_ns;
 	uint32_t est_us[MAX_RANKS];	/* every rank's latest timeout estimate */
 	struct ec *ec;
-	struct rht *rht;	/* hadamard */
+	/* hadamard: each rank's chunk is transformed on its own, so that a chunk
+	 * can be encoded while another is on the wire and decoded as soon as it
+	 * is final. Chunk k is every n-th element from k (uchunk of them or one
+	 * fewer): each chunk samples the whole buffer, so a loss is spread over
+	 * it, not over one region's elements; rhtk[k]: chunk k's (NULL: empty) */
+	struct rht *rht, *rht_last, *rhtk[MAX_RANKS];
+	size_t uchunk;
+	uint32_t enc_done, dec_done;	/* this step's chunks, a bit each */
 	struct coll_stats st;
 	uint64_t it_lost, it_expected;	/* this iteration's */
 };
@@ -197,6 +204,7 @@ void coll_close(struct coll *c)
 	free(c->mag);
 	ec_free(c->ec);
 	rht_free(c->rht);
+	rht_free(c->rht_last);
 	free(c->prev);
 	if (c->uin != c->in)
 		free(c->uin);
@@ -284,11 +292,23 @@ static int coll_layout(struct wl_ctx *w, struct coll *c, const struct ibv_port_a
 	c->r = (int)cfg->rank;
 	c->uc = cfg->mode != M_RC;
 	c->ucount = cfg->size / sizeof(float);
-	if (cfg->mode == M_HADAMARD && !cfg->block)
-		c->cfg.block = rht_block_for(c->ucount);
-	c->st.block = c->cfg.block;
-	c->count = cfg->mode == M_HADAMARD ? rht_wire_len(c->ucount, c->cfg.block) : c->ucount;
-	c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
+	if (cfg->mode == M_HADAMARD && cfg->pipeline) {	/* by chunk, each whole blocks */
+		c->uchunk = (c->ucount + (size_t)c->n - 1) / (size_t)c->n;
+		if (!cfg->block)
+			c->cfg.block = rht_block_for(c->uchunk);
+		c->st.block = c->cfg.block;
+		c->chunk = rht_wire_len(c->uchunk, c->cfg.block);
+		c->count = c->chunk * (size_t)c->n;
+	} else if (cfg->mode == M_HADAMARD) {	/* the whole buffer */
+		if (!cfg->block)
+			c->cfg.block = rht_block_for(c->ucount);
+		c->st.block = c->cfg.block;
+		c->count = rht_wire_len(c->ucount, c->cfg.block);
+		c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
+	} else {
+		c->count = c->ucount;
+		c->chunk = (c->count + (size_t)c->n - 1) / (size_t)c->n;
+	}
 	if (!c->uc)
 		return 0;
 	/* one MTU per WRITE_WITH_IMM: a loss costs one piece, not the rest of
@@ -335,9 +355,25 @@ static int coll_alloc(struct wl_ctx *w, struct coll *c, size_t par, size_t need)
 	if (cfg->mode == M_HADAMARD) {
 		c->uin = calloc(c->ucount, sizeof(float));
 		c->uout = calloc(c->ucount, sizeof(float));
-		c->rht = rht_new(c->ucount, (size_t)c->cfg.block, c->cfg.seed);
-		if (!c->uin || !c->uout || !c->rht)
+		if (!c->uin || !c->uout)
 			return -ENOMEM;
+	}
+	if (cfg->mode == M_HADAMARD && !cfg->pipeline &&
+	    !(c->rht = rht_new(c->ucount, (size_t)c->cfg.block, c->cfg.seed)))
+		return -ENOMEM;
+	if (cfg->mode == M_HADAMARD && cfg->pipeline) {
+		/* chunk g holds every n-th element from g: uchunk of them or one fewer */
+		c->rht = rht_new(c->uchunk, (size_t)c->cfg.block, c->cfg.seed);
+		if (c->ucount % (size_t)c->n && c->uchunk > 1)
+			c->rht_last = rht_new(c->uchunk - 1, (size_t)c->cfg.block, c->cfg.seed);
+		if (!c->rht || (c->ucount % (size_t)c->n && c->uchunk > 1 && !c->rht_last))
+			return -ENOMEM;
+		for (g = 0; g < c->n; g++) {
+			size_t ug = (size_t)g < c->ucount ? (c->ucount - (size_t)g + (size_t)c->n - 1) /
+							    (size_t)c->n : 0;
+
+			c->rhtk[g] = !ug ? NULL : ug == c->uchunk ? c->rht : c->rht_last;
+		}
 	}
 	if (!c->uc)
 		return 0;
@@ -1116,6 +1152,41 @@ static void add_chunk(struct coll *c, int k, const float *stage)
 		c->out[off + e] = c->in[off + e] + stage[e];
 }
 
+/* hadamard, pipeline: chunk k of the input into the wire domain, once a step */
+static void enc_chunk(struct coll *c, int k)
+{
+	uint64_t t0;
+
+	if (!c->rht || !c->cfg.pipeline || (c->enc_done >> k & 1))
+		return;
+	t0 = wl_now_ns();
+	if (c->rhtk[k])
+		rht_fwd_st(c->rhtk[k], c->uin + k, (size_t)c->n, c->in + chunk_off(c, k));
+	c->enc_done |= 1u << k;
+	c->st.step_codec_ns += wl_now_ns() - t0;
+}
+
+/* hadamard, pipeline: chunk k of the (final) output back, scaled */
+static void dec_chunk(struct coll *c, int k, float scale)
+{
+	uint64_t t0;
+
+	if (!c->rht || !c->cfg.pipeline || (c->dec_done >> k & 1))
+		return;
+	t0 = wl_now_ns();
+	if (c->rhtk[k])
+		rht_inv_st(c->rhtk[k], c->out + chunk_off(c, k), c->uout + k, (size_t)c->n, scale);
+	c->dec_done |= 1u << k;
+	c->st.step_codec_ns += wl_now_ns() - t0;
+}
+
+/* hadamard, pipeline, without rescale: the transform beside the transport
+ * (a chunk encoded while the one before is on the wire, decoded once final) */
+static int pipelined(const struct coll *c)
+{
+	return c->rht && c->cfg.pipeline && !c->cfg.rescale;
+}
+
 /* one ring collective, its RECVs already posted */
 static int ring_once(struct wl_ctx *w, struct coll *c)
 {
@@ -1153,6 +1224,7 @@ static int ring_once(struct wl_ctx *w, struct coll *c)
 	}
 	if (rs) {
 		/* reduce-scatter: step s sends chunk r-s, receives chunk r-s-1 and adds it */
+		enc_chunk(c, r);
 		memcpy(c->out + chunk_off(c, r), c->in + chunk_off(c, r), chunk_len(c, r) * sizeof(float));
 		for (s = 0; s < n - 1; s++) {
 			float *st = c->stage + (size_t)s * c->chunk;
@@ -1162,6 +1234,9 @@ static int ring_once(struct wl_ctx *w, struct coll *c)
 				if ((ret = uc_send(c, c->out + chunk_off(c, k), chunk_len(c, k),
 						   (size_t)((char *)st - c->mem), s)))
 					goto post_fail;
+				/* hadamard: the chunk this step's arrival is added to, encoded
+				 * while the step is on the wire */
+				enc_chunk(c, (r - s - 1 + 2 * n) % n);
 				if ((ret = uc_wait(w, c, s, (r - s - 1 + 2 * n) % n, st)))
 					return ret;
 			} else {
@@ -1192,6 +1267,10 @@ static int ring_once(struct wl_ctx *w, struct coll *c)
 						   (size_t)((char *)(c->out + chunk_off(c, k)) - c->mem),
 						   gs)))
 					goto post_fail;
+				/* hadamard: the chunk being forwarded is final, decoded while
+				 * the step is on the wire (the send only reads it) */
+				if (pipelined(c))
+					dec_chunk(c, k, 1.0f);
 				if ((ret = uc_wait(w, c, gs, kr, c->out + chunk_off(c, kr))))
 					return ret;
 				continue;
@@ -1278,17 +1357,21 @@ int coll_begin(struct wl_ctx *w, struct coll *c)
 
 int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 {
-	uint64_t t0 = wl_now_ns();
-	int r;
-
-	uint64_t tr;
+	uint64_t t0 = wl_now_ns(), tr;
+	int r, k;
 
 	c->it_lost = c->it_expected = 0;
 	c->st.step_codec_ns = 0;
-	if (c->rht) {
+	c->enc_done = c->dec_done = 0;
+	/* hadamard: pipelined, only the first chunk sent is encoded before the
+	 * ring (ring_once encodes and decodes the rest beside the transport) */
+	if (c->rht && !c->cfg.pipeline) {	/* the whole buffer, before the ring */
 		rht_fwd(c->rht, c->uin, c->in);
 		c->st.step_codec_ns = wl_now_ns() - t0;
 	}
+	for (k = 0; c->rht && k < c->n; k++)
+		if (!pipelined(c) || k == c->r)
+			enc_chunk(c, k);
 	tr = wl_now_ns();
 	if ((r = ring_once(w, c)))
 		return r;
@@ -1300,10 +1383,15 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 		float scale = c->cfg.rescale && c->it_expected > c->it_lost ?
 				      (float)((double)c->it_expected /
 					      (double)(c->it_expected - c->it_lost)) : 1.0f;
+
 		uint64_t t1 = wl_now_ns();
 
-		rht_inv(c->rht, c->out, c->uout, scale);
-		c->st.step_codec_ns += wl_now_ns() - t1;
+		if (!c->cfg.pipeline) {
+			rht_inv(c->rht, c->out, c->uout, scale);
+			c->st.step_codec_ns += wl_now_ns() - t1;
+		}
+		for (k = 0; k < c->n; k++)	/* what the ring left: the last chunk, or all */
+			dec_chunk(c, k, scale);
 	}
 	c->st.codec_ns += c->st.step_codec_ns;
 	*ns = wl_now_ns() - t0;

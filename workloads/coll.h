@@ -10,7 +10,12 @@
  *             lost is zero-filled and counted, never retransmitted
  *   hadamard  lossy, on the randomized Hadamard transform of the buffer
  *             (lib/rht): a loss becomes small noise spread over many
- *             elements; exact within float rounding when nothing is lost
+ *             elements; exact within float rounding when nothing is lost.
+ *             pipeline=on transforms each rank's chunk (every n-th element)
+ *             on its own instead, beside the transport: a chunk encoded
+ *             while the one before is on the wire, decoded as soon as it is
+ *             final (but with rescale); faster, but its smaller blocks
+ *             spread a loss less
  *   ec        lossy plus ISA-L parity (lib/ec): m parity pieces per group
  *             of k rebuild up to m lost pieces of the group
  */
@@ -46,6 +51,7 @@ struct coll_cfg {
 	int priority;
 	uint64_t block;		/* hadamard */
 	int rescale;		/* hadamard: 1/q */
+	int pipeline;		/* hadamard: chunk by chunk, beside the transport */
 	int fill;		/* lost pieces: zero or the previous iteration's */
 	int wait;		/* idle: sleep on a completion event, or spin */
 	uint64_t ec_k, ec_m;
@@ -74,7 +80,11 @@ struct coll_cfg {
 	  coll_prios, "lossy: send order within a step: none | magnitude (largest pieces first)" }, \
 	{ "block", OPT_UINT, (BASE) + offsetof(struct coll_cfg, block), 0, 1 << 20, "0", NULL,    \
 	  "hadamard: transform block (floats, a power of two; 0: the largest up to 64k that "      \
-	  "pads the buffer by at most 1/64)" },                                                    \
+	  "pads the buffer (pipeline: a rank's chunk) by at most 1/64)" },                         \
+	{ "pipeline", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, pipeline), 0, 0, "off",         \
+	  coll_onoff, "hadamard: transform each rank's chunk (every n-th element) on its own, "    \
+	  "encoded and decoded beside the transport: faster, but smaller blocks spread a loss "    \
+	  "less" },                                                                                \
 	{ "fill", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, fill), 0, 0, "zero", coll_fills,     \
 	  "lossy: a lost piece is zero | previous (what the same piece held the iteration before)" }, \
 	{ "wait", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, wait), 0, 0, "event", coll_waits,   \

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="modes_exact wait_spin side_by_side_1pct real_gradients_1pct ec_rebuilds_single_losses fill_previous hang_free_20pct
-       hang_free_flap train_tta_1pct modes_bad_input"
+       hang_free_flap train_tta_1pct train_seeds hadamard_pipeline modes_bad_input"
 
 suite_up || exit 0
 drop_all() { for i in 0 1 2; do "$C" inject add dev n$i ingress opcode data drop "$@" >/dev/null || return 1; done; }
@@ -250,6 +250,47 @@ if [ "$rcs" = "$(printf '0%.0s' $(seq $TTA_RUNS))" ]; then
 	fi
 else
 	fail train_tta_1pct "exit codes $rcs $(head -c 300 <<< "$jall")"
+fi
+
+# --- seeds pooled: each mode trains with seeds 1..3 (the same seed for both
+# modes of a round), the seeds really differ (their accuracies), and each
+# arm reports them with their means; when both modes reach the target with
+# every seed, the paired TTA ratio comes with its interval
+j=$("$C" -j train --modes rc,lossy --steps 24 --target 40% --seeds 3 --eval_every 4 2>&1); rc=$?
+if [ $rc = 0 ] && jq -e '.pooled | length == 2 and all(
+		([.seeds[].seed] == [1, 2, 3]) and
+		(.tta_reached == ([.seeds[] | select(.tta_ns != null)] | length)) and
+		(if .tta_reached == 3 then .tta_ns == (.tta_ns_mean | round) and (.tta_ns_ci95 | length == 2)
+		 else .tta_ns == null end) and (.final_accuracy_ci95 | length == 2)) and
+	([.[0].seeds[].final_accuracy] | unique | length > 1) and
+	(if all(.tta_reached == 3) then .[1].vs_first_arm.tta_pairs == 3 and
+		(.[1].vs_first_arm | .tta_ratio_ci95[0] <= .tta_ratio and .tta_ratio <= .tta_ratio_ci95[1])
+	 else true end)' <<< "$j" >/dev/null &&
+	[ "$(jq '[.results[] | .seed] | sort' <<< "$j" | jq -c .)" = "[1,1,2,2,3,3]" ]; then
+	pass train_seeds "$(jq -c '[.pooled[] | {mode, seeds: [.seeds[] | {seed, tta_s: ((.tta_ns // 0) / 1e9 * 100 | round / 100), acc: .final_accuracy}], reached: .tta_reached, tta_mean_s: ((.tta_ns_mean // 0) / 1e9 * 100 | round / 100)}] + [{tta_ratio: .pooled[1].vs_first_arm.tta_ratio, ci95: .pooled[1].vs_first_arm.tta_ratio_ci95}]' <<< "$j")"
+else
+	fail train_seeds "rc=$rc $(jq -c '[.pooled[]? | {mode, seeds, tta_reached, tta_ns, tta_ns_mean, vs: .vs_first_arm.tta_ratio}]' <<< "$j" 2>/dev/null || head -c 400 <<< "$j")"
+fi
+
+# --- hadamard's pipeline (each rank's chunk transformed on its own, beside
+# the transport): exact without loss at sizes whose chunks differ in length
+# or are empty, and under 1% loss it completes with the loss reported and
+# each step's transform and transport measured apart
+ok=1 msg=""
+for sz in 4 100 1000004; do
+	j=$("$C" -j collective allreduce --mode hadamard --pipeline on --size $sz --iters 3 --data ints 2>&1) &&
+		jq -e '.results[0] | .wrong == 0 and .grad_error.linf_rel_max <= 1e-5' <<< "$j" >/dev/null ||
+		{ ok=0; msg="$msg size $sz: $(head -c 200 <<< "$j")"; }
+done
+drop_all 1% || ok=0
+j=$("$C" -j collective allreduce --mode hadamard --pipeline on --size 1M --iters 10 --data laplace 2>&1); rc=$?
+flush
+if [ $ok = 1 ] && [ $rc = 0 ] && jq -e '.results[0] | .lost_fraction > 0.003 and .lost_fraction < 0.03 and
+	.codec_ns.count == 30 and .codec_ns.p50_ns > 0 and .transport_ns.count == 30 and
+	.transport_ns.p50_ns > .codec_ns.p50_ns' <<< "$j" >/dev/null; then
+	pass hadamard_pipeline "exact at 4, 100 and 1000004 bytes; at 1% drop: $(jq -c '.results[0] | {lost: (.lost_fraction * 10000 | round / 100), p50_ms: (.percentiles.p50_ns / 1e6 | round), codec_p50_ms: (.codec_ns.p50_ns / 1e6 | round), transport_p50_ms: (.transport_ns.p50_ns / 1e6 | round)}' <<< "$j")"
+else
+	fail hadamard_pipeline "rc=$rc$msg $(head -c 300 <<< "$j")"
 fi
 
 # --- bad input: clear errors, exit 2 (usage) or 1 (the agent refused)

@@ -118,11 +118,13 @@ struct coll {
 	double ewma_ns;
 	uint32_t est_us[MAX_RANKS];	/* every rank's latest timeout estimate */
 	struct ec *ec;
-	/* hadamard: each rank's chunk is transformed on its own, so that a chunk
-	 * can be encoded while another is on the wire and decoded as soon as it
-	 * is final. Chunk k is every n-th element from k (uchunk of them or one
-	 * fewer): each chunk samples the whole buffer, so a loss is spread over
-	 * it, not over one region's elements; rhtk[k]: chunk k's (NULL: empty) */
+	/* hadamard: rht, the whole buffer's transform. pipeline=on: each rank's
+	 * chunk is transformed on its own instead, so that a chunk can be
+	 * encoded while another is on the wire and decoded as soon as it is
+	 * final. Chunk k is every n-th element from k (uchunk of them or one
+	 * fewer, rht or rht_last): each chunk samples the whole buffer, so a loss
+	 * is spread over it, not over one region's elements; rhtk[k]: chunk k's
+	 * (NULL: empty) */
 	struct rht *rht, *rht_last, *rhtk[MAX_RANKS];
 	size_t uchunk;
 	uint32_t enc_done, dec_done;	/* this step's chunks, a bit each */
@@ -1363,9 +1365,10 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 	c->it_lost = c->it_expected = 0;
 	c->st.step_codec_ns = 0;
 	c->enc_done = c->dec_done = 0;
-	/* hadamard: pipelined, only the first chunk sent is encoded before the
-	 * ring (ring_once encodes and decodes the rest beside the transport) */
-	if (c->rht && !c->cfg.pipeline) {	/* the whole buffer, before the ring */
+	/* hadamard: the whole buffer encoded before the ring; pipelined, only
+	 * the first chunk sent (ring_once encodes and decodes the rest beside
+	 * the transport) */
+	if (c->rht && !c->cfg.pipeline) {
 		rht_fwd(c->rht, c->uin, c->in);
 		c->st.step_codec_ns = wl_now_ns() - t0;
 	}
@@ -1383,7 +1386,6 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 		float scale = c->cfg.rescale && c->it_expected > c->it_lost ?
 				      (float)((double)c->it_expected /
 					      (double)(c->it_expected - c->it_lost)) : 1.0f;
-
 		uint64_t t1 = wl_now_ns();
 
 		if (!c->cfg.pipeline) {

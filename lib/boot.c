@@ -174,3 +174,19 @@ double boot_t975(size_t df)
 		return 0;
 	return df < sizeof(t) / sizeof(t[0]) ? t[df] : 1.96 + 2.4 / (double)df;
 }
+
+void boot_mean_t95(const double *v, size_t n, double *m, double *lo, double *hi)
+{
+	double sum = 0, ss = 0, h = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	*m = n ? sum / (double)n : 0;
+	for (i = 0; i < n; i++)
+		ss += (v[i] - *m) * (v[i] - *m);
+	if (n > 1)
+		h = boot_t975(n - 1) * sqrt(ss / (double)(n - 1) / (double)n);
+	*lo = *m - h;
+	*hi = *m + h;
+}

@@ -37,5 +37,8 @@ int boot_compare(const struct hist *a, const struct hist *b, double q, double co
 /* Student's t distribution's 97.5% point for df degrees of freedom (a 95%
  * two-sided interval): exact to 3 decimals for df <= 30, then within 0.01 */
 double boot_t975(size_t df);
+/* the mean of v[0..n) into *m and its 95% t-interval into lo, hi (n < 2:
+ * both the mean) */
+void boot_mean_t95(const double *v, size_t n, double *m, double *lo, double *hi);
 
 #endif

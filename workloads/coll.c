@@ -1396,6 +1396,7 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns)
 			dec_chunk(c, k, scale);
 	}
 	c->st.codec_ns += c->st.step_codec_ns;
+	c->st.step_lost = c->it_lost;
 	*ns = wl_now_ns() - t0;
 	return 0;
 }

@@ -124,6 +124,7 @@ struct coll_stats {
 	/* the last step's parts: the transform (encode and decode; 0 but for
 	 * hadamard) and the transport (the ring, first post to last completion) */
 	uint64_t step_codec_ns, step_transport_ns;
+	uint64_t step_lost;	/* the last step's pieces lost on this rank */
 };
 
 /* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */

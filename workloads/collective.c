@@ -274,7 +274,7 @@ static uint64_t check(const struct cw *w)
 static int cw_run(struct wl_ctx *ctx, json_t **result)
 {
 	struct cw *w = ctx->priv;
-	uint64_t i, ns, total = w->cfg.warmup + w->cfg.iters, sum = 0, lost0 = 0;
+	uint64_t i, ns, total = w->cfg.warmup + w->cfg.iters, sum = 0;
 	double t_s, algbw, busbw, factor;
 	struct coll_stats st;
 	int r;
@@ -296,9 +296,8 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			w->wrong_max = bad > w->wrong_max ? bad : w->wrong_max;
 			if (k < w->ndetail) {
 				w->it_wrong[k] = (uint32_t)bad;
-				w->it_lost[k] = (uint32_t)(cs.lost_pieces - lost0);
+				w->it_lost[k] = (uint32_t)cs.step_lost;
 			}
-			lost0 = cs.lost_pieces;
 			ctx->ival_lost = cs.lost_pieces;
 			ctx->ival_expected = cs.pieces_expected;
 			hist_record(&w->hist, ns);
@@ -308,12 +307,6 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			sum += ns;
 			grad_err_add(&w->gerr, coll_output(w->c) + w->lo, w->exact + w->lo,
 				     w->hi - w->lo);
-		}
-		else {
-			struct coll_stats cs;
-
-			coll_get_stats(w->c, &cs);
-			lost0 = cs.lost_pieces;
 		}
 		/* stale data from earlier iterations must not pass the check: every
 		 * measured iteration starts from zeros */

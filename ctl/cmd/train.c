@@ -149,23 +149,8 @@ int cmd_train(struct ctl *ctl, int argc, char **argv)
 	}
 	r = exp_finish(&tr.e) || r ? CTL_FAIL : CTL_OK;
 	if (!ctl->json && !r && tr.e.p.rounds > 1) {	/* the seeds pooled, as the report has them */
-		const json_t *arms = json_object_get(tr.e.report, "arms"), *arm;
-		size_t i;
-
-		json_array_foreach(arms, i, arm) {
-			const json_t *ci = json_object_get(arm, "tta_ns_ci95");
-
-			printf("# %-8s %zu seeds, %llu reached %s", jr_str(arm, "mode"),
-			       json_array_size(json_object_get(arm, "seeds")),
-			       (unsigned long long)jr_u64(arm, "tta_reached"), "the target");
-			if (json_is_array(ci))
-				printf(": TTA mean %.2f s (95%% CI %.2f-%.2f)",
-				       jr_real(arm, "tta_ns_mean") / 1e9,
-				       json_real_value(json_array_get(ci, 0)) / 1e9,
-				       json_real_value(json_array_get(ci, 1)) / 1e9);
-			printf(", accuracy mean %.3f\n", jr_real(arm, "final_accuracy_mean"));
-		}
-		report_print_vs_first(arms, stdout);
+		report_print_seeds(json_object_get(tr.e.report, "arms"), stdout);
+		report_print_vs_first(json_object_get(tr.e.report, "arms"), stdout);
 	}
 	if (ctl->json && !r) {
 		json_t *out = json_pack("{s:i,s:i,s:O,s:O}", "schema_version", 2, "nranks", tr.e.g.n,

@@ -88,12 +88,6 @@ static void remove_faults(struct exp *e)
 }
 
 /*
- * Every arm after the first against the first (the baseline a comparison
- * reads from left to right, "p99 rc / p99 lossy"): the p50 and p99 ratios
- * and differences, each with its 95% bootstrap interval over the steps (or
- * operations), so a ratio is never printed without how sure it is.
- */
-/*
  * Training over several seeds: the first arm's TTA over this one's, seed by
  * seed (the same seed in both: a paired comparison), as the geometric mean
  * of the per-seed ratios with a 95% t-interval on their logarithms. Seeds
@@ -103,7 +97,7 @@ void exp_tta_pairs(const json_t *first, const json_t *arm, json_t *o)
 {
 	const json_t *sa = json_object_get(first, "seeds"), *sb = json_object_get(arm, "seeds");
 	size_t n = json_array_size(sa), i, k = 0;
-	double l[64], m = 0, ss = 0, h;
+	double l[64], m, lo, hi;
 
 	if (n < 2 || n != json_array_size(sb))
 		return;
@@ -117,15 +111,17 @@ void exp_tta_pairs(const json_t *first, const json_t *arm, json_t *o)
 	json_object_set_new(o, "tta_pairs", json_integer((json_int_t)k));
 	if (k < 2)
 		return;
-	for (i = 0; i < k; i++)
-		m += l[i] / (double)k;
-	for (i = 0; i < k; i++)
-		ss += (l[i] - m) * (l[i] - m);
-	h = boot_t975(k - 1) * sqrt(ss / (double)(k - 1) / (double)k);
+	boot_mean_t95(l, k, &m, &lo, &hi);
 	json_object_set_new(o, "tta_ratio", json_real(exp(m)));
-	json_object_set_new(o, "tta_ratio_ci95", json_pack("[ff]", exp(m - h), exp(m + h)));
+	json_object_set_new(o, "tta_ratio_ci95", json_pack("[ff]", exp(lo), exp(hi)));
 }
 
+/*
+ * Every arm after the first against the first (the baseline a comparison
+ * reads from left to right, "p99 rc / p99 lossy"): the p50 and p99 ratios
+ * and differences, each with its 95% bootstrap interval over the steps (or
+ * operations), so a ratio is never printed without how sure it is.
+ */
 static json_t *vs_first(const json_t *first, const json_t *arm)
 {
 	static const struct {

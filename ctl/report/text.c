@@ -53,6 +53,28 @@ void report_print_vs_first(const json_t *arms, FILE *f)
 	}
 }
 
+/* training over several seeds: each arm's seeds, how many reached the
+ * target, the TTA's and the accuracy's means */
+void report_print_seeds(const json_t *arms, FILE *f)
+{
+	const json_t *arm;
+	size_t i;
+
+	json_array_foreach(arms, i, arm) {
+		const json_t *sd = json_object_get(arm, "seeds"), *ci = json_object_get(arm, "tta_ns_ci95");
+
+		if (json_array_size(sd) < 2)
+			continue;
+		fprintf(f, "# %s: %zu seeds, %llu reached the target", jr_str(arm, "name"),
+			json_array_size(sd), (unsigned long long)jr_u64(arm, "tta_reached"));
+		if (json_is_array(ci))
+			fprintf(f, "; TTA mean %.2f s (95%% CI %.2f-%.2f)", jr_real(arm, "tta_ns_mean") / 1e9,
+				json_real_value(json_array_get(ci, 0)) / 1e9,
+				json_real_value(json_array_get(ci, 1)) / 1e9);
+		fprintf(f, "; accuracy mean %.3f\n", jr_real(arm, "final_accuracy_mean"));
+	}
+}
+
 void report_print_text(const json_t *rep, FILE *f)
 {
 	const json_t *arms = json_object_get(rep, "arms"), *arm;
@@ -98,19 +120,7 @@ void report_print_text(const json_t *rep, FILE *f)
 				fprintf(f, "# retransmissions of %s: %s\n", jr_str(arm, "name"),
 					arm_retrans_what(jr_str(arm, "retransmissions_source"), 0));
 	}
-	json_array_foreach(arms, i, arm) {	/* training over several seeds */
-		const json_t *sd = json_object_get(arm, "seeds"), *ci = json_object_get(arm, "tta_ns_ci95");
-
-		if (json_array_size(sd) < 2)
-			continue;
-		fprintf(f, "# %s: %zu seeds, %llu reached the target", jr_str(arm, "name"),
-			json_array_size(sd), (unsigned long long)jr_u64(arm, "tta_reached"));
-		if (json_is_array(ci))
-			fprintf(f, "; TTA mean %.2f s (95%% CI %.2f-%.2f)", jr_real(arm, "tta_ns_mean") / 1e9,
-				json_real_value(json_array_get(ci, 0)) / 1e9,
-				json_real_value(json_array_get(ci, 1)) / 1e9);
-		fputc('\n', f);
-	}
+	report_print_seeds(arms, f);
 	json_array_foreach(arms, i, arm) {	/* losses against errors, per iteration */
 		const json_t *ac = json_object_get(arm, "accounting");
 

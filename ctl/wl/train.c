@@ -28,19 +28,14 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
  * KEY_ci95 */
 static void mean_ci(json_t *o, const char *key, const double *v, size_t n)
 {
-	double m = 0, ss = 0, h;
+	double m, lo, hi;
 	char k[64];
-	size_t i;
 
-	for (i = 0; i < n; i++)
-		m += v[i] / (double)n;
-	for (i = 0; i < n; i++)
-		ss += (v[i] - m) * (v[i] - m);
-	h = n > 1 ? boot_t975(n - 1) * sqrt(ss / (double)(n - 1) / (double)n) : 0;
+	boot_mean_t95(v, n, &m, &lo, &hi);
 	snprintf(k, sizeof(k), "%s_mean", key);
 	json_object_set_new(o, k, json_real(m));
 	snprintf(k, sizeof(k), "%s_ci95", key);
-	json_object_set_new(o, k, n > 1 ? json_pack("[ff]", m - h, m + h) : json_null());
+	json_object_set_new(o, k, n > 1 ? json_pack("[ff]", lo, hi) : json_null());
 }
 
 /*

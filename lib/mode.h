@@ -11,7 +11,8 @@
 	X(M_RC, "rc")             /* RC QPs: the NIC retransmits */                                \
 	X(M_LOSSY, "lossy")       /* UC, adaptive timeout, losses zero-filled */                   \
 	X(M_HADAMARD, "hadamard") /* lossy on a randomized Hadamard transform */                   \
-	X(M_EC, "ec")             /* lossy plus erasure-coded parity */
+	X(M_EC, "ec")             /* lossy plus erasure-coded parity */                           \
+	X(M_SR, "sr")             /* UC, selective repeat: only missing pieces resent */
 
 #define RTB_MODE_ENUM(e, s) e,
 enum rtb_mode { RTB_MODES(RTB_MODE_ENUM) RTB_MODE_N };

@@ -58,6 +58,14 @@
 #define MAX_RANKS COLL_MAX_RANKS
 #define MARKER 0xffffu
 #define READY_RECVS 4	/* READY RECVs kept posted per peer (UC modes) */
+#define SR_RECVS 8	/* sr: control RECVs (READY, NACK, DONE) kept posted per peer */
+#define SR_NACK_RING 16	/* sr: NACK send buffers, used in turn */
+#define SR_RTO_MIN_NS 1000000ULL	/* sr: the retransmission timeout's floor */
+/* the immediate of a control SEND (UC modes): a READY's carries the timeout
+ * estimate in us (below 2^30); sr's NACK and DONE name (iteration, step) */
+#define CTL_NACK 0x80000000u
+#define CTL_DONE 0x40000000u
+#define CTL_EST_MAX 0x3fffffffu
 #define CTL_TIMEOUT 10	/* UC modes' READY QPs: 4.2 ms, about a jiffy */
 #define SPIN_POLLS 64	/* empty polls before a rank sleeps on its CQ (wait=event) */
 #define SLEEP_MAX_NS 1000000ULL	/* and at most this long at a time */
@@ -128,6 +136,20 @@ struct coll {
 	struct rht *rht, *rht_last, *rhtk[MAX_RANKS];
 	size_t uchunk;
 	uint32_t enc_done, dec_done;	/* this step's chunks, a bit each */
+	/* sr: control RECV buffers ([peer][SR_RECVS] of bmlen bytes), then the
+	 * NACK send ring; what each step of this iteration sent (to resend
+	 * from), and the RTO state of the link from the left neighbour */
+	int sr;
+	size_t bmlen;
+	uint8_t *cbuf;
+	struct ibv_mr *cmr;
+	unsigned int nack_next;
+	const float *sent_src[2 * MAX_RANKS];
+	size_t sent_len[2 * MAX_RANKS], sent_off[2 * MAX_RANKS];
+	uint32_t sent_mask;	/* steps of this iteration sent, a bit each */
+	uint32_t sr_done[MAX_RANKS];	/* 1 + the iteration each rank said DONE for */
+	double srtt_ns, rttvar_ns;
+	uint64_t rto_ns;
 	struct coll_stats st;
 	uint64_t it_lost, it_expected;	/* this iteration's */
 };
@@ -208,6 +230,9 @@ void coll_close(struct coll *c)
 	rht_free(c->rht);
 	rht_free(c->rht_last);
 	free(c->prev);
+	if (c->cmr)
+		ibv_dereg_mr(c->cmr);
+	free(c->cbuf);
 	if (c->uin != c->in)
 		free(c->uin);
 	if (c->uout != c->out)
@@ -293,6 +318,7 @@ static int coll_layout(struct wl_ctx *w, struct coll *c, const struct ibv_port_a
 	c->n = (int)cfg->nranks;
 	c->r = (int)cfg->rank;
 	c->uc = cfg->mode != M_RC;
+	c->sr = cfg->mode == M_SR;
 	c->ucount = cfg->size / sizeof(float);
 	if (cfg->mode == M_HADAMARD && cfg->pipeline) {	/* by chunk, each whole blocks */
 		c->uchunk = (c->ucount + (size_t)c->n - 1) / (size_t)c->n;
@@ -392,6 +418,13 @@ static int coll_alloc(struct wl_ctx *w, struct coll *c, size_t par, size_t need)
 		return -ENOMEM;
 	for (g = 0; g < 2 * (c->n - 1); g++)
 		c->step_np[g] = (uint32_t)npieces(c, step_chunk(c, g));
+	if (c->sr) {	/* a step's bitmap, whole 8-byte words */
+		c->bmlen = ((c->slots + 63) / 64) * 8;
+		c->cbuf = calloc((size_t)MAX_RANKS * SR_RECVS + SR_NACK_RING, c->bmlen);
+		if (!c->cbuf)
+			return -ENOMEM;
+		c->rto_ns = cfg->step_timeout_min;
+	}
 	if (cfg->mode == M_EC && !(c->ec = ec_new((int)cfg->ec_k, (int)cfg->ec_m))) {
 		snprintf(w->err, sizeof(w->err), "ec_k %llu, ec_m %llu: %s",
 			 (unsigned long long)cfg->ec_k, (unsigned long long)cfg->ec_m, strerror(errno));
@@ -475,7 +508,10 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 	c->mr = c->cq ? ibv_reg_mr(c->pd, c->mem, c->memlen,
 				   IBV_ACCESS_LOCAL_WRITE | (c->uc ? IBV_ACCESS_REMOTE_WRITE : 0)) :
 			NULL;
-	if (!c->mr) {
+	if (c->mr && c->sr)
+		c->cmr = ibv_reg_mr(c->pd, c->cbuf, ((size_t)MAX_RANKS * SR_RECVS + SR_NACK_RING) *
+						    c->bmlen, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->mr || (c->sr && !c->cmr)) {
 		snprintf(w->err, sizeof(w->err), "%s: PD/CQ/MR (%zu bytes): %s", w->dev->name, c->memlen,
 			 strerror(errno));
 		r = errno ? -errno : -ENOMEM;
@@ -598,6 +634,30 @@ static int post_send(struct coll *c, struct ibv_qp *qp, const float *src, size_t
 	return -ibv_post_send(qp, &wr, &bad);
 }
 
+static uint8_t *ctl_buf(struct coll *c, int j, unsigned int slot)
+{
+	return c->cbuf + ((size_t)j * SR_RECVS + slot) * c->bmlen;
+}
+
+/* a control RECV toward rank j: READYs carry nothing; sr's control RECVs
+ * also take NACKs, so each has a bitmap's room, slot `slot` of rank j's */
+static int ctl_recv(struct coll *c, int j, unsigned int slot)
+{
+	uint64_t id = WR_RECV | WR_READY | (uint64_t)j | (uint64_t)slot << 8;
+	struct ibv_sge sge = { 0 };
+	struct ibv_recv_wr wr = { .wr_id = id }, *bad;
+
+	if (c->sr) {
+		sge = (struct ibv_sge){ .addr = (uintptr_t)ctl_buf(c, j, slot),
+					.length = (uint32_t)c->bmlen, .lkey = c->cmr->lkey };
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	return -ibv_post_recv(c->qp[j], &wr, &bad);
+}
+
+static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm);
+
 /*
  * A poll found nothing. wait=spin: yield now and then (ranks may outnumber
  * CPUs: 3 agents on 2 vCPUs, and rxe does its work in kernel threads).
@@ -680,14 +740,29 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 					c->sends--;
 			} else if ((id & (WR_RECV | WR_READY)) == (WR_RECV | WR_READY)) {
 				int src = (int)(id & 0xff);
+				unsigned int slot = (unsigned int)(id >> 8) & 0xff;
+				uint32_t imm = wc[i].wc_flags & IBV_WC_WITH_IMM ?
+						       ntohl(wc[i].imm_data) : 0;
 
-				c->ready[src]++;
-				if (c->uc) {	/* the peer's estimate; keep the RECVs topped up */
-					if (wc[i].wc_flags & IBV_WC_WITH_IMM)
-						c->est_us[src] = ntohl(wc[i].imm_data);
-					if (post_recv(c, c->qp[src], NULL, 0, WR_READY | (uint64_t)src))
+				if (c->uc && (imm & CTL_NACK)) {
+					int e = sr_on_nack(c, src, imm, ctl_buf(c, src, slot));
+
+					if (e) {
+						snprintf(w->err, sizeof(w->err),
+							 "rank %d: resend to rank %d: post failed: %s",
+							 c->r, src, strerror(-e));
 						return -EIO;
+					}
+				} else if (c->uc && (imm & CTL_DONE)) {
+					c->sr_done[src] = ((imm >> 16) & 0xff) + 1;
+				} else {
+					c->ready[src]++;
+					if (c->uc && (wc[i].wc_flags & IBV_WC_WITH_IMM))
+						c->est_us[src] = imm;	/* the peer's estimate */
 				}
+				/* keep the RECVs topped up (the slot is read) */
+				if (c->uc && ctl_recv(c, src, slot))
+					return -EIO;
 			} else if (id & WR_RECV) {
 				c->recvd++;	/* in order: the RQ is FIFO */
 			} else if (id & WR_READY) {
@@ -857,6 +932,10 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 	uint32_t hdr = ((c->iter & 0xff) << 24) | ((uint32_t)gstep << 16);
 	struct ibv_send_wr *bad;
 
+	c->sent_src[gstep] = src;	/* sr: what a NACK's resends come from */
+	c->sent_len[gstep] = len;
+	c->sent_off[gstep] = dst_off;
+	c->sent_mask |= 1u << gstep;
 	for (p = 0; p < np; p++)
 		c->order[p] = (uint32_t)p;
 	if (c->cfg.priority == P_MAGNITUDE && np > 1) {
@@ -899,13 +978,21 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 	return -ibv_post_send(c->dq[right], c->swr, &bad);
 }
 
+/* this rank's timeout estimate, us: timeout_mult x its step-time EWMA */
+static uint32_t est_us(const struct coll *c)
+{
+	double e = c->ewma_ns * (double)c->cfg.timeout_mult_ppm / 1e6 / 1e3;
+
+	return e < (double)CTL_EST_MAX ? (uint32_t)e : CTL_EST_MAX;
+}
+
 /* min(median of the ranks' estimates, cap), at least step_timeout_min */
 static uint64_t agreed_timeout(struct coll *c)
 {
 	uint64_t v[MAX_RANKS], t;
 	int i, j, m = 0;
 
-	c->est_us[c->r] = (uint32_t)(c->ewma_ns * (double)c->cfg.timeout_mult_ppm / 1e6 / 1e3);
+	c->est_us[c->r] = est_us(c);
 	for (i = 0; i < c->n; i++) {
 		if (!c->est_us[i])
 			continue;
@@ -976,6 +1063,241 @@ static uint64_t ec_rebuild(struct coll *c, int gstep, float *dst, size_t np, siz
 }
 
 /*
+ * sr, as the sender: the right neighbour's NACK for step gs of this
+ * iteration names the pieces it misses (a bit each); resend those from
+ * where the step sent them (still unchanged: a step's source is overwritten
+ * only by an arrival that the ring orders after the right neighbour has the
+ * whole step), then the two end markers, in one chained post. A NACK of a
+ * step not (yet) sent this iteration is counted and ignored: the receiver's
+ * timer asks again.
+ */
+static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm)
+{
+	uint32_t it = (imm >> 16) & 0xff, gs = imm & 0xff;
+	uint32_t hdr = ((c->iter & 0xff) << 24) | (gs << 16);
+	int right = (c->r + 1) % c->n, k = 0;
+	struct ibv_send_wr *bad;
+	size_t p, np, len;
+
+	if (!c->sr || src != right || it != (c->iter & 0xff) || gs >= 2 * MAX_RANKS ||
+	    !(c->sent_mask >> gs & 1)) {
+		c->st.stale_nacks++;
+		return 0;
+	}
+	len = c->sent_len[gs];
+	np = (len + c->piece - 1) / c->piece;
+	for (p = 0; p < np && p < c->bmlen * 8; p++) {
+		if (!(bm[p >> 3] >> (p & 7) & 1))
+			continue;
+		uc_wr(c, k++, c->sent_src[gs] + p * c->piece,
+		      len - p * c->piece < c->piece ? len - p * c->piece : c->piece,
+		      c->sent_off[gs] + p * c->piece * sizeof(float), hdr | (uint32_t)p);
+	}
+	if (!k)
+		return 0;
+	c->st.resent_pieces += (uint64_t)k;
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
+	c->swr[k - 1].next = NULL;
+	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
+	c->sends++;
+	return -ibv_post_send(c->dq[right], c->swr, &bad);
+}
+
+/* sr: a control SEND to the left neighbour, the one this rank receives from:
+ * a NACK (bm: the bitmap) or DONE */
+static int sr_ctl_send(struct coll *c, uint32_t imm, uint8_t *bm)
+{
+	int left = (c->r + c->n - 1) % c->n, r;
+	struct ibv_sge sge = { .addr = (uintptr_t)bm, .length = (uint32_t)c->bmlen,
+			       .lkey = c->cmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = WR_READY, .sg_list = bm ? &sge : NULL,
+				  .num_sge = bm ? 1 : 0, .opcode = IBV_WR_SEND_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.imm_data = htonl(imm);
+	r = -ibv_post_send(c->qp[left], &wr, &bad);
+	c->csends += !r;	/* reaped whenever */
+	return r;
+}
+
+/* sr: ask the left neighbour for step gstep's missing pieces (of np); RECVs
+ * for their arrival are posted first. Returns 1 when not sent now (too many
+ * control SENDs unacknowledged: the RC QP is itself recovering) */
+static int sr_nack(struct coll *c, int gstep, size_t np)
+{
+	uint8_t *bm = c->cbuf + ((size_t)MAX_RANKS * SR_RECVS + c->nack_next % SR_NACK_RING) *
+					c->bmlen;
+	uint8_t *g = got_of(c, gstep);
+	size_t p;
+	int r;
+
+	if (c->csends >= MAX_RANKS)
+		return 1;
+	c->nack_next++;
+	memset(bm, 0, c->bmlen);
+	for (p = 0; p < np; p++)
+		if (!g[p])
+			bm[p >> 3] |= (uint8_t)(1u << (p & 7));
+	if ((r = uc_post_recvs(c)) ||
+	    (r = sr_ctl_send(c, CTL_NACK | (c->iter & 0xff) << 16 | (uint32_t)gstep, bm)))
+		return r;
+	c->st.nacks++;
+	return 0;
+}
+
+/* sr: a NACK-to-first-resend time (RFC 6298's SRTT and RTTVAR) */
+static void sr_rtt(struct coll *c, uint64_t sample)
+{
+	double x = (double)sample, rto;
+
+	if (!c->srtt_ns) {
+		c->srtt_ns = x;
+		c->rttvar_ns = x / 2;
+	} else {
+		c->rttvar_ns = 0.75 * c->rttvar_ns + 0.25 * fabs(c->srtt_ns - x);
+		c->srtt_ns = 0.875 * c->srtt_ns + 0.125 * x;
+	}
+	rto = c->srtt_ns + 4 * c->rttvar_ns;
+	c->rto_ns = rto < (double)SR_RTO_MIN_NS ? SR_RTO_MIN_NS :
+		    rto > (double)c->cfg.step_timeout_max ? c->cfg.step_timeout_max : (uint64_t)rto;
+	c->st.srtt_ns = (uint64_t)c->srtt_ns;
+}
+
+/*
+ * sr: wait for step gstep (chunk k) until every piece is in. A NACK for the
+ * missing ones goes out when
+ *   - an end marker came and the link then idled for idle_grace (the burst,
+ *     first or resent, is over: what is missing was lost), or
+ *   - before the first NACK, the deadline lossy gives up at (the agreed
+ *     timeout with the link idle as long again; nothing at all yet: the
+ *     cap), or after one, the retransmission timeout (RTO) since it:
+ *     RFC 6298's SRTT + 4 RTTVAR of the NACK-to-resend times (Karn: only a
+ *     NACK answered without another sent), at least 1 ms, step_timeout_max
+ *     at most, step_timeout_min before the first sample, doubled on each
+ *     expiry.
+ * An iteration still short after op_timeout fails.
+ */
+static int sr_wait(struct wl_ctx *w, struct coll *c, int gstep, int k)
+{
+	size_t need = npieces(c, k);
+	uint64_t t0 = wl_now_ns(), now, dl, tn = 0, agreed = agreed_timeout(c);
+	uint64_t fail = t0 + c->cfg.op_timeout, missing0 = 0;
+	uint32_t had = 0;
+	unsigned int spin = 0, unanswered = 0, nacks = 0;
+	int r;
+
+	c->st.agreed_timeout_ns = agreed;
+	c->st.steps++;
+	c->st.pieces_expected += need;
+	c->it_expected += need;
+	while (c->arrived[gstep] < need) {
+		now = wl_now_ns();
+		if (now >= fail) {
+			snprintf(w->err, sizeof(w->err),
+				 "rank %d: step %d: %u of %zu pieces from rank %d after %u NACKs",
+				 c->r, gstep, c->arrived[gstep], need, (c->r + c->n - 1) % c->n, nacks);
+			return -ETIMEDOUT;
+		}
+		if (c->marker[gstep] && now - c->last_arrival[gstep] >= c->cfg.idle_grace) {
+			c->st.marker_ends++;
+		} else {
+			if (tn) {
+				dl = tn + c->rto_ns;
+			} else if (c->arrived[gstep]) {
+				uint64_t idle = c->last_arrival[gstep] +
+						(agreed > c->cfg.step_timeout_min ?
+							 agreed : c->cfg.step_timeout_min);
+
+				dl = t0 + agreed > idle ? t0 + agreed : idle;
+			} else {
+				dl = t0 + c->cfg.step_timeout_max;
+			}
+			if (now < dl) {
+				uint64_t d = dl < fail ? dl : fail;
+
+				if (c->marker[gstep] && c->last_arrival[gstep] + c->cfg.idle_grace < d)
+					d = c->last_arrival[gstep] + c->cfg.idle_grace;
+				if ((r = poll_until(w, c, 0, -1, 0, d)))
+					return r;
+				if (c->arrived[gstep] > had) {
+					if (tn && unanswered == 1)
+						sr_rtt(c, c->last_arrival[gstep] - tn);
+					unanswered = 0;
+					had = c->arrived[gstep];
+				}
+				if (!(++spin & 63) && *w->stop)
+					return -EINTR;
+				continue;
+			}
+			/* a last look first, as lossy's (a late wake-up) */
+			had = c->arrived[gstep];
+			if ((r = poll_until(w, c, 0, -1, 0, 0)))
+				return r;
+			if (c->arrived[gstep] != had) {
+				c->st.late_looks++;
+				continue;
+			}
+			if (c->marker[gstep])	/* the burst's end: its grace first */
+				continue;
+			c->st.timeouts++;
+			if (tn) {	/* the NACK or its resends were lost: back off */
+				c->rto_ns = 2 * c->rto_ns < c->cfg.step_timeout_max ?
+						    2 * c->rto_ns : c->cfg.step_timeout_max;
+			}
+		}
+		if (!tn)
+			missing0 = need - c->arrived[gstep];
+		if ((r = sr_nack(c, gstep, need)) < 0) {
+			snprintf(w->err, sizeof(w->err), "rank %d: NACK post failed: %s", c->r,
+				 strerror(-r));
+			return r;
+		}
+		nacks += !r;
+		c->marker[gstep] = 0;
+		tn = wl_now_ns();
+		had = c->arrived[gstep];
+		unanswered += !r;
+	}
+	c->st.recovered_pieces += missing0;
+	c->st.rto_ns = c->rto_ns;
+	if (c->last_arrival[gstep] > t0) {
+		double d = (double)(c->last_arrival[gstep] - t0), a = (double)c->cfg.ewma_ppm / 1e6;
+
+		c->ewma_ns = c->ewma_ns ? (1 - a) * c->ewma_ns + a * d : d;
+	}
+	return 0;
+}
+
+/* sr: this rank has all of the iteration (DONE to the left neighbour); wait
+ * till the right one has all we sent: until then a NACK may need our
+ * buffers as they are */
+static int sr_finish(struct wl_ctx *w, struct coll *c, uint64_t deadline)
+{
+	int right = (c->r + 1) % c->n, r;
+	uint32_t want = (c->iter & 0xff) + 1;
+
+	if ((r = sr_ctl_send(c, CTL_DONE | (c->iter & 0xff) << 16, NULL))) {
+		snprintf(w->err, sizeof(w->err), "rank %d: DONE post failed: %s", c->r, strerror(-r));
+		return r;
+	}
+	while (c->sr_done[right] != want) {
+		if ((r = poll_until(w, c, 0, -1, 0, deadline)))
+			return r;
+		if (*w->stop) {
+			snprintf(w->err, sizeof(w->err), "stopped");
+			return -EINTR;
+		}
+		if (wl_now_ns() > deadline) {
+			snprintf(w->err, sizeof(w->err), "rank %d: no DONE from rank %d in time", c->r,
+				 right);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/*
  * Wait for step gstep (chunk k into [dst, dst + len)), as the comment at the
  * top says; then rebuild (ec), fill what is still missing (zero or the
  * previous value), and update this rank's estimate.
@@ -990,6 +1312,8 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 	unsigned int spin = 0;
 	int r, timed_out = 0;
 
+	if (c->sr)
+		return sr_wait(w, c, gstep, k);
 	c->st.agreed_timeout_ns = agreed;
 	c->st.steps++;
 	c->st.pieces_expected += need;
@@ -1090,6 +1414,7 @@ static int post_recvs(struct coll *c)
 		memset(c->gready, 0, sizeof(c->gready));
 		memset(c->marker, 0, sizeof(c->marker));
 		memset(c->last_arrival, 0, sizeof(c->last_arrival));
+		c->sent_mask = 0;
 		return uc_post_recvs(c);
 	}
 	for (s = 0; rs && !ret && s < n - 1; s++) {
@@ -1284,6 +1609,8 @@ static int ring_once(struct wl_ctx *w, struct coll *c)
 				return ret;
 		}
 	}
+	if (c->sr && (ret = sr_finish(w, c, deadline)))
+		return ret;
 	return poll_until(w, c, 0, -1, 1, deadline);
 post_fail:
 	snprintf(w->err, sizeof(w->err), "rank %d: post failed: %s", r, strerror(-ret));
@@ -1295,7 +1622,7 @@ post_fail:
 static int send_ready(struct coll *c)
 {
 	int j, ret = 0, left = (c->r + c->n - 1) % c->n;
-	uint32_t est = (uint32_t)(c->ewma_ns * (double)c->cfg.timeout_mult_ppm / 1e6 / 1e3);
+	uint32_t est = est_us(c);
 
 	for (j = 0; j < c->n && !ret; j++) {
 		struct ibv_send_wr wr = { .wr_id = WR_READY, .opcode = IBV_WR_SEND,
@@ -1325,8 +1652,8 @@ static int post_ready_recvs(struct coll *c)
 	for (j = 0; j < c->n && !ret; j++) {
 		if (j == c->r || (!c->uc && c->cfg.op != C_ALLTOALL && j != right))
 			continue;
-		for (i = 0; i < (c->uc ? READY_RECVS : 1) && !ret; i++)
-			ret = post_recv(c, c->qp[j], NULL, 0, WR_READY | (uint64_t)j);
+		for (i = 0; i < (c->sr ? SR_RECVS : c->uc ? READY_RECVS : 1) && !ret; i++)
+			ret = ctl_recv(c, j, (unsigned int)i);
 	}
 	return ret;
 }

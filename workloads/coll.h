@@ -18,6 +18,13 @@
  *             spread a loss less
  *   ec        lossy plus ISA-L parity (lib/ec): m parity pieces per group
  *             of k rebuild up to m lost pieces of the group
+ *   sr        selective repeat in software (the IRN / SRNIC class): lossy's
+ *             pieces, but the receiver asks for the missing ones with a
+ *             bitmap (a NACK on the RC control QP) and the sender resends
+ *             those only; a NACK when a burst's end marker came and the
+ *             link idled, or when the retransmission timeout (RFC 6298's
+ *             SRTT + 4 RTTVAR of the NACK-to-resend times, doubled on each
+ *             expiry) passed; every step completes exactly
  */
 #ifndef RTB_COLL_H
 #define RTB_COLL_H
@@ -31,7 +38,7 @@
 #define COLL_MAX_RANKS 16
 
 enum coll_op { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST, C_ALLTOALL };
-/* the recovery modes: lib/mode.h (M_RC, M_LOSSY, M_HADAMARD, M_EC) */
+/* the recovery modes: lib/mode.h (M_RC, M_LOSSY, M_HADAMARD, M_EC, M_SR) */
 enum coll_prio { P_NONE, P_MAGNITUDE };
 enum coll_fill { F_ZERO, F_PREVIOUS };
 enum coll_wait { W_EVENT, W_SPIN };
@@ -63,7 +70,8 @@ struct coll_cfg {
 #define COLL_OPTS(BASE)                                                                            \
 	{ "mode", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, mode), 0, 0, "rc", coll_modes,      \
 	  "recovery: rc (NIC retransmits) | lossy (UC, losses zero-filled) | hadamard (lossy on "  \
-	  "a randomized Hadamard transform) | ec (lossy + ISA-L parity)" },                         \
+	  "a randomized Hadamard transform) | ec (lossy + ISA-L parity) | sr (UC, selective "    \
+	  "repeat: only the missing pieces resent)" },                         \
 	{ "step_timeout_min", OPT_TIME, (BASE) + offsetof(struct coll_cfg, step_timeout_min),      \
 	  100000, 60000000000ULL, "50ms", NULL, "lossy: a step's timeout is at least this" },      \
 	{ "step_timeout_max", OPT_TIME, (BASE) + offsetof(struct coll_cfg, step_timeout_max),      \
@@ -125,6 +133,10 @@ struct coll_stats {
 	 * hadamard) and the transport (the ring, first post to last completion) */
 	uint64_t step_codec_ns, step_transport_ns;
 	uint64_t step_lost;	/* the last step's pieces lost on this rank */
+	/* sr: NACKs sent (as receiver), pieces resent (as sender), NACKs that
+	 * named a step no longer or not yet sent (ignored); the retransmission
+	 * timeout and smoothed NACK-to-resend time now (0: no sample yet) */
+	uint64_t nacks, resent_pieces, stale_nacks, rto_ns, srtt_ns;
 };
 
 /* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */

@@ -360,6 +360,13 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 				      (json_int_t)st.agreed_timeout_ns, "late_looks",
 				      (json_int_t)st.late_looks);
 
+		if (w->cfg.cc.mode == M_SR)	/* what the selective repeat did */
+			json_object_update_new(o, json_pack("{s:I,s:I,s:I,s:I,s:I}", "nacks",
+							    (json_int_t)st.nacks, "resent_pieces",
+							    (json_int_t)st.resent_pieces, "stale_nacks",
+							    (json_int_t)st.stale_nacks, "rto_ns",
+							    (json_int_t)st.rto_ns, "srtt_ns",
+							    (json_int_t)st.srtt_ns));
 		if (w->cfg.cc.mode == M_HADAMARD) {
 			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
 			/* float or fixed point: lib/rht.h */

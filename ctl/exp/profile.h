@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#define PROF_MAX_ARMS 4
+#define PROF_MAX_ARMS 6
 #define PROF_MAX_FAULTS 32
 #define PROF_MAX_SETS 32
 #define PROF_MAX_EXPECT 32

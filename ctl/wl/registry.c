@@ -52,7 +52,7 @@ int wlc_mode(const char *name)
 	return -1;
 }
 
-/* "rc, lossy, hadamard or ec" */
+/* "rc, lossy, hadamard, ec or sr" */
 static void mode_list(char *buf, size_t len)
 {
 	size_t o = 0;
@@ -73,8 +73,10 @@ int wlc_modes_parse(const char *list, const char **modes, int max, char *err, si
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		m = wlc_mode(tok);
 		if (m < 0 || n == max) {
-			snprintf(err, errlen, "'%s': %s%s", list, m < 0 ? "expected " : "at most ",
-				 m < 0 ? names : max == 4 ? "4 modes" : "that many modes");
+			if (m < 0)
+				snprintf(err, errlen, "'%s': expected %s", list, names);
+			else
+				snprintf(err, errlen, "'%s': at most %d modes", list, max);
 			return -EINVAL;
 		}
 		modes[n++] = rtb_mode_names[m];

@@ -42,7 +42,7 @@ static void test_registry(void)
 	EXPECT(wlc_modes_parse("rc,hadamard", modes, 4, err, sizeof(err)) == 2);
 	EXPECT(!strcmp(modes[1], "hadamard"));
 	EXPECT(wlc_modes_parse("rc,bogus", modes, 4, err, sizeof(err)) < 0);
-	EXPECT(strstr(err, "expected rc, lossy, hadamard or ec") != NULL);
+	EXPECT(strstr(err, "expected rc, lossy, hadamard, ec or sr") != NULL);
 	EXPECT(wlc_modes_parse("rc,rc,rc,rc,rc", modes, 4, err, sizeof(err)) < 0);
 	EXPECT(wlc_mode("ec") == M_EC);
 	/* only rc for the one-sided workloads */

@@ -342,6 +342,8 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 		json_object_set_new(*result, "iter_lost", il);
 		json_object_set_new(*result, "fill", json_string(coll_fills[w->cfg.cc.fill]));
 	}
+	if (*result && w->cfg.cc.mode == M_RC)
+		json_object_set_new(*result, "rc_settings", vb_rc_knobs_json(&w->cfg.cc.rc));
 	if (*result) {	/* what the computer and what the network cost, per step */
 		json_object_set_new(*result, "codec_ns", hist_to_json(&w->hcodec));
 		json_object_set_new(*result, "transport_ns", hist_to_json(&w->hxport));

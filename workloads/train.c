@@ -297,6 +297,8 @@ static json_t *train_result(struct train *t, uint64_t clock, const struct tta_tr
 						      "comm_ns_mean", (json_int_t)(t->comm_ns / k->steps),
 						      "codec_ns_mean",
 						      (json_int_t)(st.codec_ns / k->steps)));
+	if (res && k->cc.mode == M_RC)
+		json_object_set_new(res, "rc_settings", vb_rc_knobs_json(&k->cc.rc));
 	if (res && k->cc.mode == M_HADAMARD) {	/* float or fixed point: lib/rht.h */
 		json_object_set_new(res, "transform", json_string(rht_path()));
 		json_object_set_new(res, "transform_why", json_string(rht_path_why()));

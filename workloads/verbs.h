@@ -70,6 +70,14 @@ struct vb_rc_knobs {
 	{ "rc_rnr_retry", OPT_UINT, (BASE) + offsetof(struct vb_rc_knobs, rnr_retry), 0, 7, "7",   \
 	  NULL, "rc: RNR retries (7 = infinite)" }
 
+/* what an rc arm's comparison rests on: its ACK timeout and retries */
+static inline json_t *vb_rc_knobs_json(const struct vb_rc_knobs *k)
+{
+	return json_pack("{s:I,s:I,s:I,s:I}", "timeout", (json_int_t)k->timeout, "timeout_ns",
+			 (json_int_t)(k->timeout ? 4096ULL << k->timeout : 0), "retry_cnt",
+			 (json_int_t)k->retry_cnt, "rnr_retry", (json_int_t)k->rnr_retry);
+}
+
 /* the QP attributes of knobs k, with max_rd_atomic rd */
 static inline struct vb_rc_opts vb_rc_opts_of(const struct vb_rc_knobs *k, uint8_t rd)
 {

@@ -150,7 +150,7 @@ int cmd_train(struct ctl *ctl, int argc, char **argv)
 	r = exp_finish(&tr.e) || r ? CTL_FAIL : CTL_OK;
 	if (!ctl->json && !r && tr.e.p.rounds > 1) {	/* the seeds pooled, as the report has them */
 		report_print_seeds(json_object_get(tr.e.report, "arms"), stdout);
-		report_print_vs_first(json_object_get(tr.e.report, "arms"), stdout);
+		report_print_compare(json_object_get(tr.e.report, "arms"), stdout);
 	}
 	if (ctl->json && !r) {
 		json_t *out = json_pack("{s:i,s:i,s:O,s:O}", "schema_version", 2, "nranks", tr.e.g.n,

@@ -117,12 +117,12 @@ void exp_tta_pairs(const json_t *first, const json_t *arm, json_t *o)
 }
 
 /*
- * Every arm after the first against the first (the baseline a comparison
- * reads from left to right, "p99 rc / p99 lossy"): the p50 and p99 ratios
+ * One arm against an earlier one (the baseline a comparison reads from left
+ * to right, "p99 rc / p99 lossy"): the p50 and p99 ratios
  * and differences, each with its 95% bootstrap interval over the steps (or
  * operations), so a ratio is never printed without how sure it is.
  */
-static json_t *vs_first(const json_t *first, const json_t *arm)
+static json_t *vs_arm(const json_t *first, const json_t *arm)
 {
 	static const struct {
 		const char *name;
@@ -175,11 +175,21 @@ json_t *exp_report(struct exp *e)
 			e->rc = 1;
 		json_array_append_new(arms, arm);
 	}
+	/* every pair: arm b against each arm a before it (vs_first_arm: a = 0) */
 	for (a = 1; a < p->narms; a++) {
-		json_t *v = vs_first(json_array_get(arms, 0), json_array_get(arms, (size_t)a));
+		json_t *arm = json_array_get(arms, (size_t)a), *all = json_array();
+		int b;
 
-		if (v)
-			json_object_set_new(json_array_get(arms, (size_t)a), "vs_first_arm", v);
+		for (b = 0; b < a; b++) {
+			json_t *v = vs_arm(json_array_get(arms, (size_t)b), arm);
+
+			if (!v)
+				continue;
+			if (!b)
+				json_object_set(arm, "vs_first_arm", v);
+			json_array_append_new(all, v);
+		}
+		json_object_set_new(arm, "vs_arms", all);
 	}
 	if (ctl_interrupted)
 		e->rc = 1;

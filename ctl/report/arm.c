@@ -125,6 +125,13 @@ json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char
 
 void report_arm_finish(json_t *o, const char *name, const struct arm_acc *a, const json_t *rounds)
 {
+	/* the RC settings an rc arm ran with (rank 0's, first round: every
+	 * rank and round has the arm's options) */
+	const json_t *rs = json_object_get(json_array_get(json_array_get(rounds, 0), 0),
+					   "rc_settings");
+
+	if (json_is_object(rs))
+		json_object_set(o, "rc_settings", (json_t *)rs);
 	json_object_set_new(o, "name", json_string(name));
 	json_object_set_new(o, "count", json_integer((json_int_t)a->h.count));
 	json_object_set_new(o, "percentiles", hist_summary_json(&a->h));

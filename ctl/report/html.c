@@ -56,49 +56,72 @@ static void html_head(const struct page *pg)
 }
 
 /* the summary table: the metric table's HTML columns */
-/* the first arm against each other one, with the bootstrap intervals (report.json's vs_first_arm) */
-static void html_vs_first(const struct page *pg)
+/* one comparison row: vs_arms entry v of arm */
+static void html_vs_row(const struct page *pg, const json_t *arm, const json_t *v)
 {
 	static const char *const q[2] = { "p50", "p99" };
-	const json_t *arm, *v;
-	size_t i;
+
+	fputs("<tr><td>", pg->f);
+	html_escape(pg->f, jr_str(v, "arm"));
+	fputs(" / ", pg->f);
+	html_escape(pg->f, jr_str(arm, "name"));
+	fputs("</td>", pg->f);
+	for (int k = 0; k < 2; k++) {
+		char key[32], ci[40], dkey[32], dci[40];
+		const json_t *r, *d;
+
+		snprintf(key, sizeof(key), "%s_ratio", q[k]);
+		snprintf(ci, sizeof(ci), "%s_ratio_ci95", q[k]);
+		snprintf(dkey, sizeof(dkey), "%s_diff_ns", q[k]);
+		snprintf(dci, sizeof(dci), "%s_diff_ci95_ns", q[k]);
+		r = json_object_get(v, ci);
+		d = json_object_get(v, dci);
+		fprintf(pg->f, "<td>%.2f (%.2f-%.2f)</td><td>%.1f (%.1f to %.1f)</td>",
+			jr_real(v, key), json_number_value(json_array_get(r, 0)),
+			json_number_value(json_array_get(r, 1)), jr_real(v, dkey) / 1e6,
+			json_number_value(json_array_get(d, 0)) / 1e6,
+			json_number_value(json_array_get(d, 1)) / 1e6);
+	}
+	fputs("</tr>\n", pg->f);
+}
+
+/* the RC arms' settings, then every pair of arms with the bootstrap
+ * intervals (report.json's vs_arms; a report without: vs_first_arm) */
+static void html_vs_first(const struct page *pg)
+{
+	const json_t *arm, *v, *rs, *all;
+	size_t i, j;
 	int head = 0;
 
 	json_array_foreach(pg->arms, i, arm) {
-		if (!(v = json_object_get(arm, "vs_first_arm")))
+		if (!(rs = json_object_get(arm, "rc_settings")))
 			continue;
-		if (!head++)
-			fprintf(pg->f, "<table id=\"vs_first\"><tr><th>comparison</th><th>p50 ratio "
-				       "(95%% CI)</th><th>p50 difference [ms] (95%% CI)</th><th>p99 ratio "
-				       "(95%% CI)</th><th>p99 difference [ms] (95%% CI)</th></tr>\n");
-		fputs("<tr><td>", pg->f);
-		html_escape(pg->f, jr_str(v, "arm"));
-		fputs(" / ", pg->f);
+		fputs("<p class=\"note\">", pg->f);
 		html_escape(pg->f, jr_str(arm, "name"));
-		fputs("</td>", pg->f);
-		for (int k = 0; k < 2; k++) {
-			char key[32], ci[40], dkey[32], dci[40];
-			const json_t *r, *d;
-
-			snprintf(key, sizeof(key), "%s_ratio", q[k]);
-			snprintf(ci, sizeof(ci), "%s_ratio_ci95", q[k]);
-			snprintf(dkey, sizeof(dkey), "%s_diff_ns", q[k]);
-			snprintf(dci, sizeof(dci), "%s_diff_ci95_ns", q[k]);
-			r = json_object_get(v, ci);
-			d = json_object_get(v, dci);
-			fprintf(pg->f, "<td>%.2f (%.2f-%.2f)</td><td>%.1f (%.1f to %.1f)</td>",
-				jr_real(v, key), json_number_value(json_array_get(r, 0)),
-				json_number_value(json_array_get(r, 1)), jr_real(v, dkey) / 1e6,
-				json_number_value(json_array_get(d, 0)) / 1e6,
-				json_number_value(json_array_get(d, 1)) / 1e6);
+		fprintf(pg->f, ": RC ACK timeout %.1f ms (rc_timeout %llu), rc_retry_cnt %llu</p>\n",
+			jr_real(rs, "timeout_ns") / 1e6, (unsigned long long)jr_u64(rs, "timeout"),
+			(unsigned long long)jr_u64(rs, "retry_cnt"));
+	}
+	json_array_foreach(pg->arms, i, arm) {
+		all = json_object_get(arm, "vs_arms");
+		for (j = 0; j < (json_is_array(all) ? json_array_size(all) : 1); j++) {
+			v = json_is_array(all) ? json_array_get(all, j) :
+						 json_object_get(arm, "vs_first_arm");
+			if (!v)
+				continue;
+			if (!head++)
+				fprintf(pg->f, "<table id=\"vs_first\"><tr><th>comparison</th><th>p50 "
+					       "ratio (95%% CI)</th><th>p50 difference [ms] (95%% CI)</th>"
+					       "<th>p99 ratio (95%% CI)</th><th>p99 difference [ms] (95%% "
+					       "CI)</th></tr>\n");
+			html_vs_row(pg, arm, v);
 		}
-		fputs("</tr>\n", pg->f);
 	}
 	if (head)
-		fprintf(pg->f, "</table>\n<p class=\"note\">first arm / this arm, and first - this: "
-			       "%s percentile bootstrap over the two arms' samples</p>\n",
+		fprintf(pg->f, "</table>\n<p class=\"note\">earlier arm / later arm, and earlier - "
+			       "later: %s</p>\n",
 			jr_str(json_object_get(json_array_get(pg->arms, 1), "vs_first_arm"), "method") ?:
-				"a");
+				"percentile bootstrap over the two arms' samples");
 }
 
 static void html_summary(const struct page *pg)

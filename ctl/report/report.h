@@ -102,8 +102,9 @@ int report_any_short(const json_t *arms);
 extern const char report_short_note[];
 
 /* --- renderings of a report JSON (the one written to report.json) */
-/* the p99 ratio and difference of every arm after the first, with intervals */
-void report_print_vs_first(const json_t *arms, FILE *f);
+/* the RC arms' settings, then every pair of arms' p99 ratio and difference
+ * with their intervals */
+void report_print_compare(const json_t *arms, FILE *f);
 /* several seeds (train): each arm's seeds, targets reached, means */
 void report_print_seeds(const json_t *arms, FILE *f);
 void report_print_text(const json_t *report, FILE *f);

@@ -24,32 +24,51 @@ static const char *footnote(enum measure m)
 	}
 }
 
-/* each arm's p99 against the first one's, with the bootstrap intervals */
-void report_print_vs_first(const json_t *arms, FILE *f)
+/* one comparison line (a vs_arms entry v of arm): ratio and difference */
+static void print_vs(const json_t *arm, const json_t *v, FILE *f)
 {
-	const json_t *arm, *v;
-	size_t i;
+	const json_t *rc, *dc;
+
+	if ((rc = json_object_get(v, "tta_ratio_ci95")))
+		fprintf(f, "#   TTA %s / TTA %s = %.2f (95%% CI %.2f-%.2f; %llu seeds, paired)\n",
+			jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "tta_ratio"),
+			json_real_value(json_array_get(rc, 0)), json_real_value(json_array_get(rc, 1)),
+			(unsigned long long)jr_u64(v, "tta_pairs"));
+	rc = json_object_get(v, "p99_ratio_ci95");
+	dc = json_object_get(v, "p99_diff_ci95_ns");
+	fprintf(f, "#   p99 %s / p99 %s = %.2f (95%% CI %.2f-%.2f); p99 %s - p99 %s = %.2f ms "
+		"(95%% CI %.2f to %.2f)\n",
+		jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "p99_ratio"),
+		json_real_value(json_array_get(rc, 0)), json_real_value(json_array_get(rc, 1)),
+		jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "p99_diff_ns") / 1e6,
+		json_real_value(json_array_get(dc, 0)) / 1e6, json_real_value(json_array_get(dc, 1)) / 1e6);
+}
+
+/* each arm's RC settings (an rc arm's comparisons rest on them), then every
+ * pair of arms (vs_arms; a report without: each against the first), p99
+ * ratio and difference with their bootstrap intervals */
+void report_print_compare(const json_t *arms, FILE *f)
+{
+	const json_t *arm, *v, *rs;
+	size_t i, k;
 
 	json_array_foreach(arms, i, arm) {
-		const json_t *rc, *dc;
-
-		if (!(v = json_object_get(arm, "vs_first_arm")))
+		if (!(rs = json_object_get(arm, "rc_settings")))
 			continue;
-		if ((rc = json_object_get(v, "tta_ratio_ci95")))
-			fprintf(f, "#   TTA %s / TTA %s = %.2f (95%% CI %.2f-%.2f; %llu seeds, paired)\n",
-				jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "tta_ratio"),
-				json_real_value(json_array_get(rc, 0)),
-				json_real_value(json_array_get(rc, 1)),
-				(unsigned long long)jr_u64(v, "tta_pairs"));
-		rc = json_object_get(v, "p99_ratio_ci95");
-		dc = json_object_get(v, "p99_diff_ci95_ns");
-		fprintf(f, "#   p99 %s / p99 %s = %.2f (95%% CI %.2f-%.2f); p99 %s - p99 %s = %.2f ms "
-			"(95%% CI %.2f to %.2f)\n",
-			jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "p99_ratio"),
-			json_real_value(json_array_get(rc, 0)), json_real_value(json_array_get(rc, 1)),
-			jr_str(v, "arm"), jr_str(arm, "name"), jr_real(v, "p99_diff_ns") / 1e6,
-			json_real_value(json_array_get(dc, 0)) / 1e6,
-			json_real_value(json_array_get(dc, 1)) / 1e6);
+		fprintf(f, "# %s: RC ACK timeout %.1f ms (rc_timeout %llu), rc_retry_cnt %llu%s\n",
+			jr_str(arm, "name"), jr_real(rs, "timeout_ns") / 1e6,
+			(unsigned long long)jr_u64(rs, "timeout"),
+			(unsigned long long)jr_u64(rs, "retry_cnt"),
+			jr_u64(rs, "retry_cnt") == 7 ? " (infinite on rxe)" : "");
+	}
+	json_array_foreach(arms, i, arm) {
+		const json_t *all = json_object_get(arm, "vs_arms");
+
+		if (json_is_array(all))
+			json_array_foreach(all, k, v)
+				print_vs(arm, v, f);
+		else if ((v = json_object_get(arm, "vs_first_arm")))
+			print_vs(arm, v, f);
 	}
 }
 
@@ -103,7 +122,7 @@ void report_print_text(const json_t *rep, FILE *f)
 	}
 	if (json_array_size(arms) > 1) {
 		fprintf(f, "# %s\n", footnote(ms));
-		report_print_vs_first(arms, f);
+		report_print_compare(arms, f);
 	}
 	if (report_any_short(arms))
 		fprintf(f, "# %s\n", report_short_note);

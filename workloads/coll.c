@@ -150,6 +150,19 @@ struct coll {
 	uint32_t sr_done[MAX_RANKS];	/* 1 + the iteration each rank said DONE for */
 	double srtt_ns, rttvar_ns;
 	uint64_t rto_ns;
+	/* guard: a memory window (type 2, bound on the UC QP from the left)
+	 * over each step's receive region, [0] data, [1] ec parity; its key
+	 * byte is the iteration's, so the sender knows it. mw_key: as bound
+	 * now (0: free); peer_mw: the right neighbour's windows (their rkeys'
+	 * index part) */
+	struct ibv_mw *mw[2 * MAX_RANKS][2];
+	uint32_t mw_key[2 * MAX_RANKS][2], peer_mw[2 * MAX_RANKS][2];
+	int mw_pending;	/* signaled binds and revokes not yet complete */
+	/* late writes that landed: a piece's completion for a step this
+	 * iteration gave up on, after its windows were revoked (ended), or of an
+	 * earlier iteration once this one's windows are bound (live) */
+	uint8_t ended[2 * MAX_RANKS];
+	int live;
 	struct coll_stats st;
 	uint64_t it_lost, it_expected;	/* this iteration's */
 };
@@ -213,6 +226,13 @@ void coll_close(struct coll *c)
 
 	if (!c)
 		return;
+	/* windows first: a bound one holds its QP */
+	for (j = 0; j < 2 * MAX_RANKS; j++) {
+		if (c->mw[j][0])
+			ibv_dealloc_mw(c->mw[j][0]);
+		if (c->mw[j][1])
+			ibv_dealloc_mw(c->mw[j][1]);
+	}
 	for (j = 0; j < MAX_RANKS; j++) {
 		if (c->qp[j])
 			ibv_destroy_qp(c->qp[j]);
@@ -273,6 +293,17 @@ static int create_uc(struct wl_ctx *w, struct coll *c, int j, json_t *e, enum ib
 	me.addr = (uint64_t)(uintptr_t)c->mem;
 	me.len = c->memlen;
 	json_object_set_new(e, "uc", vb_ep_to_json(&me));
+	if (c->cfg.guard) {	/* our windows, for the left neighbour's writes */
+		json_t *a = json_array();
+		int g;
+
+		for (g = 0; g < 2 * (c->n - 1); g++)
+			json_array_append_new(a, json_pack("[II]", (json_int_t)(c->mw[g][0] ?
+									c->mw[g][0]->rkey : 0),
+							   (json_int_t)(c->mw[g][1] ?
+									c->mw[g][1]->rkey : 0)));
+		json_object_set_new(e, "mw", a);
+	}
 	return 0;
 }
 
@@ -339,9 +370,17 @@ static int coll_layout(struct wl_ctx *w, struct coll *c, const struct ibv_port_a
 	}
 	if (!c->uc)
 		return 0;
-	/* one MTU per WRITE_WITH_IMM: a loss costs one piece, not the rest of
-	 * the message (UC drops a message's tail after a lost packet) */
+	/* one MTU per WRITE_WITH_IMM by default: a loss costs one piece, not the
+	 * rest of the message (UC drops a message's tail after a lost packet) */
 	c->piece = (128u << pa->active_mtu) / sizeof(float);
+	if (cfg->piece && cfg->piece % (128u << pa->active_mtu)) {
+		snprintf(w->err, sizeof(w->err), "piece %llu: not a multiple of the MTU (%u bytes)",
+			 (unsigned long long)cfg->piece, 128u << pa->active_mtu);
+		return -EINVAL;
+	}
+	if (cfg->piece)	/* several MTUs a message: fewer completions, coarser loss */
+		c->piece = cfg->piece / sizeof(float);
+	c->st.piece_bytes = c->piece * sizeof(float);
 	c->pieces = (c->chunk + c->piece - 1) / c->piece;
 	if (cfg->mode == M_EC) {
 		c->groups = (c->pieces + cfg->ec_k - 1) / cfg->ec_k;
@@ -442,7 +481,7 @@ static int coll_qps(struct wl_ctx *w, struct coll *c, const struct ibv_port_attr
 	for (j = 0; j < c->n; j++) {
 		struct ibv_qp_init_attr qia = {
 			.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 2 * MAX_RANKS, .max_recv_wr = 4 * MAX_RANKS,
+			.cap = { .max_send_wr = 6 * MAX_RANKS, .max_recv_wr = 4 * MAX_RANKS,
 				 .max_send_sge = 1, .max_recv_sge = 1 },
 		};
 		struct vb_ep me = { 0 };
@@ -470,6 +509,45 @@ static int coll_qps(struct wl_ctx *w, struct coll *c, const struct ibv_port_attr
 		if (c->uc && (r = create_uc(w, c, j, e, pa->active_mtu,
 					    (uint32_t)(need < 64 ? 64 : need))))
 			return r;
+	}
+	return 0;
+}
+
+/* guard: the windows' receive regions: step g's data, [1] its parity (ec) */
+static float *step_region(struct coll *c, int g, int t, size_t *len)
+{
+	int k = step_chunk(c, g);
+
+	if (t) {
+		*len = c->ec ? c->groups * c->cfg.ec_m * c->piece : 0;
+		return c->prx + (size_t)g * c->groups * c->cfg.ec_m * c->piece;
+	}
+	*len = chunk_len(c, k);
+	if (c->cfg.op != C_ALLGATHER && g < c->n - 1)	/* reduce-scatter: a stage slot */
+		return c->stage + (size_t)g * c->chunk;
+	return c->out + chunk_off(c, k);
+}
+
+/* guard: a type 2 memory window per step and region (UC modes) */
+static int guard_open(struct wl_ctx *w, struct coll *c)
+{
+	size_t len;
+	int g, t;
+
+	if (!c->uc)
+		c->cfg.guard = 0;
+	for (g = 0; c->cfg.guard && g < 2 * (c->n - 1); g++) {
+		for (t = 0; t < 2; t++) {
+			step_region(c, g, t, &len);
+			if (!len)
+				continue;
+			if (!(c->mw[g][t] = ibv_alloc_mw(c->pd, IBV_MW_TYPE_2))) {
+				snprintf(w->err, sizeof(w->err),
+					 "%s: memory window (type 2) for guard=on: %s (guard=off runs "
+					 "without: late writes then land)", w->dev->name, strerror(errno));
+				return errno ? -errno : -ENOMEM;
+			}
+		}
 	}
 	return 0;
 }
@@ -506,7 +584,8 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 	c->cq = c->pd ? ibv_create_cq(w->dev->ctx, (int)need + 8 * MAX_RANKS + 64, NULL, c->ch, 0) :
 			NULL;
 	c->mr = c->cq ? ibv_reg_mr(c->pd, c->mem, c->memlen,
-				   IBV_ACCESS_LOCAL_WRITE | (c->uc ? IBV_ACCESS_REMOTE_WRITE : 0)) :
+				   IBV_ACCESS_LOCAL_WRITE | (c->uc ? IBV_ACCESS_REMOTE_WRITE : 0) |
+					   (c->cfg.guard ? IBV_ACCESS_MW_BIND : 0)) :
 			NULL;
 	if (c->mr && c->sr)
 		c->cmr = ibv_reg_mr(c->pd, c->cbuf, ((size_t)MAX_RANKS * SR_RECVS + SR_NACK_RING) *
@@ -517,6 +596,8 @@ int coll_open(struct wl_ctx *w, const struct coll_cfg *cfg, struct coll **cp, js
 		r = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
+	if ((r = guard_open(w, c)))
+		goto fail;
 	eps = json_array();
 	if ((r = coll_qps(w, c, &pa, need, eps)))
 		goto fail;
@@ -530,6 +611,24 @@ fail:
 }
 
 static int prime(struct wl_ctx *w, struct coll *c);
+
+/* guard: the right neighbour's windows, one pair per step */
+static int peer_windows(struct wl_ctx *w, struct coll *c, const json_t *ep)
+{
+	const json_t *a = json_object_get(ep, "mw");
+	int g, t;
+
+	if (!json_is_array(a) || json_array_size(a) != (size_t)(2 * (c->n - 1))) {
+		snprintf(w->err, sizeof(w->err), "rank %d: no memory windows (guard on one rank only?)",
+			 (c->r + 1) % c->n);
+		return -EINVAL;
+	}
+	for (g = 0; g < 2 * (c->n - 1); g++)
+		for (t = 0; t < 2; t++)
+			c->peer_mw[g][t] = (uint32_t)json_integer_value(
+				json_array_get(json_array_get(a, (size_t)g), (size_t)t));
+	return 0;
+}
 
 /* peers: array, entry j = rank j's endpoint meant for this rank (null for self) */
 int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
@@ -571,6 +670,9 @@ int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 				return -EINVAL;
 			}
 			r = vb_qp_connect(c->dq[j], w->dev, c->dpsn[j], &c->peer_data[j], &o);
+			if (!r && c->cfg.guard && j == (c->r + 1) % c->n &&
+			    (r = peer_windows(w, c, json_array_get(peers, (size_t)j))))
+				return r;
 		}
 		if (r) {
 			snprintf(w->err, sizeof(w->err), "rank %d: connect to rank %d failed: %s", c->r, j,
@@ -598,12 +700,15 @@ int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 #define WR_READY (1ULL << 62)
 #define WR_LOSSY (1ULL << 61)
 #define WR_RC_READY (1ULL << 60)	/* rc: a READY SEND, counted as a send */
+#define WR_MW (1ULL << 59)	/* guard: a window's bind or revoke (LOCAL_INV) */
 
 static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now);
 
 /* what a work request was, for an error message */
 static const char *wr_kind(const struct coll *c, uint64_t id)
 {
+	if (id & WR_MW)
+		return "memory window bind or revoke";
 	if (id & WR_LOSSY)
 		return id & WR_RECV ? "UC data RECV" : "UC data SEND";
 	if (id & WR_READY)
@@ -733,7 +838,9 @@ static int poll_until(struct wl_ctx *w, struct coll *c, uint64_t want_recvd, int
 					 ibv_wc_status_str(wc[i].status));
 				return -EIO;
 			}
-			if (id & WR_LOSSY) {
+			if (id & WR_MW) {
+				c->mw_pending--;
+			} else if (id & WR_LOSSY) {
 				if (id & WR_RECV)
 					uc_arrival(c, ntohl(wc[i].imm_data), &batch_now);
 				else
@@ -822,8 +929,12 @@ static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now)
 	uint8_t *g;
 
 	c->recv_posted--;
-	if (it != (c->iter & 0xff) || gstep >= 2 * (uint32_t)(c->n - 1))
-		return;	/* late, from an iteration already given up on */
+	if (gstep >= 2 * (uint32_t)(c->n - 1))
+		return;
+	if (it != (c->iter & 0xff)) {	/* late, from an iteration already given up on */
+		c->st.late_landed += pc != MARKER && c->live;
+		return;
+	}
 	if (!*batch_now)
 		*batch_now = wl_now_ns();
 	if (pc == MARKER) {
@@ -836,6 +947,10 @@ static void uc_arrival(struct coll *c, uint32_t imm, uint64_t *batch_now)
 	g = got_of(c, (int)gstep);
 	if (g[pc])
 		return;
+	if (c->ended[gstep]) {	/* its step was given up on: it landed after all */
+		c->st.late_landed++;
+		return;
+	}
 	g[pc] = 1;
 	if (pc < c->pieces)
 		c->arrived[gstep]++;
@@ -872,6 +987,125 @@ static int uc_post_recvs(struct coll *c)
 	return ret;
 }
 
+/*
+ * guard: revoke windows (LOCAL_INV): step g's, or every bound one (g < 0).
+ * Posted on the RC QP to the left neighbour: rxe runs LOCAL_INV as a local
+ * operation on RC QPs only, and a window is revoked from any QP of its PD.
+ * Chained, the last signaled (guard_wait).
+ */
+static int guard_inv(struct coll *c, int g)
+{
+	int left = (c->r + c->n - 1) % c->n, t, k = 0, lo = g < 0 ? 0 : g;
+	int hi = g < 0 ? 2 * (c->n - 1) : g + 1;
+	struct ibv_send_wr wr[4 * MAX_RANKS], *bad;
+
+	for (g = lo; c->cfg.guard && g < hi; g++) {
+		for (t = 0; t < 2; t++) {
+			if (!c->mw_key[g][t])
+				continue;
+			wr[k] = (struct ibv_send_wr){ .wr_id = WR_MW, .opcode = IBV_WR_LOCAL_INV };
+			wr[k].invalidate_rkey = c->mw_key[g][t];
+			c->mw_key[g][t] = 0;
+			if (k)
+				wr[k - 1].next = &wr[k];
+			k++;
+		}
+	}
+	if (!k)
+		return 0;
+	wr[k - 1].send_flags = IBV_SEND_SIGNALED;
+	c->mw_pending++;
+	return -ibv_post_send(c->qp[left], wr, &bad);
+}
+
+/*
+ * guard: bind every (free) window again with this iteration's key (once
+ * c->iter is the new one), in one chained post on the UC QP from the left
+ * neighbour (a type 2 window serves the QP that bound it); the last one
+ * signaled (guard_wait). A write of an earlier iteration carries an earlier
+ * key: rxe's responder finds no valid window for it and drops it (UC,
+ * class E: silently, the QP going on).
+ */
+static int guard_bind(struct coll *c)
+{
+	int left = (c->r + c->n - 1) % c->n, g, t, k = 0;
+	struct ibv_send_wr wr[4 * MAX_RANKS], *bad;
+	struct ibv_mw *bound[4 * MAX_RANKS];
+	size_t len;
+	float *p;
+	int r;
+
+	for (g = 0; c->cfg.guard && g < 2 * (c->n - 1); g++) {
+		for (t = 0; t < 2; t++) {
+			if (!c->mw[g][t])
+				continue;
+			p = step_region(c, g, t, &len);
+			c->mw_key[g][t] = (c->mw[g][t]->rkey & ~0xffu) | (c->iter & 0xff);
+			wr[k] = (struct ibv_send_wr){ .wr_id = WR_MW, .opcode = IBV_WR_BIND_MW };
+			wr[k].bind_mw.mw = c->mw[g][t];
+			wr[k].bind_mw.rkey = c->mw_key[g][t];
+			wr[k].bind_mw.bind_info = (struct ibv_mw_bind_info){
+				.mr = c->mr, .addr = (uintptr_t)p, .length = len * sizeof(float),
+				.mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+			bound[k] = c->mw[g][t];
+			if (k)
+				wr[k - 1].next = &wr[k];
+			k++;
+		}
+	}
+	if (!k)
+		return 0;
+	wr[k - 1].send_flags = IBV_SEND_SIGNALED;
+	c->mw_pending++;
+	if ((r = -ibv_post_send(c->dq[left], wr, &bad)))
+		return r;
+	/* the window's rkey is now the bound one (the next bind names it) */
+	while (k--)
+		bound[k]->rkey = wr[k].bind_mw.rkey;
+	return 0;
+}
+
+/* guard: until the binds or revokes posted are done */
+static int guard_wait(struct wl_ctx *w, struct coll *c)
+{
+	uint64_t deadline = wl_now_ns() + c->cfg.op_timeout;
+	int r;
+
+	while (c->mw_pending) {
+		if ((r = poll_until(w, c, 0, -1, 0, deadline)))
+			return r;
+		if (*w->stop) {
+			snprintf(w->err, sizeof(w->err), "stopped");
+			return -EINTR;
+		}
+		if (wl_now_ns() > deadline) {
+			snprintf(w->err, sizeof(w->err), "rank %d: memory windows not bound in time",
+				 c->r);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* guard: the new iteration's windows, bound before its READY goes out */
+static int guard_rebind(struct wl_ctx *w, struct coll *c)
+{
+	int r;
+
+	if (!c->cfg.guard || c->cfg.op == C_BROADCAST || c->cfg.op == C_ALLTOALL)
+		return 0;
+	if ((r = guard_inv(c, -1)) || (r = guard_wait(w, c)) || (r = guard_bind(c))) {
+		if (r != -ETIMEDOUT && r != -EINTR && r != -EIO)
+			snprintf(w->err, sizeof(w->err),
+				 "rank %d: memory windows: post failed: %s", c->r, strerror(-r));
+		return r;
+	}
+	if ((r = guard_wait(w, c)))
+		return r;
+	c->live = 1;
+	return 0;
+}
+
 static int cmp_mag(const void *a, const void *b, void *arg)
 {
 	const float *mag = arg;
@@ -880,7 +1114,18 @@ static int cmp_mag(const void *a, const void *b, void *arg)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void uc_wr(struct coll *c, int k, const float *src, size_t n, uint64_t dst_off, uint32_t imm)
+/* guard: the rkey of the right neighbour's window t of step g, this iteration */
+static uint32_t peer_rkey(const struct coll *c, int g, int t)
+{
+	int right = (c->r + 1) % c->n;
+
+	if (!c->cfg.guard)
+		return c->peer_data[right].rkey;
+	return (c->peer_mw[g][t] & ~0xffu) | (c->iter & 0xff);
+}
+
+static void uc_wr(struct coll *c, int k, const float *src, size_t n, uint64_t dst_off, uint32_t imm,
+		  uint32_t rkey)
 {
 	int right = (c->r + 1) % c->n;
 
@@ -891,7 +1136,7 @@ static void uc_wr(struct coll *c, int k, const float *src, size_t n, uint64_t ds
 					  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM };
 	c->swr[k].imm_data = htonl(imm);
 	c->swr[k].wr.rdma.remote_addr = c->peer_data[right].addr + dst_off;
-	c->swr[k].wr.rdma.rkey = c->peer_data[right].rkey;
+	c->swr[k].wr.rdma.rkey = rkey;
 	if (k)
 		c->swr[k - 1].next = &c->swr[k];
 }
@@ -955,7 +1200,7 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 		p = c->order[q];
 		uc_wr(c, k, src + p * c->piece,
 		      len - p * c->piece < c->piece ? len - p * c->piece : c->piece,
-		      dst_off + p * c->piece * sizeof(float), hdr | (uint32_t)p);
+		      dst_off + p * c->piece * sizeof(float), hdr | (uint32_t)p, peer_rkey(c, gstep, 0));
 	}
 	if (c->ec) {
 		/* a parity area per step: the last step's may still be on the wire */
@@ -967,10 +1212,10 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 			uc_wr(c, k, ptx + q * c->piece, c->piece,
 			      (uint64_t)((char *)(c->prx + ((size_t)gstep * c->groups * c->cfg.ec_m + q) *
 								 c->piece) - c->mem),
-			      hdr | (uint32_t)(c->pieces + q));
+			      hdr | (uint32_t)(c->pieces + q), peer_rkey(c, gstep, 1));
 	}
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
 	c->swr[k - 1].next = NULL;
 	/* one completion per step: it frees the SQ slots */
 	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
@@ -1091,13 +1336,14 @@ static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm)
 			continue;
 		uc_wr(c, k++, c->sent_src[gs] + p * c->piece,
 		      len - p * c->piece < c->piece ? len - p * c->piece : c->piece,
-		      c->sent_off[gs] + p * c->piece * sizeof(float), hdr | (uint32_t)p);
+		      c->sent_off[gs] + p * c->piece * sizeof(float), hdr | (uint32_t)p,
+		      peer_rkey(c, (int)gs, 0));
 	}
 	if (!k)
 		return 0;
 	c->st.resent_pieces += (uint64_t)k;
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
 	c->swr[k - 1].next = NULL;
 	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
 	c->sends++;
@@ -1375,6 +1621,16 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 	}
 	if (c->arrived[gstep] >= need)
 		return 0;
+	/* what is missing stays out from now on, late or not */
+	if ((r = guard_inv(c, gstep))) {
+		snprintf(w->err, sizeof(w->err), "rank %d: revoke memory window: post failed: %s",
+			 c->r, strerror(-r));
+		return r;
+	}
+	if ((r = guard_wait(w, c)))
+		return r;
+	c->st.revoked += (uint64_t)c->cfg.guard;
+	c->ended[gstep] = 1;
 	if (c->ec)
 		c->st.recovered_pieces += ec_rebuild(c, gstep, dst, need, len);
 	for (p = 0; p < need; p++) {
@@ -1415,6 +1671,8 @@ static int post_recvs(struct coll *c)
 		memset(c->marker, 0, sizeof(c->marker));
 		memset(c->last_arrival, 0, sizeof(c->last_arrival));
 		c->sent_mask = 0;
+		memset(c->ended, 0, sizeof(c->ended));
+		c->live = !c->cfg.guard;	/* guard: once the windows are bound */
 		return uc_post_recvs(c);
 	}
 	for (s = 0; rs && !ret && s < n - 1; s++) {
@@ -1669,6 +1927,8 @@ static int prime(struct wl_ctx *w, struct coll *c)
 		snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
 		return r;
 	}
+	if ((r = guard_rebind(w, c)))
+		return r;
 	c->primed = 1;
 	return 0;
 }
@@ -1734,8 +1994,15 @@ int coll_next(struct wl_ctx *w, struct coll *c, int clear)
 
 	if (clear)	/* the next one is checked: nothing stale may pass */
 		memset(c->out, 0, c->count * sizeof(float));
-	if ((r = post_recvs(c)) || (r = send_ready(c))) {
+	if ((r = post_recvs(c))) {
 		snprintf(w->err, sizeof(w->err), "rank %d: post RECV failed: %s", c->r, strerror(-r));
+		return r;
+	}
+	/* the windows bound before the left neighbour is told to write */
+	if ((r = guard_rebind(w, c)))
+		return r;
+	if ((r = send_ready(c))) {
+		snprintf(w->err, sizeof(w->err), "rank %d: post READY failed: %s", c->r, strerror(-r));
 		return r;
 	}
 	return 0;

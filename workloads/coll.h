@@ -61,6 +61,8 @@ struct coll_cfg {
 	int pipeline;		/* hadamard: chunk by chunk, beside the transport */
 	int fill;		/* lost pieces: zero or the previous iteration's */
 	int wait;		/* idle: sleep on a completion event, or spin */
+	int guard;		/* UC modes: late writes stopped by memory windows */
+	uint64_t piece;		/* UC modes: bytes per WRITE_WITH_IMM (0: one MTU) */
 	uint64_t ec_k, ec_m;
 	struct vb_rc_knobs rc;
 	uint64_t seed;		/* hadamard diagonal; shared by every rank */
@@ -98,6 +100,13 @@ struct coll_cfg {
 	{ "wait", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, wait), 0, 0, "event", coll_waits,   \
 	  "an idle rank: event (64 empty polls, then sleep on a completion event) | spin "         \
 	  "(busy-poll, yielding now and then)" },                                                  \
+	{ "piece", OPT_SIZE, (BASE) + offsetof(struct coll_cfg, piece), 0, 1 << 20, "0", NULL,    \
+	  "UC modes: bytes per WRITE_WITH_IMM, a multiple of the MTU (0: one MTU); the unit "     \
+	  "of loss: a packet lost loses its whole piece" },                                       \
+	{ "guard", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, guard), 0, 0, "on", coll_onoff,  \
+	  "UC modes: each step's receive region behind a memory window, rebound every "           \
+	  "iteration with a new key and revoked when the step gives up: a late write of a step "  \
+	  "given up cannot land (off: written through the buffer's own rkey)" },                   \
 	{ "rescale", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, rescale), 0, 0, "off",           \
 	  coll_onoff, "hadamard: scale by 1/q (q = fraction received) for an unbiased estimate" },  \
 	{ "ec_k", OPT_UINT, (BASE) + offsetof(struct coll_cfg, ec_k), 1, 128, "8", NULL,           \
@@ -128,6 +137,7 @@ struct coll_stats {
 		late_looks;	/* deadline passed, but a last poll found the step going on */
 	uint64_t agreed_timeout_ns;	/* the last one used */
 	uint64_t block;		/* hadamard: the block used */
+	uint64_t piece_bytes;	/* UC modes: bytes per WRITE_WITH_IMM */
 	uint64_t codec_ns;	/* hadamard: time in the transform, both ways, all steps */
 	/* the last step's parts: the transform (encode and decode; 0 but for
 	 * hadamard) and the transport (the ring, first post to last completion) */
@@ -137,6 +147,11 @@ struct coll_stats {
 	 * named a step no longer or not yet sent (ignored); the retransmission
 	 * timeout and smoothed NACK-to-resend time now (0: no sample yet) */
 	uint64_t nacks, resent_pieces, stale_nacks, rto_ns, srtt_ns;
+	uint64_t revoked;	/* guard: steps whose windows were revoked (given up) */
+	/* pieces that landed late: after their step gave up on them (and, guard
+	 * on, revoked its windows), or of an earlier iteration (guard on: once
+	 * this one's windows were bound); guard on keeps this 0 */
+	uint64_t late_landed;
 };
 
 /* cfg->op and cfg->size set; *ep: this rank's endpoints (JSON array by rank) */

@@ -362,6 +362,11 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 				      (json_int_t)st.agreed_timeout_ns, "late_looks",
 				      (json_int_t)st.late_looks);
 
+		/* late writes: stopped by memory windows (guard on), or landing */
+		json_object_set_new(o, "guard", json_string(coll_onoff[w->cfg.cc.guard]));
+		json_object_set_new(o, "revoked_steps", json_integer((json_int_t)st.revoked));
+		json_object_set_new(o, "late_landed", json_integer((json_int_t)st.late_landed));
+		json_object_set_new(o, "piece_bytes", json_integer((json_int_t)st.piece_bytes));
 		if (w->cfg.cc.mode == M_SR)	/* what the selective repeat did */
 			json_object_update_new(o, json_pack("{s:I,s:I,s:I,s:I,s:I}", "nacks",
 							    (json_int_t)st.nacks, "resent_pieces",

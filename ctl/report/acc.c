@@ -123,6 +123,7 @@ void arm_acc_add(struct arm_acc *a, const json_t *results, uint64_t iters)
 		a->lost_bytes += jr_u64(e, "lost_bytes");
 		a->recovered += jr_u64(e, "recovered_pieces");
 		a->timeouts += jr_u64(e, "step_timeouts");
+		a->late += jr_u64(e, "late_landed");
 		a->uc = a->uc || json_object_get(e, "lost_pieces");
 		a->size = jr_u64(e, "size");
 		if (jr_real(e, "algbw_bytes_per_s") > 0)
@@ -235,6 +236,7 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 				    json_real(a->expected ? (double)a->lost / (double)a->expected : 0));
 		json_object_set_new(o, "recovered_pieces", json_integer((json_int_t)a->recovered));
 		json_object_set_new(o, "step_timeouts", json_integer((json_int_t)a->timeouts));
+		json_object_set_new(o, "late_landed", json_integer((json_int_t)a->late));
 	}
 	return o;
 }

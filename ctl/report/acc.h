@@ -20,8 +20,9 @@
 	X(lost)       /* lossy modes: pieces lost, expected, their bytes */                        \
 	X(expected)                                                                                \
 	X(lost_bytes)                                                                              \
-	X(recovered)  /* ec: pieces rebuilt from parity */                                         \
+	X(recovered)  /* ec: pieces rebuilt from parity; sr: pieces missing and resent */          \
 	X(timeouts)   /* lossy steps ended by the adaptive timeout */                              \
+	X(late)       /* UC modes: pieces landed after their step gave up (lost is too low) */     \
 	X(retrans)    /* NIC retransmission events (lib/hwc.h) */                                  \
 	X(results)    /* rank results added (a rank of a round each) */                            \
 	X(eg_ranks)   /* results whose netdev's injector egress hook saw RoCE packets */           \

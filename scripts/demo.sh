@@ -4,7 +4,7 @@
 # 3 SoftRoCE nodes (VM unless this kernel has rdma_rxe), shows them, runs
 # the agents' RC RDMA WRITE latency test node0 -> node1 and perftest's
 # ib_write_lat on the same nodes, then profiles/quickstart.yaml: the recovery
-# modes side by side, a 1 MiB allreduce in rc, lossy and hadamard mode under
+# modes side by side, a 1 MiB allreduce in rc, lossy, hadamard and sr mode under
 # 1% dropped data packets at every node's ingress, with its report directory
 # under runs/. Then takes the testbed down (KEEP=1 keeps it up for your own
 # commands).
@@ -35,7 +35,7 @@ step "rdmactl p2p lat --client node0 --server node1 --size 2 --iters 5000"
 step "the same on perftest: rdmactl perftest ib_write_lat -s 2 -n 5000 (client side)"
 "$RDMACTL" perftest ib_write_lat -s 2 -n 5000 | awk '/server on/{exit} /#bytes/{h=1} h'
 
-step "rdmactl run profiles/quickstart.yaml: rc vs lossy vs hadamard, 1% of data packets dropped"
+step "rdmactl run profiles/quickstart.yaml: rc vs lossy vs hadamard vs sr, 1% of data packets dropped"
 out=runs/quickstart-demo-$(date +%Y%m%d-%H%M%S)
 "$RDMACTL" run profiles/quickstart.yaml -o "$out"
 echo

@@ -303,10 +303,16 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 	enum unit u = metrics[x->metric].unit;
 	char shown[48], msg[256];
 	double a = 0;
-	int has = json_is_number(v), ok;
+	const json_t *cnt = json_object_get(arm, "count");
+	/* an arm that measured nothing (it failed, or the run stopped first)
+	 * holds no expectation, whatever its zeros say */
+	int ran = !json_is_integer(cnt) || json_integer_value(cnt) > 0 ||
+		  json_object_get(arm, "roles");
+	int has = ran && json_is_number(v), ok;
 
 	/* an rc arm reports no loss: it has none (its NIC retransmits) */
-	if (!has && !strcmp(metrics[x->metric].name, "lost") && !strcmp(jr_str(arm, "mode"), "rc"))
+	if (ran && !has && !strcmp(metrics[x->metric].name, "lost") &&
+	    !strcmp(jr_str(arm, "mode"), "rc"))
 		has = 1;
 	else if (has)
 		a = json_number_value(v);
@@ -318,6 +324,8 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 							 "never reached" : "no value");
 	if (role && !has)
 		snprintf(shown, sizeof(shown), "no value");
+	if (!ran)
+		snprintf(shown, sizeof(shown), "the arm measured nothing");
 	if (role && strcmp(jr_str(role, "status"), "ok") && strcmp(jr_str(role, "status"), "exited"))
 		snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), " (%s)",
 			 jr_str(role, "status"));

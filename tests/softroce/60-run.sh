@@ -26,15 +26,16 @@ arms_left() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
 q=$W/q1
 out=$("$C" run profiles/quickstart.yaml -o "$q" --set run.iters=6 --set run.rounds=2 2>&1); rc=$?
 files_ok=1
-for f in report.json summary.csv report.html rc.hlog lossy.hlog hadamard.hlog; do [ -s "$q/$f" ] || files_ok=0; done
+for f in report.json summary.csv report.html rc.hlog lossy.hlog hadamard.hlog sr.hlog; do [ -s "$q/$f" ] || files_ok=0; done
 if [ $rc = 0 ] && [ $files_ok = 1 ] && [ ! -e "$q.partial" ] && grep -q "p99 x" <<< "$out" &&
-	jq -e '.status == "ok" and .partial == false and (.arms | length) == 3 and
+	jq -e '.status == "ok" and .partial == false and (.arms | length) == 4 and
 	       ([.arms[] | .count] | all(. == 18)) and (.faults[0].rules | length) == 3 and
 	       ([.faults[0].rules[].counters.dropped] | add) > 0 and
-	       ([.arms[] | select(.retransmissions_source == "injector_ingress")] | length) == 3' \
+	       ([.arms[] | select(.retransmissions_source == "injector_ingress")] | length) == 4 and
+	       .arms[0].rc_settings.timeout == 12 and (.arms[3].vs_arms | length) == 3' \
 	       < "$q/report.json" >/dev/null &&
 	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
-	pass run_quickstart "$(grep -E '^  (rc|lossy|hadamard) ' <<< "$out" | awk '{printf "%s p99 %s ms; ", $1, $5}')$(jq -r '[.arms[] | "\(.name) \(.retransmissions) resent"] | join(", ")' "$q/report.json"); no rules, qdiscs or arms left"
+	pass run_quickstart "$(grep -E '^  (rc|lossy|hadamard|sr) ' <<< "$out" | awk '{printf "%s p99 %s ms; ", $1, $5}')$(jq -r '[.arms[] | "\(.name) \(.retransmissions) resent"] | join(", ")' "$q/report.json"); no rules, qdiscs or arms left"
 else
 	fail run_quickstart "rc=$rc files=$files_ok rules=$(rules_left) arms=$(arms_left) $(tail -n 5 <<< "$out" | tr '\n' '|')"
 fi
@@ -95,8 +96,8 @@ else
 	fail report_rerender "rc2=$rc2 rc3=$rc3 $(head -c 300 <<< "$cmp_out")"
 fi
 
-# --- expectations: the quickstart's own (rc: wrong == 0; lost < 5% on each
-# of the 3 arms) held in the first run (exit 0);
+# --- expectations: the quickstart's own (rc and sr: wrong == 0; lost < 5%
+# on each of the 4 arms) held in the first run (exit 0);
 # with one added that cannot hold, exit 1, the report whole and not
 # partial, a FAILED line, and a JUnit file that Python's XML parser reads
 # with the run and every expectation as test cases, one failure
@@ -108,17 +109,17 @@ s = E.parse(sys.argv[1]).getroot().find("testsuite")
 cases = s.findall("testcase")
 print(s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"), len(cases),
       ";".join(c.get("name") for c in cases if c.find("failure") is not None))' "$W/junit.xml" 2>&1)
-if jq -e '.expectations_failed == 0 and (.expectations | length) == 4 and ([.expectations[].held] | all)' \
+if jq -e '.expectations_failed == 0 and (.expectations | length) == 6 and ([.expectations[].held] | all)' \
 	< "$q/report.json" >/dev/null &&
 	[ $rc = 1 ] && [ ! -e "$q5.partial" ] &&
 	jq -e '.status == "ok" and .partial == false and .expectations_failed == 1 and
-	       (.expectations | length) == 5 and
+	       (.expectations | length) == 7 and
 	       ([.expectations[] | select(.held | not) | .expect] == ["rc: p99 < 1us"])' < "$q5/report.json" >/dev/null &&
-	grep -q "^  FAILED rc: p99 < 1us failed: " <<< "$out" && grep -q "^# expectations: 4 of 5 held" <<< "$out" &&
-	[ "$junit" = "quickstart 6 1 0 6 rc: p99 < 1us" ] && [ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ] &&
+	grep -q "^  FAILED rc: p99 < 1us failed: " <<< "$out" && grep -q "^# expectations: 6 of 7 held" <<< "$out" &&
+	[ "$junit" = "quickstart 8 1 0 8 rc: p99 < 1us" ] && [ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ] &&
 	"$C" report "$q5" --format junit | cmp -s - "$W/junit.xml" &&
 	"$C" report "$q5" --format html | grep -q '<table id="expectations">'; then
-	pass run_expectations "quickstart's 4 held (exit 0); with 'rc: p99 < 1us' exit 1, not partial: $(grep FAILED <<< "$out" | sed 's/^ *//'); junit: $junit"
+	pass run_expectations "quickstart's 6 held (exit 0); with 'rc: p99 < 1us' exit 1, not partial: $(grep FAILED <<< "$out" | sed 's/^ *//'); junit: $junit"
 else
 	fail run_expectations "rc=$rc junit=[$junit] $(grep -A5 '^# expectations' <<< "$out" | tr '\n' '|')"
 fi
@@ -153,7 +154,7 @@ fi
 
 # --- every other shipped collective profile runs, scaled down
 ok=1 msg=""
-for p in burst-loss link-flap loss-sweep; do
+for p in burst-loss link-flap loss-sweep rc-timeout-sweep; do
 	d=$W/$p
 	out=$("$C" run "profiles/$p.yaml" -o "$d" --set run.iters=4 --set run.rounds=2 2>&1); rc=$?
 	if [ $rc = 0 ] && jq -e '.status == "ok"' < "$d/report.json" >/dev/null; then

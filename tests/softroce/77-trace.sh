@@ -65,16 +65,16 @@ else
 fi
 
 # --- the demo's own experiment traced (scaled down): 3 nodes, rc, lossy on
-# UC, hadamard; every capture point agrees with tshark, every loss of the
-# rc arm has a trigger, the checks hold
+# UC, hadamard, sr; every capture point agrees with tshark, every loss of
+# the rc arm has a trigger, the checks hold
 q=$W/quick
 out=$("$C" run profiles/quickstart.yaml --trace -o "$q" --set run.iters=4 --set run.rounds=3 2>&1); rc=$?
 "$C" analyze -j "$q" > "$W/q.json" 2> "$W/q.err"; arc=$?
 ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/q.json" | sort)
 theirs=$(ts_counts "$q")
 if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
-	[ "$(ls "$q"/trace/*.pcapng | wc -l)" = 9 ] &&
-	jq -e '.trace.consistent and ([.arms[] | select(.retransmissions_source == "trace")] | length) == 3' \
+	[ "$(ls "$q"/trace/*.pcapng | wc -l)" = 12 ] &&
+	jq -e '.trace.consistent and ([.arms[] | select(.retransmissions_source == "trace")] | length) == 4' \
 	< "$q/report.json" >/dev/null &&
 	jq -e '([.captures[] | select(.file | test("rc\\.")) | .losses[] |
 	  select(.trigger | IN("nak", "timeout", "covered", "duplicate", "sequence") | not)] | length) == 0' \

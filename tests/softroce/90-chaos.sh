@@ -18,7 +18,7 @@ suite_up || exit 0
 ST=${RDMATB_STATE_DIR:-/run/rdma-testbed}
 vssh() { timeout 40 ssh -F "$ST/ssh/config" rdma-testbed "$@"; }
 ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN{printf "%d", (b - a) * 1000}'; }
-# a small quickstart: 3 arms, about 5 s each under TCG. It execs, so that
+# a small quickstart: 4 arms, about 5 s each under TCG. It execs, so that
 # "small_run ... &" gives rdmactl's own pid (not a subshell's, which would
 # take the signal and leave rdmactl running); run it in ( ) otherwise.
 small_run() { exec "$C" run profiles/quickstart.yaml --set run.iters="${ITERS:-4}" --set run.rounds=1 \

@@ -987,6 +987,23 @@ static int uc_post_recvs(struct coll *c)
 	return ret;
 }
 
+/* guard: k work requests as one chained post on qp, the last signaled
+ * (guard_wait) */
+static int guard_post(struct coll *c, struct ibv_qp *qp, struct ibv_send_wr *wr, int k)
+{
+	struct ibv_send_wr *bad;
+	int i;
+
+	if (!k)
+		return 0;
+	for (i = 0; i + 1 < k; i++)
+		wr[i].next = &wr[i + 1];
+	wr[k - 1].next = NULL;
+	wr[k - 1].send_flags = IBV_SEND_SIGNALED;
+	c->mw_pending++;
+	return -ibv_post_send(qp, wr, &bad);
+}
+
 /*
  * guard: revoke windows (LOCAL_INV): step g's, or every bound one (g < 0).
  * Posted on the RC QP to the left neighbour: rxe runs LOCAL_INV as a local
@@ -997,25 +1014,18 @@ static int guard_inv(struct coll *c, int g)
 {
 	int left = (c->r + c->n - 1) % c->n, t, k = 0, lo = g < 0 ? 0 : g;
 	int hi = g < 0 ? 2 * (c->n - 1) : g + 1;
-	struct ibv_send_wr wr[4 * MAX_RANKS], *bad;
+	struct ibv_send_wr wr[4 * MAX_RANKS];
 
 	for (g = lo; c->cfg.guard && g < hi; g++) {
 		for (t = 0; t < 2; t++) {
 			if (!c->mw_key[g][t])
 				continue;
 			wr[k] = (struct ibv_send_wr){ .wr_id = WR_MW, .opcode = IBV_WR_LOCAL_INV };
-			wr[k].invalidate_rkey = c->mw_key[g][t];
+			wr[k++].invalidate_rkey = c->mw_key[g][t];
 			c->mw_key[g][t] = 0;
-			if (k)
-				wr[k - 1].next = &wr[k];
-			k++;
 		}
 	}
-	if (!k)
-		return 0;
-	wr[k - 1].send_flags = IBV_SEND_SIGNALED;
-	c->mw_pending++;
-	return -ibv_post_send(c->qp[left], wr, &bad);
+	return guard_post(c, c->qp[left], wr, k);
 }
 
 /*
@@ -1029,7 +1039,7 @@ static int guard_inv(struct coll *c, int g)
 static int guard_bind(struct coll *c)
 {
 	int left = (c->r + c->n - 1) % c->n, g, t, k = 0;
-	struct ibv_send_wr wr[4 * MAX_RANKS], *bad;
+	struct ibv_send_wr wr[4 * MAX_RANKS];
 	struct ibv_mw *bound[4 * MAX_RANKS];
 	size_t len;
 	float *p;
@@ -1047,21 +1057,33 @@ static int guard_bind(struct coll *c)
 			wr[k].bind_mw.bind_info = (struct ibv_mw_bind_info){
 				.mr = c->mr, .addr = (uintptr_t)p, .length = len * sizeof(float),
 				.mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
-			bound[k] = c->mw[g][t];
-			if (k)
-				wr[k - 1].next = &wr[k];
-			k++;
+			bound[k++] = c->mw[g][t];
 		}
 	}
-	if (!k)
-		return 0;
-	wr[k - 1].send_flags = IBV_SEND_SIGNALED;
-	c->mw_pending++;
-	if ((r = -ibv_post_send(c->dq[left], wr, &bad)))
+	if ((r = guard_post(c, c->dq[left], wr, k)))
 		return r;
 	/* the window's rkey is now the bound one (the next bind names it) */
 	while (k--)
 		bound[k]->rkey = wr[k].bind_mw.rkey;
+	return 0;
+}
+
+/* one pass over the CQ while waiting for something: -EINTR once stopped,
+ * -ETIMEDOUT past the deadline ("rank R: WHAT in time") */
+static int poll_pass(struct wl_ctx *w, struct coll *c, uint64_t deadline, const char *what)
+{
+	int r;
+
+	if ((r = poll_until(w, c, 0, -1, 0, deadline)))
+		return r;
+	if (*w->stop) {
+		snprintf(w->err, sizeof(w->err), "stopped");
+		return -EINTR;
+	}
+	if (wl_now_ns() > deadline) {
+		snprintf(w->err, sizeof(w->err), "rank %d: %s in time", c->r, what);
+		return -ETIMEDOUT;
+	}
 	return 0;
 }
 
@@ -1071,19 +1093,9 @@ static int guard_wait(struct wl_ctx *w, struct coll *c)
 	uint64_t deadline = wl_now_ns() + c->cfg.op_timeout;
 	int r;
 
-	while (c->mw_pending) {
-		if ((r = poll_until(w, c, 0, -1, 0, deadline)))
+	while (c->mw_pending)
+		if ((r = poll_pass(w, c, deadline, "memory windows not bound")))
 			return r;
-		if (*w->stop) {
-			snprintf(w->err, sizeof(w->err), "stopped");
-			return -EINTR;
-		}
-		if (wl_now_ns() > deadline) {
-			snprintf(w->err, sizeof(w->err), "rank %d: memory windows not bound in time",
-				 c->r);
-			return -ETIMEDOUT;
-		}
-	}
 	return 0;
 }
 
@@ -1141,6 +1153,21 @@ static void uc_wr(struct coll *c, int k, const float *src, size_t n, uint64_t ds
 		c->swr[k - 1].next = &c->swr[k];
 }
 
+/* the k pieces in c->swr, then the step's two end markers (header hdr), in
+ * one chained post to the right neighbour; one completion: it frees the SQ
+ * slots */
+static int uc_post_burst(struct coll *c, int k, uint32_t hdr)
+{
+	struct ibv_send_wr *bad;
+
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
+	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
+	c->swr[k - 1].next = NULL;
+	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
+	c->sends++;
+	return -ibv_post_send(c->dq[(c->r + 1) % c->n], c->swr, &bad);
+}
+
 /* ec: the parity of every group of the chunk at src (np pieces, len floats) */
 static void ec_parity(struct coll *c, const float *src, size_t np, size_t len, float *ptx)
 {
@@ -1172,10 +1199,9 @@ static void ec_parity(struct coll *c, const float *src, size_t np, size_t len, f
  * one chained post (on rxe every post is a doorbell system call) */
 static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off, int gstep)
 {
-	int right = (c->r + 1) % c->n, k = 0;
+	int k = 0;
 	size_t p, np = (len + c->piece - 1) / c->piece, q, par;
 	uint32_t hdr = ((c->iter & 0xff) << 24) | ((uint32_t)gstep << 16);
-	struct ibv_send_wr *bad;
 
 	c->sent_src[gstep] = src;	/* sr: what a NACK's resends come from */
 	c->sent_len[gstep] = len;
@@ -1214,13 +1240,7 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 								 c->piece) - c->mem),
 			      hdr | (uint32_t)(c->pieces + q), peer_rkey(c, gstep, 1));
 	}
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
-	c->swr[k - 1].next = NULL;
-	/* one completion per step: it frees the SQ slots */
-	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
-	c->sends++;
-	return -ibv_post_send(c->dq[right], c->swr, &bad);
+	return uc_post_burst(c, k, hdr);
 }
 
 /* this rank's timeout estimate, us: timeout_mult x its step-time EWMA */
@@ -1321,7 +1341,6 @@ static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm)
 	uint32_t it = (imm >> 16) & 0xff, gs = imm & 0xff;
 	uint32_t hdr = ((c->iter & 0xff) << 24) | (gs << 16);
 	int right = (c->r + 1) % c->n, k = 0;
-	struct ibv_send_wr *bad;
 	size_t p, np, len;
 
 	if (!c->sr || src != right || it != (c->iter & 0xff) || gs >= 2 * MAX_RANKS ||
@@ -1342,12 +1361,7 @@ static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm)
 	if (!k)
 		return 0;
 	c->st.resent_pieces += (uint64_t)k;
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
-	uc_wr(c, k++, NULL, 0, 0, hdr | MARKER, 0);
-	c->swr[k - 1].next = NULL;
-	c->swr[k - 1].send_flags = IBV_SEND_SIGNALED;
-	c->sends++;
-	return -ibv_post_send(c->dq[right], c->swr, &bad);
+	return uc_post_burst(c, k, hdr);
 }
 
 /* sr: a control SEND to the left neighbour, the one this rank receives from:
@@ -1522,24 +1536,16 @@ static int sr_finish(struct wl_ctx *w, struct coll *c, uint64_t deadline)
 {
 	int right = (c->r + 1) % c->n, r;
 	uint32_t want = (c->iter & 0xff) + 1;
+	char what[48];
 
 	if ((r = sr_ctl_send(c, CTL_DONE | (c->iter & 0xff) << 16, NULL))) {
 		snprintf(w->err, sizeof(w->err), "rank %d: DONE post failed: %s", c->r, strerror(-r));
 		return r;
 	}
-	while (c->sr_done[right] != want) {
-		if ((r = poll_until(w, c, 0, -1, 0, deadline)))
+	snprintf(what, sizeof(what), "no DONE from rank %d", right);
+	while (c->sr_done[right] != want)
+		if ((r = poll_pass(w, c, deadline, what)))
 			return r;
-		if (*w->stop) {
-			snprintf(w->err, sizeof(w->err), "stopped");
-			return -EINTR;
-		}
-		if (wl_now_ns() > deadline) {
-			snprintf(w->err, sizeof(w->err), "rank %d: no DONE from rank %d in time", c->r,
-				 right);
-			return -ETIMEDOUT;
-		}
-	}
 	return 0;
 }
 

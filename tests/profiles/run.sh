@@ -55,7 +55,7 @@ out=$("$C" validate profiles/nonexistent.yaml 2>&1); rc=$?
 # its workload's metrics; a bad one is exit 2 with what is wrong
 ok=1
 out=$("$C" -j validate "$q" --expect 'rc: p99 < 2s' --expect 'busbw > 1MB/s' 2>&1) &&
-	jq -e '.expect == ["rc: wrong == 0", "all: lost < 5%", "rc: p99 < 2s", "busbw > 1MB/s"]' <<< "$out" >/dev/null ||
+	jq -e '.expect == ["rc: wrong == 0", "sr: wrong == 0", "all: lost < 5%", "rc: p99 < 2s", "busbw > 1MB/s"]' <<< "$out" >/dev/null ||
 	{ ok=0; echo "  expect ok: $out"; }
 for a in "p99 < 2|'2': a time needs its unit" "ec: lost < 1%|no arm named 'ec'" "tta < 9s|metric 'tta': not one this workload reports" \
 	 "p99 => 1s|expected an operator"; do

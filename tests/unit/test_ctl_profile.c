@@ -21,7 +21,7 @@ static void test_quickstart(void)
 	json_t *o;
 
 	EXPECT(!profile_load(&p, "profiles/quickstart.yaml", NULL, 0, err, sizeof(err)));
-	EXPECT(p.narms == 3 && p.nfaults == 1 && p.iters == 100 && p.rounds == 2);
+	EXPECT(p.narms == 4 && p.nfaults == 1 && p.iters == 100 && p.rounds == 2);
 	o = exp_arm_opts(&p, wlc_find(p.workload), 2, 8, 2, 3);
 	EXPECT(!strcmp(str(o, "mode"), "hadamard"));
 	EXPECT(json_integer_value(json_object_get(o, "iters")) == 8);

@@ -4,7 +4,8 @@
 # 256 KiB, 1 MiB and 4 MiB without faults, each arm's p50 over rc's (the
 # arms take turns in each run, so drift hits all), then what a piece size
 # costs under 1% drop: the fraction of the data lost at 1, 4 and 16 KiB
-# pieces. Brings a testbed up if none is, and takes it down again.
+# pieces; last, what guard costs a lossy step (bench/guard-cost.yaml).
+# Brings a testbed up if none is, and takes it down again.
 #   SIZES="64k 256k 1M 4M" ITERS=40
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +43,9 @@ echo "# loss granularity: 1 MiB, 1% of data packets dropped at every ingress"
 	>/dev/null
 jq -r '.arms[1:][] | "\(.name)\tlost \(.lost_fraction * 10000 | round / 100)%\tp50 \(.percentiles.p50_ns / 1e6 | . * 10 | round / 10) ms\tL-inf \(.grad_error.linf_mean | . * 100 | round / 100)"' \
 	< "$W/loss/report.json"
+
+echo
+echo "# guard's cost: lossy with and without its memory windows, 1 MiB, no faults"
+"$RDMACTL" -q run bench/guard-cost.yaml -o "$W/guard" --set run.iters="$ITERS" >/dev/null
+jq -r '.arms[1].vs_first_arm | "p50 guard on / off = \(.p50_ratio | . * 100 | round / 100) (95% CI \(.p50_ratio_ci95[0] | . * 100 | round / 100)-\(.p50_ratio_ci95[1] | . * 100 | round / 100))"' \
+	< "$W/guard/report.json"

@@ -29,8 +29,11 @@ echo
 for s in $SIZES; do
 	it=$ITERS
 	[ "$s" = 4M ] && it=$((ITERS / 2))
-	"$RDMACTL" -q run bench/piece-size.yaml -o "$W/$s" --set workload.options.size="$s" \
-		--set run.iters="$it" --set faults= >/dev/null
+	if ! "$RDMACTL" -q run bench/piece-size.yaml -o "$W/$s" --set workload.options.size="$s" \
+		--set run.iters="$it" --set faults= > "$W/$s.out" 2>&1; then
+		echo "$s: the run failed: $(grep -m1 failed "$W/$s.out")"
+		continue
+	fi
 	jq -r --arg s "$s" '.arms as $a | [$s, ($a[0].percentiles.p50_ns / 1e6 | . * 10 | round / 10)] +
 		[$a[1:][] | .vs_first_arm | "\(1 / .p50_ratio | . * 100 | round / 100) (\(1 / .p50_ratio_ci95[1] | . * 100 | round / 100)-\(1 / .p50_ratio_ci95[0] | . * 100 | round / 100))"] |
 		"\(.[0])\t\(.[1])\t" + (.[2:] | join("\t"))' < "$W/$s/report.json" |
@@ -40,12 +43,13 @@ done
 echo
 echo "# loss granularity: 1 MiB, 1% of data packets dropped at every ingress"
 "$RDMACTL" -q run bench/piece-size.yaml -o "$W/loss" --set run.iters="$ITERS" --set run.rounds=1 \
-	>/dev/null
+	> "$W/loss.out" 2>&1 || echo "the run failed: $(grep -m1 failed "$W/loss.out")"
 jq -r '.arms[1:][] | "\(.name)\tlost \(.lost_fraction * 10000 | round / 100)%\tp50 \(.percentiles.p50_ns / 1e6 | . * 10 | round / 10) ms\tL-inf \(.grad_error.linf_mean | . * 100 | round / 100)"' \
-	< "$W/loss/report.json"
+	< "$W/loss/report.json" 2>/dev/null || true
 
 echo
 echo "# guard's cost: lossy with and without its memory windows, 1 MiB, no faults"
-"$RDMACTL" -q run bench/guard-cost.yaml -o "$W/guard" --set run.iters="$ITERS" >/dev/null
+"$RDMACTL" -q run bench/guard-cost.yaml -o "$W/guard" --set run.iters="$ITERS" > "$W/guard.out" 2>&1 ||
+	echo "the run failed: $(grep -m1 failed "$W/guard.out")"
 jq -r '.arms[1].vs_first_arm | "p50 guard on / off = \(.p50_ratio | . * 100 | round / 100) (95% CI \(.p50_ratio_ci95[0] | . * 100 | round / 100)-\(.p50_ratio_ci95[1] | . * 100 | round / 100))"' \
-	< "$W/guard/report.json"
+	< "$W/guard/report.json" 2>/dev/null || true

@@ -102,7 +102,8 @@ struct coll_cfg {
 	  "(busy-poll, yielding now and then)" },                                                  \
 	{ "piece", OPT_SIZE, (BASE) + offsetof(struct coll_cfg, piece), 0, 1 << 20, "0", NULL,    \
 	  "UC modes: bytes per WRITE_WITH_IMM, a multiple of the MTU (0: one MTU); the unit "     \
-	  "of loss: a packet lost loses its whole piece" },                                       \
+	  "of loss: a packet lost loses its whole piece. rxe (6.1): once a message's last "        \
+	  "packet is lost, its UC QP drops every later multi-packet message: one MTU there" },     \
 	{ "guard", OPT_ENUM, (BASE) + offsetof(struct coll_cfg, guard), 0, 0, "on", coll_onoff,  \
 	  "UC modes: each step's receive region behind a memory window, rebound every "           \
 	  "iteration with a new key and revoked when the step gives up: a late write of a step "  \

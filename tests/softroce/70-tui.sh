@@ -140,7 +140,7 @@ kill -INT $rp 2>/dev/null; wait $rp 2>/dev/null
 # --- a run to its end: the expectations in the title and one event each;
 # one that cannot hold makes the exit 1, and the report has it
 start e 120 40 profiles/quickstart.yaml -o "$W/e" --set run.iters=3 --set run.rounds=1 --expect "'rc: p99 < 1us'"
-if wait_for e "expectations 4 of 5 held" 240 && screen e | grep -q "FAILED rc: p99 < 1us failed: " &&
+if wait_for e "expectations 6 of 7 held" 240 && screen e | grep -q "FAILED rc: p99 < 1us failed: " &&
 	screen e | grep -q "ok rc: wrong == 0 held: 0"; then
 	screen e > build/tui-expect.txt
 	$T send-keys -t e q

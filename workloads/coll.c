@@ -1202,6 +1202,7 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 	int k = 0;
 	size_t p, np = (len + c->piece - 1) / c->piece, q, par;
 	uint32_t hdr = ((c->iter & 0xff) << 24) | ((uint32_t)gstep << 16);
+	uint32_t rkey = peer_rkey(c, gstep, 0);	/* the step's window, this iteration */
 
 	c->sent_src[gstep] = src;	/* sr: what a NACK's resends come from */
 	c->sent_len[gstep] = len;
@@ -1226,7 +1227,7 @@ static int uc_send(struct coll *c, const float *src, size_t len, size_t dst_off,
 		p = c->order[q];
 		uc_wr(c, k, src + p * c->piece,
 		      len - p * c->piece < c->piece ? len - p * c->piece : c->piece,
-		      dst_off + p * c->piece * sizeof(float), hdr | (uint32_t)p, peer_rkey(c, gstep, 0));
+		      dst_off + p * c->piece * sizeof(float), hdr | (uint32_t)p, rkey);
 	}
 	if (c->ec) {
 		/* a parity area per step: the last step's may still be on the wire */
@@ -1342,6 +1343,7 @@ static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm)
 	uint32_t hdr = ((c->iter & 0xff) << 24) | (gs << 16);
 	int right = (c->r + 1) % c->n, k = 0;
 	size_t p, np, len;
+	uint32_t rkey;
 
 	if (!c->sr || src != right || it != (c->iter & 0xff) || gs >= 2 * MAX_RANKS ||
 	    !(c->sent_mask >> gs & 1)) {
@@ -1350,13 +1352,13 @@ static int sr_on_nack(struct coll *c, int src, uint32_t imm, const uint8_t *bm)
 	}
 	len = c->sent_len[gs];
 	np = (len + c->piece - 1) / c->piece;
+	rkey = peer_rkey(c, (int)gs, 0);
 	for (p = 0; p < np && p < c->bmlen * 8; p++) {
 		if (!(bm[p >> 3] >> (p & 7) & 1))
 			continue;
 		uc_wr(c, k++, c->sent_src[gs] + p * c->piece,
 		      len - p * c->piece < c->piece ? len - p * c->piece : c->piece,
-		      c->sent_off[gs] + p * c->piece * sizeof(float), hdr | (uint32_t)p,
-		      peer_rkey(c, (int)gs, 0));
+		      c->sent_off[gs] + p * c->piece * sizeof(float), hdr | (uint32_t)p, rkey);
 	}
 	if (!k)
 		return 0;
@@ -1406,6 +1408,46 @@ static int sr_nack(struct coll *c, int gstep, size_t np)
 	return 0;
 }
 
+/* a step of need pieces begins (lossy and sr): counted; the agreed timeout */
+static uint64_t step_begin(struct coll *c, size_t need)
+{
+	uint64_t agreed = agreed_timeout(c);
+
+	c->st.agreed_timeout_ns = agreed;
+	c->st.steps++;
+	c->st.pieces_expected += need;
+	c->it_expected += need;
+	return agreed;
+}
+
+/* when a step that began at t0 gives up on what is missing: past the
+ * agreed timeout with the link idle for as long again (the end markers were
+ * lost, or the peer went quiet); nothing at all yet: a late sender is not a
+ * loss, wait to the cap (t0 + step_timeout_max) */
+static uint64_t giveup_at(const struct coll *c, int gstep, uint64_t t0, uint64_t agreed)
+{
+	uint64_t hard = t0 + c->cfg.step_timeout_max, idle, dl;
+
+	if (!c->arrived[gstep])
+		return hard;
+	idle = c->last_arrival[gstep] +
+	       (agreed > c->cfg.step_timeout_min ? agreed : c->cfg.step_timeout_min);
+	dl = t0 + agreed > idle ? t0 + agreed : idle;
+	return dl < hard ? dl : hard;
+}
+
+/* the step's time (its last arrival, as polled), extrapolated to all of it
+ * when pieces are missing, into the EWMA the timeout estimate comes from */
+static void step_ewma(struct coll *c, int gstep, uint64_t t0, size_t need)
+{
+	double d, a = (double)c->cfg.ewma_ppm / 1e6;
+
+	if (!c->arrived[gstep] || c->last_arrival[gstep] <= t0)
+		return;
+	d = (double)(c->last_arrival[gstep] - t0) * (double)need / (double)c->arrived[gstep];
+	c->ewma_ns = c->ewma_ns ? (1 - a) * c->ewma_ns + a * d : d;
+}
+
 /* sr: a NACK-to-first-resend time (RFC 6298's SRTT and RTTVAR) */
 static void sr_rtt(struct coll *c, uint64_t sample)
 {
@@ -1441,16 +1483,12 @@ static void sr_rtt(struct coll *c, uint64_t sample)
 static int sr_wait(struct wl_ctx *w, struct coll *c, int gstep, int k)
 {
 	size_t need = npieces(c, k);
-	uint64_t t0 = wl_now_ns(), now, dl, tn = 0, agreed = agreed_timeout(c);
+	uint64_t t0 = wl_now_ns(), now, dl, tn = 0, agreed = step_begin(c, need);
 	uint64_t fail = t0 + c->cfg.op_timeout, missing0 = 0;
 	uint32_t had = 0;
 	unsigned int spin = 0, unanswered = 0, nacks = 0;
 	int r;
 
-	c->st.agreed_timeout_ns = agreed;
-	c->st.steps++;
-	c->st.pieces_expected += need;
-	c->it_expected += need;
 	while (c->arrived[gstep] < need) {
 		now = wl_now_ns();
 		if (now >= fail) {
@@ -1462,17 +1500,7 @@ static int sr_wait(struct wl_ctx *w, struct coll *c, int gstep, int k)
 		if (c->marker[gstep] && now - c->last_arrival[gstep] >= c->cfg.idle_grace) {
 			c->st.marker_ends++;
 		} else {
-			if (tn) {
-				dl = tn + c->rto_ns;
-			} else if (c->arrived[gstep]) {
-				uint64_t idle = c->last_arrival[gstep] +
-						(agreed > c->cfg.step_timeout_min ?
-							 agreed : c->cfg.step_timeout_min);
-
-				dl = t0 + agreed > idle ? t0 + agreed : idle;
-			} else {
-				dl = t0 + c->cfg.step_timeout_max;
-			}
+			dl = tn ? tn + c->rto_ns : giveup_at(c, gstep, t0, agreed);
 			if (now < dl) {
 				uint64_t d = dl < fail ? dl : fail;
 
@@ -1521,11 +1549,7 @@ static int sr_wait(struct wl_ctx *w, struct coll *c, int gstep, int k)
 	}
 	c->st.recovered_pieces += missing0;
 	c->st.rto_ns = c->rto_ns;
-	if (c->last_arrival[gstep] > t0) {
-		double d = (double)(c->last_arrival[gstep] - t0), a = (double)c->cfg.ewma_ppm / 1e6;
-
-		c->ewma_ns = c->ewma_ns ? (1 - a) * c->ewma_ns + a * d : d;
-	}
+	step_ewma(c, gstep, t0, need);
 	return 0;
 }
 
@@ -1559,17 +1583,14 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 	uint8_t *g = got_of(c, gstep);
 	size_t need = npieces(c, k), p, len = chunk_len(c, k);
 	size_t ngroups = c->ec ? (need + c->cfg.ec_k - 1) / c->cfg.ec_k : 0;
-	uint64_t t0 = wl_now_ns(), now, dl, hard = t0 + c->cfg.step_timeout_max;
-	uint64_t agreed = agreed_timeout(c);
+	uint64_t t0, now, dl, agreed;
 	unsigned int spin = 0;
 	int r, timed_out = 0;
 
 	if (c->sr)
 		return sr_wait(w, c, gstep, k);
-	c->st.agreed_timeout_ns = agreed;
-	c->st.steps++;
-	c->st.pieces_expected += need;
-	c->it_expected += need;
+	t0 = wl_now_ns();
+	agreed = step_begin(c, need);
 	for (;;) {
 		if (c->arrived[gstep] >= need || (c->ec && c->gready[gstep] >= ngroups))
 			break;
@@ -1578,18 +1599,7 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 			c->st.marker_ends++;
 			break;
 		}
-		/* past the agreed timeout, with the link idle for as long again (the
-		 * end markers were lost, or the peer went quiet): the rest is lost.
-		 * Nothing at all yet: a late sender is not a loss, wait (to the cap) */
-		dl = hard;
-		if (c->arrived[gstep]) {
-			uint64_t idle = c->last_arrival[gstep] +
-					(agreed > c->cfg.step_timeout_min ? agreed : c->cfg.step_timeout_min);
-
-			dl = t0 + agreed > idle ? t0 + agreed : idle;
-			if (dl > hard)
-				dl = hard;
-		}
+		dl = giveup_at(c, gstep, t0, agreed);	/* then the rest is lost */
 		if (now >= dl) {
 			/* a last look at the CQ first: the deadline can have passed
 			 * while this rank was not running (a busy host: the sleep
@@ -1617,14 +1627,7 @@ static int uc_wait(struct wl_ctx *w, struct coll *c, int gstep, int k, float *ds
 			return -EINTR;
 	}
 	c->st.timeouts += (uint64_t)timed_out;
-	if (c->arrived[gstep] && c->last_arrival[gstep] > t0) {
-		/* the step's time (its last arrival, as polled), extrapolated to all
-		 * of it when pieces are missing */
-		double d = (double)(c->last_arrival[gstep] - t0) * (double)need /
-			   (double)c->arrived[gstep], a = (double)c->cfg.ewma_ppm / 1e6;
-
-		c->ewma_ns = c->ewma_ns ? (1 - a) * c->ewma_ns + a * d : d;
-	}
+	step_ewma(c, gstep, t0, need);
 	if (c->arrived[gstep] >= need)
 		return 0;
 	/* what is missing stays out from now on, late or not */

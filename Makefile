@@ -230,6 +230,7 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/
 	$(Q)$(BUILD)/bench/inject_cost
 	$(Q)bash bench/p2p_vs_perftest.sh
 	$(Q)bash bench/piece_size.sh
+	$(Q)bash bench/hadamard_block.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rdma-testbed \

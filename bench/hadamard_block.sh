@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# hadamard's block size (issue 16): bench/hadamard-block.yaml, 1 MiB of
+# real gradients at 1% drop, every arm in one run, taking turns four times
+# (one binary: under TCG a
+# timing taken in another build moves by up to 30% with where the code
+# lands on its pages). Per arm: the step's p50 and its codec p50 (the
+# transform's share), over lossy's p50, and the error of the result.
+# Brings a testbed up if none is, and takes it down again.   ITERS=40
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RDMACTL=${RDMACTL:-build/bin/rdmactl}
+ITERS=${ITERS:-40}
+W=$(mktemp -d)
+
+ours_up=0
+if ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then
+	"$RDMACTL" testbed up --nodes 3
+	ours_up=1
+fi
+cleanup() { [ $ours_up = 1 ] && "$RDMACTL" -q testbed down >/dev/null 2>&1; rm -rf "$W"; return 0; }
+trap cleanup EXIT
+
+echo "# hadamard's block: 1 MiB of gradients, 1% of data packets dropped, $ITERS steps an arm"
+if ! "$RDMACTL" -q run bench/hadamard-block.yaml -o "$W/r" --set run.iters="$ITERS" > "$W/out" 2>&1; then
+	echo "the run failed: $(grep -m1 -i fail "$W/out")"
+	exit 1
+fi
+printf '%-10s %10s %10s %12s %10s %10s %10s\n' arm "p50[ms]" "codec[ms]" "p50/lossy" "linf" "cos_min" lost
+jq -r '.arms[0].percentiles.p50_ns as $l | .arms[] |
+	[.name, (.percentiles.p50_ns / 1e6 | . * 10 | round / 10),
+	 ((.codec_ns.p50_ns // 0) / 1e6 | . * 10 | round / 10),
+	 (.percentiles.p50_ns / $l | . * 100 | round / 100),
+	 (.grad_error.linf_mean | . * 10000 | round / 10000),
+	 (.grad_error.cosine_min | . * 10000 | round / 10000),
+	 "\(.lost_fraction * 10000 | round / 100)%"] | @tsv' < "$W/r/report.json" |
+	awk -F'\t' '{printf "%-10s %10s %10s %12s %10s %10s %10s\n", $1, $2, $3, $4, $5, $6, $7}'

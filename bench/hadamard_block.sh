@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # hadamard's block size (issue 16): bench/hadamard-block.yaml, 1 MiB of
-# real gradients at 1% drop, every arm in one run, taking turns four times
-# (one binary: under TCG a
-# timing taken in another build moves by up to 30% with where the code
-# lands on its pages). Per arm: the step's p50 and its codec p50 (the
-# transform's share), over lossy's p50, and the error of the result.
+# real gradients at 1% drop, every arm in one run, taking turns four times.
+# One binary for all: under TCG, the same code built twice timed up to 30%
+# apart (where it lands on its pages), so builds are not compared. Per arm:
+# the step's p50, its codec p50 (the transform's share), the p50 over
+# lossy's, and the error of the result.
 # Brings a testbed up if none is, and takes it down again.   ITERS=40
 set -euo pipefail
 cd "$(dirname "$0")/.."

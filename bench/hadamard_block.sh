@@ -9,17 +9,8 @@
 # Brings a testbed up if none is, and takes it down again.   ITERS=40
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RDMACTL=${RDMACTL:-build/bin/rdmactl}
 ITERS=${ITERS:-40}
-W=$(mktemp -d)
-
-ours_up=0
-if ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then
-	"$RDMACTL" testbed up --nodes 3
-	ours_up=1
-fi
-cleanup() { [ $ours_up = 1 ] && "$RDMACTL" -q testbed down >/dev/null 2>&1; rm -rf "$W"; return 0; }
-trap cleanup EXIT
+. bench/lib.sh
 
 echo "# hadamard's block: 1 MiB of gradients, 1% of data packets dropped, $ITERS steps an arm"
 if ! "$RDMACTL" -q run bench/hadamard-block.yaml -o "$W/r" --set run.iters="$ITERS" > "$W/out" 2>&1; then

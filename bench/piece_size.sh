@@ -9,18 +9,9 @@
 #   SIZES="64k 256k 1M 4M" ITERS=40
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RDMACTL=${RDMACTL:-build/bin/rdmactl}
 SIZES=${SIZES:-64k 256k 1M 4M}
 ITERS=${ITERS:-40}
-W=$(mktemp -d)
-
-ours_up=0
-if ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then
-	"$RDMACTL" testbed up --nodes 3
-	ours_up=1
-fi
-cleanup() { [ $ours_up = 1 ] && "$RDMACTL" -q testbed down >/dev/null 2>&1; rm -rf "$W"; return 0; }
-trap cleanup EXIT
+. bench/lib.sh
 
 echo "# p50 step time over rc's, no faults (95% bootstrap interval of the p50 ratio rc/arm, inverted)"
 printf '%-6s %10s' size "rc[ms]"

@@ -448,6 +448,35 @@ static int minimize(const struct lin_op *ops, const size_t *idx, size_t m, uint6
 			lo = mid + 1;
 	}
 	k = observe(g, m, nr ? rt[hi - 1] : UINT64_MAX, obs, cur);
+	/* the latest quiet point (nothing in flight) after which the rest still
+	 * fails, when what came before it can have left one value only (reads
+	 * and adds that completed: the sum of the adds): the rest starts there */
+	{
+		uint64_t v = init, end = 0, bestv = init;
+		size_t best = 0;
+
+		for (i = 0; i < k; i++) {
+			if (i && end < obs[i].call) {
+				n = k - i;
+				if (search_idx(obs, cur + i, n, v, budget, states) == 0) {
+					best = i;
+					bestv = v;
+				}
+			}
+			if (obs[i].maybe || obs[i].ret == LIN_PENDING ||
+			    (obs[i].kind != LIN_GET && obs[i].kind != LIN_FAA))
+				break;
+			v += obs[i].kind == LIN_FAA ? obs[i].arg : 0;
+			end = obs[i].ret > end ? obs[i].ret : end;
+		}
+		if (best) {
+			memmove(cur, cur + best, (k - best) * sizeof(*cur));
+			k -= best;
+			init = bestv;
+			r->before = best;
+		}
+		r->from = init;
+	}
 	r->minimal = 1;
 	while (changed) {
 		changed = 0;

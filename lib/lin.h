@@ -48,6 +48,10 @@ struct lin_result {
 				 * one of them (but writes a read in it needs) the rest is
 				 * linearizable */
 	int minimal;		/* 0: the search budget ran out while cutting it down */
+	uint64_t from;		/* the value the sub-history starts from: init, or what the
+				 * key's first `before` operations (reads and adds that all
+				 * completed before it, so one value only) left */
+	size_t before;
 	size_t keys;		/* keys checked */
 	uint64_t states;	/* search states visited, all keys */
 };

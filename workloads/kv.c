@@ -16,15 +16,29 @@
  * PUT: CAS lockver from v (unlocked) to v|1; READ the slot; WRITE the slot
  * body with val[0] + 1, new data and the checksum for version v+2; WRITE
  * lockver = v+2 (RC executes the two WRITEs in order). A failed CAS retries.
+ * lock=off (unsafe, to show what the checker catches): PUT without the CAS,
+ * a READ and the two WRITEs; two at once on one key lose an update.
+ * INCR: one FETCH_AND_ADD of 1 on the key's counter (an array of 8-byte
+ * counters after the table): not idempotent, so an increment executed
+ * twice or lost shows in the sum.
  * Closed loop (one operation at a time) or open loop at `rate` ops/s, where
  * latency counts from the intended start (no coordinated omission).
- * Mixes as YCSB: a = 50% updates, b = 5%, c = read only; keys uniform or
- * zipf(theta).
+ * Mixes as YCSB: a = 50% updates, b = 5%, c = read only, and of the rest
+ * `incr` percent increments; keys uniform or zipf(theta).
  *
  * Verification: each client FETCH_ADDs the done counter when it finishes;
  * the server waits for all, then checks every slot's checksum and that the
- * update counts add up to the PUTs the clients made (the controller compares):
- * a lost update or a torn write cannot pass.
+ * update counts add up to the PUTs the clients made, and the counters to
+ * their increments (the controller compares): a lost update, a torn write,
+ * an increment lost or done twice cannot pass.
+ *
+ * History (history=on, at most HIST_MAX operations a client): every
+ * operation's invocation and completion (wl_now_ns: one clock for the
+ * nodes of one host or VM), key and result, for the controller's
+ * linearizability check (lib/lin.h). A key's update count is a register
+ * a PUT adds 1 to (it reads the count under the lock and writes one more:
+ * a fetch-and-add in the model) and a GET reads; its counter is another
+ * (key | KEY_COUNTER), which INCR adds 1 to.
  */
 #include <errno.h>
 #include <math.h>
@@ -39,6 +53,8 @@
 #define SLOTS 4
 #define PROBE 4
 #define MAX_CLIENTS 15
+#define HIST_MAX 100000	/* operations a client records at most (history=on) */
+#define KEY_COUNTER (1ULL << 63)	/* the history's name of key k's counter: k | this */
 
 struct kv_slot {
 	uint64_t lockver;
@@ -52,6 +68,8 @@ enum kv_mix { MIX_A, MIX_B, MIX_C };
 static const char *const mixes[] = { "a", "b", "c", NULL };
 enum kv_dist { DIST_ZIPF, DIST_UNIFORM };
 static const char *const dists[] = { "zipf", "uniform", NULL };
+static const char *const onoff[] = { "off", "on", NULL };
+enum { HK_GET, HK_PUT, HK_INCR };	/* a history record's kind (lib/lin.h: get, faa, faa) */
 
 struct kv_cfg {
 	int workload;
@@ -64,6 +82,9 @@ struct kv_cfg {
 	uint64_t clients;
 	uint64_t seed;
 	uint64_t op_timeout;
+	uint64_t incr;		/* percent of the non-update operations that are INCR */
+	int lock;		/* off: PUT without the lock (unsafe) */
+	int history;
 	struct vb_rc_knobs rc;
 };
 
@@ -80,6 +101,12 @@ static const struct opt kv_opts[] = {
 	{ "seed", OPT_UINT, O(seed), 0, UINT64_MAX, "1", NULL, "random seed" },
 	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "10s", NULL,
 	  "fail when one operation takes longer" },
+	{ "incr", OPT_UINT, O(incr), 0, 100, "0", NULL,
+	  "percent of the reads made increments (FETCH_AND_ADD on the key's counter)" },
+	{ "lock", OPT_ENUM, O(lock), 0, 0, "on", onoff,
+	  "off: PUT without its CAS lock (unsafe: concurrent PUTs lose updates)" },
+	{ "history", OPT_ENUM, O(history), 0, 0, "on", onoff,
+	  "record every operation for the linearizability check (ops <= 100000)" },
 	VB_RC_KNOB_OPTS(O(rc)),
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -95,8 +122,11 @@ struct kv {
 	struct vb_ep peer;		/* client: the server */
 	uint64_t rng;
 	double *zipf_cdf;		/* client, zipf: P(rank <= i) */
-	struct hist lat[2];		/* [0] GET, [1] PUT */
-	uint64_t gets, puts, retries, torn;
+	struct hist lat[3];		/* [0] GET, [1] PUT, [2] INCR */
+	uint64_t gets, puts, incrs, retries, torn;
+	uint64_t (*hist)[6];		/* client, history=on: call, ret, kind, key, arg, out */
+	size_t nhist;
+	uint64_t last_count;		/* the update count the last GET or PUT saw */
 };
 
 static uint64_t slot_sum(const struct kv_slot *s, uint64_t version)
@@ -119,6 +149,12 @@ static size_t table_bytes(const struct kv *k)
 	return (size_t)(k->nb + PROBE) * SLOTS * sizeof(struct kv_slot);	/* probing never wraps */
 }
 
+/* the server's memory: the table, the done counter, a counter per key (1..keys) */
+static size_t server_bytes(const struct kv *k)
+{
+	return table_bytes(k) + 8 + (size_t)(k->cfg.keys + 1) * 8;
+}
+
 static void kv_destroy(struct wl_ctx *c)
 {
 	struct kv *k = c->priv;
@@ -130,6 +166,7 @@ static void kv_destroy(struct wl_ctx *c)
 		vb_rc_destroy(&k->rc[i]);
 	free(k->mem);
 	free(k->zipf_cdf);
+	free(k->hist);
 	free(k);
 	c->priv = NULL;
 }
@@ -175,7 +212,13 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (r)
 		goto fail;
 	k->nb = k->cfg.buckets ? k->cfg.buckets : k->cfg.keys;	/* 25% full: probing rarely needed */
-	k->memlen = server ? table_bytes(k) + 8 : PROBE * SLOTS * sizeof(struct kv_slot) + 64;
+	k->memlen = server ? server_bytes(k) : PROBE * SLOTS * sizeof(struct kv_slot) + 64;
+	if (!server && k->cfg.history && k->cfg.ops > HIST_MAX) {
+		snprintf(c->err, sizeof(c->err), "history=on records at most %d operations a client "
+			 "(ops %llu): set history=off", HIST_MAX, (unsigned long long)k->cfg.ops);
+		r = -EINVAL;
+		goto fail;
+	}
 	r = -ENOMEM;
 	if (posix_memalign((void **)&k->mem, 4096, k->memlen))
 		goto fail;
@@ -205,6 +248,9 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (!server) {
 		hist_init(&k->lat[0]);
 		hist_init(&k->lat[1]);
+		hist_init(&k->lat[2]);
+		if (k->cfg.history && !(k->hist = calloc(k->cfg.ops, sizeof(*k->hist))))
+			goto fail;
 		k->rng = rtb_mix64(k->cfg.seed * 7919 + (uint64_t)(uintptr_t)k);
 		if (k->cfg.dist == DIST_ZIPF) {
 			double s = 0, theta = k->cfg.theta_milli / 1000.0;
@@ -247,7 +293,7 @@ static int kv_connect(struct wl_ctx *c, const json_t *peer)
 			return r;
 		}
 	}
-	if (c->role == WL_CLIENT && k->peer.len < table_bytes(k) + 8) {
+	if (c->role == WL_CLIENT && k->peer.len < server_bytes(k)) {
 		snprintf(c->err, sizeof(c->err), "server table smaller than the layout asked for");
 		return -EINVAL;
 	}
@@ -323,6 +369,7 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 				}
 				*idx = (b + j) * SLOTS + (uint64_t)s;
 				*out = sl[s];
+				k->last_count = sl[s].val[0];
 				return 0;
 			}
 			if (torn)
@@ -350,6 +397,8 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 			return r;
 		off = idx * sizeof(struct kv_slot);
 		v = cur.lockver;
+		if (!k->cfg.lock)
+			break;	/* unsafe: no lock, the body as the lookup read it */
 		/* the CAS result lands in cas[0]: the old value */
 		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, PROBE * SLOTS * sizeof(struct kv_slot), off,
 			 8, v, v | 1);
@@ -360,8 +409,11 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 		k->retries++;	/* someone else got there first */
 	}
 	/* locked: the body as it is now (the lookup may predate the last update) */
-	if ((r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
+	if (k->cfg.lock && (r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
 		return r;
+	if (!k->cfg.lock)
+		*w = cur;
+	k->last_count = w->val[0];	/* the count this update adds 1 to */
 	w->val[0]++;
 	w->val[1] = rtb_mix64(w->val[1] + key);
 	w->lockver = v | 1;
@@ -371,6 +423,17 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 		return r;
 	*(uint64_t *)k->mem = v + 2;
 	return rdma(c, k, IBV_WR_RDMA_WRITE, 0, off, 8, 0, 0);
+}
+
+/* INCR: the key's counter + 1; *old: its value before */
+static int incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *old)
+{
+	uint64_t *res = (uint64_t *)(k->mem + PROBE * SLOTS * sizeof(struct kv_slot));
+	int r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, PROBE * SLOTS * sizeof(struct kv_slot),
+		     table_bytes(k) + 8 + key * 8, 8, 1, 0);
+
+	*old = *res;
+	return r;
 }
 
 static uint64_t pick_key(struct kv *k)
@@ -398,7 +461,8 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 {
 	volatile uint64_t *done = (volatile uint64_t *)(k->mem + table_bytes(k));
 	struct kv_slot *t = (struct kv_slot *)k->mem;
-	uint64_t i, updates = 0, bad = 0, found = 0;
+	const uint64_t *ctr = (const uint64_t *)(k->mem + table_bytes(k) + 8);
+	uint64_t i, updates = 0, bad = 0, found = 0, incrs = 0;
 
 	/* clients FETCH_ADD the counter when they finish */
 	while (*done < k->cfg.clients) {
@@ -418,19 +482,23 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 			bad++;
 		updates += t[i].val[0];
 	}
-	*result = json_pack("{s:s,s:I,s:I,s:I}", "role", "server", "keys_found", (json_int_t)found,
-			    "bad_slots", (json_int_t)bad, "updates_recorded", (json_int_t)updates);
+	for (i = 1; i <= k->cfg.keys; i++)
+		incrs += ctr[i];
+	*result = json_pack("{s:s,s:I,s:I,s:I,s:I}", "role", "server", "keys_found", (json_int_t)found,
+			    "bad_slots", (json_int_t)bad, "updates_recorded", (json_int_t)updates,
+			    "incrs_recorded", (json_int_t)incrs);
 	return *result ? 0 : -ENOMEM;
 }
 
 static int kv_run(struct wl_ctx *c, json_t **result)
 {
 	struct kv *k = c->priv;
-	uint64_t i, t_start, intended, t0, t1, idx;
+	uint64_t i, t_start, intended, t0, t1, idx, old = 0;
 	struct kv_slot cur;
 	unsigned int upd_pct = k->cfg.workload == MIX_A ? 50 : k->cfg.workload == MIX_B ? 5 : 0;
 	double secs;
-	int r, is_put;
+	json_t *hj = NULL;
+	int r, kind;
 
 	if (c->role == WL_SERVER)
 		return server_run(c, k, result);
@@ -439,7 +507,8 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		uint64_t key = pick_key(k);
 
 		k->rng = rtb_mix64(k->rng + 1);
-		is_put = k->rng % 100 < upd_pct;
+		kind = k->rng % 100 < upd_pct ? HK_PUT :
+		       (k->rng >> 32) % 100 < k->cfg.incr ? HK_INCR : HK_GET;
 		if (k->cfg.rate) {
 			/* open loop: each op has its slot in time; if we are late the
 			 * wait counts in its latency (no coordinated omission) */
@@ -450,16 +519,26 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		} else {
 			t0 = wl_now_ns();
 		}
-		r = is_put ? put(c, k, key) : lookup(c, k, key, &idx, &cur);
+		r = kind == HK_PUT ? put(c, k, key) :
+		    kind == HK_INCR ? incr(c, k, key, &old) : lookup(c, k, key, &idx, &cur);
 		if (r)
 			return r;
 		t1 = wl_now_ns();
-		hist_record(&k->lat[is_put], t1 - t0);
+		hist_record(&k->lat[kind], t1 - t0);
 		wl_record(c, t1, t1 - t0);
-		if (is_put)
-			k->puts++;
-		else
-			k->gets++;
+		if (k->hist) {
+			uint64_t *h = k->hist[k->nhist++];
+
+			h[0] = t0;
+			h[1] = t1;
+			h[2] = (uint64_t)kind;
+			h[3] = kind == HK_INCR ? key | KEY_COUNTER : key;
+			h[4] = 1;
+			h[5] = kind == HK_INCR ? old : k->last_count;
+		}
+		k->puts += kind == HK_PUT;
+		k->gets += kind == HK_GET;
+		k->incrs += kind == HK_INCR;
 		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	secs = (double)(wl_now_ns() - t_start) / 1e9;
@@ -468,11 +547,27 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		 table_bytes(k), 8, 1, 0);
 	if (r)
 		return r;
-	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:o,s:o}", "role", "client", "workload",
-			    mixes[k->cfg.workload], "gets", (json_int_t)k->gets, "puts",
-			    (json_int_t)k->puts, "cas_retries", (json_int_t)k->retries, "torn_reads",
-			    (json_int_t)k->torn, "ops_per_s", (double)k->cfg.ops / secs, "get_lat_ns",
-			    hist_to_json(&k->lat[0]), "put_lat_ns", hist_to_json(&k->lat[1]));
+	if (k->hist) {	/* [call, ret, kind, key, arg, out] each, kind 0 get 1 put 2 incr */
+		hj = json_array();
+		for (i = 0; hj && i < k->nhist; i++)
+			json_array_append_new(hj, json_pack("[I,I,i,I,I,I]", (json_int_t)k->hist[i][0],
+							    (json_int_t)k->hist[i][1],
+							    (int)k->hist[i][2],
+							    (json_int_t)k->hist[i][3],
+							    (json_int_t)k->hist[i][4],
+							    (json_int_t)k->hist[i][5]));
+	}
+	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:o,s:o,s:s}", "role", "client",
+			    "workload", mixes[k->cfg.workload], "gets", (json_int_t)k->gets, "puts",
+			    (json_int_t)k->puts, "incrs", (json_int_t)k->incrs, "cas_retries",
+			    (json_int_t)k->retries, "torn_reads", (json_int_t)k->torn, "ops_per_s",
+			    (double)k->cfg.ops / secs, "get_lat_ns", hist_to_json(&k->lat[0]),
+			    "put_lat_ns", hist_to_json(&k->lat[1]), "incr_lat_ns",
+			    hist_to_json(&k->lat[2]), "lock", onoff[k->cfg.lock]);
+	if (*result && hj)
+		json_object_set_new(*result, "history", hj);
+	else
+		json_decref(hj);
 	return *result ? 0 : -ENOMEM;
 }
 

@@ -18,8 +18,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] kv [--server NODE] [--clients NODE,NODE,..] [--workload a|b|c]\n"
 		"                  [--dist zipf|uniform] [--theta 990] [--keys N] [--ops N] [--rate OPS/S]\n"
+		"                  [--incr PCT] [--lock on|off] [--history on|off]\n"
 		"  defaults: server node1, clients every other node, YCSB a, zipf 0.99, 10000 keys,\n"
-		"  2000 ops per client, closed loop (--rate: open loop, latency from intended start)\n");
+		"  2000 ops per client, closed loop (--rate: open loop, latency from intended start),\n"
+		"  no increments, PUTs locked, every operation recorded and the history checked for\n"
+		"  linearizability (exit 1 if it is not)\n");
 	ctl_usage_wl(f, "kv");
 }
 
@@ -61,7 +64,7 @@ static int members(const char *server, const char *clients, char *buf, size_t le
 }
 
 static void print_text(const json_t *res, const char *const *names, int n, json_int_t puts,
-		       const json_t *srv, int ok)
+		       json_int_t incrs, const json_t *srv, const json_t *arm, int ok)
 {
 	int i;
 
@@ -69,24 +72,32 @@ static void print_text(const json_t *res, const char *const *names, int n, json_
 	for (i = 0; i < n; i++) {
 		const json_t *c = json_array_get(res, (size_t)i);
 
-		printf("  %s: %.0f ops/s, %lld GETs, %lld PUTs, %lld CAS retries, %lld torn reads "
-		       "re-read\n", names[i], jr_real(c, "ops_per_s"),
+		printf("  %s: %.0f ops/s, %lld GETs, %lld PUTs, %lld INCRs, %lld CAS retries, %lld torn "
+		       "reads re-read%s\n", names[i], jr_real(c, "ops_per_s"),
 		       json_integer_value(json_object_get(c, "gets")),
 		       json_integer_value(json_object_get(c, "puts")),
+		       json_integer_value(json_object_get(c, "incrs")),
 		       json_integer_value(json_object_get(c, "cas_retries")),
-		       json_integer_value(json_object_get(c, "torn_reads")));
+		       json_integer_value(json_object_get(c, "torn_reads")),
+		       !strcmp(jr_str(c, "lock"), "off") ? " (lock=off: PUTs unlocked, unsafe)" : "");
 		lat_line("GET", json_object_get(c, "get_lat_ns"));
 		lat_line("PUT", json_object_get(c, "put_lat_ns"));
+		lat_line("INCR", json_object_get(c, "incr_lat_ns"));
 	}
-	printf("  verify: %lld keys, %lld bad slots, %lld updates recorded for %lld PUTs: %s\n",
+	printf("  verify: %lld keys, %lld bad slots, %lld updates recorded for %lld PUTs, %lld "
+	       "increments for %lld INCRs: %s\n",
 	       json_integer_value(json_object_get(srv, "keys_found")),
 	       json_integer_value(json_object_get(srv, "bad_slots")),
 	       json_integer_value(json_object_get(srv, "updates_recorded")), puts,
-	       ok ? "ok" : "FAILED");
+	       json_integer_value(json_object_get(srv, "incrs_recorded")), incrs,
+	       !json_is_true(json_object_get(arm, "verification_failed")) ? "ok" : "FAILED");
+	report_print_lin(arm, "  ", stdout);
+	if (!ok && json_is_false(json_object_get(arm, "linearizable")))
+		printf("  FAILED: the history is not linearizable\n");
 }
 
 static void print_json(const json_t *res, const char *const *names, int n, json_int_t puts,
-		       const json_t *srv, int ok, json_t *opts)
+		       json_int_t incrs, const json_t *srv, const json_t *arm, int ok, json_t *opts)
 {
 	json_t *cl = json_array(), *o;
 	int i;
@@ -97,6 +108,7 @@ static void print_json(const json_t *res, const char *const *names, int n, json_
 		json_object_set_new(c, "node", json_string(names[i]));
 		json_object_del(c, "time_ns");
 		json_object_del(c, "wrong");
+		json_object_del(c, "lin");
 		json_array_append_new(cl, c);
 	}
 	o = json_pack("{s:i,s:s,s:O,s:o,s:O,s:O,s:O,s:I,s:b}", "schema_version", 1, "server",
@@ -104,6 +116,14 @@ static void print_json(const json_t *res, const char *const *names, int n, json_
 		      json_object_get(srv, "keys_found"), "bad_slots",
 		      json_object_get(srv, "bad_slots"), "updates_recorded",
 		      json_object_get(srv, "updates_recorded"), "puts", puts, "verified", ok);
+	json_object_set(o, "incrs_recorded", json_object_get(srv, "incrs_recorded"));
+	json_object_set_new(o, "incrs", json_integer(incrs));
+	if (json_object_get(arm, "lin_check")) {
+		json_object_set(o, "linearizable", json_object_get(arm, "linearizable"));
+		json_object_set(o, "lin_check", json_object_get(arm, "lin_check"));
+	}
+	if (json_object_get(arm, "lin_counterexample"))
+		json_object_set(o, "lin_counterexample", json_object_get(arm, "lin_counterexample"));
 	json_dumpf(o, stdout, JSON_INDENT(2));
 	putchar('\n');
 	json_decref(o);
@@ -118,8 +138,8 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 	static struct exp e;
 	const json_t *res, *arm;
 	char nodes[256];
-	json_int_t puts = 0;
-	int i, n, r;
+	json_int_t puts = 0, incrs = 0;
+	int i, n, r, ok = 1;
 
 	memset(&e, 0, sizeof(e));
 	profile_init(&e.p, "kv");
@@ -144,20 +164,27 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 	res = json_array_get(e.rounds[0], 0);
 	n = (int)json_array_size(res) - 1;
 	if (n > 0) {
-		int ok = !json_is_true(json_object_get(arm, "verification_failed"));
+		ok = !json_is_true(json_object_get(arm, "verification_failed")) &&
+		     !json_is_false(json_object_get(arm, "linearizable"));
 
 		/* the star's results: its clients in member order, then the server */
 		for (i = 0; i < e.g.n; i++)
 			names[i < 1 ? 0 : i == 1 ? e.g.n - 1 : i - 1] = e.g.tb.node[e.g.node[i]].name;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			puts += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "puts"));
+			incrs += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "incrs"));
+		}
 		if (ctl->json)
-			print_json(res, names, n, puts, json_array_get(res, (size_t)n), ok, e.p.wopts);
+			print_json(res, names, n, puts, incrs, json_array_get(res, (size_t)n), arm, ok,
+				   e.p.wopts);
 		else
-			print_text(res, names, n, puts, json_array_get(res, (size_t)n), ok);
+			print_text(res, names, n, puts, incrs, json_array_get(res, (size_t)n), arm, ok);
 		if (!ok)
-			log_err("kv: verification failed (lost or torn updates)");
+			log_err("kv: verification failed (%s)",
+				json_is_false(json_object_get(arm, "linearizable")) ?
+					"the history is not linearizable" :
+					"lost, torn or doubled updates");
 	}
 	exp_close(&e);
-	return r ? CTL_FAIL : CTL_OK;
+	return r || !ok ? CTL_FAIL : CTL_OK;
 }

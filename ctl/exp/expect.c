@@ -46,6 +46,7 @@ static const struct {
 	{ "busbw", "busbw_bytes_per_s", U_BW, S },
 	{ "algbw", "algbw_bytes_per_s", U_BW, S },
 	{ "ops_per_s", "ops_per_s", U_COUNT, O },
+	{ "nonlinearizable", "lin_check.violations", U_COUNT, O },	/* kv: rounds not linearizable */
 	{ "tta", "tta_ns", U_TIME, T },
 	{ "accuracy", "final_accuracy", U_FRAC, T },
 	{ "exit", "exit", U_COUNT, E, ROLE },

@@ -171,8 +171,17 @@ json_t *exp_report(struct exp *e)
 	for (a = 0; a < p->narms; a++) {
 		json_t *arm = wlc_report_arm(e->wl, p->arm[a].name, p->arm[a].mode, e->rounds[a]);
 
-		if (json_is_true(json_object_get(arm, "verification_failed")))
+		if (json_is_true(json_object_get(arm, "verification_failed"))) {
+			if (!e->rc && !e->err[0])	/* the run's first error stays its error */
+				snprintf(e->err, sizeof(e->err),
+					 "arm %s: verification failed: %llu wrong results%s",
+					 p->arm[a].name, (unsigned long long)jr_u64(arm, "wrong"),
+					 json_is_false(json_object_get(arm, "linearizable")) ?
+						 ", history not linearizable" : "");
+			if (!e->rc && !e->o.no_report)
+				log_err("%s", e->err);
 			e->rc = 1;
+		}
 		json_array_append_new(arms, arm);
 	}
 	/* every pair: arm b against each arm a before it (vs_first_arm: a = 0) */

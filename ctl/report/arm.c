@@ -81,25 +81,25 @@ json_t *report_results(const json_t *rounds)
 	return c;
 }
 
-json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
+json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char *const kinds[],
 		       const char *rate_key)
 {
-	struct hist by[2];
+	struct hist by[4];
 	double rate = 0;
 	const json_t *res, *c;
 	json_t *o, *kj;
 	size_t r, i;
 	int k;
 
-	hist_init(&by[0]);
-	hist_init(&by[1]);
+	for (k = 0; k < 4; k++)
+		hist_init(&by[k]);
 	json_array_foreach(rounds, r, res) {
 		json_array_foreach(res, i, c) {
 			if (i + 1 == json_array_size(res))	/* the server */
 				break;
 			/* the clients run at once: their rates add up */
 			rate += jr_real(c, rate_key);
-			for (k = 0; k < 2; k++) {
+			for (k = 0; k < 4 && kinds[k]; k++) {
 				char key[32];
 				struct hist h;
 
@@ -110,7 +110,7 @@ json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char
 		}
 	}
 	kj = json_object();
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < 4 && kinds[k]; k++)
 		if (by[k].count)
 			json_object_set_new(kj, kinds[k], hist_summary_json(&by[k]));
 	o = json_pack("{s:s,s:o,s:f,s:I,s:b,s:I,s:O,s:o}", "mode", a->mode, "op_kinds", kj,

@@ -139,6 +139,8 @@ const struct metric report_metrics[] = {
 	{ "cos_min", "cosine_min", CSV, ALL, MK_NUM, "grad_error.cosine_min", NULL, 1, "%.5f", "%.6f",
 	  8, "-" },
 	{ "verify", NULL, TXT, O, MK_VERIFY, "verification_failed", NULL, 1, "%s", NULL, 7, "-" },
+	/* kv: was every round's history linearizable (ctl/wl/kv.c) */
+	{ "linear.", NULL, TXT, O, MK_VERIFY, "lin_failed", NULL, 1, "%s", NULL, 7, "-" },
 	{ "p99 x", NULL, TXT, S | O, MK_RATIO, "percentiles.p99_ns", NULL, 1, "%.2f", NULL, 7, "-" },
 	{ "TTA x", NULL, TXT, T, MK_RATIO, "tta_ns", NULL, 1, "%.2f", NULL, 7, "-" },
 	{ NULL },

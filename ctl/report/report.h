@@ -36,10 +36,14 @@ json_t *report_results(const json_t *rounds);
 void report_arm_finish(json_t *arm, const char *name, const struct arm_acc *a,
 		       const json_t *rounds);
 /* operation workloads (results: clients, then the server; a: their rounds
- * accumulated): latency by operation kind (kinds[2], e.g. get, put:
+ * accumulated): latency by operation kind (kinds[], up to 4, NULL ending,
+ * e.g. get, put:
  * "<kind>_lat_ns"), the clients' rates (rate_key) added up, averaged over
  * rounds */
-json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char *const kinds[2],
+/* kv: an arm's linearizability verdict and its failing operations, each
+ * line led by lead (text.c) */
+void report_print_lin(const json_t *arm, const char *lead, FILE *f);
+json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char *const kinds[],
 		       const char *rate_key);
 
 /* --- the metric table (metric.c): one entry per figure a report shows */

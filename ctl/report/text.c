@@ -10,7 +10,8 @@ static const char *footnote(enum measure m)
 	switch (m) {
 	case MEASURE_OPS:
 		return "p99 x: the first arm's p99 over this arm's; verify: every read and every "
-		       "stored update checked";
+		       "stored update checked\n# linear.: kv: every round's history of operations "
+		       "linearizable (FAILED: rdmactl report shows the failing operations)";
 	case MEASURE_TRAIN:
 		return "TTA x: the first arm's time to accuracy over this arm's";
 	case MEASURE_EXEC:
@@ -94,6 +95,36 @@ void report_print_seeds(const json_t *arms, FILE *f)
 	}
 }
 
+void report_print_lin(const json_t *arm, const char *lead, FILE *f)
+{
+	const json_t *l = json_object_get(arm, "linearizable"), *lc = json_object_get(arm, "lin_check");
+	const json_t *ce = json_object_get(arm, "lin_counterexample"), *op;
+	size_t i;
+
+	if (!lc)
+		return;
+	fprintf(f, "%slinearizable: %s (%llu operations checked in %.3f s, %.0f ops/s, %llu search "
+		"states)\n", lead,
+		json_is_true(l) ? "yes" : json_is_false(l) ? "NO" : "undecided (search budget)",
+		(unsigned long long)jr_u64(lc, "ops"), jr_real(lc, "seconds"), jr_real(lc, "ops_per_s"),
+		(unsigned long long)jr_u64(lc, "states"));
+	if (!ce)
+		return;
+	fprintf(f, "%sno order of these operations on key %llu explains what they saw%s", lead,
+		(unsigned long long)jr_u64(ce, "key"),
+		json_is_true(json_object_get(ce, "minimal")) ? " (without any one of them, one does)" :
+							       "");
+	if (jr_u64(ce, "after"))
+		fprintf(f, ", starting from %llu (what the key's %llu operations before them left)",
+			(unsigned long long)jr_u64(ce, "from"), (unsigned long long)jr_u64(ce, "after"));
+	fprintf(f, ":\n");
+	json_array_foreach(json_object_get(ce, "ops"), i, op)
+		fprintf(f, "%s  client %lld %-4s key %-8llu [%llu, %llu] ns  saw %llu\n", lead,
+			json_integer_value(json_object_get(op, "client")), jr_str(op, "op"),
+			(unsigned long long)jr_u64(op, "key"), (unsigned long long)jr_u64(op, "call_ns"),
+			(unsigned long long)jr_u64(op, "ret_ns"), (unsigned long long)jr_u64(op, "saw"));
+}
+
 void report_print_text(const json_t *rep, FILE *f)
 {
 	const json_t *arms = json_object_get(rep, "arms"), *arm;
@@ -153,6 +184,12 @@ void report_print_text(const json_t *rep, FILE *f)
 				"nothing wrong (its bytes landed after the step gave up on them)\n",
 				jr_str(arm, "name"), (unsigned long long)jr_u64(ac, "loss_without_wrong"),
 				(unsigned long long)jr_u64(ac, "iterations"));
+	}
+	json_array_foreach(arms, i, arm) {	/* kv: the history's check */
+		char lead[48];
+
+		snprintf(lead, sizeof(lead), "# %s: ", jr_str(arm, "name"));
+		report_print_lin(arm, lead, f);
 	}
 	report_print_roles(rep, f);
 	report_print_expectations(rep, f);

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * kv (workloads/kv.c): one server holds the table, every other member is a
- * client doing GETs by RDMA READ and PUTs by CAS (lock), READ, WRITE (body), WRITE (unlock). After the
+ * client doing GETs by RDMA READ, PUTs by CAS (lock), READ, WRITE (body),
+ * WRITE (unlock), and INCRs by FETCH_AND_ADD on a key's counter. After the
  * run the server checks every slot; the updates it finds must equal the
- * PUTs the clients made.
+ * PUTs the clients made, the counters the INCRs. With history=on (the
+ * default) every round's operations, all clients' together, are checked
+ * for linearizability (lib/lin.h) and the history is dropped from the
+ * results: the arm says whether every round was linearizable and, if not,
+ * shows the smallest failing part of one.
  */
+#include <time.h>
 #include "ctl/wl/wl.h"
+#include "lib/lin.h"
 
 static const struct wlc_reserved reserved[] = {
 	WLC_RESERVED_RUN,
@@ -14,7 +21,7 @@ static const struct wlc_reserved reserved[] = {
 	{ NULL, NULL },
 };
 
-static const char *const kinds[] = { "get", "put", NULL };
+static const char *const kinds[] = { "get", "put", "incr", NULL };
 
 static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmup, int members)
 {
@@ -24,23 +31,175 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
 	json_object_set_new(o, "clients", json_integer(members - 1));
 }
 
-/* wrong: the clients' bad reads, the server's bad slots and the updates it
- * holds that no PUT made (or PUTs it does not hold) */
+/* one history record [call, ret, kind, key, arg, out] (kind 0 get, 1 put,
+ * 2 incr) as the checker's: a PUT adds 1 to the key's update count (read
+ * under the lock), an INCR 1 to its counter (a key of its own) */
+static int lin_of(const json_t *rec, uint32_t client, struct lin_op *o)
+{
+	int kind;
+
+	if (!json_is_array(rec) || json_array_size(rec) != 6)
+		return -1;
+	kind = (int)json_integer_value(json_array_get(rec, 2));
+	*o = (struct lin_op){
+		.call = (uint64_t)json_integer_value(json_array_get(rec, 0)),
+		.ret = (uint64_t)json_integer_value(json_array_get(rec, 1)),
+		.key = (uint64_t)json_integer_value(json_array_get(rec, 3)),
+		.arg = (uint64_t)json_integer_value(json_array_get(rec, 4)),
+		.out = (uint64_t)json_integer_value(json_array_get(rec, 5)),
+		.client = client,
+		.kind = kind == 0 ? LIN_GET : LIN_FAA,
+	};
+	return kind < 0 || kind > 2 || o->ret < o->call ? -1 : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*
+ * The round's histories (the clients' "history" arrays) checked, and
+ * dropped; the verdict on the first client's result as "lin": {checked,
+ * linearizable (true, false, or null: undecided), ops, keys, states,
+ * check_s, counterexample: the failing sub-history's records, each with
+ * its client}. Nothing when no client recorded one.
+ */
+static void lin_round(json_t *results)
+{
+	size_t n = json_array_size(results), i, j, nops = 0, k = 0;
+	struct lin_op *ops;
+	struct lin_result r;
+	json_t *lin, *ce;
+	double t0;
+	int e;
+
+	for (i = 0; i + 1 < n; i++)
+		nops += json_array_size(json_object_get(json_array_get(results, i), "history"));
+	if (!nops)
+		return;
+	if (!(ops = calloc(nops, sizeof(*ops))))
+		return;
+	for (i = 0; i + 1 < n; i++) {
+		json_t *c = json_array_get(results, i), *rec;
+
+		json_array_foreach(json_object_get(c, "history"), j, rec)
+			if (!lin_of(rec, (uint32_t)i, &ops[k]))
+				k++;
+	}
+	t0 = now_s();
+	e = lin_check(ops, k, 0, 0, &r);
+	lin = json_pack("{s:b,s:I,s:I,s:I,s:f}", "checked", !e, "ops", (json_int_t)k, "keys",
+			(json_int_t)r.keys, "states", (json_int_t)r.states, "check_s", now_s() - t0);
+	if (lin && k < nops)
+		json_object_set_new(lin, "malformed_records", json_integer((json_int_t)(nops - k)));
+	if (lin && !e)
+		json_object_set_new(lin, "linearizable",
+				    r.linearizable < 0 ? json_null() : json_boolean(r.linearizable));
+	if (lin && !e && r.linearizable <= 0) {
+		const struct lin_op *o;
+
+		json_object_set_new(lin, "key", json_integer((json_int_t)r.key));
+		ce = json_array();
+		for (i = 0; ce && i < r.nbad; i++) {
+			o = &ops[r.bad[i]];
+			json_array_append_new(
+				ce, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I}", "client", (int)o->client, "op",
+					      o->key & (1ULL << 63) ? "incr" :
+					      o->kind == LIN_GET  ? "get" :
+								    "put",
+					      "key", (json_int_t)(o->key & ~(1ULL << 63)), "call_ns",
+					      (json_int_t)o->call, "ret_ns", (json_int_t)o->ret, "saw",
+					      (json_int_t)o->out));
+		}
+		json_object_set_new(lin, "counterexample", ce);
+		json_object_set_new(lin, "counterexample_from", json_integer((json_int_t)r.from));
+		json_object_set_new(lin, "counterexample_after", json_integer((json_int_t)r.before));
+		json_object_set_new(lin, "counterexample_minimal", json_boolean(r.minimal));
+	}
+	lin_result_free(&r);
+	free(ops);
+	for (i = 0; i + 1 < n; i++)
+		json_object_del(json_array_get(results, i), "history");
+	if (lin)
+		json_object_set_new(json_array_get(results, 0), "lin", lin);
+}
+
+/* wrong: the clients' bad reads, the server's bad slots, the updates it
+ * holds that no PUT made (or PUTs it does not hold), and the same for the
+ * increments */
 static uint64_t fold(json_t *results)
 {
 	size_t n = json_array_size(results), i;
 	const json_t *srv = json_array_get(results, n - 1);
-	uint64_t puts = 0, upd = jr_u64(srv, "updates_recorded");
+	uint64_t puts = 0, incrs = 0, upd = jr_u64(srv, "updates_recorded");
+	uint64_t inc = jr_u64(srv, "incrs_recorded");
 
-	for (i = 0; i + 1 < n; i++)
+	for (i = 0; i + 1 < n; i++) {
 		puts += jr_u64(json_array_get(results, i), "puts");
+		incrs += jr_u64(json_array_get(results, i), "incrs");
+	}
+	lin_round(results);
 	return wlc_fold_clients(results, kinds, jr_u64(srv, "bad_slots") +
-				(upd > puts ? upd - puts : puts - upd));
+				(upd > puts ? upd - puts : puts - upd) +
+				(inc > incrs ? inc - incrs : incrs - inc));
+}
+
+/* the rounds' verdicts: linearizable if every checked round was, false if
+ * one was not (its counterexample kept), null if one was undecided */
+static void lin_arm(json_t *o, const json_t *rounds)
+{
+	const json_t *res, *lin, *bad = NULL;
+	size_t r;
+	int checked = 0, undecided = 0, violations = 0;
+	uint64_t ops = 0, states = 0;
+	double secs = 0;
+
+	json_array_foreach(rounds, r, res) {
+		if (!(lin = json_object_get(json_array_get(res, 0), "lin")) ||
+		    !json_is_true(json_object_get(lin, "checked")))
+			continue;
+		checked++;
+		ops += jr_u64(lin, "ops");
+		states += jr_u64(lin, "states");
+		secs += jr_real(lin, "check_s");
+		if (json_is_false(json_object_get(lin, "linearizable"))) {
+			violations++;
+			bad = bad ? bad : lin;
+		}
+		undecided += json_is_null(json_object_get(lin, "linearizable"));
+	}
+	if (!checked)
+		return;
+	json_object_set_new(o, "linearizable",
+			    bad ? json_false() : undecided ? json_null() : json_true());
+	json_object_set_new(o, "lin_failed", json_boolean(bad != NULL));
+	if (bad)	/* a history no order explains fails the arm, lost updates or not */
+		json_object_set_new(o, "verification_failed", json_true());
+	json_object_set_new(o, "lin_check",
+			    json_pack("{s:i,s:i,s:i,s:I,s:I,s:f,s:f}", "rounds", checked, "violations",
+				      violations, "undecided", undecided, "ops", (json_int_t)ops,
+				      "states", (json_int_t)states, "seconds", secs, "ops_per_s",
+				      secs > 0 ? (double)ops / secs : 0.0));
+	if (bad)
+		json_object_set_new(o, "lin_counterexample",
+				    json_pack("{s:O,s:O,s:O,s:O,s:O}", "key", json_object_get(bad, "key"),
+					      "minimal", json_object_get(bad, "counterexample_minimal"),
+					      "from", json_object_get(bad, "counterexample_from"),
+					      "after", json_object_get(bad, "counterexample_after"),
+					      "ops", json_object_get(bad, "counterexample")));
 }
 
 static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
-	return report_ops_arm(a, rounds, kinds, "ops_per_s");
+	json_t *o = report_ops_arm(a, rounds, kinds, "ops_per_s");
+
+	if (o)
+		lin_arm(o, rounds);
+	return o;
 }
 
 const struct wlc wlc_kv = {

@@ -6,21 +6,44 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsafe_caught kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 suite_up || exit 0
 
-# kv: two clients hammer one server (YCSB a, zipf: hot keys, CAS contention)
-j=$("$C" -j kv --workload a --ops 1500 --keys 2000 2>&1); rc=$?
+# kv: two clients hammer one server (YCSB a, zipf: hot keys, CAS contention;
+# 10% of the reads increments), every operation checked for linearizability
+j=$("$C" -j kv --workload a --ops 1500 --keys 2000 --incr 10 2>&1); rc=$?
 # ... and the 250 ms intervals the agents streamed add up to every operation
 if [ $rc = 0 ] && jq -e '.verified and .bad_slots == 0 and .updates_recorded == .puts and .puts > 0 and
+	.incrs_recorded == .incrs and .incrs > 0 and .linearizable == true and .lin_check.ops == 3000 and
 	(.clients | length) == 2 and .keys_found == 2000 and
-	(.clients | all((.intervals | map(.lat_ns.count) | add) == .gets + .puts and .cpu_ns > 0))' <<< "$j" >/dev/null; then
-	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, 0 bad slots; CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
+	(.clients | all((.intervals | map(.lat_ns.count) | add) == .gets + .puts + .incrs and .cpu_ns > 0))' <<< "$j" >/dev/null; then
+	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, \(.incrs) INCRs = \(.incrs_recorded) counted, 0 bad slots; linearizable: \(.lin_check.ops) operations checked in \(.lin_check.seconds * 1000 | floor) ms; CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
 else
 	fail kv_verified "rc=$rc $(head -c 300 <<< "$j")"
 fi
+
+# the checker can fail: PUT without its lock (profiles/kv-unsafe.yaml, two
+# clients on 8 keys, 5% of the server's packets reordered) loses updates,
+# and every round's history is found not linearizable, with the operations
+# that prove it (the run exits 1: wrong results); the locked arm under the
+# same faults stays linearizable
+W=$(mktemp -d /tmp/rtb-kv.XXXXXX)
+out=$("$C" run profiles/kv-unsafe.yaml -o "$W/r" 2>&1); rc=$?
+r="$W/r/report.json"
+if [ $rc = 1 ] && grep -q "arm unlocked: verification failed: .* wrong results, history not linearizable" <<< "$out" &&
+	[ -s "$r" ] && jq -e '.expectations_failed == 0 and
+	(.arms[0] | .linearizable == true and .lin_check.violations == 0 and .wrong == 0) and
+	(.arms[1] | .linearizable == false and .lin_check.violations == 2 and .wrong > 0 and
+	 (.lin_counterexample.ops | length) >= 2 and
+	 ([.lin_counterexample.ops[] | select(.op == "put")] | length) >= 2)' < "$r" >/dev/null &&
+	grep -q "unlocked: no order of these operations on key" <<< "$out"; then
+	pass kv_unsafe_caught "$(jq -r '"locked: linearizable (\(.arms[0].lin_check.ops) ops); unlocked: \(.arms[1].wrong) updates lost or wrong, not linearizable in \(.arms[1].lin_check.violations) of 2 rounds, counterexample of \(.arms[1].lin_counterexample.ops | length) operations on key \(.arms[1].lin_counterexample.key); checked at \(.arms[1].lin_check.ops_per_s | floor) ops/s"' < "$r"); run exit $rc"
+else
+	fail kv_unsafe_caught "rc=$rc $(jq -c '[.expectations_failed, [.arms[] | {linearizable, lin_check, wrong}]]' < "$r" 2>&1 | head -c 600) $(tail -5 <<< "$out")"
+fi
+rm -rf "$W"
 j=$("$C" -j kv --workload b --dist uniform --rate 1000 --ops 500 --clients node0 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '.verified and .clients[0].ops_per_s < 1100 and .clients[0].ops_per_s > 500' <<< "$j" >/dev/null; then
 	pass kv_open_loop "rate 1000/s: $(jq '.clients[0].ops_per_s|floor' <<< "$j") ops/s achieved"
@@ -29,13 +52,14 @@ else
 fi
 ok=1
 for a in "--workload d:unknown value 'd'" "--dist pareto:unknown value" "--clients node1:listed twice" \
-	 "--keys 0:out of range" "--opz 5:did you mean 'ops'"; do
+	 "--keys 0:out of range" "--opz 5:did you mean 'ops'" "--incr 101:out of range" \
+	 "--lock maybe:unknown value" "--ops 200000:history=on records at most 100000"; do
 	args=${a%%:*}; pat=${a#*:}
 	# shellcheck disable=SC2086
 	out=$("$C" kv $args 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "kv $args: rc=$rc $out"; fi
 done
-[ $ok = 1 ] && pass kv_bad_input "5 bad option sets rejected with a message" || fail kv_bad_input
+[ $ok = 1 ] && pass kv_bad_input "8 bad option sets rejected with a message" || fail kv_bad_input
 
 ok=1; txt=
 for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --iodepth 1 --iters 300 --volume 1M" \

@@ -121,6 +121,20 @@ static void by_hand(void)
 	h[2].key = h[3].key = 9;
 	EXPECT(check(h, 4, &r) == 0 && r.key == 9 && r.keys == 2 && has(&r, 2) && has(&r, 3));
 	lin_result_free(&r);
+	/* a lost update after 6 clean adds: the counterexample is the two adds
+	 * that saw the same value, starting from what the six left */
+	{
+		struct lin_op a[8];
+		int i;
+
+		for (i = 0; i < 6; i++)
+			a[i] = op(LIN_FAA, (uint64_t)i * 10, (uint64_t)i * 10 + 5, 1, (uint64_t)i);
+		a[6] = op(LIN_FAA, 100, 120, 1, 6);
+		a[7] = op(LIN_FAA, 110, 130, 1, 6);
+		EXPECT(check(a, 8, &r) == 0 && r.nbad == 2 && has(&r, 6) && has(&r, 7) &&
+		       r.from == 6 && r.before == 6);
+		lin_result_free(&r);
+	}
 	/* bad input */
 	h[0].ret = 0;
 	h[0].call = 5;

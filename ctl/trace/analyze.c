@@ -86,13 +86,14 @@ static uint32_t be(const uint8_t *p, int n)
 /* 1 and *t filled for a RoCEv2 packet; addresses into src/dst */
 static int parse(const struct pcapng_pkt *k, struct tp *t, uint8_t *src, uint8_t *dst, int *v6)
 {
-	const uint8_t *d = k->data, *e = k->data + k->caplen, *b;
+	const uint8_t *d = k->data, *e, *b;
 	uint16_t proto;
 	uint32_t iplen;
 	size_t at = 14;
 
-	if (k->caplen < 14)
+	if (!d || k->caplen < 14)	/* (an empty packet has no data: not even d + 0) */
 		return 0;
+	e = d + k->caplen;
 	proto = (uint16_t)be(d + 12, 2);
 	if (proto == 0x8100) {
 		if (k->caplen < 18)

@@ -44,13 +44,6 @@ struct memo {
 	size_t tcap;
 };
 
-const char *lin_kind_name(int kind)
-{
-	static const char *const names[] = { "get", "put", "faa", "cas" };
-
-	return kind >= LIN_GET && kind <= LIN_CAS ? names[kind] : "?";
-}
-
 /* the sequential store: op o on value s; 0 if its result contradicts s.
  * An operation whose outcome is unknown contradicts nothing */
 static int apply(const struct lin_op *o, uint64_t s, uint64_t *s2)
@@ -176,8 +169,14 @@ static void unlift(struct ent *e)
 		e->next->prev = e;
 }
 
+/* operation i of a key's: ops[idx[i]], or ops[i] without idx */
+static inline const struct lin_op *op_at(const struct lin_op *ops, const size_t *idx, size_t i)
+{
+	return &ops[idx ? idx[i] : i];
+}
+
 /*
- * One key's m operations g[] (sorted by invocation): 1 linearizable, 0
+ * One key's m operations (op_at, in invocation order): 1 linearizable, 0
  * not, -1 undecided, -ENOMEM.
  *
  * Operations that never completed sit in a list of their own and are tried
@@ -189,8 +188,8 @@ static void unlift(struct ent *e)
  * left, then the pending ones invoked no later than it), so nothing is
  * missed.
  */
-static int search(const struct lin_op *const *g, size_t m, uint64_t init, uint64_t budget,
-		  uint64_t *states)
+static int search(const struct lin_op *ops, const size_t *idx, size_t m, uint64_t init,
+		  uint64_t budget, uint64_t *states)
 {
 	struct ent *ents = calloc(2 * m + 1, sizeof(*ents)), head = { 0 }, phead = { 0 };
 	struct ent **stk = NULL, *e, *last = &head, *plast = &phead;
@@ -209,11 +208,13 @@ static int search(const struct lin_op *const *g, size_t m, uint64_t init, uint64
 	if (!ents || !bits || !stk || !olds || !lims || !vars)
 		goto out;
 	for (i = 0; i < m; i++) {
-		if (g[i]->kind == LIN_GET && (g[i]->maybe || g[i]->ret == LIN_PENDING))
+		const struct lin_op *o = op_at(ops, idx, i);
+
+		if (o->kind == LIN_GET && (o->maybe || o->ret == LIN_PENDING))
 			continue;	/* a read without a result constrains nothing */
-		ents[ne++] = (struct ent){ .t = g[i]->call, .id = (uint32_t)i, .call = 1 };
-		if (g[i]->ret != LIN_PENDING) {
-			ents[ne++] = (struct ent){ .t = g[i]->ret, .id = (uint32_t)i };
+		ents[ne++] = (struct ent){ .t = o->call, .id = (uint32_t)i, .call = 1 };
+		if (o->ret != LIN_PENDING) {
+			ents[ne++] = (struct ent){ .t = o->ret, .id = (uint32_t)i };
 			rets++;
 		}
 	}
@@ -224,7 +225,8 @@ static int search(const struct lin_op *const *g, size_t m, uint64_t init, uint64
 		if (!callof)
 			goto out;
 		for (i = 0; i < ne; i++) {
-			struct ent **tail = ents[i].call && g[ents[i].id]->ret == LIN_PENDING ? &plast : &last;
+			struct ent **tail = ents[i].call && op_at(ops, idx, ents[i].id)->ret == LIN_PENDING ?
+						    &plast : &last;
 
 			ents[i].prev = *tail;
 			(*tail)->next = &ents[i];
@@ -244,7 +246,7 @@ static int search(const struct lin_op *const *g, size_t m, uint64_t init, uint64
 			e = phead.next;
 		}
 		if (e && e->call && (!pend || e->t <= lim)) {
-			const struct lin_op *o = g[e->id];
+			const struct lin_op *o = op_at(ops, idx, e->id);
 
 			if (v)
 				s2 = s, ok = 1;
@@ -293,9 +295,9 @@ static int search(const struct lin_op *const *g, size_t m, uint64_t init, uint64
 		bits[e->id / 64] &= ~(1ULL << (e->id % 64));
 		unlift(e);
 		rets += e->match != NULL;
-		pend = e->call && g[e->id]->ret == LIN_PENDING;
+		pend = op_at(ops, idx, e->id)->ret == LIN_PENDING;	/* (the stack holds invocations) */
 		lim = lims[sp];
-		if (!vars[sp] && g[e->id]->maybe && e->match) {
+		if (!vars[sp] && op_at(ops, idx, e->id)->maybe && e->match) {
 			v = 1;	/* its other outcome, at the same place */
 			continue;
 		}
@@ -314,23 +316,6 @@ out:
 	free(memo.arena);
 	free(memo.tab);
 	return ret;
-}
-
-/* the ops of idx[0..m) (indices into ops) as pointers, then search */
-static int search_idx(const struct lin_op *ops, const size_t *idx, size_t m, uint64_t init,
-		      uint64_t budget, uint64_t *states)
-{
-	const struct lin_op **g = malloc((m + 1) * sizeof(*g));
-	size_t i;
-	int r;
-
-	if (!g)
-		return -ENOMEM;
-	for (i = 0; i < m; i++)
-		g[i] = &ops[idx[i]];
-	r = search(g, m, init, budget, states);
-	free(g);
-	return r;
 }
 
 /* could w have left the value r saw (a GET's value, an add's value
@@ -382,23 +367,23 @@ static int may_cut(const struct lin_op *ops, const size_t *cur, size_t k, size_t
 	return 1;
 }
 
-/* a key's m ops g[] as seen at time t: those invoked by then, in
- * invocation order, and of them what had not completed by then pending.
- * If the history is linearizable, so is what was seen of it at any time;
- * and what fails at t fails at every later time (a plain prefix need not:
- * a read may take its value from a write invoked after it). Returns how
- * many */
-static size_t observe(const struct lin_op *g, size_t m, uint64_t t, struct lin_op *obs, size_t *loc)
+/* a key's m ops (ops[idx[]], in invocation order) as seen at time t, into
+ * obs[]: those invoked by then, and of them what had not completed by then
+ * pending. If the history is linearizable, so is what was seen of it at
+ * any time; and what fails at t fails at every later time (a plain prefix
+ * need not: a read may take its value from a write invoked after it).
+ * Returns how many */
+static size_t observe(const struct lin_op *ops, const size_t *idx, size_t m, uint64_t t,
+		      struct lin_op *obs)
 {
 	size_t i;
 
-	for (i = 0; i < m && g[i].call <= t; i++) {
-		obs[i] = g[i];
-		if (g[i].ret != LIN_PENDING && g[i].ret > t) {
+	for (i = 0; i < m && ops[idx[i]].call <= t; i++) {
+		obs[i] = ops[idx[i]];
+		if (obs[i].ret != LIN_PENDING && obs[i].ret > t) {
 			obs[i].ret = LIN_PENDING;
 			obs[i].maybe = 1;
 		}
-		loc[i] = i;
 	}
 	return i;
 }
@@ -422,32 +407,32 @@ static int u64_cmp(const void *a, const void *b)
 static int minimize(const struct lin_op *ops, const size_t *idx, size_t m, uint64_t init,
 		    uint64_t budget, uint64_t *states, struct lin_result *r)
 {
-	struct lin_op *g = malloc((m + 1) * sizeof(*g)), *obs = malloc((m + 1) * sizeof(*obs));
+	struct lin_op *obs = malloc((m + 1) * sizeof(*obs));
 	size_t *cur = malloc((m + 1) * sizeof(*cur)), *tmp = malloc((m + 1) * sizeof(*tmp));
 	uint64_t *rt = malloc((m + 1) * sizeof(*rt)), start = *states;
 	size_t i, j, n, k, nr = 0, lo, hi;
 	int x = -ENOMEM, changed = 1;
 
-	if (!g || !obs || !cur || !tmp || !rt)
+	if (!obs || !cur || !tmp || !rt)
 		goto out;
-	for (i = 0; i < m; i++) {
-		g[i] = ops[idx[i]];
-		if (g[i].ret != LIN_PENDING)
-			rt[nr++] = g[i].ret;
-	}
+	for (i = 0; i < m; i++)
+		if (ops[idx[i]].ret != LIN_PENDING)
+			rt[nr++] = ops[idx[i]].ret;
 	qsort(rt, nr, sizeof(*rt), u64_cmp);
 	lo = 0;
 	hi = nr;	/* rt[hi - 1] fails (all of it was seen then), rt[< lo] do not */
 	while (lo + 1 < hi) {
 		size_t mid = lo + (hi - lo) / 2 - 1;
 
-		n = observe(g, m, rt[mid], obs, tmp);
-		if (search_idx(obs, tmp, n, init, budget, states) == 0)
+		n = observe(ops, idx, m, rt[mid], obs);
+		if (search(obs, NULL, n, init, budget, states) == 0)
 			hi = mid + 1;
 		else
 			lo = mid + 1;
 	}
-	k = observe(g, m, nr ? rt[hi - 1] : UINT64_MAX, obs, cur);
+	k = observe(ops, idx, m, nr ? rt[hi - 1] : UINT64_MAX, obs);
+	for (i = 0; i < k; i++)	/* what is left of it: indices into obs */
+		cur[i] = i;
 	/* the latest quiet point (nothing in flight) after which the rest still
 	 * fails, when what came before it can have left one value only (reads
 	 * and adds that completed: the sum of the adds): the rest starts there */
@@ -458,7 +443,7 @@ static int minimize(const struct lin_op *ops, const size_t *idx, size_t m, uint6
 		for (i = 0; i < k; i++) {
 			if (i && end < obs[i].call) {
 				n = k - i;
-				if (search_idx(obs, cur + i, n, v, budget, states) == 0) {
+				if (search(obs, cur + i, n, v, budget, states) == 0) {
 					best = i;
 					bestv = v;
 				}
@@ -491,7 +476,7 @@ static int minimize(const struct lin_op *ops, const size_t *idx, size_t m, uint6
 			for (j = 0, n = 0; j < k; j++)
 				if (j != i)
 					tmp[n++] = cur[j];
-			if ((x = search_idx(obs, tmp, n, init, budget, states)) == 0) {
+			if ((x = search(obs, tmp, n, init, budget, states)) == 0) {
 				memcpy(cur, tmp, n * sizeof(*cur));
 				k = n;
 				changed = 1;
@@ -507,7 +492,6 @@ static int minimize(const struct lin_op *ops, const size_t *idx, size_t m, uint6
 	cur = NULL;
 	x = 0;
 out:
-	free(g);
 	free(obs);
 	free(cur);
 	free(tmp);
@@ -553,7 +537,7 @@ int lin_check(const struct lin_op *ops, size_t n, uint64_t init, uint64_t budget
 		for (j = i; j < n && ops[idx[j]].key == ops[idx[i]].key; j++)
 			;
 		r->keys++;
-		x = search_idx(ops, idx + i, j - i, init, budget, &r->states);
+		x = search(ops, idx + i, j - i, init, budget, &r->states);
 		if (x == -1 && !undecided) {
 			undecided = 1;
 			ukey = ops[idx[i]].key;

@@ -65,6 +65,5 @@ struct lin_result {
 int lin_check(const struct lin_op *ops, size_t n, uint64_t init, uint64_t budget,
 	      struct lin_result *r);
 void lin_result_free(struct lin_result *r);
-const char *lin_kind_name(int kind);
 
 #endif

@@ -54,6 +54,8 @@
 #define PROBE 4
 #define MAX_CLIENTS 15
 #define HIST_MAX 100000	/* operations a client records at most (history=on) */
+/* a client's memory: a probe's buckets, then where an atomic's result lands */
+#define SCRATCH (PROBE * SLOTS * sizeof(struct kv_slot))
 #define KEY_COUNTER (1ULL << 63)	/* the history's name of key k's counter: k | this */
 
 struct kv_slot {
@@ -124,9 +126,8 @@ struct kv {
 	double *zipf_cdf;		/* client, zipf: P(rank <= i) */
 	struct hist lat[3];		/* [0] GET, [1] PUT, [2] INCR */
 	uint64_t gets, puts, incrs, retries, torn;
-	uint64_t (*hist)[6];		/* client, history=on: call, ret, kind, key, arg, out */
+	uint64_t (*hist)[5];		/* client, history=on: call, ret, kind, key, out */
 	size_t nhist;
-	uint64_t last_count;		/* the update count the last GET or PUT saw */
 };
 
 static uint64_t slot_sum(const struct kv_slot *s, uint64_t version)
@@ -150,9 +151,14 @@ static size_t table_bytes(const struct kv *k)
 }
 
 /* the server's memory: the table, the done counter, a counter per key (1..keys) */
+static size_t counter_off(const struct kv *k, uint64_t key)
+{
+	return table_bytes(k) + 8 + (size_t)key * 8;
+}
+
 static size_t server_bytes(const struct kv *k)
 {
-	return table_bytes(k) + 8 + (size_t)(k->cfg.keys + 1) * 8;
+	return counter_off(k, k->cfg.keys + 1);
 }
 
 static void kv_destroy(struct wl_ctx *c)
@@ -212,7 +218,7 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (r)
 		goto fail;
 	k->nb = k->cfg.buckets ? k->cfg.buckets : k->cfg.keys;	/* 25% full: probing rarely needed */
-	k->memlen = server ? server_bytes(k) : PROBE * SLOTS * sizeof(struct kv_slot) + 64;
+	k->memlen = server ? server_bytes(k) : SCRATCH + 64;
 	if (!server && k->cfg.history && k->cfg.ops > HIST_MAX) {
 		snprintf(c->err, sizeof(c->err), "history=on records at most %d operations a client "
 			 "(ops %llu): set history=off", HIST_MAX, (unsigned long long)k->cfg.ops);
@@ -369,7 +375,6 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 				}
 				*idx = (b + j) * SLOTS + (uint64_t)s;
 				*out = sl[s];
-				k->last_count = sl[s].val[0];
 				return 0;
 			}
 			if (torn)
@@ -385,9 +390,10 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 	return -EBUSY;
 }
 
-static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
+/* *seen: the update count this PUT added one to */
+static int put(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *seen)
 {
-	uint64_t *cas = (uint64_t *)(k->mem + PROBE * SLOTS * sizeof(struct kv_slot));
+	uint64_t *cas = (uint64_t *)(k->mem + SCRATCH);
 	struct kv_slot cur, *w = (struct kv_slot *)k->mem;
 	uint64_t idx, off, v;
 	int r;
@@ -400,8 +406,7 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 		if (!k->cfg.lock)
 			break;	/* unsafe: no lock, the body as the lookup read it */
 		/* the CAS result lands in cas[0]: the old value */
-		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, PROBE * SLOTS * sizeof(struct kv_slot), off,
-			 8, v, v | 1);
+		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, v, v | 1);
 		if (r)
 			return r;
 		if (*cas == v)
@@ -413,8 +418,7 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 		return r;
 	if (!k->cfg.lock)
 		*w = cur;
-	k->last_count = w->val[0];	/* the count this update adds 1 to */
-	w->val[0]++;
+	*seen = w->val[0]++;
 	w->val[1] = rtb_mix64(w->val[1] + key);
 	w->lockver = v | 1;
 	w->sum = slot_sum(w, v + 2);
@@ -428,11 +432,9 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key)
 /* INCR: the key's counter + 1; *old: its value before */
 static int incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *old)
 {
-	uint64_t *res = (uint64_t *)(k->mem + PROBE * SLOTS * sizeof(struct kv_slot));
-	int r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, PROBE * SLOTS * sizeof(struct kv_slot),
-		     table_bytes(k) + 8 + key * 8, 8, 1, 0);
+	int r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, SCRATCH, counter_off(k, key), 8, 1, 0);
 
-	*old = *res;
+	*old = *(uint64_t *)(k->mem + SCRATCH);
 	return r;
 }
 
@@ -461,7 +463,7 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 {
 	volatile uint64_t *done = (volatile uint64_t *)(k->mem + table_bytes(k));
 	struct kv_slot *t = (struct kv_slot *)k->mem;
-	const uint64_t *ctr = (const uint64_t *)(k->mem + table_bytes(k) + 8);
+	const uint64_t *ctr = (const uint64_t *)(k->mem + counter_off(k, 0));
 	uint64_t i, updates = 0, bad = 0, found = 0, incrs = 0;
 
 	/* clients FETCH_ADD the counter when they finish */
@@ -493,7 +495,7 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 static int kv_run(struct wl_ctx *c, json_t **result)
 {
 	struct kv *k = c->priv;
-	uint64_t i, t_start, intended, t0, t1, idx, old = 0;
+	uint64_t i, t_start, intended, t0, t1, idx, seen = 0;
 	struct kv_slot cur;
 	unsigned int upd_pct = k->cfg.workload == MIX_A ? 50 : k->cfg.workload == MIX_B ? 5 : 0;
 	double secs;
@@ -519,8 +521,8 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		} else {
 			t0 = wl_now_ns();
 		}
-		r = kind == HK_PUT ? put(c, k, key) :
-		    kind == HK_INCR ? incr(c, k, key, &old) : lookup(c, k, key, &idx, &cur);
+		r = kind == HK_PUT ? put(c, k, key, &seen) :
+		    kind == HK_INCR ? incr(c, k, key, &seen) : lookup(c, k, key, &idx, &cur);
 		if (r)
 			return r;
 		t1 = wl_now_ns();
@@ -533,8 +535,7 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			h[1] = t1;
 			h[2] = (uint64_t)kind;
 			h[3] = kind == HK_INCR ? key | KEY_COUNTER : key;
-			h[4] = 1;
-			h[5] = kind == HK_INCR ? old : k->last_count;
+			h[4] = kind == HK_GET ? cur.val[0] : seen;
 		}
 		k->puts += kind == HK_PUT;
 		k->gets += kind == HK_GET;
@@ -543,19 +544,18 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 	}
 	secs = (double)(wl_now_ns() - t_start) / 1e9;
 	/* tell the server this client is done */
-	r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, PROBE * SLOTS * sizeof(struct kv_slot),
-		 table_bytes(k), 8, 1, 0);
+	r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, SCRATCH, table_bytes(k), 8, 1, 0);
 	if (r)
 		return r;
-	if (k->hist) {	/* [call, ret, kind, key, arg, out] each, kind 0 get 1 put 2 incr */
+	if (k->hist) {	/* [call, ret, kind, key, out] each: kind 0 get, 1 put, 2 incr; out
+			 * the count read, the count a PUT added 1 to, the counter before */
 		hj = json_array();
 		for (i = 0; hj && i < k->nhist; i++)
-			json_array_append_new(hj, json_pack("[I,I,i,I,I,I]", (json_int_t)k->hist[i][0],
+			json_array_append_new(hj, json_pack("[I,I,i,I,I]", (json_int_t)k->hist[i][0],
 							    (json_int_t)k->hist[i][1],
 							    (int)k->hist[i][2],
 							    (json_int_t)k->hist[i][3],
-							    (json_int_t)k->hist[i][4],
-							    (json_int_t)k->hist[i][5]));
+							    (json_int_t)k->hist[i][4]));
 	}
 	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:o,s:o,s:s}", "role", "client",
 			    "workload", mixes[k->cfg.workload], "gets", (json_int_t)k->gets, "puts",

@@ -10,8 +10,8 @@
  * results: the arm says whether every round was linearizable and, if not,
  * shows the smallest failing part of one.
  */
-#include <time.h>
 #include "ctl/wl/wl.h"
+#include "lib/clock.h"
 #include "lib/lin.h"
 
 static const struct wlc_reserved reserved[] = {
@@ -31,34 +31,26 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
 	json_object_set_new(o, "clients", json_integer(members - 1));
 }
 
-/* one history record [call, ret, kind, key, arg, out] (kind 0 get, 1 put,
- * 2 incr) as the checker's: a PUT adds 1 to the key's update count (read
+/* one history record [call, ret, kind, key, out] (kind 0 get, 1 put, 2
+ * incr) as the checker's: a PUT adds 1 to the key's update count (read
  * under the lock), an INCR 1 to its counter (a key of its own) */
 static int lin_of(const json_t *rec, uint32_t client, struct lin_op *o)
 {
 	int kind;
 
-	if (!json_is_array(rec) || json_array_size(rec) != 6)
+	if (!json_is_array(rec) || json_array_size(rec) != 5)
 		return -1;
 	kind = (int)json_integer_value(json_array_get(rec, 2));
 	*o = (struct lin_op){
 		.call = (uint64_t)json_integer_value(json_array_get(rec, 0)),
 		.ret = (uint64_t)json_integer_value(json_array_get(rec, 1)),
 		.key = (uint64_t)json_integer_value(json_array_get(rec, 3)),
-		.arg = (uint64_t)json_integer_value(json_array_get(rec, 4)),
-		.out = (uint64_t)json_integer_value(json_array_get(rec, 5)),
+		.arg = 1,
+		.out = (uint64_t)json_integer_value(json_array_get(rec, 4)),
 		.client = client,
 		.kind = kind == 0 ? LIN_GET : LIN_FAA,
 	};
 	return kind < 0 || kind > 2 || o->ret < o->call ? -1 : 0;
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /*
@@ -90,10 +82,10 @@ static void lin_round(json_t *results)
 			if (!lin_of(rec, (uint32_t)i, &ops[k]))
 				k++;
 	}
-	t0 = now_s();
+	t0 = rtb_now_s();
 	e = lin_check(ops, k, 0, 0, &r);
 	lin = json_pack("{s:b,s:I,s:I,s:I,s:f}", "checked", !e, "ops", (json_int_t)k, "keys",
-			(json_int_t)r.keys, "states", (json_int_t)r.states, "check_s", now_s() - t0);
+			(json_int_t)r.keys, "states", (json_int_t)r.states, "check_s", rtb_now_s() - t0);
 	if (lin && k < nops)
 		json_object_set_new(lin, "malformed_records", json_integer((json_int_t)(nops - k)));
 	if (lin && !e)

@@ -72,7 +72,7 @@ enum inj_dir {
 	X(DELAY, "delay", delayed)        /* EDT timestamp, held by fq in INJ_BAND_DELAY */        \
 	X(REORDER, "reorder", reordered)  /* steered to INJ_BAND_REORDER: later ones overtake */   \
 	X(DUP, "duplicate", duplicated)   /* clone and re-inject once */                           \
-	X(CORRUPT, "corrupt", corrupted)  /* flip bits before the ICRC: the receiver discards it */ \
+	X(CORRUPT, "corrupt", corrupted)  /* flip payload bits; ICRC left wrong or made right */  \
 	X(ECN, "ecn", marked)             /* set ECN to CE (IPv4: checksum fixed) */
 
 #define INJ_CLS_ENUM(e, kw) INJ_CLS_##e,
@@ -160,7 +160,14 @@ struct inj_rule {
 	__u32 qp_hi;
 	__u32 tx_lo;		/* INJ_REL_TX: the packet's transmission of its PSN (1 = first) */
 	__u32 tx_hi;
-	__u32 pad1;
+	__u32 corrupt;		/* CORRUPT: enum inj_corrupt */
+};
+
+/* how a corrupt rule corrupts */
+enum inj_corrupt {
+	INJ_CORRUPT_ICRC,	/* a payload bit flipped, the ICRC left: the receiver discards it */
+	INJ_CORRUPT_PAYLOAD,	/* a payload bit flipped and the ICRC made right again: it is
+				 * accepted and lands in memory (only the application can tell) */
 };
 
 /*
@@ -297,7 +304,8 @@ struct inj_cfg {
 	X(DUP, "duplicated")     /* the original, passed; its copy follows as "copy" */            \
 	X(CORRUPT, "corrupted")                                                                    \
 	X(ECN, "marked")                                                                           \
-	X(COPY, "copy")          /* the duplicate a duplicate rule made, on its own pass */
+	X(COPY, "copy")          /* the duplicate a duplicate rule made, on its own pass */       \
+	X(TAMPER, "tampered")    /* payload corrupted, ICRC recomputed: delivered */
 
 #define INJ_VERDICT_ENUM(e, name) INJ_VERDICT_##e,
 enum inj_verdict { INJ_VERDICTS(INJ_VERDICT_ENUM) INJ_VERDICT_MAX };

@@ -524,6 +524,8 @@ static const struct {
 	{ "random", "probabilistic selection seeds (bpf_get_prandom_u32)", BPF_FUNC_get_prandom_u32 },
 	{ "clone", "duplicate (bpf_clone_redirect)", BPF_FUNC_clone_redirect },
 	{ "store_bytes", "corrupt, ECN mark (bpf_skb_store_bytes)", BPF_FUNC_skb_store_bytes },
+	{ "l4_csum", "corrupt payload: a UDP checksum kept right (bpf_l4_csum_replace)",
+	  BPF_FUNC_l4_csum_replace },
 	{ "l3_csum", "ECN mark on IPv4 (bpf_l3_csum_replace)", BPF_FUNC_l3_csum_replace },
 	{ NULL, NULL, 0 },
 };

@@ -11,7 +11,10 @@
  *           | tx N[-M]    the packet's transmission of its PSN (1 = first, 2 = first resend)
  *           CLASS: data read_req read_resp ack nak atomic cnp other
  *   ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder
- *           | duplicate | corrupt | ecn | flap T
+ *           | duplicate | corrupt [icrc|payload] | ecn | flap T
+ *           (corrupt: a payload bit flipped; icrc (default) leaves the ICRC
+ *           wrong, so the receiver discards it; payload makes it right, so
+ *           the data lands in memory)
  *   SELECT  P% (Bernoulli, default 100%) | every N | nth N | once
  *           | gemodel P R [H [K]]  (netem's p r 1-h 1-k: good->bad, bad->good,
  *             hit probability in the bad state (default 100%), in the good
@@ -364,6 +367,11 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 					return -EINVAL;
 				r->delay_ns = v;
 			}
+			r->corrupt = INJ_CORRUPT_ICRC;
+			if (a == INJ_ACT_CORRUPT && p.i < argc &&
+			    (!strcmp(argv[p.i], "icrc") || !strcmp(argv[p.i], "payload")))
+				r->corrupt = !strcmp(argv[p.i++], "payload") ? INJ_CORRUPT_PAYLOAD :
+										 INJ_CORRUPT_ICRC;
 			if (selector(&p, r))
 				return -EINVAL;
 		}
@@ -442,6 +450,8 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 	if (r->ecn_ce)
 		APPEND("ecn ce ");
 	APPEND("%s", inj_action_name(r->action));
+	if (r->action == INJ_ACT_CORRUPT)
+		APPEND(r->corrupt == INJ_CORRUPT_PAYLOAD ? " payload" : " icrc");
 	if (r->action == INJ_ACT_DELAY) {
 		APPEND(" %.3gms", r->delay_ns / 1e6);
 		if (r->jitter_ns)

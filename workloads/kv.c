@@ -12,7 +12,8 @@
  * 4 buckets) with a free slot; the server places every key at prepare.
  *
  * GET: one READ of the bucket; the slot must be unlocked and its checksum
- * right (else the read was torn by a concurrent update: read again).
+ * right (else the read was torn by a concurrent update: read again; or the
+ * data was corrupted on the wire or in memory: counted, see lookup()).
  * PUT: CAS lockver from v (unlocked) to v|1; READ the slot; WRITE the slot
  * body with val[0] + 1, new data and the checksum for version v+2; WRITE
  * lockver = v+2 (RC executes the two WRITEs in order). A failed CAS retries.
@@ -126,6 +127,8 @@ struct kv {
 	double *zipf_cdf;		/* client, zipf: P(rank <= i) */
 	struct hist lat[3];		/* [0] GET, [1] PUT, [2] INCR */
 	uint64_t gets, puts, incrs, retries, torn;
+	uint64_t corrupt_reads;		/* a bad read, then the same version good */
+	uint64_t corrupt_slots;		/* reads of a slot bad in the server's memory */
 	uint64_t (*hist)[5];		/* client, history=on: call, ret, kind, key, out */
 	size_t nhist;
 };
@@ -351,12 +354,21 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 	return 0;
 }
 
-/* find key's slot: read its buckets; *idx = slot index in the table */
+/*
+ * find key's slot: read its buckets; *idx = slot index in the table.
+ * An unlocked slot with a wrong checksum is a read torn by an update in
+ * flight: read again. With the lock (an update sets the lock bit before it
+ * writes anything, and READs copy in address order, the version first), a
+ * torn read is always followed by another version; so a bad read followed
+ * by a good one of the same version is data corrupted on its way
+ * (corrupt_reads), and the same bad bytes twice are a slot corrupt in the
+ * server's memory (corrupt_slots): returned as read, counted, not retried.
+ */
 static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, struct kv_slot *out)
 {
 	uint64_t b = bucket_of(k, key), j;
-	struct kv_slot *sl = (struct kv_slot *)k->mem;
-	int s, r, tries;
+	struct kv_slot *sl = (struct kv_slot *)k->mem, bad;
+	int s, r, tries, have_bad = 0;
 
 	for (tries = 0; tries < 1000; tries++) {
 		int torn = 0;
@@ -369,10 +381,26 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 			for (s = 0; s < SLOTS; s++) {
 				if (sl[s].key != key)
 					continue;
-				if ((sl[s].lockver & 1) || sl[s].sum != slot_sum(&sl[s], sl[s].lockver)) {
+				if (sl[s].lockver & 1) {
 					torn = 1;	/* an update in flight: read again */
+					have_bad = 0;
 					break;
 				}
+				if (sl[s].sum != slot_sum(&sl[s], sl[s].lockver)) {
+					if (k->cfg.lock && have_bad && !memcmp(&bad, &sl[s], sizeof(bad))) {
+						k->corrupt_slots++;
+						break;	/* corrupt where it is kept: take it */
+					}
+					bad = sl[s];
+					have_bad = 1;
+					torn = 1;
+					break;
+				}
+				if (k->cfg.lock && have_bad && bad.lockver == sl[s].lockver)
+					k->corrupt_reads++;
+				break;
+			}
+			if (s < SLOTS && !torn) {
 				*idx = (b + j) * SLOTS + (uint64_t)s;
 				*out = sl[s];
 				return 0;
@@ -557,10 +585,13 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 							    (json_int_t)k->hist[i][3],
 							    (json_int_t)k->hist[i][4]));
 	}
-	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:o,s:o,s:s}", "role", "client",
-			    "workload", mixes[k->cfg.workload], "gets", (json_int_t)k->gets, "puts",
-			    (json_int_t)k->puts, "incrs", (json_int_t)k->incrs, "cas_retries",
-			    (json_int_t)k->retries, "torn_reads", (json_int_t)k->torn, "ops_per_s",
+	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o,s:o,s:o,s:s}", "role",
+			    "client", "workload", mixes[k->cfg.workload], "gets", (json_int_t)k->gets,
+			    "puts", (json_int_t)k->puts, "incrs", (json_int_t)k->incrs, "cas_retries",
+			    (json_int_t)k->retries, "torn_reads", (json_int_t)k->torn,
+			    "corrupt_reads", (json_int_t)k->corrupt_reads, "corrupt_slots",
+			    (json_int_t)k->corrupt_slots, "mismatches",
+			    (json_int_t)(k->corrupt_reads + k->corrupt_slots), "ops_per_s",
 			    (double)k->cfg.ops / secs, "get_lat_ns", hist_to_json(&k->lat[0]),
 			    "put_lat_ns", hist_to_json(&k->lat[1]), "incr_lat_ns",
 			    hist_to_json(&k->lat[2]), "lock", onoff[k->cfg.lock]);

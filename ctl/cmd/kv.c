@@ -80,6 +80,11 @@ static void print_text(const json_t *res, const char *const *names, int n, json_
 		       json_integer_value(json_object_get(c, "cas_retries")),
 		       json_integer_value(json_object_get(c, "torn_reads")),
 		       !strcmp(jr_str(c, "lock"), "off") ? " (lock=off: PUTs unlocked, unsafe)" : "");
+		if (jr_u64(c, "corrupt_reads") || jr_u64(c, "corrupt_slots"))
+			printf("  %s: %llu reads arrived corrupted (checksum wrong, version unchanged), "
+			       "%llu reads of slots corrupt in the server's memory\n",
+			       names[i], (unsigned long long)jr_u64(c, "corrupt_reads"),
+			       (unsigned long long)jr_u64(c, "corrupt_slots"));
 		lat_line("GET", json_object_get(c, "get_lat_ns"));
 		lat_line("PUT", json_object_get(c, "put_lat_ns"));
 		lat_line("INCR", json_object_get(c, "incr_lat_ns"));
@@ -180,7 +185,7 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 			log_err("kv: verification failed (%s)",
 				json_is_false(json_object_get(arm, "linearizable")) ?
 					"the history is not linearizable" :
-					"lost, torn or doubled updates");
+					"lost, torn or doubled updates, or corrupted data");
 	}
 	exp_close(&e);
 	return r || !ok ? CTL_FAIL : CTL_OK;

@@ -368,6 +368,8 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 						continue;
 					for (q = 0; q < 7; q++)
 						t[q] += jint(r, kinds[q][1]);
+					/* a corrupt payload rule's packets: "tampered" */
+					t[5] += jint(r, "tampered");
 				}
 			}
 			for (q = 0; q < 7; q++) {

@@ -22,6 +22,8 @@ struct frame_spec {
 	uint16_t payload;	/* bytes between the headers and the ICRC */
 	uint16_t dport;		/* 0 = 4791 */
 	uint16_t frag_off;	/* IPv4 flags and fragment offset, host order */
+	uint8_t pad;		/* the BTH's pad count: the payload's last bytes that are not data */
+	uint8_t udp_csum;	/* IPv4: a UDP checksum (RoCEv2 senders leave it 0) */
 };
 
 static inline uint16_t ip_csum(const void *p, size_t len)
@@ -34,6 +36,83 @@ static inline uint16_t ip_csum(const void *p, size_t len)
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
+}
+
+/* CRC-32 (reflected, as zlib's) of n bytes, continuing crc */
+static inline uint32_t frame_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+	crc = ~crc;
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/*
+ * The RoCEv2 ICRC of a frame of n bytes (Ethernet, IP, UDP, BTH ... ICRC):
+ * the CRC-32 of 8 bytes of ones, then the IP, UDP and BTH headers with their
+ * variant fields as ones (IPv4 TOS, TTL, checksum; IPv6 traffic class, flow
+ * label, hop limit; UDP checksum; BTH resv8a), then the rest up to the ICRC,
+ * sent least significant byte first (IBA annex 17, rxe_icrc.c's order).
+ */
+static inline uint32_t frame_icrc(const uint8_t *f, size_t n)
+{
+	uint8_t h[40 + 8 + 12];
+	size_t ip = 14, l = (f[12] == 0x86 && f[13] == 0xdd) ? 40 : 20, hl = l + 8 + 12;
+	uint32_t crc;
+
+	memset(h, 0xff, 8);
+	crc = frame_crc32(0, h, 8);
+	memcpy(h, f + ip, hl);
+	if (l == 20) {
+		h[1] = 0xff;			/* TOS */
+		h[8] = 0xff;			/* TTL */
+		h[10] = h[11] = 0xff;		/* checksum */
+	} else {
+		h[0] |= 0x0f;			/* traffic class and flow label */
+		h[1] = h[2] = h[3] = 0xff;
+		h[7] = 0xff;			/* hop limit */
+	}
+	h[l + 6] = h[l + 7] = 0xff;		/* UDP checksum */
+	h[l + 8 + 4] = 0xff;			/* BTH resv8a */
+	crc = frame_crc32(crc, h, hl);
+	return frame_crc32(crc, f + ip + hl, n - ip - hl - 4);
+}
+
+static inline uint32_t frame_icrc_sent(const uint8_t *f, size_t n)
+{
+	const uint8_t *p = f + n - 4;
+
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* IPv4: the one's complement sum of the UDP pseudo-header and segment */
+static inline uint16_t frame_udp_sum(const uint8_t *f, size_t n)
+{
+	uint8_t ph[12];
+	uint32_t s = 0;
+	size_t i, len = n - 34;
+
+	memcpy(ph, f + 26, 8);	/* saddr, daddr */
+	ph[8] = 0;
+	ph[9] = IPPROTO_UDP;
+	ph[10] = (uint8_t)(len >> 8);
+	ph[11] = (uint8_t)len;
+	for (i = 0; i < 12; i += 2)
+		s += (uint32_t)ph[i] << 8 | ph[i + 1];
+	for (i = 0; i < len; i += 2)
+		s += (uint32_t)f[34 + i] << 8 | (i + 1 < len ? f[34 + i + 1] : 0);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* IPv4: no UDP checksum, or one that verifies */
+static inline int frame_udp_ok(const uint8_t *f, size_t n)
+{
+	return (!f[40] && !f[41]) || frame_udp_sum(f, n) == 0xffff;
 }
 
 /* builds the frame into buf, returns its length */
@@ -87,7 +166,7 @@ static inline size_t frame_build(uint8_t *buf, const struct frame_spec *f)
 	bth = l4 + sizeof(*udp);
 	memset(buf + bth, 0, tail);
 	buf[bth] = f->opcode;
-	buf[bth + 1] = 0x40;	/* migreq */
+	buf[bth + 1] = (uint8_t)(0x40 | (f->pad & 3) << 4);	/* migreq, pad count */
 	buf[bth + 2] = 0xff;	/* pkey 0xffff */
 	buf[bth + 3] = 0xff;
 	buf[bth + 5] = (uint8_t)(f->dqpn >> 16);
@@ -102,6 +181,17 @@ static inline size_t frame_build(uint8_t *buf, const struct frame_spec *f)
 	n = bth + tail;
 	for (size_t i = bth + 12 + (aeth ? 4 : 0); i < n - 4; i++)
 		buf[i] = (uint8_t)i;
+	{
+		uint32_t c = frame_icrc(buf, n);
+
+		for (int k = 0; k < 4; k++)
+			buf[n - 4 + k] = (uint8_t)(c >> (8 * k));
+	}
+	if (f->udp_csum && !f->v6) {
+		uint16_t c = (uint16_t)~frame_udp_sum(buf, n);	/* with check 0 */
+
+		udp->check = htons(c ? c : 0xffff);
+	}
 	return n;
 }
 

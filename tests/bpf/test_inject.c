@@ -37,14 +37,14 @@ struct run {
 	uint32_t out_len;
 };
 
-static int run_frame(int dir, const struct frame_spec *f, struct run *res)
+/* n bytes of a frame through the program of a direction */
+static int run_bytes(int dir, uint8_t *in, size_t n, struct run *res)
 {
-	uint8_t in[2048];
 	struct __sk_buff skb = { 0 }, skb_out = { 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, o);
 	int r;
 
-	o.data_size_in = (uint32_t)frame_build(in, f);
+	o.data_size_in = (uint32_t)n;
 	o.data_in = in;
 	o.data_out = res->out;
 	o.data_size_out = sizeof(res->out);
@@ -64,6 +64,13 @@ static int run_frame(int dir, const struct frame_spec *f, struct run *res)
 	res->tstamp = skb_out.tstamp;
 	res->out_len = o.data_size_out;
 	return res->verdict;
+}
+
+static int run_frame(int dir, const struct frame_spec *f, struct run *res)
+{
+	uint8_t in[2048];
+
+	return run_bytes(dir, in, frame_build(in, f), res);
 }
 
 static int verdict(int dir, const struct frame_spec *f)
@@ -219,12 +226,103 @@ static void test_match_fields(void)
 	EXPECT(bad == 0);
 }
 
+/* one frame through a corrupt rule: what changed, and is its ICRC right */
+static void corrupt_one(const char *rule, struct frame_spec *f, int pad, int want_changed,
+			int want_icrc_ok)
+{
+	uint8_t in[2048];
+	struct run r;
+	size_t n, i, diffs = 0, at = 0;
+	uint32_t id = add(INJ_DIR_INGRESS, rule);
+
+	f->pad = (uint8_t)pad;
+	n = frame_build(in, f);
+	EXPECT(frame_icrc(in, n) == frame_icrc_sent(in, n) && (f->v6 || frame_udp_ok(in, n)));
+	EXPECT(run_bytes(INJ_DIR_INGRESS, in, n, &r) == TC_ACT_OK && r.out_len == n);
+	for (i = 0; i < n - 4; i++)
+		if (in[i] != r.out[i] && !(f->udp_csum && (i == 40 || i == 41))) {
+			diffs++;
+			at = i;
+		}
+	if (want_changed) {
+		EXPECT(diffs == 1 && at == n - 5 - (size_t)pad);	/* the last payload byte */
+		EXPECT_EQ_U(ctr(id).corrupted, 1);
+	} else {
+		EXPECT(diffs == 0 && !memcmp(in, r.out, n));
+		EXPECT_EQ_U(ctr(id).corrupted, 0);
+	}
+	EXPECT((frame_icrc(r.out, n) == frame_icrc_sent(r.out, n)) == want_icrc_ok);
+	if (!f->v6)
+		EXPECT(frame_udp_ok(r.out, n));
+	if (f->udp_csum)
+		EXPECT(r.out[40] || r.out[41]);
+	if (diffs != (size_t)(want_changed ? 1 : 0))
+		fprintf(stderr, "  %s: %zu bytes changed, the last at %zu of %zu\n", rule, diffs, at, n);
+	del_all();
+}
+
+/* corrupt icrc: the receiver's ICRC check fails; corrupt payload: the ICRC is
+ * made right again, with any pad count, over IPv4 and IPv6, and a non-zero
+ * UDP checksum stays right; a packet with no payload is passed as it is */
+static void test_corrupt_modes(struct frame_spec *f)
+{
+	struct frame_spec g = *f;
+	int pad;
+
+	corrupt_one("corrupt", &g, 0, 1, 0);
+	corrupt_one("corrupt icrc", &g, 0, 1, 0);
+	for (pad = 0; pad < 4; pad++)
+		corrupt_one("corrupt payload", &g, pad, 1, 1);
+	g.v6 = 1;
+	corrupt_one("corrupt payload", &g, 3, 1, 1);
+	corrupt_one("corrupt icrc", &g, 1, 1, 0);
+	g.v6 = 0;
+	g.opcode = 0x10;	/* READ response only: AETH, then data */
+	corrupt_one("corrupt payload", &g, 2, 1, 1);
+	g.opcode = 0x0c;	/* READ request: no payload */
+	g.payload = 16;
+	corrupt_one("corrupt payload", &g, 0, 0, 1);
+	g.opcode = 0x0a;	/* WRITE only: 16 bytes of RETH and no data */
+	corrupt_one("corrupt payload", &g, 0, 0, 1);
+	g.opcode = 0x11;	/* an ACK */
+	g.payload = 0;
+	corrupt_one("corrupt payload", &g, 0, 0, 1);
+	g = *f;
+	g.udp_csum = 1;		/* a UDP checksum that is not 0 stays right */
+	for (pad = 0; pad < 4; pad++)
+		corrupt_one("corrupt payload", &g, pad, 1, 1);
+	{	/* the mode in the rule's text both ways; a wrong word refused */
+		static const char *const in[][2] = { { "corrupt", "corrupt icrc 100%" },
+						     { "corrupt payload 50%", "corrupt payload 50%" },
+						     { "corrupt icrc every 3", "corrupt icrc every 3" } };
+		char buf[64], txt[128], err[256], *argv[8];
+		struct inj_rule r;
+		int i, argc;
+
+		for (i = 0; i < 3; i++) {
+			snprintf(buf, sizeof(buf), "%s", in[i][0]);
+			argc = 0;
+			for (char *t = strtok(buf, " "); t && argc < 8; t = strtok(NULL, " "))
+				argv[argc++] = t;
+			inj_rule_init(&r);
+			EXPECT(inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)) == 0);
+			inj_rule_format(&r, txt, sizeof(txt));
+			EXPECT(!strcmp(txt, in[i][1]));
+			if (strcmp(txt, in[i][1]))
+				fprintf(stderr, "  '%s' printed as '%s'\n", in[i][0], txt);
+		}
+		snprintf(buf, sizeof(buf), "corrupt");
+		argv[0] = buf;
+		argv[1] = (char *)"sideways";
+		inj_rule_init(&r);
+		EXPECT(inj_rule_parse(&r, 2, argv, 0, err, sizeof(err)) != 0 && strstr(err, "sideways"));
+	}
+}
+
 static void test_actions(void)
 {
 	struct frame_spec f = base;
 	struct run r;
-	uint8_t in[2048];
-	size_t n;
 	uint32_t id;
 
 	id = add(INJ_DIR_EGRESS, "delay 2ms");
@@ -270,12 +368,7 @@ static void test_actions(void)
 	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
 	EXPECT_EQ_U(ctr(id).matched, 1);
 	del_all();
-	id = add(INJ_DIR_INGRESS, "corrupt");
-	n = frame_build(in, &f);
-	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);
-	EXPECT(r.out_len == n && in[n - 5] != r.out[n - 5] && !memcmp(in, r.out, n - 5));
-	EXPECT_EQ_U(ctr(id).corrupted, 1);
-	del_all();
+	test_corrupt_modes(&f);
 
 	id = add(INJ_DIR_INGRESS, "ecn");
 	EXPECT(run_frame(INJ_DIR_INGRESS, &f, &r) == TC_ACT_OK);

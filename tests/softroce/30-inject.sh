@@ -9,9 +9,10 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="lossy_1pct lossy_20pct lossy_flap drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
-       flap_retry_exceeded egress_drop_silent flush_clean"
+       flap_retry_exceeded egress_drop_silent corrupt_payload_collective corrupt_payload_kv
+       corrupt_payload_storage flush_clean"
 
-SUITE_EXIT='rm -f "$TRAFFIC_LOG"'
+SUITE_EXIT='rm -f "$TRAFFIC_LOG" "${CP_OUT:-}" "${CP_ERR:-}"'
 suite_up || exit 0
 
 ctr() { "$C" -j counters --node "$1" | jq ".hw_counters.$2 // 0"; }
@@ -131,7 +132,7 @@ effect() {	# name rule-args counter-node counter action-counter
 }
 effect reorder "dev sw1 egress opcode data reorder 10% hold 2ms" node1 out_of_seq_request reordered
 effect duplicate "dev n1 ingress opcode data duplicate 10%" node1 duplicate_request duplicated
-effect corrupt "dev n1 ingress opcode data corrupt 5%" node1 out_of_seq_request corrupted
+effect corrupt "dev n1 ingress opcode data corrupt icrc 5%" node1 out_of_seq_request corrupted
 
 # --- ECN: CE marks set at the switch arrive at node1 (counted by a CE-only rule)
 m=$(inject add dev sw1 egress opcode data ecn)
@@ -200,6 +201,51 @@ if [ $((e1 - e0)) = 0 ] && [ "$d" -gt 0 ] && [ $((s1 - s0 - r1 + r0)) = "$d" ]; 
 else
 	fail egress_drop_silent "dropped $d send_err +$((e1 - e0)) sent $((s1 - s0)) rcvd $((r1 - r0))"
 fi
+
+# --- corrupt payload: the ICRC made right again, so rxe accepts the packet
+# and its data lands in memory; RC does not resend it (nothing was lost).
+# Only the application's own verification can tell, and each workload's
+# must: the run exits 1 and says what it found. (The ICRC-wrong mode above
+# is a drop: rxe discards it, RC resends, nothing is wrong.)
+CP_OUT=$(mktemp /tmp/rtb-cp.XXXXXX) CP_ERR=$(mktemp /tmp/rtb-cp.XXXXXX)
+corrupt_run() {	# rules... -- command...: the run's exit (CP_RC) and the rules' corrupted sum (CP_N)
+	local ids=() r
+	while [ "$1" != -- ]; do
+		# shellcheck disable=SC2086
+		ids+=("$(inject add $1)"); shift
+	done
+	shift
+	"$@" > "$CP_OUT" 2> "$CP_ERR"; r=$?
+	CP_N=0
+	for id in "${ids[@]}"; do CP_N=$((CP_N + $(rule_ctr "$id" corrupted))); done
+	inject flush >/dev/null
+	CP_RC=$r
+}
+corrupt_run "dev n1 ingress opcode data corrupt payload 2%" -- \
+	"$C" collective allreduce --mode rc --size 256k --iters 10
+wrong=$(awk '$2 == "rc" && $1 ~ /^[0-9]+$/ {print $8}' "$CP_OUT")
+if [ "$CP_RC" = 1 ] && [ "$CP_N" -gt 0 ] && [ "${wrong:-0}" -gt 0 ] && grep -q "rc: $wrong wrong elements" "$CP_ERR"; then
+	pass corrupt_payload_collective "$CP_N packets tampered at n1 ingress: rc reported $wrong wrong elements, exit 1"
+else
+	fail corrupt_payload_collective "rc=$CP_RC tampered=$CP_N wrong=${wrong:-?}: $(tail -3 "$CP_OUT" "$CP_ERR" | tr '\n' '|')"
+fi
+corrupt_run "dev n1 ingress opcode data corrupt payload 3%" "dev n0 ingress opcode read_resp corrupt payload 5%" -- \
+	"$C" -j kv --keys 64 --buckets 24 --ops 1000
+kv=$(jq -c '{r: ([.clients[].corrupt_reads] | add), s: ([.clients[].corrupt_slots] | add), b: .bad_slots}' "$CP_OUT" 2>/dev/null)
+if [ "$CP_RC" = 1 ] && [ "$CP_N" -gt 0 ] && jq -e '.r + .s + .b > 0' <<< "$kv" >/dev/null; then
+	pass corrupt_payload_kv "$CP_N packets tampered (WRITEs to the server, READ responses to node0): $kv (corrupt reads, reads of corrupt slots, bad slots at the end), exit 1"
+else
+	fail corrupt_payload_kv "rc=$CP_RC tampered=$CP_N found=${kv:-?}: $(tail -2 "$CP_ERR" | tr '\n' '|')"
+fi
+corrupt_run "dev n1 ingress opcode data corrupt payload 2%" "dev n0 ingress opcode read_resp corrupt payload 2%" -- \
+	"$C" -j storage
+st=$(jq -c '{mismatches, final_pass_mismatches}' "$CP_OUT" 2>/dev/null)
+if [ "$CP_RC" = 1 ] && [ "$CP_N" -gt 0 ] && jq -e '.mismatches > 0 and .final_pass_mismatches > 0' <<< "$st" >/dev/null; then
+	pass corrupt_payload_storage "$CP_N packets tampered (WRITEs at the target, READ responses at the initiator): $st, exit 1"
+else
+	fail corrupt_payload_storage "rc=$CP_RC tampered=$CP_N found=${st:-?}: $(tail -2 "$CP_ERR" | tr '\n' '|')"
+fi
+rm -f "$CP_OUT" "$CP_ERR"
 
 # --- flush leaves nothing: no rules, hooks or our qdiscs on any device
 inject add dev sw2 egress delay 1ms >/dev/null

@@ -431,17 +431,15 @@ static __always_inline __u32 ext_len(__u32 op)
  * pattern, the last word before the ICRC with only the flipped bits set
  * (both words are sent least significant byte first, as loaded here). The
  * UDP checksum, when not 0 (RoCEv2 senders leave it 0), is kept right.
- * The verdict (corrupted or tampered), or 0: nothing to corrupt (a packet
- * without payload), the packet passes as it is. Inlined, with no branch on
- * the pad count or the opcode (the verifier walks every path after it, and
- * the tc program's stack is too near its 512 bytes for a call).
+ *
+ * A bpf_loop callback: its paths end in it, not in the rest of the program
+ * (the verifier's budget: inlined, a few more branches took the program past
+ * 1M processed instructions). Its arguments and result in the skb's control
+ * block (tc's own scratch), so that the program's stack (near its 512 bytes)
+ * grows by the skb's pointer only: cb[0] the ICRC's offset, cb[1] the BTH's,
+ * cb[2] class << 8 | opcode, cb[3] the mode; out: cb[4] the verdict
+ * (corrupted or tampered), 0 when nothing was corrupted (no payload).
  */
-/* the packet's corruption as a bpf_loop callback: its paths end in it, not
- * in the rest of the program (the verifier's budget). Its arguments and
- * result in the skb's control block (tc's own scratch), so that the
- * program's stack (near its 512 bytes) grows by the skb's pointer only:
- * cb[0] the ICRC's offset, cb[1] the BTH's, cb[2] class << 8 | opcode,
- * cb[3] the mode; out: cb[4] the verdict, 0 when nothing was corrupted. */
 static long corrupt_cb(__u32 idx, void *ctx)
 {
 	struct __sk_buff *skb = *(struct __sk_buff **)ctx;

@@ -688,6 +688,8 @@ static void usage(FILE *f)
 		"  rpsn N the PSN counted from the QP's first (0 = its first packet)\n"
 		"  tx N   the Nth transmission of the packet's PSN (1 = first, 2 = its first resend)\n"
 		"  ACTION " INJ_ACTIONS(ACT_WORD) " flap T  (delay T [jitter T [uniform|normal]])\n"
+		"         corrupt [icrc|payload]: icrc (default) leaves the ICRC wrong, the receiver\n"
+		"         discards the packet; payload makes it right, the data lands in memory\n"
 		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
 		"  CLASS  " INJ_CLASSES(CLS_WORD) "\n"
 		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"

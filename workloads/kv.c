@@ -22,10 +22,15 @@
  * INCR: one FETCH_AND_ADD of 1 on the key's counter (an array of 8-byte
  * counters after the table): not idempotent, so an increment executed
  * twice or lost shows in the sum.
+ * CAS: the same counter + 1 by compare-and-swap: READ it, CAS(v, v + 1),
+ * and on a failed CAS again from the value it returned (cas_fails). An
+ * update by CAS executed twice either fails (the value moved on) or, once
+ * a client takes the failure for its own and retries, adds 2.
  * Closed loop (one operation at a time) or open loop at `rate` ops/s, where
  * latency counts from the intended start (no coordinated omission).
  * Mixes as YCSB: a = 50% updates, b = 5%, c = read only, and of the rest
- * `incr` percent increments; keys uniform or zipf(theta).
+ * `incr` percent increments and `cas` percent CAS updates; keys uniform
+ * or zipf(theta).
  *
  * Verification: each client FETCH_ADDs the done counter when it finishes;
  * the server waits for all, then checks every slot's checksum and that the
@@ -72,7 +77,7 @@ static const char *const mixes[] = { "a", "b", "c", NULL };
 enum kv_dist { DIST_ZIPF, DIST_UNIFORM };
 static const char *const dists[] = { "zipf", "uniform", NULL };
 static const char *const onoff[] = { "off", "on", NULL };
-enum { HK_GET, HK_PUT, HK_INCR };	/* a history record's kind (lib/lin.h: get, faa, faa) */
+enum { HK_GET, HK_PUT, HK_INCR, HK_CAS };	/* a history record's kind (lib/lin.h: get, faa, faa, faa) */
 
 struct kv_cfg {
 	int workload;
@@ -86,6 +91,7 @@ struct kv_cfg {
 	uint64_t seed;
 	uint64_t op_timeout;
 	uint64_t incr;		/* percent of the non-update operations that are INCR */
+	uint64_t cas;		/* ... and CAS updates of the same counter */
 	int lock;		/* off: PUT without the lock (unsafe) */
 	int history;
 	struct vb_rc_knobs rc;
@@ -106,6 +112,8 @@ static const struct opt kv_opts[] = {
 	  "fail when one operation takes longer" },
 	{ "incr", OPT_UINT, O(incr), 0, 100, "0", NULL,
 	  "percent of the reads made increments (FETCH_AND_ADD on the key's counter)" },
+	{ "cas", OPT_UINT, O(cas), 0, 100, "0", NULL,
+	  "percent of the reads made CAS updates of the key's counter (READ, CAS v to v+1, retry)" },
 	{ "lock", OPT_ENUM, O(lock), 0, 0, "on", onoff,
 	  "off: PUT without its CAS lock (unsafe: concurrent PUTs lose updates)" },
 	{ "history", OPT_ENUM, O(history), 0, 0, "on", onoff,
@@ -125,10 +133,11 @@ struct kv {
 	struct vb_ep peer;		/* client: the server */
 	uint64_t rng;
 	double *zipf_cdf;		/* client, zipf: P(rank <= i) */
-	struct hist lat[3];		/* [0] GET, [1] PUT, [2] INCR */
-	uint64_t gets, puts, incrs, retries, torn;
+	struct hist lat[4];		/* by kind: GET, PUT, INCR, CAS */
+	uint64_t gets, puts, incrs, cases, retries, torn, cas_fails;
 	uint64_t corrupt_reads;		/* a bad read, then the same version good */
 	uint64_t corrupt_slots;		/* reads of a slot bad in the server's memory */
+	uint64_t torn_slots;		/* lock=off: reads of a slot left torn by crossed PUTs */
 	uint64_t (*hist)[5];		/* client, history=on: call, ret, kind, key, out */
 	size_t nhist;
 };
@@ -222,6 +231,12 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 		goto fail;
 	k->nb = k->cfg.buckets ? k->cfg.buckets : k->cfg.keys;	/* 25% full: probing rarely needed */
 	k->memlen = server ? server_bytes(k) : SCRATCH + 64;
+	if (k->cfg.incr + k->cfg.cas > 100) {
+		snprintf(c->err, sizeof(c->err), "incr %llu%% and cas %llu%% of the reads: more than 100%%",
+			 (unsigned long long)k->cfg.incr, (unsigned long long)k->cfg.cas);
+		r = -EINVAL;
+		goto fail;
+	}
 	if (!server && k->cfg.history && k->cfg.ops > HIST_MAX) {
 		snprintf(c->err, sizeof(c->err), "history=on records at most %d operations a client "
 			 "(ops %llu): set history=off", HIST_MAX, (unsigned long long)k->cfg.ops);
@@ -255,9 +270,8 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 			*ep = e;
 	}
 	if (!server) {
-		hist_init(&k->lat[0]);
-		hist_init(&k->lat[1]);
-		hist_init(&k->lat[2]);
+		for (size_t h = 0; h < sizeof(k->lat) / sizeof(k->lat[0]); h++)
+			hist_init(&k->lat[h]);
 		if (k->cfg.history && !(k->hist = calloc(k->cfg.ops, sizeof(*k->hist))))
 			goto fail;
 		k->rng = rtb_mix64(k->cfg.seed * 7919 + (uint64_t)(uintptr_t)k);
@@ -363,6 +377,10 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
  * by a good one of the same version is data corrupted on its way
  * (corrupt_reads), and the same bad bytes twice are a slot corrupt in the
  * server's memory (corrupt_slots): returned as read, counted, not retried.
+ * Without the lock (lock=off) two PUTs can leave a slot torn for good (one's
+ * body, the other's version): the same bad bytes twice are taken as they
+ * are (torn_slots), so that the unsafe variant's reads end (they used to
+ * spin to "stayed locked" and fail the run).
  */
 static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, struct kv_slot *out)
 {
@@ -387,9 +405,16 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 					break;
 				}
 				if (sl[s].sum != slot_sum(&sl[s], sl[s].lockver)) {
-					if (k->cfg.lock && have_bad && !memcmp(&bad, &sl[s], sizeof(bad))) {
-						k->corrupt_slots++;
-						break;	/* corrupt where it is kept: take it */
+					if (have_bad && !memcmp(&bad, &sl[s], sizeof(bad))) {
+						/* the same bad bytes twice: take them. Locked,
+						 * corrupt where it is kept; unlocked (lock=off),
+						 * two PUTs' bodies and versions crossed, and the
+						 * slot stays torn until the next PUT */
+						if (k->cfg.lock)
+							k->corrupt_slots++;
+						else
+							k->torn_slots++;
+						break;
 					}
 					bad = sl[s];
 					have_bad = 1;
@@ -466,6 +491,27 @@ static int incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *old)
 	return r;
 }
 
+/* *old: the counter the successful CAS replaced */
+static int cas_incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *old)
+{
+	uint64_t *v = (uint64_t *)(k->mem + SCRATCH), off = counter_off(k, key), want;
+	int r = rdma(c, k, IBV_WR_RDMA_READ, SCRATCH, off, 8, 0, 0);
+
+	for (want = *v; !r; want = *v) {
+		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, want, want + 1);
+		if (!r && *v == want) {
+			*old = want;
+			return 0;
+		}
+		k->cas_fails++;	/* another client's update came first: from its value */
+		if (*c->stop) {
+			snprintf(c->err, sizeof(c->err), "stopped");
+			return -EINTR;
+		}
+	}
+	return r;
+}
+
 static uint64_t pick_key(struct kv *k)
 {
 	double u;
@@ -537,8 +583,10 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		uint64_t key = pick_key(k);
 
 		k->rng = rtb_mix64(k->rng + 1);
-		kind = k->rng % 100 < upd_pct ? HK_PUT :
-		       (k->rng >> 32) % 100 < k->cfg.incr ? HK_INCR : HK_GET;
+		kind = k->rng % 100 < upd_pct		       ? HK_PUT :
+		       (k->rng >> 32) % 100 < k->cfg.incr	       ? HK_INCR :
+		       (k->rng >> 32) % 100 < k->cfg.incr + k->cfg.cas ? HK_CAS :
+								 HK_GET;
 		if (k->cfg.rate) {
 			/* open loop: each op has its slot in time; if we are late the
 			 * wait counts in its latency (no coordinated omission) */
@@ -549,8 +597,10 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		} else {
 			t0 = wl_now_ns();
 		}
-		r = kind == HK_PUT ? put(c, k, key, &seen) :
-		    kind == HK_INCR ? incr(c, k, key, &seen) : lookup(c, k, key, &idx, &cur);
+		r = kind == HK_PUT  ? put(c, k, key, &seen) :
+		    kind == HK_INCR ? incr(c, k, key, &seen) :
+		    kind == HK_CAS  ? cas_incr(c, k, key, &seen) :
+				      lookup(c, k, key, &idx, &cur);
 		if (r)
 			return r;
 		t1 = wl_now_ns();
@@ -562,12 +612,13 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			h[0] = t0;
 			h[1] = t1;
 			h[2] = (uint64_t)kind;
-			h[3] = kind == HK_INCR ? key | KEY_COUNTER : key;
+			h[3] = kind == HK_INCR || kind == HK_CAS ? key | KEY_COUNTER : key;
 			h[4] = kind == HK_GET ? cur.val[0] : seen;
 		}
 		k->puts += kind == HK_PUT;
 		k->gets += kind == HK_GET;
 		k->incrs += kind == HK_INCR;
+		k->cases += kind == HK_CAS;
 		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	secs = (double)(wl_now_ns() - t_start) / 1e9;
@@ -575,8 +626,8 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 	r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, SCRATCH, table_bytes(k), 8, 1, 0);
 	if (r)
 		return r;
-	if (k->hist) {	/* [call, ret, kind, key, out] each: kind 0 get, 1 put, 2 incr; out
-			 * the count read, the count a PUT added 1 to, the counter before */
+	if (k->hist) {	/* [call, ret, kind, key, out] each: kind 0 get, 1 put, 2 incr, 3 cas;
+			 * out the count read, the count a PUT added 1 to, the counter before */
 		hj = json_array();
 		for (i = 0; hj && i < k->nhist; i++)
 			json_array_append_new(hj, json_pack("[I,I,i,I,I]", (json_int_t)k->hist[i][0],
@@ -595,6 +646,13 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			    (double)k->cfg.ops / secs, "get_lat_ns", hist_to_json(&k->lat[0]),
 			    "put_lat_ns", hist_to_json(&k->lat[1]), "incr_lat_ns",
 			    hist_to_json(&k->lat[2]), "lock", onoff[k->cfg.lock]);
+	if (*result && !k->cfg.lock)
+		json_object_set_new(*result, "torn_slots", json_integer((json_int_t)k->torn_slots));
+	if (*result && (k->cfg.cas || k->cases)) {	/* only when asked: reports stay as they were */
+		json_object_set_new(*result, "cas", json_integer((json_int_t)k->cases));
+		json_object_set_new(*result, "cas_fails", json_integer((json_int_t)k->cas_fails));
+		json_object_set_new(*result, "cas_lat_ns", hist_to_json(&k->lat[HK_CAS]));
+	}
 	if (*result && hj)
 		json_object_set_new(*result, "history", hj);
 	else

@@ -18,7 +18,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] kv [--server NODE] [--clients NODE,NODE,..] [--workload a|b|c]\n"
 		"                  [--dist zipf|uniform] [--theta 990] [--keys N] [--ops N] [--rate OPS/S]\n"
-		"                  [--incr PCT] [--lock on|off] [--history on|off]\n"
+		"                  [--incr PCT] [--cas PCT] [--lock on|off] [--history on|off]\n"
 		"  defaults: server node1, clients every other node, YCSB a, zipf 0.99, 10000 keys,\n"
 		"  2000 ops per client, closed loop (--rate: open loop, latency from intended start),\n"
 		"  no increments, PUTs locked, every operation recorded and the history checked for\n"
@@ -80,6 +80,11 @@ static void print_text(const json_t *res, const char *const *names, int n, json_
 		       json_integer_value(json_object_get(c, "cas_retries")),
 		       json_integer_value(json_object_get(c, "torn_reads")),
 		       !strcmp(jr_str(c, "lock"), "off") ? " (lock=off: PUTs unlocked, unsafe)" : "");
+		if (json_object_get(c, "cas"))
+			printf("  %s: %llu CAS updates of counters, %llu CAS that lost to another client's "
+			       "update and were retried\n",
+			       names[i], (unsigned long long)jr_u64(c, "cas"),
+			       (unsigned long long)jr_u64(c, "cas_fails"));
 		if (jr_u64(c, "corrupt_reads") || jr_u64(c, "corrupt_slots"))
 			printf("  %s: %llu reads arrived corrupted (checksum wrong, version unchanged), "
 			       "%llu reads of slots corrupt in the server's memory\n",
@@ -88,9 +93,10 @@ static void print_text(const json_t *res, const char *const *names, int n, json_
 		lat_line("GET", json_object_get(c, "get_lat_ns"));
 		lat_line("PUT", json_object_get(c, "put_lat_ns"));
 		lat_line("INCR", json_object_get(c, "incr_lat_ns"));
+		lat_line("CAS", json_object_get(c, "cas_lat_ns"));
 	}
 	printf("  verify: %lld keys, %lld bad slots, %lld updates recorded for %lld PUTs, %lld "
-	       "increments for %lld INCRs: %s\n",
+	       "increments for %lld INCRs and CAS updates: %s\n",
 	       json_integer_value(json_object_get(srv, "keys_found")),
 	       json_integer_value(json_object_get(srv, "bad_slots")),
 	       json_integer_value(json_object_get(srv, "updates_recorded")), puts,
@@ -103,11 +109,13 @@ static void print_json(const json_t *res, const char *const *names, int n, json_
 		       json_int_t incrs, const json_t *srv, const json_t *arm, int ok, json_t *opts)
 {
 	json_t *cl = json_array(), *o;
+	json_int_t cas = 0;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		json_t *c = json_deep_copy(json_array_get(res, (size_t)i));
 
+		cas += json_integer_value(json_object_get(c, "cas"));
 		json_object_set_new(c, "node", json_string(names[i]));
 		json_object_del(c, "time_ns");
 		json_object_del(c, "wrong");
@@ -120,7 +128,9 @@ static void print_json(const json_t *res, const char *const *names, int n, json_
 		      json_object_get(srv, "bad_slots"), "updates_recorded",
 		      json_object_get(srv, "updates_recorded"), "puts", puts, "verified", ok);
 	json_object_set(o, "incrs_recorded", json_object_get(srv, "incrs_recorded"));
-	json_object_set_new(o, "incrs", json_integer(incrs));
+	/* incrs_recorded counts both: INCRs and CAS updates of the counters */
+	json_object_set_new(o, "incrs", json_integer(incrs - cas));
+	json_object_set_new(o, "cas", json_integer(cas));
 	if (json_object_get(arm, "lin_check")) {
 		json_object_set(o, "linearizable", json_object_get(arm, "linearizable"));
 		json_object_set(o, "lin_check", json_object_get(arm, "lin_check"));
@@ -174,7 +184,8 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 			names[i < 1 ? 0 : i == 1 ? e.g.n - 1 : i - 1] = e.g.tb.node[e.g.node[i]].name;
 		for (i = 0; i < n; i++) {
 			puts += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "puts"));
-			incrs += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "incrs"));
+			incrs += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "incrs")) +
+				 json_integer_value(json_object_get(json_array_get(res, (size_t)i), "cas"));
 		}
 		if (ctl->json)
 			print_json(res, names, n, puts, incrs, json_array_get(res, (size_t)n), arm, ok,

@@ -2,9 +2,10 @@
 /*
  * kv (workloads/kv.c): one server holds the table, every other member is a
  * client doing GETs by RDMA READ, PUTs by CAS (lock), READ, WRITE (body),
- * WRITE (unlock), and INCRs by FETCH_AND_ADD on a key's counter. After the
- * run the server checks every slot; the updates it finds must equal the
- * PUTs the clients made, the counters the INCRs. With history=on (the
+ * WRITE (unlock), INCRs by FETCH_AND_ADD on a key's counter and CAS
+ * updates of it (READ, CAS v to v+1). After the run the server checks every
+ * slot; the updates it finds must equal the PUTs the clients made, the
+ * counters the INCRs and CAS updates. With history=on (the
  * default) every round's operations, all clients' together, are checked
  * for linearizability (lib/lin.h) and the history is dropped from the
  * results: the arm says whether every round was linearizable and, if not,
@@ -21,7 +22,7 @@ static const struct wlc_reserved reserved[] = {
 	{ NULL, NULL },
 };
 
-static const char *const kinds[] = { "get", "put", "incr", NULL };
+static const char *const kinds[] = { "get", "put", "incr", "cas", NULL };
 
 static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmup, int members)
 {
@@ -32,8 +33,9 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
 }
 
 /* one history record [call, ret, kind, key, out] (kind 0 get, 1 put, 2
- * incr) as the checker's: a PUT adds 1 to the key's update count (read
- * under the lock), an INCR 1 to its counter (a key of its own) */
+ * incr, 3 cas) as the checker's: a PUT adds 1 to the key's update count
+ * (read under the lock), an INCR or a successful CAS 1 to its counter (a
+ * key of its own) */
 static int lin_of(const json_t *rec, uint32_t client, struct lin_op *o)
 {
 	int kind;
@@ -50,7 +52,7 @@ static int lin_of(const json_t *rec, uint32_t client, struct lin_op *o)
 		.client = client,
 		.kind = kind == 0 ? LIN_GET : LIN_FAA,
 	};
-	return kind < 0 || kind > 2 || o->ret < o->call ? -1 : 0;
+	return kind < 0 || kind > 3 || o->ret < o->call ? -1 : 0;
 }
 
 /*
@@ -64,6 +66,7 @@ static void lin_round(json_t *results)
 {
 	size_t n = json_array_size(results), i, j, nops = 0, k = 0;
 	struct lin_op *ops;
+	uint8_t *hk;		/* each operation's history kind, for its name */
 	struct lin_result r;
 	json_t *lin, *ce;
 	double t0;
@@ -73,14 +76,19 @@ static void lin_round(json_t *results)
 		nops += json_array_size(json_object_get(json_array_get(results, i), "history"));
 	if (!nops)
 		return;
-	if (!(ops = calloc(nops, sizeof(*ops))))
+	ops = calloc(nops, sizeof(*ops));
+	hk = calloc(nops, 1);
+	if (!ops || !hk) {
+		free(ops);
+		free(hk);
 		return;
+	}
 	for (i = 0; i + 1 < n; i++) {
 		json_t *c = json_array_get(results, i), *rec;
 
 		json_array_foreach(json_object_get(c, "history"), j, rec)
 			if (!lin_of(rec, (uint32_t)i, &ops[k]))
-				k++;
+				hk[k++] = (uint8_t)json_integer_value(json_array_get(rec, 2));
 	}
 	t0 = rtb_now_s();
 	e = lin_check(ops, k, 0, 0, &r);
@@ -97,12 +105,12 @@ static void lin_round(json_t *results)
 		json_object_set_new(lin, "key", json_integer((json_int_t)r.key));
 		ce = json_array();
 		for (i = 0; ce && i < r.nbad; i++) {
+			static const char *const name[] = { "get", "put", "incr", "cas" };
+
 			o = &ops[r.bad[i]];
 			json_array_append_new(
 				ce, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I}", "client", (int)o->client, "op",
-					      o->key & (1ULL << 63) ? "incr" :
-					      o->kind == LIN_GET  ? "get" :
-								    "put",
+					      name[hk[r.bad[i]] & 3],
 					      "key", (json_int_t)(o->key & ~(1ULL << 63)), "call_ns",
 					      (json_int_t)o->call, "ret_ns", (json_int_t)o->ret, "saw",
 					      (json_int_t)o->out));
@@ -114,6 +122,7 @@ static void lin_round(json_t *results)
 	}
 	lin_result_free(&r);
 	free(ops);
+	free(hk);
 	for (i = 0; i + 1 < n; i++)
 		json_object_del(json_array_get(results, i), "history");
 	if (lin)
@@ -132,7 +141,8 @@ static uint64_t fold(json_t *results)
 
 	for (i = 0; i + 1 < n; i++) {
 		puts += jr_u64(json_array_get(results, i), "puts");
-		incrs += jr_u64(json_array_get(results, i), "incrs");
+		incrs += jr_u64(json_array_get(results, i), "incrs") +
+			 jr_u64(json_array_get(results, i), "cas");
 	}
 	lin_round(results);
 	return wlc_fold_clients(results, kinds, jr_u64(srv, "bad_slots") +

@@ -76,7 +76,8 @@ I flush && clean && pass flush_after_crash || fail flush_after_crash
 for sig in TERM INT; do
 	"$B" --pin "$PIN" run dev $C0 ingress drop 1% > /dev/null 2>&1 &	# not via I(): $! must be rdma-inject
 	p=$!
-	for _ in $(seq 50); do tc filter show dev $C0 ingress | grep -q inj_tc && break; sleep 0.1; done
+	# up to 60 s: its first load after a flush verifies the program (8-10 s on a 6.18 host)
+	for _ in $(seq 600); do tc filter show dev $C0 ingress | grep -q inj_tc && break; sleep 0.1; done
 	attached=$(tc filter show dev $C0 ingress | grep -c inj_tc)
 	kill -$sig $p; wait $p; rc=$?
 	if [ "$attached" = 1 ] && [ $rc = 0 ] && ! tc filter show dev $C0 ingress | grep -q . &&

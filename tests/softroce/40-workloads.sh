@@ -12,14 +12,15 @@ TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsaf
 suite_up || exit 0
 
 # kv: two clients hammer one server (YCSB a, zipf: hot keys, CAS contention;
-# 10% of the reads increments), every operation checked for linearizability
-j=$("$C" -j kv --workload a --ops 1500 --keys 2000 --incr 10 2>&1); rc=$?
+# 10% of the reads increments by FETCH_AND_ADD, 10% by CAS), every operation
+# checked for linearizability
+j=$("$C" -j kv --workload a --ops 1500 --keys 2000 --incr 10 --cas 10 2>&1); rc=$?
 # ... and the 250 ms intervals the agents streamed add up to every operation
 if [ $rc = 0 ] && jq -e '.verified and .bad_slots == 0 and .updates_recorded == .puts and .puts > 0 and
-	.incrs_recorded == .incrs and .incrs > 0 and .linearizable == true and .lin_check.ops == 3000 and
-	(.clients | length) == 2 and .keys_found == 2000 and
-	(.clients | all((.intervals | map(.lat_ns.count) | add) == .gets + .puts + .incrs and .cpu_ns > 0))' <<< "$j" >/dev/null; then
-	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, \(.incrs) INCRs = \(.incrs_recorded) counted, 0 bad slots; linearizable: \(.lin_check.ops) operations checked in \(.lin_check.seconds * 1000 | floor) ms; CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
+	.incrs_recorded == .incrs + .cas and .incrs > 0 and .cas > 0 and
+	.linearizable == true and .lin_check.ops == 3000 and (.clients | length) == 2 and .keys_found == 2000 and
+	(.clients | all((.intervals | map(.lat_ns.count) | add) == .gets + .puts + .incrs + .cas and .cpu_ns > 0))' <<< "$j" >/dev/null; then
+	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, \(.incrs) INCRs + \(.cas) CAS updates = \(.incrs_recorded) counted (\([.clients[].cas_fails] | add) CAS lost a race and were retried), 0 bad slots; linearizable: \(.lin_check.ops) operations checked in \(.lin_check.seconds * 1000 | floor) ms; lock CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
 else
 	fail kv_verified "rc=$rc $(head -c 300 <<< "$j")"
 fi
@@ -53,13 +54,14 @@ fi
 ok=1
 for a in "--workload d:unknown value 'd'" "--dist pareto:unknown value" "--clients node1:listed twice" \
 	 "--keys 0:out of range" "--opz 5:did you mean 'ops'" "--incr 101:out of range" \
-	 "--lock maybe:unknown value" "--ops 200000:history=on records at most 100000"; do
+	 "--lock maybe:unknown value" "--ops 200000:history=on records at most 100000" \
+	 "--incr 60 --cas 50:more than 100%"; do
 	args=${a%%:*}; pat=${a#*:}
 	# shellcheck disable=SC2086
 	out=$("$C" kv $args 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "kv $args: rc=$rc $out"; fi
 done
-[ $ok = 1 ] && pass kv_bad_input "8 bad option sets rejected with a message" || fail kv_bad_input
+[ $ok = 1 ] && pass kv_bad_input "9 bad option sets rejected with a message" || fail kv_bad_input
 
 ok=1; txt=
 for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --iodepth 1 --iters 300 --volume 1M" \

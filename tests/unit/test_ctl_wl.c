@@ -356,6 +356,56 @@ static void test_kv_fold(void)
 	json_decref(bad);
 }
 
+/* CAS updates count with the increments against the server's counters, and
+ * the history's CAS records (kind 3) are checked as adds of 1 to the key's
+ * counter: two that saw the same value are caught, and named "cas" */
+static void test_kv_cas(void)
+{
+	const uint64_t ctr = 5ULL | 1ULL << 63;	/* key 5's counter */
+	json_t *r = json_pack(
+		"[{s:I,s:I,s:I,s:I,s:[[I,I,i,I,I],[I,I,i,I,I]]},{s:I,s:I,s:I,s:I,s:[[I,I,i,I,I]]},"
+		"{s:I,s:I,s:I,s:I}]",
+		"gets", (json_int_t)0, "puts", (json_int_t)0, "incrs", (json_int_t)1, "cas",
+		(json_int_t)1, "history", (json_int_t)100, (json_int_t)200, 2, (json_int_t)ctr,
+		(json_int_t)0, (json_int_t)300, (json_int_t)400, 3, (json_int_t)ctr, (json_int_t)1,
+		"gets", (json_int_t)0, "puts", (json_int_t)0, "incrs", (json_int_t)0, "cas",
+		(json_int_t)1, "history", (json_int_t)500, (json_int_t)600, 3, (json_int_t)ctr,
+		(json_int_t)2, "keys_found", (json_int_t)8, "updates_recorded", (json_int_t)0,
+		"incrs_recorded", (json_int_t)3, "bad_slots", (json_int_t)0);
+	const json_t *lin;
+
+	EXPECT_EQ_U(wlc_kv.fold(r), 0);	/* 1 INCR + 2 CAS = 3 counted */
+	lin = json_object_get(json_array_get(r, 0), "lin");
+	EXPECT(json_is_true(json_object_get(lin, "linearizable")));
+	EXPECT_EQ_U(json_integer_value(json_object_get(lin, "ops")), 3);
+	json_decref(r);
+	/* the second CAS saw 1 as well: executed twice or not at all, one of the
+	 * adds is not there; and the server holds 4, not 3 */
+	r = json_pack("[{s:I,s:I,s:I,s:I,s:[[I,I,i,I,I],[I,I,i,I,I]]},{s:I,s:I,s:I,s:I,s:[[I,I,i,I,I]]},"
+		      "{s:I,s:I,s:I,s:I}]",
+		      "gets", (json_int_t)0, "puts", (json_int_t)0, "incrs", (json_int_t)1, "cas",
+		      (json_int_t)1, "history", (json_int_t)100, (json_int_t)200, 2,
+		      (json_int_t)ctr, (json_int_t)0, (json_int_t)300, (json_int_t)400, 3,
+		      (json_int_t)ctr, (json_int_t)1, "gets", (json_int_t)0, "puts", (json_int_t)0,
+		      "incrs", (json_int_t)0, "cas", (json_int_t)1, "history", (json_int_t)500,
+		      (json_int_t)600, 3, (json_int_t)ctr, (json_int_t)1, "keys_found",
+		      (json_int_t)8, "updates_recorded", (json_int_t)0, "incrs_recorded",
+		      (json_int_t)4, "bad_slots", (json_int_t)0);
+	EXPECT_EQ_U(wlc_kv.fold(r), 1);
+	lin = json_object_get(json_array_get(r, 0), "lin");
+	EXPECT(json_is_false(json_object_get(lin, "linearizable")));
+	{
+		const json_t *ce = json_object_get(lin, "counterexample"), *o;
+		size_t i;
+		int cas = 0;
+
+		json_array_foreach(ce, i, o)
+			cas += !strcmp(json_string_value(json_object_get(o, "op")) ?: "", "cas");
+		EXPECT(cas >= 1);
+	}
+	json_decref(r);
+}
+
 static void test_storage_fold(void)
 {
 	json_t *r = json_pack("[{s:o,s:o,s:I,s:f},{s:I}]", "read_lat_ns", fx_hist(70, 30000, 10),
@@ -378,6 +428,7 @@ int main(void)
 	test_train_seeds();
 	test_collective_arm();
 	test_kv_fold();
+	test_kv_cas();
 	test_storage_fold();
 	return expect_done("test_ctl_wl");
 }

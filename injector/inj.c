@@ -245,12 +245,16 @@ static int owned_map_fd(const char *root)
  */
 static void prog_pin_path(const struct inj_ctx *c, int dir, char *path, size_t len)
 {
-	size_t n, i;
-	const unsigned char *b = inject_bpf__elf_bytes(&n);
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	static uint64_t h;	/* FNV-1a of the object, once a process */
 
-	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
+	if (!h) {
+		size_t n, i;
+		const unsigned char *b = inject_bpf__elf_bytes(&n);
+
+		h = 0xcbf29ce484222325ULL;
+		for (i = 0; i < n; i++)
+			h = (h ^ b[i]) * 0x100000001b3ULL;
+	}
 	snprintf(path, len, "%s/prog_%s_%016llx", c->pin_root, dir ? "eg" : "in",
 		 (unsigned long long)h);
 }

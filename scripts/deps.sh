@@ -8,7 +8,7 @@ PKGS=(
 	# build
 	build-essential pkg-config clang llvm bpftool libbpf-dev linux-libc-dev libc6-dev
 	libibverbs-dev librdmacm-dev libnl-3-dev libnl-route-3-dev libyaml-dev
-	libncurses-dev libjansson-dev libisal-dev
+	libncurses-dev libjansson-dev libisal-dev zlib1g-dev
 	# SoftRoCE user space (host side and copied into the VM image)
 	rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
 	# third-party RDMA programs for exec workloads (copied into the VM image)

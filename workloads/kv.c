@@ -569,7 +569,7 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 static int kv_run(struct wl_ctx *c, json_t **result)
 {
 	struct kv *k = c->priv;
-	uint64_t i, t_start, intended, t0, t1, idx, seen = 0;
+	uint64_t i, t_start, intended, t0, t1, idx, seen = 0, read_pct;
 	struct kv_slot cur;
 	unsigned int upd_pct = k->cfg.workload == MIX_A ? 50 : k->cfg.workload == MIX_B ? 5 : 0;
 	double secs;
@@ -583,10 +583,11 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		uint64_t key = pick_key(k);
 
 		k->rng = rtb_mix64(k->rng + 1);
-		kind = k->rng % 100 < upd_pct		       ? HK_PUT :
-		       (k->rng >> 32) % 100 < k->cfg.incr	       ? HK_INCR :
-		       (k->rng >> 32) % 100 < k->cfg.incr + k->cfg.cas ? HK_CAS :
-								 HK_GET;
+		read_pct = (k->rng >> 32) % 100;	/* of the reads: increments, CAS, GETs */
+		kind = k->rng % 100 < upd_pct			? HK_PUT :
+		       read_pct < k->cfg.incr			? HK_INCR :
+		       read_pct < k->cfg.incr + k->cfg.cas	? HK_CAS :
+								  HK_GET;
 		if (k->cfg.rate) {
 			/* open loop: each op has its slot in time; if we are late the
 			 * wait counts in its latency (no coordinated omission) */
@@ -648,7 +649,7 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			    hist_to_json(&k->lat[2]), "lock", onoff[k->cfg.lock]);
 	if (*result && !k->cfg.lock)
 		json_object_set_new(*result, "torn_slots", json_integer((json_int_t)k->torn_slots));
-	if (*result && (k->cfg.cas || k->cases)) {	/* only when asked: reports stay as they were */
+	if (*result && k->cfg.cas) {	/* only when asked: reports stay as they were */
 		json_object_set_new(*result, "cas", json_integer((json_int_t)k->cases));
 		json_object_set_new(*result, "cas_fails", json_integer((json_int_t)k->cas_fails));
 		json_object_set_new(*result, "cas_lat_ns", hist_to_json(&k->lat[HK_CAS]));

@@ -345,13 +345,16 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 		json_array_foreach(json_object_get(fl, "rules"), j, ru) {
 			const char *node = json_string_value(json_object_get(ru, "node")) ?: "";
 			json_t *ctr = json_object_get(ru, "counters");
-			static const char *const kinds[][2] = { { "matched", "matched" },
-								{ "dropped", "dropped" },
-								{ "delayed", "delayed" },
-								{ "reordered", "reordered" },
-								{ "duplicated", "duplicated" },
-								{ "corrupted", "corrupted" },
-								{ "marked", "marked" } };
+			/* a rule counter, named as the trace's verdict, and the
+			 * other verdict it counts (a corrupt payload rule's packets
+			 * are "tampered") */
+			static const char *const kinds[][2] = { { "matched", NULL },
+								{ "dropped", NULL },
+								{ "delayed", NULL },
+								{ "reordered", NULL },
+								{ "duplicated", NULL },
+								{ "corrupted", "tampered" },
+								{ "marked", NULL } };
 			json_int_t t[7] = { 0 };
 			char id[16], what[160];
 			int q;
@@ -367,9 +370,8 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 							 node))
 						continue;
 					for (q = 0; q < 7; q++)
-						t[q] += jint(r, kinds[q][1]);
-					/* a corrupt payload rule's packets: "tampered" */
-					t[5] += jint(r, "tampered");
+						t[q] += jint(r, kinds[q][0]) +
+							(kinds[q][1] ? jint(r, kinds[q][1]) : 0);
 				}
 			}
 			for (q = 0; q < 7; q++) {

@@ -105,12 +105,10 @@ static void lin_round(json_t *results)
 		json_object_set_new(lin, "key", json_integer((json_int_t)r.key));
 		ce = json_array();
 		for (i = 0; ce && i < r.nbad; i++) {
-			static const char *const name[] = { "get", "put", "incr", "cas" };
-
 			o = &ops[r.bad[i]];
 			json_array_append_new(
 				ce, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I}", "client", (int)o->client, "op",
-					      name[hk[r.bad[i]] & 3],
+					      kinds[hk[r.bad[i]] & 3],
 					      "key", (json_int_t)(o->key & ~(1ULL << 63)), "call_ns",
 					      (json_int_t)o->call, "ret_ns", (json_int_t)o->ret, "saw",
 					      (json_int_t)o->out));

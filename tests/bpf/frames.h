@@ -10,6 +10,7 @@
 #include <linux/udp.h>
 #include <stdint.h>
 #include <string.h>
+#include <zlib.h>
 
 struct frame_spec {
 	int v6;
@@ -38,18 +39,6 @@ static inline uint16_t ip_csum(const void *p, size_t len)
 	return (uint16_t)~s;
 }
 
-/* CRC-32 (reflected, as zlib's) of n bytes, continuing crc */
-static inline uint32_t frame_crc32(uint32_t crc, const uint8_t *p, size_t n)
-{
-	crc = ~crc;
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
-}
-
 /*
  * The RoCEv2 ICRC of a frame of n bytes (Ethernet, IP, UDP, BTH ... ICRC):
  * the CRC-32 of 8 bytes of ones, then the IP, UDP and BTH headers with their
@@ -64,7 +53,7 @@ static inline uint32_t frame_icrc(const uint8_t *f, size_t n)
 	uint32_t crc;
 
 	memset(h, 0xff, 8);
-	crc = frame_crc32(0, h, 8);
+	crc = (uint32_t)crc32(0, h, 8);	/* zlib's: the ICRC's CRC-32 */
 	memcpy(h, f + ip, hl);
 	if (l == 20) {
 		h[1] = 0xff;			/* TOS */
@@ -77,8 +66,8 @@ static inline uint32_t frame_icrc(const uint8_t *f, size_t n)
 	}
 	h[l + 6] = h[l + 7] = 0xff;		/* UDP checksum */
 	h[l + 8 + 4] = 0xff;			/* BTH resv8a */
-	crc = frame_crc32(crc, h, hl);
-	return frame_crc32(crc, f + ip + hl, n - ip - hl - 4);
+	crc = (uint32_t)crc32(crc, h, (uInt)hl);
+	return (uint32_t)crc32(crc, f + ip + hl, (uInt)(n - ip - hl - 4));
 }
 
 static inline uint32_t frame_icrc_sent(const uint8_t *f, size_t n)

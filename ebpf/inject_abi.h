@@ -28,6 +28,10 @@
 
 /* skb->mark bit set on packets the injector itself re-injects (duplicates) */
 #define INJ_MARK_CLONE 0x52444d41u
+/* skb->mark of the copy a cnp rule sends the other way, to be made a CNP on
+ * its own pass: this in the top byte, the CNP's destination QPN below */
+#define INJ_MARK_CNP 0x43000000u
+#define INJ_MARK_CNP_MASK 0xff000000u
 
 enum inj_dir {
 	INJ_DIR_INGRESS = 0,
@@ -63,7 +67,8 @@ enum inj_dir {
 	X(duplicated)                                                                              \
 	X(corrupted)                                                                               \
 	X(marked)                                                                                  \
-	X(matched_bytes)
+	X(matched_bytes)                                                                           \
+	X(notified)
 
 /* actions: X(enum suffix, keyword, the counter of the packets it hit) */
 #define INJ_ACTIONS(X)                                                                             \
@@ -73,7 +78,8 @@ enum inj_dir {
 	X(REORDER, "reorder", reordered)  /* steered to INJ_BAND_REORDER: later ones overtake */   \
 	X(DUP, "duplicate", duplicated)   /* clone and re-inject once */                           \
 	X(CORRUPT, "corrupt", corrupted)  /* flip payload bits; ICRC left wrong or made right */  \
-	X(ECN, "ecn", marked)             /* set ECN to CE (IPv4: checksum fixed) */
+	X(ECN, "ecn", marked)             /* set ECN to CE (IPv4: checksum fixed) */               \
+	X(CNP, "cnp", notified)           /* a CNP sent back to the packet's sender (below) */
 
 #define INJ_CLS_ENUM(e, kw) INJ_CLS_##e,
 enum inj_class { INJ_CLASSES(INJ_CLS_ENUM) INJ_CLS_MAX };
@@ -269,6 +275,33 @@ struct inj_tx_key {
 /* inj_track[0]: tracking switched on by hand or by an agent (rdma-inject track) */
 #define INJ_TRACK_QP 1u
 #define INJ_TRACK_TX 2u
+#define INJ_TRACK_PEER 4u	/* a cnp rule: learn each QP's peer (below) */
+
+/*
+ * CNPs (action cnp): a congestion notification packet goes to the sender of
+ * the matched packet, as a receiving NIC (the notification point) sends one
+ * for a CE-marked packet: BTH opcode 0x81, BECN set, the SENDER's QPN, 16
+ * reserved bytes, its own ICRC. No packet toward the receiver carries the
+ * sender's QPN, so while a cnp rule is in the table every hook learns the
+ * pairs from what passes both ways: an RC request with AckReq leaves its
+ * (source, destination, PSN) and destination QPN in inj_reqs; the ACK, READ
+ * response or atomic acknowledge of that PSN coming back names the
+ * requester's QPN, and inj_peers gets both directions (key: the packet's
+ * source, destination and destination QPN; value: the QPN that sent it).
+ * Until then a selected packet sends no CNP. IPv4 addresses (IPv6: 0, the
+ * random PSNs keep pairs apart). The matched packet passes (verdict
+ * notified); a copy of it goes the other way (egress to ingress and back),
+ * with INJ_MARK_CNP, and the program on that hook (attached with the rule)
+ * makes it the CNP (verdict cnp).
+ */
+struct inj_peer_key {
+	__u32 saddr;
+	__u32 daddr;
+	__u32 n;		/* inj_reqs: the PSN; inj_peers: the destination QPN */
+};
+
+#define INJ_PEER_MAX 4096
+#define INJ_CNP_PAYLOAD 16
 
 /* global knobs: array map with one entry */
 struct inj_cfg {
@@ -305,7 +338,9 @@ struct inj_cfg {
 	X(CORRUPT, "corrupted")                                                                    \
 	X(ECN, "marked")                                                                           \
 	X(COPY, "copy")          /* the duplicate a duplicate rule made, on its own pass */       \
-	X(TAMPER, "tampered")    /* payload corrupted, ICRC recomputed: delivered */
+	X(TAMPER, "tampered")    /* payload corrupted, ICRC recomputed: delivered */               \
+	X(NOTIFY, "notified")    /* passed; a CNP went back to its sender */                      \
+	X(CNP, "cnp")            /* the CNP a cnp rule made, on its own pass */
 
 #define INJ_VERDICT_ENUM(e, name) INJ_VERDICT_##e,
 enum inj_verdict { INJ_VERDICTS(INJ_VERDICT_ENUM) INJ_VERDICT_MAX };

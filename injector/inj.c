@@ -26,7 +26,7 @@
 #include "inject.skel.h"
 
 _Static_assert(sizeof(struct inj_rule) == 152, "inj_rule layout");
-_Static_assert(sizeof(struct inj_rule_ctr) == 64, "inj_rule_ctr layout");
+_Static_assert(sizeof(struct inj_rule_ctr) == 72, "inj_rule_ctr layout");
 _Static_assert(sizeof(struct inj_hook_ctr) == 56, "inj_hook_ctr layout");
 _Static_assert(sizeof(struct inj_cfg) == 40, "inj_cfg layout");
 _Static_assert(sizeof(struct inj_trace_hdr) == 32, "inj_trace_hdr layout");
@@ -483,6 +483,8 @@ static int masks_sync(struct inj_ctx *c)
 			track |= INJ_TRACK_QP;
 		if (r.rel & INJ_REL_TX)
 			track |= INJ_TRACK_TX;
+		if (r.action == INJ_ACT_CNP)
+			track |= INJ_TRACK_PEER;
 		for (k = 0; k < INJ_CLS_MAX; k++)
 			if (!r.class_mask || (r.class_mask & (1u << k)))
 				cls[k] |= bit;
@@ -646,6 +648,8 @@ static int hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 	return bpf_tc_attach(&hook, &a);
 }
 
+static void hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir);
+
 static int hook_detach(uint32_t ifindex, int dir)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
@@ -791,6 +795,9 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 			return ret;
 	}
 	ret = hook_attach(c, r->ifindex, r->dir);
+	/* a cnp rule's CNP is made on the device's other direction (inject_abi.h) */
+	if (!ret && r->action == INJ_ACT_CNP)
+		ret = hook_attach(c, r->ifindex, !r->dir);
 	if (ret) {
 		char name[IF_NAMESIZE] = "?";
 
@@ -844,24 +851,36 @@ int inj_rule_set(struct inj_ctx *c, const struct inj_rule *r, char *err, size_t 
 		snprintf(err, errlen, "a rule cannot move to another device or direction");
 		return -EINVAL;
 	}
+	if (r->action == INJ_ACT_CNP && cur.action != INJ_ACT_CNP) {
+		ret = hook_attach(c, r->ifindex, !r->dir);
+		if (ret) {
+			snprintf(err, errlen, "cannot attach the tc program to the other direction: %s",
+				 strerror(-ret));
+			return ret;
+		}
+	}
 	slot = (uint32_t)s;
+	s = cur.action == INJ_ACT_CNP && r->action != INJ_ACT_CNP;
 	cur = *r;
 	inj_rule_window_start(&cur);
 	if (bpf_map_update_elem(bpf_map__fd(maps(c)->maps.inj_rules), &slot, &cur, BPF_ANY))
 		return -errno;
-	return masks_sync(c);
+	ret = masks_sync(c);
+	if (s)	/* no longer a cnp rule: its other direction may go */
+		hook_gc(c, r->ifindex, !r->dir);
+	return ret;
 }
 
-/* a hook no rule uses any more is detached */
+/* a hook no rule uses any more is detached (a cnp rule uses both directions) */
 static void hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir)
 {
 	struct inj_rule r;
+	struct inj_hook hv;
 	uint32_t i;
 
-	struct inj_hook hv;
-
 	for (i = 0; i < INJ_MAX_RULES; i++)
-		if (!rule_read(c, i, &r) && r.id && r.ifindex == ifindex && r.dir == dir)
+		if (!rule_read(c, i, &r) && r.id && r.ifindex == ifindex &&
+		    (r.dir == dir || r.action == INJ_ACT_CNP))
 			return;
 	i = inj_hook_key(ifindex, (uint32_t)dir);
 	if (!bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &i, &hv) &&
@@ -886,6 +905,8 @@ int inj_rule_del(struct inj_ctx *c, uint32_t id)
 	bpf_map_delete_elem(bpf_map__fd(maps(c)->maps.inj_leases), &id);	/* none: fine */
 	r = masks_sync(c);
 	hook_gc(c, cur.ifindex, cur.dir);
+	if (cur.action == INJ_ACT_CNP)
+		hook_gc(c, cur.ifindex, !cur.dir);
 	return r;
 }
 

@@ -522,7 +522,10 @@ static const struct {
 	enum bpf_func_id helper;
 } helpers[] = {
 	{ "random", "probabilistic selection seeds (bpf_get_prandom_u32)", BPF_FUNC_get_prandom_u32 },
-	{ "clone", "duplicate (bpf_clone_redirect)", BPF_FUNC_clone_redirect },
+	{ "clone", "duplicate, cnp (bpf_clone_redirect)", BPF_FUNC_clone_redirect },
+	{ "change_tail", "cnp: the copy cut to a CNP (bpf_skb_change_tail)", BPF_FUNC_skb_change_tail },
+	{ "change_type", "cnp made on ingress: for this host (bpf_skb_change_type)",
+	  BPF_FUNC_skb_change_type },
 	{ "store_bytes", "corrupt, ECN mark (bpf_skb_store_bytes)", BPF_FUNC_skb_store_bytes },
 	{ "l4_csum", "corrupt payload: a UDP checksum kept right (bpf_l4_csum_replace)",
 	  BPF_FUNC_l4_csum_replace },
@@ -572,6 +575,10 @@ static int cmd_probe(void)
 			    json_boolean(loads && json_is_true(json_object_get(h, "store_bytes"))));
 	json_object_set_new(act, inj_action_name(INJ_ACT_ECN),
 			    json_boolean(loads && json_is_true(json_object_get(h, "l3_csum"))));
+	json_object_set_new(act, inj_action_name(INJ_ACT_CNP),
+			    json_boolean(loads && json_is_true(json_object_get(h, "clone")) &&
+					 json_is_true(json_object_get(h, "change_tail")) &&
+					 json_is_true(json_object_get(h, "change_type"))));
 	json_object_set_new(act, inj_action_name(INJ_ACT_DELAY),
 			    json_boolean(loads && HAVE(fq) && HAVE(prio)));
 	json_object_set_new(act, inj_action_name(INJ_ACT_REORDER),
@@ -690,6 +697,9 @@ static void usage(FILE *f)
 		"  ACTION " INJ_ACTIONS(ACT_WORD) " flap T  (delay T [jitter T [uniform|normal]])\n"
 		"         corrupt [icrc|payload]: icrc (default) leaves the ICRC wrong, the receiver\n"
 		"         discards the packet; payload makes it right, the data lands in memory\n"
+		"         cnp: the packet passes and a CNP (BECN, 0x81) goes back to its sender's QP,\n"
+		"         learned from the ACKs that pass (until then none); the hook's device is\n"
+		"         hooked both ways (the CNP is made on the other direction)\n"
 		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
 		"  CLASS  " INJ_CLASSES(CLS_WORD) "\n"
 		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"

@@ -11,10 +11,11 @@
  *           | tx N[-M]    the packet's transmission of its PSN (1 = first, 2 = first resend)
  *           CLASS: data read_req read_resp ack nak atomic cnp other
  *   ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder
- *           | duplicate | corrupt [icrc|payload] | ecn | flap T
+ *           | duplicate | corrupt [icrc|payload] | ecn | cnp | flap T
  *           (corrupt: a payload bit flipped; icrc (default) leaves the ICRC
  *           wrong, so the receiver discards it; payload makes it right, so
- *           the data lands in memory)
+ *           the data lands in memory. cnp: the packet passes and a CNP goes
+ *           back to its sender's QP, learned from the ACKs that pass)
  *   SELECT  P% (Bernoulli, default 100%) | every N | nth N | once
  *           | gemodel P R [H [K]]  (netem's p r 1-h 1-k: good->bad, bad->good,
  *             hit probability in the bad state (default 100%), in the good
@@ -377,7 +378,7 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 		}
 	}
 	if (!have_action && !update) {
-		snprintf(err, errlen, "no action (count|drop|delay|reorder|duplicate|corrupt|ecn|flap)");
+		snprintf(err, errlen, "no action (count|drop|delay|reorder|duplicate|corrupt|ecn|cnp|flap)");
 		return -EINVAL;
 	}
 	if (r->action == INJ_ACT_REORDER && !r->hold_ns)

@@ -283,10 +283,55 @@ static void sum_node(const json_t *traces, const char *node, const char *dir, in
 			    strcmp(json_string_value(json_object_get(c, "dir")) ?: "", dir) ||
 			    strncmp(json_string_value(json_object_get(c, "dev")) ?: "", "sw", 2) == 0)
 				continue;
-			*n += jint(c, "packets");
+			/* CNPs: rxe sends none, and one it receives it discards
+			 * before counting (rdma-inject's, inject_abi.h) */
+			*n += jint(c, "packets") - jint(c, "cnp_packets");
 			if (passed_only)
 				*n -= jint(v, "dropped") + jint(v, "corrupted");
 		}
+}
+
+/*
+ * The CNPs of the run's traces (rdma-inject's cnp rules) and the senders'
+ * reaction: the median over the notified QPs of the packet gap after a CNP
+ * against before (analyze.c). NULL when the run sent none.
+ */
+static json_t *cnp_summary(const json_t *traces)
+{
+	const json_t *an, *c, *q;
+	json_int_t n = 0, qps = 0;
+	double r[64];
+	size_t i, j, k, nr = 0;
+
+	json_array_foreach(traces, i, an)
+		json_array_foreach(json_object_get(an, "captures"), j, c) {
+			/* each CNP is seen where it was made and where it arrived:
+			 * count it once, at the egress hook that sent it */
+			if (strcmp(json_string_value(json_object_get(c, "dir")) ?: "", "egress"))
+				continue;
+			json_array_foreach(json_object_get(c, "cnp_reaction"), k, q) {
+				n += jint(q, "cnps");
+				qps++;
+				if (json_is_number(json_object_get(q, "gap_ratio")) && nr < 64)
+					r[nr++] = json_number_value(json_object_get(q, "gap_ratio"));
+			}
+		}
+	if (!n)
+		return NULL;
+	for (i = 1; i < nr; i++)	/* insertion sort: a handful */
+		for (j = i; j > 0 && r[j - 1] > r[j]; j--) {
+			double t = r[j];
+
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+		}
+	return json_pack("{s:I,s:I,s:o,s:s}", "cnps", n, "notified_qps", qps, "gap_ratio_median",
+			 nr ? json_real(r[nr / 2]) : json_null(), "note",
+			 "a CNP asks its sender to slow down (DCQCN's reaction point): a sender "
+			 "that does spaces its packets out, gap_ratio > 1. rxe (SoftRoCE) "
+			 "implements no DCQCN and ignores CNPs, so its ratio stays near 1; the same "
+			 "rules on a bridge port in front of a hardware NIC show that NIC's "
+			 "reaction");
 }
 
 json_t *exp_trace_report(struct exp *e, json_t *arms)
@@ -354,8 +399,10 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 								{ "reordered", NULL },
 								{ "duplicated", NULL },
 								{ "corrupted", "tampered" },
-								{ "marked", NULL } };
-			json_int_t t[7] = { 0 };
+								{ "marked", NULL },
+								{ "notified", NULL } };
+			enum { NK = sizeof(kinds) / sizeof(kinds[0]) };
+			json_int_t t[NK] = { 0 };
 			char id[16], what[160];
 			int q;
 
@@ -369,12 +416,12 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 					if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "",
 							 node))
 						continue;
-					for (q = 0; q < 7; q++)
+					for (q = 0; q < NK; q++)
 						t[q] += jint(r, kinds[q][0]) +
 							(kinds[q][1] ? jint(r, kinds[q][1]) : 0);
 				}
 			}
-			for (q = 0; q < 7; q++) {
+			for (q = 0; q < NK; q++) {
 				if (q && !t[q] && !jint(ctr, kinds[q][0]))
 					continue;
 				snprintf(what, sizeof(what), "rule %s on %s: %s", id, node, kinds[q][0]);
@@ -423,9 +470,17 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 	json_decref(nodes);
 	json_array_foreach(checks, i, c)
 		ok &= json_is_true(json_object_get(c, "ok"));
-	return json_pack("{s:I,s:O,s:o,s:b,s:b,s:s}", "snaplen", (json_int_t)e->p.trace_snaplen,
-			 "files", e->traces, "checks", checks, "consistent", ok && !incomplete,
-			 "complete", !incomplete, "retransmissions",
-			 "resent request packets (and READ responses) at the nodes' egress, from the "
-			 "trace");
+	{
+		json_t *out = json_pack("{s:I,s:O,s:o,s:b,s:b,s:s}", "snaplen",
+					(json_int_t)e->p.trace_snaplen, "files", e->traces, "checks",
+					checks, "consistent", ok && !incomplete, "complete",
+					!incomplete, "retransmissions",
+					"resent request packets (and READ responses) at the nodes' "
+					"egress, from the trace");
+		json_t *cnp = cnp_summary(e->traces);
+
+		if (cnp)
+			json_object_set_new(out, "cnp", cnp);
+		return out;
+	}
 }

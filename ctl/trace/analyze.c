@@ -27,6 +27,9 @@ struct tp {
 	uint8_t op, cls, syn, verdict, ackreq, ecn;
 };
 
+/* packets on each side of a CNP whose gaps tell the sender's pace */
+#define CNP_WINDOW 16
+
 struct blk {
 	uint32_t key;
 	uint64_t bits[64];
@@ -692,6 +695,121 @@ static json_t *lat_summary(json_t *losses, const char *key)
 	return o;
 }
 
+/* the median of n values (sorted in place); 0 when none */
+static uint64_t median(uint64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
+/* the median gap between a flow's packets k0..k1-1 (indices into f->pk) */
+static int gap_of(const struct tr *s, const struct flow *f, long k0, long k1, uint64_t *out)
+{
+	uint64_t g[CNP_WINDOW];
+	size_t n = 0;
+	long k;
+
+	if (k0 < 0 || k1 > (long)f->npk || k1 - k0 < 2)
+		return -1;
+	for (k = k0 + 1; k < k1 && n < CNP_WINDOW; k++)
+		g[n++] = s->p[f->pk[k]].ts - s->p[f->pk[k - 1]].ts;
+	*out = median(g, n);
+	return 0;
+}
+
+/*
+ * The CNPs a capture point saw (crafted there or arriving) and what each
+ * one's sender did next: its packets to the notifying end on the QP the CNP
+ * names (the flow at the opposite capture point of the device, from the
+ * CNP's destination to its source, paired with the CNP's QPN), the time to
+ * its next packet and the median gap between its CNP_WINDOW packets before
+ * and after. A sender that reacts (DCQCN's rate limiter) spaces its packets
+ * out; one that does not keeps its gap. Per notified QP.
+ */
+static json_t *cnp_reaction(struct tr *s, int cap)
+{
+	json_t *out = json_array();
+	int opp = s->c[cap].opposite;
+	size_t j;
+
+	for (j = 0; j < s->nf; j++) {
+		const struct flow *cf = &s->f[j], *g = NULL;
+		uint64_t *nx, *gb, *ga;
+		size_t q, n = 0, nn = 0, ng = 0, cand = 0;
+		char a[64], b[64];
+		json_t *o;
+
+		if (cf->cap != cap)
+			continue;
+		for (q = 0; q < cf->npk && !n; q++)
+			n = s->p[cf->pk[q]].cls == C_CNP;
+		if (!n)
+			continue;
+		for (q = 0; opp >= 0 && q < s->nf; q++) {	/* the notified sender's flow */
+			const struct flow *h = &s->f[q];
+
+			if (h->cap != opp || h->v6 != cf->v6 || memcmp(h->src, cf->dst, 16) ||
+			    memcmp(h->dst, cf->src, 16))
+				continue;
+			cand++;
+			if (h->peer >= 0 && s->f[h->peer].dqpn == cf->dqpn)
+				g = h;
+			else if (!g && cand == 1)
+				g = h;	/* the only one so far */
+		}
+		if (g && (g->peer < 0 || s->f[g->peer].dqpn != cf->dqpn) && cand > 1)
+			g = NULL;	/* several, none paired: not guessed */
+		n = 0;
+		for (q = 0; q < cf->npk; q++)
+			n += s->p[cf->pk[q]].cls == C_CNP;
+		addr_str(cf, cf->src, a, sizeof(a));
+		addr_str(cf, cf->dst, b, sizeof(b));
+		o = json_pack("{s:s,s:s,s:I,s:I}", "from", a, "to", b, "qpn", (json_int_t)cf->dqpn,
+			      "cnps", (json_int_t)n);
+		nx = calloc(n, sizeof(*nx));
+		gb = calloc(n, sizeof(*gb));
+		ga = calloc(n, sizeof(*ga));
+		if (g && nx && gb && ga) {
+			for (q = 0; q < cf->npk; q++) {
+				const struct tp *t = &s->p[cf->pk[q]];
+				long k = 0;
+
+				if (t->cls != C_CNP)
+					continue;
+				while (k < (long)g->npk && s->p[g->pk[k]].ts <= t->ts)
+					k++;
+				if (k < (long)g->npk)
+					nx[nn++] = s->p[g->pk[k]].ts - t->ts;
+				if (!gap_of(s, g, k - CNP_WINDOW, k, &gb[ng]) &&
+				    !gap_of(s, g, k, k + CNP_WINDOW, &ga[ng]))
+					ng++;
+			}
+			json_object_set_new(o, "sender_flow_qpn", json_integer((json_int_t)g->dqpn));
+			json_object_set_new(o, "sender_packets", json_integer((json_int_t)g->npk));
+			json_object_set_new(o, "next_packet_ns", nn ? json_integer((json_int_t)median(nx, nn)) :
+								       json_null());
+			json_object_set_new(o, "measured", json_integer((json_int_t)ng));
+			if (ng) {
+				uint64_t mb = median(gb, ng), ma = median(ga, ng);
+
+				json_object_set_new(o, "gap_before_ns", json_integer((json_int_t)mb));
+				json_object_set_new(o, "gap_after_ns", json_integer((json_int_t)ma));
+				json_object_set_new(o, "gap_ratio", mb ? json_real((double)ma / (double)mb) :
+									 json_null());
+			}
+		} else {
+			json_object_set_new(o, "sender_flow_qpn", json_null());
+		}
+		free(nx);
+		free(gb);
+		free(ga);
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
 static void tr_free(struct tr *s)
 {
 	size_t i;
@@ -730,7 +848,8 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 		if (!s.np || t.ts < s.t0)
 			s.t0 = t.ts;
 		fi = flow_of(&s, t.cap, src, dst, v6, t.dqpn);
-		if (fi < 0 || psn_mark(&s.f[fi], t.psn, &was))
+		was = 0;	/* a CNP (PSN 0 always) is never a resend */
+		if (fi < 0 || (t.cls != C_CNP && psn_mark(&s.f[fi], t.psn, &was)))
 			goto nomem;
 		t.flow = fi;
 		t.resent = was;
@@ -903,6 +1022,15 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 		json_object_set_new(c, "losses", losses);
 		json_object_set_new(c, "go_back_n", gbn);
 		json_object_set_new(c, "read_retransmission", rd);
+		{
+			json_int_t ncnp = 0;
+
+			for (j = 0; j < s.np; j++)
+				ncnp += s.p[j].cap == i && s.p[j].cls == C_CNP;
+			json_object_set_new(c, "cnp_packets", json_integer(ncnp));
+			if (ncnp)
+				json_object_set_new(c, "cnp_reaction", cnp_reaction(&s, i));
+		}
 		json_array_append_new(caps, c);
 	}
 	pcapng_close(r);
@@ -972,5 +1100,28 @@ void trace_print(FILE *f, const json_t *a)
 				(long long)json_integer_value(json_object_get(v, "qpn")),
 				(long long)json_integer_value(json_object_get(v, "frame")),
 				json_string_value(json_object_get(v, "what")));
+		json_array_foreach(json_object_get(c, "cnp_reaction"), di, v) {
+			json_t *nx = json_object_get(v, "next_packet_ns");
+
+			fprintf(f, "    CNP: %lld from %s to %s qpn 0x%llx: ",
+				(long long)json_integer_value(json_object_get(v, "cnps")),
+				json_string_value(json_object_get(v, "from")),
+				json_string_value(json_object_get(v, "to")),
+				(long long)json_integer_value(json_object_get(v, "qpn")));
+			if (!json_is_integer(json_object_get(v, "sender_flow_qpn"))) {
+				fprintf(f, "its sender's packets are not in this trace\n");
+				continue;
+			}
+			if (json_is_integer(nx))
+				fprintf(f, "the sender's next packet %.1f us later",
+					(double)json_integer_value(nx) / 1e3);
+			if (json_integer_value(json_object_get(v, "measured")))
+				fprintf(f, ", its packet gap %.1f us before, %.1f us after (x%.2f; a "
+					"DCQCN sender spaces out, rxe has none)",
+					(double)json_integer_value(json_object_get(v, "gap_before_ns")) / 1e3,
+					(double)json_integer_value(json_object_get(v, "gap_after_ns")) / 1e3,
+					json_real_value(json_object_get(v, "gap_ratio")));
+			fputc('\n', f);
+		}
 	}
 }

@@ -39,15 +39,17 @@ fi
 ok=1
 for r in "drop 10%" "qpn 0x11 opcode data drop 1%" "psn 100-200 drop 100%" "drop gemodel 1% 10%" \
 	 "duplicate 1%" "corrupt 0.5%" "ecn 10%" "count" "flap 2s after 1s" "drop every 100" "drop once" \
-	 "opcode data corrupt payload 1%"; do
+	 "opcode data corrupt payload 1%" "opcode data cnp 10%"; do
 	# shellcheck disable=SC2086
 	id=$(I add dev $C0 ingress $r 2>&1) || { ok=0; echo "  add $r: $id"; }
 done
-[ $ok = 1 ] && pass add_forms "12 rule forms accepted" || fail add_forms
+# a cnp rule hooks the device's other direction too (the CNP is made there)
+tc filter show dev $C0 egress | grep -q inj_tc || { ok=0; echo "  cnp: no egress filter"; }
+[ $ok = 1 ] && pass add_forms "13 rule forms accepted, cnp hooked both ways" || fail add_forms
 n=$(I -j list | jq '.rules | length')
-[ "$n" = 12 ] && pass list_json "12 rules" || fail list_json "$n rules"
+[ "$n" = 13 ] && pass list_json "13 rules" || fail list_json "$n rules"
 st=$(I stats -j)
-jq -e '.rules[0].counters | has("matched") and has("dropped") and has("duplicated") and has("marked")' <<< "$st" >/dev/null &&
+jq -e '.rules[0].counters | has("matched") and has("dropped") and has("duplicated") and has("marked") and has("notified")' <<< "$st" >/dev/null &&
 	jq -e --arg d "$C0" '.hooks[0].dev == $d and .hooks[0].dir == "ingress"' <<< "$st" >/dev/null &&
 	pass stats_json || fail stats_json "$(head -c 300 <<< "$st")"
 id1=$(I -j list | jq '.rules[0].id')	# ids grow for as long as the host is up

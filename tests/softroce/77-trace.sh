@@ -13,8 +13,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="traced_run_tshark losses_and_checks traced_quickstart transmission_targeting resent_counts trace_cli
-	nothing_left"
+TESTS="traced_run_tshark losses_and_checks traced_quickstart transmission_targeting resent_counts
+	cnp_notification cnp_at_switch trace_cli nothing_left"
 W=$(mktemp -d /tmp/rtb-trace.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -24,19 +24,25 @@ d=$W/run
 out=$("$C" run profiles/exec-rc-pingpong.yaml --trace -o "$d" 2>&1); rc=$?
 "$C" analyze -j "$d" > "$W/an.json" 2> "$W/an.err"; arc=$?
 
-# --- tshark's count of packets and of resent ones (a PSN already seen on
-# that QP: source, destination, destination QPN) per file and interface
+# --- tshark's count of packets, of resent ones (a PSN already seen on
+# that QP: source, destination, destination QPN) and of CNPs (opcode 129,
+# PSN 0 always: never resent) per file and interface
 ts_counts() {
 	local f d=${1:-$d}
 	for f in "$d"/trace/*.pcapng; do
 		tshark -r "$f" -Y infiniband -T fields -e frame.interface_id -e ip.src -e ip.dst \
-			-e infiniband.bth.destqp -e infiniband.bth.psn 2>/dev/null |
+			-e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode 2>/dev/null |
 			awk -v f="trace/${f##*/}" '{ n[$1]++; k = $1 " " $2 " " $3 " " $4 " " $5
+				if ($6 == 129) { c[$1]++; next }
 				if (k in seen) r[$1]++; seen[k] = 1 }
-				END { for (i in n) print f, i, n[i], r[i] + 0 }'
+				END { for (i in n) print f, i, n[i], r[i] + 0, c[i] + 0 }'
 	done | sort
 }
-ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/an.json" | sort)
+# ours, in the same form
+an_counts() {
+	jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets) \(.cnp_packets)"' < "$1" | sort
+}
+ours=$(an_counts "$W/an.json")
 theirs=$(ts_counts)
 if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
 	[ "$(ls "$d"/trace/*.pcapng | wc -l)" = 2 ]; then
@@ -70,7 +76,7 @@ fi
 q=$W/quick
 out=$("$C" run profiles/quickstart.yaml --trace -o "$q" --set run.iters=4 --set run.rounds=3 2>&1); rc=$?
 "$C" analyze -j "$q" > "$W/q.json" 2> "$W/q.err"; arc=$?
-ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/q.json" | sort)
+ours=$(an_counts "$W/q.json")
 theirs=$(ts_counts "$q")
 if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
 	[ "$(ls "$q"/trace/*.pcapng | wc -l)" = 12 ] &&
@@ -114,6 +120,47 @@ if jq -e '([.arms[] | select(.retransmissions_source == "trace" and .retransmiss
 	pass resent_counts "traced: $(jq -r '[.arms[] | "\(.name) \(.retransmissions) resent (rxe events \(.retransmission_events))"] | join(", ")' < "$t/report.json"), trace = injector at 4 hooks"
 else
 	fail resent_counts "$(jq -c '[.arms[] | {name, retransmissions, retransmissions_source, resent_by_hooks}], [.trace.checks[] | select(.check | test("resent"))]' < "$t/report.json" 2>&1 | head -c 600)"
+fi
+
+# --- CNPs (issue 15 item 6): node1, the receiver, notifies node0 for 10%
+# of its data packets; the CNPs leave node1 and reach node0 (tshark
+# dissects them as opcode 129 on both capture points), the rule's notified
+# counter is the trace's, rxe's counters still agree with the trace (it
+# discards a CNP uncounted), and the trace says what node0 did next
+cn=$W/cnp
+out=$("$C" run profiles/exec-rc-pingpong.yaml --trace -o "$cn" \
+	--set "faults.0.rule=opcode data cnp 10%" --set faults.0.nodes=node1 2>&1); rc=$?
+"$C" analyze -j "$cn" > "$W/cnp.json" 2> "$W/cnp.err"; arc=$?
+ours=$(an_counts "$W/cnp.json")
+theirs=$(ts_counts "$cn")
+sent=$(jq '[.captures[] | select(.node == "node1" and .dir == "egress") | .cnp_packets] | add' < "$W/cnp.json")
+if [ $rc = 0 ] && [ $arc = 0 ] && [ "$ours" = "$theirs" ] && [ "${sent:-0}" -gt 0 ] && jq -e --argjson n "$sent" '
+	([.captures[] | select(.node == "node0" and .dir == "ingress") | .cnp_packets] | add) == $n and
+	([.captures[] | select(.node == "node1" and .dir == "egress") | .verdicts.cnp] | add) == $n and
+	([.captures[] | select(.node == "node1" and .dir == "ingress") | .verdicts.notified] | add) == $n and
+	([.captures[] | select(.node == "node1" and .dir == "egress") | .cnp_reaction[] |
+	  select((.sender_flow_qpn | type) == "number" and .measured > 0 and (.gap_ratio | type) == "number")] | length) == 2' \
+	< "$W/cnp.json" >/dev/null &&
+	jq -e --argjson n "$sent" '.trace.consistent and .trace.cnp.cnps == $n and (.trace.cnp.note | test("DCQCN")) and
+	  ([.faults[0].rules[].counters.notified] | add) == $n' < "$cn/report.json" >/dev/null; then
+	pass cnp_notification "$sent CNPs node1 -> node0, tshark agrees at $(wc -l <<< "$ours") capture points; node0's packet gap after/before a CNP: $(jq -r '[.captures[] | select(.dir == "egress") | .cnp_reaction[]? | "x\(.gap_ratio * 100 | round / 100) (\(.measured) CNPs)"] | join(", ")' < "$W/cnp.json") (rxe: no DCQCN)"
+else
+	fail cnp_notification "rc=$rc analyze=$arc sent=$sent ours=[$(tr '\n' '|' <<< "$ours")] tshark=[$(tr '\n' '|' <<< "$theirs")] $(jq -c '[.captures[] | {node, dir, cnp_packets, verdicts, r: .cnp_reaction}]' < "$W/cnp.json" 2>&1 | head -c 700) $(jq -c '[.trace.checks[] | select(.ok | not)][:3], .trace.cnp' < "$cn/report.json" 2>&1 | head -c 300) $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- the same rule on a switch port (how the toolkit reaches a hardware
+# NIC): node0's data notified at its port of the bridge, the CNP sent
+# back out of that port to node0
+cs=$W/cnpsw
+out=$("$C" run profiles/exec-rc-pingpong.yaml --trace -o "$cs" --set arms.1.vars.iters=50 \
+	--set "faults.0.rule=opcode data cnp 10%" --set faults.0.nodes=node0 --set faults.0.port=switch 2>&1); rc=$?
+"$C" analyze -j "$cs" > "$W/cnpsw.json" 2> /dev/null
+n0=$(jq '[.captures[] | select(.node == "node0" and .dir == "ingress" and (.dev | startswith("sw") | not)) | .cnp_packets] | add // 0' < "$W/cnpsw.json")
+if [ $rc = 0 ] && [ "${n0:-0}" -gt 0 ] &&
+	jq -e --argjson n "$n0" '([.faults[0].rules[].counters.notified] | add) == $n' < "$cs/report.json" >/dev/null; then
+	pass cnp_at_switch "$n0 CNPs from the switch port reached node0 (notified $n0)"
+else
+	fail cnp_at_switch "rc=$rc n0=$n0 $(jq -c '[.captures[] | {dev, node, dir, cnp_packets, verdicts}]' < "$W/cnpsw.json" 2>&1 | head -c 600) $(jq -c '[.faults[0].rules[].counters]' < "$cs/report.json" 2>&1 | head -c 200) $(tail -n 3 <<< "$out" | tr '\n' '|')"
 fi
 
 # --- rdma-inject trace by hand: bad words exit 2; one reader at a time

@@ -4,7 +4,10 @@
  *
  * Layout, in the server's registered memory: `buckets` buckets of 4 slots of
  * 64 bytes, then one 8-byte "clients done" counter. A slot is
- *   lockver  bit 0 = locked, the rest = version (+2 per update)
+ *   lockver  the lock word: bits 8 and up the version (+1 per update: the
+ *            unlocked word is version << 8); bit 0 locked, and while locked
+ *            the owner (bits 1-4, the client's number) and the epoch (bits
+ *            5-7, +1 at each takeover), so that every holder's word is its own
  *   key      0 = empty
  *   val[5]   val[0] = how many updates this key has had; val[1..4] = data
  *   sum      checksum of (key, version, val)
@@ -14,11 +17,32 @@
  * GET: one READ of the bucket; the slot must be unlocked and its checksum
  * right (else the read was torn by a concurrent update: read again; or the
  * data was corrupted on the wire or in memory: counted, see lookup()).
- * PUT: CAS lockver from v (unlocked) to v|1; READ the slot; WRITE the slot
- * body with val[0] + 1, new data and the checksum for version v+2; WRITE
- * lockver = v+2 (RC executes the two WRITEs in order). A failed CAS retries.
+ * PUT: CAS lockver from v (unlocked) to the locked word; READ the slot;
+ * WRITE the slot body with val[0] + 1, new data and the checksum for the
+ * next version; CAS the locked word to the next version (the unlock). A
+ * failed CAS retries.
+ * Lock leases: a lock held longer than `lease` may be taken over, so a
+ * client that died or lost its QP between its lock and its unlock does not
+ * block the slot for ever. Any client that sees the same locked word for
+ * lease + lease/4 (its own clock: durations only) CASes it to its own word
+ * with the epoch + 1, READs the slot and keeps whichever version its
+ * checksum proves (the next one: the dead PUT's body landed, rolled
+ * forward; the same one: it did not, rolled back; a single-packet WRITE is
+ * never half there), and unlocks to that version. The owner writes its
+ * body only while now - (when it posted the lock) < lease - lease/4, else
+ * it leaves the lock to be taken over and starts again; a WRITE it posted
+ * in time lands before any takeover as long as the network delivers within
+ * lease/2 -- hence a lease longer than the QP's whole retry time (a dead
+ * owner's WRITE can be resent that long). Its unlock is a CAS: when it
+ * fails, the slot was taken over after the body landed (rolled forward):
+ * the PUT took effect. crash=N (a test): client 1 stops dead at its Nth
+ * PUT holding the lock (crash_at: before or after its body WRITE), its QP
+ * moved to the error state as a dead process's is; the history has that
+ * PUT pending (it may or may not have taken effect) and the others must
+ * take the slot over.
  * lock=off (unsafe, to show what the checker catches): PUT without the CAS,
- * a READ and the two WRITEs; two at once on one key lose an update.
+ * a READ and two WRITEs (body, version); two at once on one key lose an
+ * update.
  * INCR: one FETCH_AND_ADD of 1 on the key's counter (an array of 8-byte
  * counters after the table): not idempotent, so an increment executed
  * twice or lost shows in the sum.
@@ -63,6 +87,8 @@
 /* a client's memory: a probe's buckets, then where an atomic's result lands */
 #define SCRATCH (PROBE * SLOTS * sizeof(struct kv_slot))
 #define KEY_COUNTER (1ULL << 63)	/* the history's name of key k's counter: k | this */
+#define LV_VER 256ULL			/* the lock word's version step (bits 8 and up) */
+#define CRASHED 1			/* put(): this client crashed as crash= asked */
 
 struct kv_slot {
 	uint64_t lockver;
@@ -77,6 +103,8 @@ static const char *const mixes[] = { "a", "b", "c", NULL };
 enum kv_dist { DIST_ZIPF, DIST_UNIFORM };
 static const char *const dists[] = { "zipf", "uniform", NULL };
 static const char *const onoff[] = { "off", "on", NULL };
+enum kv_crash_at { CRASH_LOCK, CRASH_BODY };
+static const char *const crash_ats[] = { "lock", "body", NULL };
 enum { HK_GET, HK_PUT, HK_INCR, HK_CAS };	/* a history record's kind (lib/lin.h: get, faa, faa, faa) */
 
 struct kv_cfg {
@@ -94,6 +122,10 @@ struct kv_cfg {
 	uint64_t cas;		/* ... and CAS updates of the same counter */
 	int lock;		/* off: PUT without the lock (unsafe) */
 	int history;
+	uint64_t lease;		/* ns a lock may be held before it can be taken over */
+	uint64_t client;	/* this client's number, 1.. (set by rdmactl; 0: unknown) */
+	uint64_t crash;		/* client 1 dies at its crash-th PUT, holding the lock */
+	int crash_at;		/* enum kv_crash_at */
 	struct vb_rc_knobs rc;
 };
 
@@ -118,6 +150,13 @@ static const struct opt kv_opts[] = {
 	  "off: PUT without its CAS lock (unsafe: concurrent PUTs lose updates)" },
 	{ "history", OPT_ENUM, O(history), 0, 0, "on", onoff,
 	  "record every operation for the linearizability check (ops <= 100000)" },
+	{ "lease", OPT_TIME, O(lease), 1000000, 600000000000ULL, "1s", NULL,
+	  "a lock held longer may be taken over (longer than the QP's whole retry time)" },
+	{ "client", OPT_UINT, O(client), 0, MAX_CLIENTS, "0", NULL, "this client's number (set by rdmactl)" },
+	{ "crash", OPT_UINT, O(crash), 0, 100000000, "0", NULL,
+	  "test: client 1 dies at its Nth PUT holding the lock (its QP to the error state)" },
+	{ "crash_at", OPT_ENUM, O(crash_at), 0, 0, "lock", crash_ats,
+	  "crash: lock (before the body WRITE: rolled back) or body (after it: rolled forward)" },
 	VB_RC_KNOB_OPTS(O(rc)),
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -138,6 +177,12 @@ struct kv {
 	uint64_t corrupt_reads;		/* a bad read, then the same version good */
 	uint64_t corrupt_slots;		/* reads of a slot bad in the server's memory */
 	uint64_t torn_slots;		/* lock=off: reads of a slot left torn by crossed PUTs */
+	uint64_t takeovers, rolled_forward, rolled_back;	/* expired locks taken over */
+	uint64_t lease_aborts;		/* PUTs that found their own lease over before the body */
+	uint64_t late_unlocks;		/* unlock CASes that found the lock taken over */
+	uint64_t nput;			/* PUTs begun (crash=) */
+	uint64_t crash_key;		/* the PUT it crashed in */
+	int crashed;
 	uint64_t (*hist)[5];		/* client, history=on: call, ret, kind, key, out */
 	size_t nhist;
 };
@@ -234,6 +279,27 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	if (k->cfg.incr + k->cfg.cas > 100) {
 		snprintf(c->err, sizeof(c->err), "incr %llu%% and cas %llu%% of the reads: more than 100%%",
 			 (unsigned long long)k->cfg.incr, (unsigned long long)k->cfg.cas);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (k->cfg.lock && k->cfg.lease + k->cfg.lease / 4 >= k->cfg.op_timeout) {
+		snprintf(c->err, sizeof(c->err), "lease %.3f s: a lock is taken over after 1.25 leases, "
+			 "which must come before op_timeout (%.3f s)", k->cfg.lease / 1e9,
+			 k->cfg.op_timeout / 1e9);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (k->cfg.lock && k->cfg.rc.retry_cnt < 7 && k->cfg.rc.timeout &&
+	    k->cfg.lease / 2 < (k->cfg.rc.retry_cnt + 1) * (4096ULL << k->cfg.rc.timeout)) {
+		snprintf(c->err, sizeof(c->err), "lease %.3f s: a lock holder's WRITE may be resent for "
+			 "%.3f s (rc_retry_cnt + 1 ACK timeouts), half the lease must cover that",
+			 k->cfg.lease / 1e9,
+			 (k->cfg.rc.retry_cnt + 1) * (4096.0 * (double)(1ULL << k->cfg.rc.timeout)) / 1e9);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (k->cfg.crash && !k->cfg.lock) {
+		snprintf(c->err, sizeof(c->err), "crash: dies holding the lock, and lock=off takes none");
 		r = -EINVAL;
 		goto fail;
 	}
@@ -368,6 +434,46 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 	return 0;
 }
 
+/* the lock word a holder writes: the version's, locked, owner and epoch */
+static uint64_t lv_locked(uint64_t ver, uint64_t epoch, uint64_t owner)
+{
+	return (ver & ~(LV_VER - 1)) | (epoch & 7) << 5 | (owner & 15) << 1 | 1;
+}
+
+/*
+ * A lock held past its lease, taken over (the file's head comment): CAS
+ * the word seen to this client's with the next epoch, READ the slot, keep
+ * the version its checksum proves, unlock to it. 0 also when another
+ * client moved the word first (read again); -EIO when the slot holds
+ * neither version (corrupt).
+ */
+static int take_over(struct wl_ctx *c, struct kv *k, uint64_t idx, uint64_t word)
+{
+	uint64_t *cas = (uint64_t *)(k->mem + SCRATCH), off = idx * sizeof(struct kv_slot);
+	uint64_t mine = lv_locked(word, ((word >> 5) & 7) + 1, k->cfg.client), ver = word & ~(LV_VER - 1);
+	struct kv_slot *w = (struct kv_slot *)k->mem;
+	int r;
+
+	if ((r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, word, mine)))
+		return r;
+	if (*cas != word)
+		return 0;
+	k->takeovers++;
+	if ((r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
+		return r;
+	if (w->sum == slot_sum(w, ver + LV_VER)) {
+		ver += LV_VER;	/* the dead PUT's body landed: its update stands */
+		k->rolled_forward++;
+	} else if (w->sum == slot_sum(w, ver)) {
+		k->rolled_back++;
+	} else {
+		snprintf(c->err, sizeof(c->err), "kv: key %llu: the slot taken over holds neither "
+			 "version (corrupt)", (unsigned long long)w->key);
+		return -EIO;
+	}
+	return rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, mine, ver);
+}
+
 /*
  * find key's slot: read its buckets; *idx = slot index in the table.
  * An unlocked slot with a wrong checksum is a read torn by an update in
@@ -380,15 +486,17 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
  * Without the lock (lock=off) two PUTs can leave a slot torn for good (one's
  * body, the other's version): the same bad bytes twice are taken as they
  * are (torn_slots), so that the unsafe variant's reads end (they used to
- * spin to "stayed locked" and fail the run).
+ * spin to "stayed locked" and fail the run). A locked slot is read again
+ * until it is unlocked, or taken over once the same locked word has been
+ * seen for lease + lease/4; op_timeout bounds it all.
  */
 static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, struct kv_slot *out)
 {
-	uint64_t b = bucket_of(k, key), j;
+	uint64_t b = bucket_of(k, key), j, start = wl_now_ns(), held = 0, held_since = 0;
 	struct kv_slot *sl = (struct kv_slot *)k->mem, bad;
-	int s, r, tries, have_bad = 0;
+	int s, r, have_bad = 0;
 
-	for (tries = 0; tries < 1000; tries++) {
+	while (wl_now_ns() - start < k->cfg.op_timeout) {
 		int torn = 0;
 
 		for (j = 0; j < PROBE; j++) {
@@ -400,8 +508,20 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 				if (sl[s].key != key)
 					continue;
 				if (sl[s].lockver & 1) {
+					uint64_t now = wl_now_ns(), w = sl[s].lockver;
+
 					torn = 1;	/* an update in flight: read again */
 					have_bad = 0;
+					if (w != held) {
+						held = w;
+						held_since = now;
+					} else if (k->cfg.lock &&
+						   now - held_since > k->cfg.lease + k->cfg.lease / 4) {
+						r = take_over(c, k, (b + j) * SLOTS + (uint64_t)s, w);
+						if (r)
+							return r;
+						held = 0;
+					}
 					break;
 				}
 				if (sl[s].sum != slot_sum(&sl[s], sl[s].lockver)) {
@@ -438,18 +558,42 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 			return -ENOENT;
 		}
 		k->torn++;
+		if (*c->stop) {
+			snprintf(c->err, sizeof(c->err), "stopped");
+			return -EINTR;
+		}
 	}
-	snprintf(c->err, sizeof(c->err), "kv: key %llu stayed locked", (unsigned long long)key);
+	snprintf(c->err, sizeof(c->err), "kv: key %llu stayed locked for %.0f s (op_timeout)",
+		 (unsigned long long)key, k->cfg.op_timeout / 1e9);
 	return -EBUSY;
 }
 
-/* *seen: the update count this PUT added one to */
+/* crash=: client 1 dies here, holding the lock (the file's head comment):
+ * the server told it is done (the harness's signal, not the protocol's),
+ * then its QP to the error state, as a dead process's */
+static int crash_now(struct wl_ctx *c, struct kv *k, uint64_t key)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	int r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, SCRATCH, table_bytes(k), 8, 1, 0);
+
+	if (r)
+		return r;
+	if (ibv_modify_qp(k->rc[0].qp, &a, IBV_QP_STATE)) {
+		snprintf(c->err, sizeof(c->err), "kv: crash: QP to the error state failed");
+		return -EIO;
+	}
+	k->crashed = 1;
+	k->crash_key = key;
+	return CRASHED;
+}
+
+/* *seen: the update count this PUT added one to; CRASHED: crash= */
 static int put(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *seen)
 {
 	uint64_t *cas = (uint64_t *)(k->mem + SCRATCH);
 	struct kv_slot cur, *w = (struct kv_slot *)k->mem;
-	uint64_t idx, off, v;
-	int r;
+	uint64_t idx, off, v, mine = 0, t_lock = 0;
+	int r, crash = k->cfg.crash && k->cfg.client == 1 && ++k->nput == k->cfg.crash;
 
 	for (;;) {
 		if ((r = lookup(c, k, key, &idx, &cur)))
@@ -458,28 +602,47 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *seen)
 		v = cur.lockver;
 		if (!k->cfg.lock)
 			break;	/* unsafe: no lock, the body as the lookup read it */
+		mine = lv_locked(v, 0, k->cfg.client);
+		t_lock = wl_now_ns();	/* the lease runs from before the CAS is posted */
 		/* the CAS result lands in cas[0]: the old value */
-		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, v, v | 1);
+		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, v, mine);
 		if (r)
 			return r;
-		if (*cas == v)
+		if (*cas != v) {
+			k->retries++;	/* someone else got there first */
+			continue;
+		}
+		/* locked: the body as it is now (the lookup may predate the last update) */
+		if ((r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
+			return r;
+		if (wl_now_ns() - t_lock < k->cfg.lease - k->cfg.lease / 4)
 			break;
-		k->retries++;	/* someone else got there first */
+		/* the lease ran out before the body: leave the lock to be taken
+		 * over (releasing it could free another holder's) and start again */
+		k->lease_aborts++;
 	}
-	/* locked: the body as it is now (the lookup may predate the last update) */
-	if (k->cfg.lock && (r = rdma(c, k, IBV_WR_RDMA_READ, 0, off, sizeof(*w), 0, 0)))
-		return r;
 	if (!k->cfg.lock)
 		*w = cur;
 	*seen = w->val[0]++;
 	w->val[1] = rtb_mix64(w->val[1] + key);
-	w->lockver = v | 1;
-	w->sum = slot_sum(w, v + 2);
-	/* body (without lockver), then lockver = v + 2: in order on one RC QP */
+	w->lockver = mine;
+	w->sum = slot_sum(w, v + LV_VER);
+	if (crash && k->cfg.crash_at == CRASH_LOCK)
+		return crash_now(c, k, key);
+	/* body (without lockver), then the unlock: in order on one RC QP */
 	if ((r = rdma(c, k, IBV_WR_RDMA_WRITE, 8, off + 8, sizeof(*w) - 8, 0, 0)))
 		return r;
-	*(uint64_t *)k->mem = v + 2;
-	return rdma(c, k, IBV_WR_RDMA_WRITE, 0, off, 8, 0, 0);
+	if (crash)
+		return crash_now(c, k, key);
+	if (!k->cfg.lock) {
+		*(uint64_t *)k->mem = v + LV_VER;
+		return rdma(c, k, IBV_WR_RDMA_WRITE, 0, off, 8, 0, 0);
+	}
+	if ((r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, mine, v + LV_VER)))
+		return r;
+	if (*cas != mine)	/* taken over after the body landed: rolled forward */
+		k->late_unlocks++;
+	return 0;
 }
 
 /* INCR: the key's counter + 1; *old: its value before */
@@ -602,6 +765,18 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		    kind == HK_INCR ? incr(c, k, key, &seen) :
 		    kind == HK_CAS  ? cas_incr(c, k, key, &seen) :
 				      lookup(c, k, key, &idx, &cur);
+		if (r == CRASHED) {	/* this PUT never completes: pending in the history */
+			if (k->hist) {
+				uint64_t *h = k->hist[k->nhist++];
+
+				h[0] = t0;
+				h[1] = UINT64_MAX;
+				h[2] = HK_PUT;
+				h[3] = key;
+				h[4] = seen;
+			}
+			break;
+		}
 		if (r)
 			return r;
 		t1 = wl_now_ns();
@@ -623,9 +798,14 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		__atomic_store_n(&c->progress, i + 1, __ATOMIC_RELAXED);
 	}
 	secs = (double)(wl_now_ns() - t_start) / 1e9;
-	/* tell the server this client is done */
-	r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, SCRATCH, table_bytes(k), 8, 1, 0);
-	if (r)
+	if (k->cfg.crash && k->cfg.client == 1 && !k->crashed) {
+		snprintf(c->err, sizeof(c->err), "kv: crash=%llu: client 1 made only %llu PUTs",
+			 (unsigned long long)k->cfg.crash, (unsigned long long)k->nput);
+		return -EINVAL;
+	}
+	/* tell the server this client is done (a crashed one did, as it died) */
+	if (!k->crashed &&
+	    (r = rdma(c, k, IBV_WR_ATOMIC_FETCH_AND_ADD, SCRATCH, table_bytes(k), 8, 1, 0)))
 		return r;
 	if (k->hist) {	/* [call, ret, kind, key, out] each: kind 0 get, 1 put, 2 incr, 3 cas;
 			 * out the count read, the count a PUT added 1 to, the counter before */
@@ -644,11 +824,24 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 			    "corrupt_reads", (json_int_t)k->corrupt_reads, "corrupt_slots",
 			    (json_int_t)k->corrupt_slots, "mismatches",
 			    (json_int_t)(k->corrupt_reads + k->corrupt_slots), "ops_per_s",
-			    (double)k->cfg.ops / secs, "get_lat_ns", hist_to_json(&k->lat[0]),
+			    (double)i / secs, "get_lat_ns", hist_to_json(&k->lat[0]),
 			    "put_lat_ns", hist_to_json(&k->lat[1]), "incr_lat_ns",
 			    hist_to_json(&k->lat[2]), "lock", onoff[k->cfg.lock]);
 	if (*result && !k->cfg.lock)
 		json_object_set_new(*result, "torn_slots", json_integer((json_int_t)k->torn_slots));
+	if (*result && (k->takeovers || k->lease_aborts || k->late_unlocks || k->cfg.crash))
+		json_object_set_new(*result, "leases",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I}", "takeovers",
+					      (json_int_t)k->takeovers, "rolled_forward",
+					      (json_int_t)k->rolled_forward, "rolled_back",
+					      (json_int_t)k->rolled_back, "lease_aborts",
+					      (json_int_t)k->lease_aborts, "late_unlocks",
+					      (json_int_t)k->late_unlocks));
+	if (*result && k->crashed)	/* the PUT it died in: it may or may not have taken effect */
+		json_object_set_new(*result, "crashed",
+				    json_pack("{s:I,s:I,s:s}", "ops_done", (json_int_t)i, "key",
+					      (json_int_t)k->crash_key, "at",
+					      crash_ats[k->cfg.crash_at]));
 	if (*result && k->cfg.cas) {	/* only when asked: reports stay as they were */
 		json_object_set_new(*result, "cas", json_integer((json_int_t)k->cases));
 		json_object_set_new(*result, "cas_fails", json_integer((json_int_t)k->cas_fails));

@@ -90,6 +90,25 @@ static void print_text(const json_t *res, const char *const *names, int n, json_
 			       "%llu reads of slots corrupt in the server's memory\n",
 			       names[i], (unsigned long long)jr_u64(c, "corrupt_reads"),
 			       (unsigned long long)jr_u64(c, "corrupt_slots"));
+		if (json_object_get(c, "crashed"))
+			printf("  %s: crashed (crash=) after %llu operations, in a PUT of key %llu holding "
+			       "its lock (%s its body WRITE)\n", names[i],
+			       (unsigned long long)jr_u64(json_object_get(c, "crashed"), "ops_done"),
+			       (unsigned long long)jr_u64(json_object_get(c, "crashed"), "key"),
+			       strcmp(jr_str(json_object_get(c, "crashed"), "at"), "body") ? "before" :
+											       "after");
+		if (json_object_get(c, "leases")) {
+			const json_t *l = json_object_get(c, "leases");
+
+			printf("  %s: %llu expired locks taken over (%llu rolled forward, %llu rolled "
+			       "back), %llu PUTs begun again when their own lease ran out, %llu unlocks "
+			       "found their lock taken over\n", names[i],
+			       (unsigned long long)jr_u64(l, "takeovers"),
+			       (unsigned long long)jr_u64(l, "rolled_forward"),
+			       (unsigned long long)jr_u64(l, "rolled_back"),
+			       (unsigned long long)jr_u64(l, "lease_aborts"),
+			       (unsigned long long)jr_u64(l, "late_unlocks"));
+		}
 		lat_line("GET", json_object_get(c, "get_lat_ns"));
 		lat_line("PUT", json_object_get(c, "put_lat_ns"));
 		lat_line("INCR", json_object_get(c, "incr_lat_ns"));

@@ -179,8 +179,15 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 	}
 	/* the server first: a bad option fails before any client QP exists */
 	r = arm_prepare_on(srv, wl, "server", opts, &arm[ncli], &ep[ncli], err, errlen);
-	for (i = 0; i < ncli && !r; i++)
-		r = arm_prepare_on(cli[i], wl, "client", opts, &arm[i], &ep[i], err, errlen);
+	for (i = 0; i < ncli && !r; i++) {
+		/* several clients (kv): each its number, 1.. */
+		json_t *o = peer_list ? json_deep_copy(opts) : json_incref(opts);
+
+		if (peer_list && o)
+			json_object_set_new(o, "client", json_integer(i + 1));
+		r = o ? arm_prepare_on(cli[i], wl, "client", o, &arm[i], &ep[i], err, errlen) : -ENOMEM;
+		json_decref(o);
+	}
 	if (!r) {
 		/* the server: every client's endpoint (a list, or the one) */
 		peer = json_array();

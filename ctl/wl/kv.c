@@ -19,6 +19,7 @@ static const struct wlc_reserved reserved[] = {
 	WLC_RESERVED_RUN,
 	{ "ops", "set in run: (run.iters: operations per client)" },
 	{ "clients", "set by rdmactl (every node but the server, node1, is a client)" },
+	{ "client", "set by rdmactl (each client's number, 1..)" },
 	{ NULL, NULL },
 };
 
@@ -129,19 +130,23 @@ static void lin_round(json_t *results)
 
 /* wrong: the clients' bad reads, the server's bad slots, the updates it
  * holds that no PUT made (or PUTs it does not hold), and the same for the
- * increments */
+ * increments. A client that crashed (crash=) died in a PUT that may or may
+ * not have taken effect: the updates may be one more. */
 static uint64_t fold(json_t *results)
 {
 	size_t n = json_array_size(results), i;
 	const json_t *srv = json_array_get(results, n - 1);
-	uint64_t puts = 0, incrs = 0, upd = jr_u64(srv, "updates_recorded");
+	uint64_t puts = 0, incrs = 0, pending = 0, upd = jr_u64(srv, "updates_recorded");
 	uint64_t inc = jr_u64(srv, "incrs_recorded");
 
 	for (i = 0; i + 1 < n; i++) {
 		puts += jr_u64(json_array_get(results, i), "puts");
 		incrs += jr_u64(json_array_get(results, i), "incrs") +
 			 jr_u64(json_array_get(results, i), "cas");
+		pending += json_object_get(json_array_get(results, i), "crashed") != NULL;
 	}
+	if (upd > puts && upd <= puts + pending)
+		puts = upd;	/* the dead PUT took effect (its body landed: rolled forward) */
 	lin_round(results);
 	return wlc_fold_clients(results, kinds, jr_u64(srv, "bad_slots") +
 				(upd > puts ? upd - puts : puts - upd) +

@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsafe_caught kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsafe_caught kv_lock_lease kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 suite_up || exit 0
@@ -45,6 +45,28 @@ else
 	fail kv_unsafe_caught "rc=$rc $(jq -c '[.expectations_failed, [.arms[] | {linearizable, lin_check, wrong}]]' < "$r" 2>&1 | head -c 600) $(tail -5 <<< "$out")"
 fi
 rm -rf "$W"
+
+# lock leases (issue 17 item 3): client 1 dies at its 20th PUT holding the
+# lock -- before its body WRITE, then after it -- its QP to the error state
+# as a dead process's; the other client, on the same 4 keys, takes the
+# slot over once the lease (200 ms) is past: rolled back (the updates are
+# the PUTs made) or forward (one more: the dead PUT's), no bad slot, and
+# the history, the dead PUT pending, linearizable
+ok=1; txt=
+for at in lock body; do
+	j=$("$C" -j kv --workload a --dist uniform --keys 4 --ops 400 --crash 20 --crash_at $at --lease 200ms 2>&1); rc=$?
+	if [ $at = lock ]; then want='.rolled_back >= 1'; extra=0; else want='.rolled_forward >= 1'; extra=1; fi
+	if [ $rc = 0 ] && jq -e --argjson x $extra '.verified and .bad_slots == 0 and .linearizable == true and
+		.updates_recorded == .puts + $x and
+		([.clients[] | select(.crashed)] | length) == 1 and
+		([.clients[] | select(.crashed | not) | .leases | select(.takeovers >= 1 and '"$want"')] | length) == 1' \
+		<<< "$j" >/dev/null; then
+		txt="$txt crash at $at: $(jq -r '"\(.puts) PUTs, \(.updates_recorded) updates, \([.clients[].leases.takeovers] | add) takeover (\([.clients[].leases.rolled_forward] | add) forward, \([.clients[].leases.rolled_back] | add) back), linearizable;"' <<< "$j")"
+	else
+		ok=0; note "crash_at $at: rc=$rc $(head -c 600 <<< "$j")"
+	fi
+done
+txt=${txt# }; [ $ok = 1 ] && pass kv_lock_lease "${txt%;}" || fail kv_lock_lease
 j=$("$C" -j kv --workload b --dist uniform --rate 1000 --ops 500 --clients node0 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '.verified and .clients[0].ops_per_s < 1100 and .clients[0].ops_per_s > 500' <<< "$j" >/dev/null; then
 	pass kv_open_loop "rate 1000/s: $(jq '.clients[0].ops_per_s|floor' <<< "$j") ops/s achieved"
@@ -55,13 +77,14 @@ ok=1
 for a in "--workload d:unknown value 'd'" "--dist pareto:unknown value" "--clients node1:listed twice" \
 	 "--keys 0:out of range" "--opz 5:did you mean 'ops'" "--incr 101:out of range" \
 	 "--lock maybe:unknown value" "--ops 200000:history=on records at most 100000" \
-	 "--incr 60 --cas 50:more than 100%"; do
+	 "--incr 60 --cas 50:more than 100%" "--crash 5 --lock off:crash: dies holding the lock" \
+	 "--lease 9s:must come before op_timeout"; do
 	args=${a%%:*}; pat=${a#*:}
 	# shellcheck disable=SC2086
 	out=$("$C" kv $args 2>&1); rc=$?
 	if [ $rc = 0 ] || ! grep -q -- "$pat" <<< "$out"; then ok=0; note "kv $args: rc=$rc $out"; fi
 done
-[ $ok = 1 ] && pass kv_bad_input "9 bad option sets rejected with a message" || fail kv_bad_input
+[ $ok = 1 ] && pass kv_bad_input "11 bad option sets rejected with a message" || fail kv_bad_input
 
 ok=1; txt=
 for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --iodepth 1 --iters 300 --volume 1M" \

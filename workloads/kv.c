@@ -89,6 +89,22 @@
 #define KEY_COUNTER (1ULL << 63)	/* the history's name of key k's counter: k | this */
 #define LV_VER 256ULL			/* the lock word's version step (bits 8 and up) */
 #define CRASHED 1			/* put(): this client crashed as crash= asked */
+#define MAX_STANDBY 7			/* standby QPs a client may fail over to */
+#define MAX_QPS (MAX_CLIENTS * (1 + MAX_STANDBY))
+/*
+ * recovery=log: a counter word is value << 32 | the tag of its last update,
+ * and a PUT's body carries its writer's tag in val[2]. A tag is the client
+ * (bits 28-31), the generation (bits 26-27: that client's operations on
+ * that object, mod 4) and the operation's number (bits 0-25). Each client
+ * has a log entry per object (a key's slot, a key's counter) and
+ * generation: seq << 32 | result, written by whoever replaces its tag.
+ */
+#define TAG(client, gen, seq) \
+	(((uint64_t)(client) & 15) << 28 | ((uint64_t)(gen) & 3) << 26 | ((seq) & 0x3ffffff))
+#define TAG_CLIENT(t) (((t) >> 28) & 15)
+#define TAG_GEN(t) (((t) >> 26) & 3)
+#define TAG_SEQ(t) ((t) & 0x3ffffff)
+#define SEQ_MAX 0x3ffffffULL
 
 struct kv_slot {
 	uint64_t lockver;
@@ -105,6 +121,8 @@ static const char *const dists[] = { "zipf", "uniform", NULL };
 static const char *const onoff[] = { "off", "on", NULL };
 enum kv_crash_at { CRASH_LOCK, CRASH_BODY };
 static const char *const crash_ats[] = { "lock", "body", NULL };
+enum kv_recovery { REC_NONE, REC_RESEND, REC_LOG };
+static const char *const recoveries[] = { "none", "resend_all", "log", NULL };
 enum { HK_GET, HK_PUT, HK_INCR, HK_CAS };	/* a history record's kind (lib/lin.h: get, faa, faa, faa) */
 
 struct kv_cfg {
@@ -126,6 +144,8 @@ struct kv_cfg {
 	uint64_t client;	/* this client's number, 1.. (set by rdmactl; 0: unknown) */
 	uint64_t crash;		/* client 1 dies at its crash-th PUT, holding the lock */
 	int crash_at;		/* enum kv_crash_at */
+	int recovery;		/* enum kv_recovery */
+	uint64_t standby;	/* recovery: standby QPs per client, connected up front */
 	struct vb_rc_knobs rc;
 };
 
@@ -157,6 +177,11 @@ static const struct opt kv_opts[] = {
 	  "test: client 1 dies at its Nth PUT holding the lock (its QP to the error state)" },
 	{ "crash_at", OPT_ENUM, O(crash_at), 0, 0, "lock", crash_ats,
 	  "crash: lock (before the body WRITE: rolled back) or body (after it: rolled forward)" },
+	{ "recovery", OPT_ENUM, O(recovery), 0, 0, "none", recoveries,
+	  "when a QP breaks: none (the run fails), resend_all (re-issue the operation in flight), "
+	  "log (a completion log tells whether it executed: restored or re-issued)" },
+	{ "standby", OPT_UINT, O(standby), 1, MAX_STANDBY, "3", NULL,
+	  "recovery: standby QPs per client, connected up front, failed over to in turn" },
 	VB_RC_KNOB_OPTS(O(rc)),
 	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
 };
@@ -167,9 +192,11 @@ struct kv {
 	uint64_t nb;			/* buckets */
 	char *mem;			/* server: table + done counter; client: scratch */
 	size_t memlen;
-	int nqp;
-	struct vb_rc rc[MAX_CLIENTS];	/* server: one per client; client: rc[0] */
-	struct vb_ep peer;		/* client: the server */
+	int nqp, per;			/* QPs; per client: 1 + its standby QPs */
+	struct vb_rc rc[MAX_QPS];	/* server: client i's are i*per..; client: its own */
+	struct vb_ep peers[1 + MAX_STANDBY];	/* client: the server's QP for each of its own */
+	struct vb_ep peer;		/* client: the server's QP in use (peers[cur]) */
+	int cur;			/* client: the QP in use */
 	uint64_t rng;
 	double *zipf_cdf;		/* client, zipf: P(rank <= i) */
 	struct hist lat[4];		/* by kind: GET, PUT, INCR, CAS */
@@ -183,6 +210,13 @@ struct kv {
 	uint64_t nput;			/* PUTs begun (crash=) */
 	uint64_t crash_key;		/* the PUT it crashed in */
 	int crashed;
+	uint64_t seq;			/* recovery=log: the operation's number (tags, log) */
+	uint8_t *gen;			/* recovery=log: per object, this client's operations */
+	int inf_locked;			/* the PUT in flight posted its lock CAS: */
+	uint64_t inf_off, inf_v, inf_mine;	/* where, from which version, its word */
+	uint64_t failures, reissued, restored;	/* recovery */
+	uint64_t rec_ns[64];		/* recovery: each failure to its operation done, ns */
+	size_t nrec;
 	uint64_t (*hist)[5];		/* client, history=on: call, ret, kind, key, out */
 	size_t nhist;
 };
@@ -213,9 +247,27 @@ static size_t counter_off(const struct kv *k, uint64_t key)
 	return table_bytes(k) + 8 + (size_t)key * 8;
 }
 
+/* then (recovery=log) each client's completion log, client 1..: an 8-byte
+ * entry per object (key k's slot 2(k-1), its counter 2(k-1)+1) and generation */
+static size_t log_bytes(const struct kv *k)
+{
+	return k->cfg.recovery == REC_LOG ? (size_t)k->cfg.keys * 2 * 4 * 8 : 0;
+}
+
+static size_t log_off(const struct kv *k, uint64_t client, uint64_t obj, uint64_t gen)
+{
+	return counter_off(k, k->cfg.keys + 1) + (size_t)(client - 1) * log_bytes(k) +
+	       (size_t)(obj * 4 + (gen & 3)) * 8;
+}
+
 static size_t server_bytes(const struct kv *k)
 {
-	return counter_off(k, k->cfg.keys + 1);
+	return counter_off(k, k->cfg.keys + 1) + (size_t)k->cfg.clients * log_bytes(k);
+}
+
+static uint64_t obj_of(uint64_t key, int counter)
+{
+	return (key - 1) * 2 + (counter ? 1 : 0);
 }
 
 static void kv_destroy(struct wl_ctx *c)
@@ -230,6 +282,7 @@ static void kv_destroy(struct wl_ctx *c)
 	free(k->mem);
 	free(k->zipf_cdf);
 	free(k->hist);
+	free(k->gen);
 	free(k);
 	c->priv = NULL;
 }
@@ -276,6 +329,19 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 		goto fail;
 	k->nb = k->cfg.buckets ? k->cfg.buckets : k->cfg.keys;	/* 25% full: probing rarely needed */
 	k->memlen = server ? server_bytes(k) : SCRATCH + 64;
+	if (k->cfg.recovery == REC_LOG && (k->cfg.ops >= SEQ_MAX || k->cfg.clients > 15 ||
+					   server_bytes(k) > (256u << 20))) {
+		snprintf(c->err, sizeof(c->err), "recovery=log: at most %llu operations a client and "
+			 "a log of 256 MiB (2 x keys x 32 bytes a client)", SEQ_MAX - 1);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (k->cfg.recovery == REC_LOG && !server && !k->cfg.client) {
+		snprintf(c->err, sizeof(c->err), "recovery=log: the client's number is not set "
+			 "(rdmactl sets it)");
+		r = -EINVAL;
+		goto fail;
+	}
 	if (k->cfg.incr + k->cfg.cas > 100) {
 		snprintf(c->err, sizeof(c->err), "incr %llu%% and cas %llu%% of the reads: more than 100%%",
 			 (unsigned long long)k->cfg.incr, (unsigned long long)k->cfg.cas);
@@ -298,6 +364,12 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 		r = -EINVAL;
 		goto fail;
 	}
+	if (k->cfg.recovery != REC_NONE && !k->cfg.lock) {
+		snprintf(c->err, sizeof(c->err), "recovery %s: a PUT's recovery uses its lock, and "
+			 "lock=off takes none", recoveries[k->cfg.recovery]);
+		r = -EINVAL;
+		goto fail;
+	}
 	if (k->cfg.crash && !k->cfg.lock) {
 		snprintf(c->err, sizeof(c->err), "crash: dies holding the lock, and lock=off takes none");
 		r = -EINVAL;
@@ -315,8 +387,11 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	memset(k->mem, 0, k->memlen);
 	if (server && (r = place_all(c, k)))
 		goto fail;
-	k->nqp = server ? (int)k->cfg.clients : 1;
-	*ep = server ? json_array() : NULL;
+	/* recovery: each client's QP and its standby QPs, all connected now
+	 * (no connection to rebuild when one breaks: the next takes over) */
+	k->per = 1 + (k->cfg.recovery != REC_NONE ? (int)k->cfg.standby : 0);
+	k->nqp = server ? (int)k->cfg.clients * k->per : k->per;
+	*ep = server || k->per > 1 ? json_array() : NULL;
 	for (i = 0; i < k->nqp; i++) {
 		json_t *e;
 
@@ -330,15 +405,22 @@ static int kv_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 			goto fail;
 		}
 		e = vb_rc_endpoint(&k->rc[i], c->dev, k->mem, k->memlen);
-		if (server)
-			json_array_append_new(*ep, e);
-		else
+		if (k->per == 1 && !server) {
 			*ep = e;
+		} else if (k->per == 1 || !server) {
+			json_array_append_new(*ep, e);	/* a client each; its QPs */
+		} else {	/* server with standby QPs: per client, a list */
+			if (i % k->per == 0)
+				json_array_append_new(*ep, json_array());
+			json_array_append_new(json_array_get(*ep, (size_t)(i / k->per)), e);
+		}
 	}
 	if (!server) {
 		for (size_t h = 0; h < sizeof(k->lat) / sizeof(k->lat[0]); h++)
 			hist_init(&k->lat[h]);
 		if (k->cfg.history && !(k->hist = calloc(k->cfg.ops, sizeof(*k->hist))))
+			goto fail;
+		if (k->cfg.recovery == REC_LOG && !(k->gen = calloc(k->cfg.keys * 2, 1)))
 			goto fail;
 		k->rng = rtb_mix64(k->cfg.seed * 7919 + (uint64_t)(uintptr_t)k);
 		if (k->cfg.dist == DIST_ZIPF) {
@@ -362,26 +444,34 @@ fail:
 	return r;
 }
 
-/* server: array, entry i for client i; client: {"rank": i, "ep": server's array} */
+/* server: array, entry i for client i (a list of its QPs' with standby
+ * QPs); client: the server's entry for it (the same form) */
 static int kv_connect(struct wl_ctx *c, const json_t *peer)
 {
 	struct kv *k = c->priv;
 	struct vb_rc_opts o = vb_rc_opts_of(&k->cfg.rc, 16);
+	struct vb_ep ep;
 	int i, r;
 
 	for (i = 0; i < k->nqp; i++) {
-		const json_t *e = c->role == WL_SERVER ? json_array_get(peer, (size_t)i) : peer;
+		const json_t *e = c->role == WL_SERVER ? json_array_get(peer, (size_t)(i / k->per)) : peer;
 
-		if (vb_ep_from_json(&k->peer, e)) {
+		if (k->per > 1)
+			e = json_array_get(e, (size_t)(i % k->per));
+		if (vb_ep_from_json(&ep, e)) {
 			snprintf(c->err, sizeof(c->err), "malformed endpoint %d", i);
 			return -EINVAL;
 		}
-		r = vb_qp_connect(k->rc[i].qp, c->dev, k->rc[i].psn, &k->peer, &o);
+		r = vb_qp_connect(k->rc[i].qp, c->dev, k->rc[i].psn, &ep, &o);
 		if (r) {
 			snprintf(c->err, sizeof(c->err), "kv: connect %d failed: %s", i, strerror(-r));
 			return r;
 		}
+		if (c->role == WL_CLIENT)
+			k->peers[i] = ep;
 	}
+	k->peer = k->peers[0];
+	k->cur = 0;
 	if (c->role == WL_CLIENT && k->peer.len < server_bytes(k)) {
 		snprintf(c->err, sizeof(c->err), "server table smaller than the layout asked for");
 		return -EINVAL;
@@ -393,8 +483,9 @@ static int kv_connect(struct wl_ctx *c, const json_t *peer)
 static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t local_off,
 		uint64_t remote_off, uint32_t len, uint64_t cmp, uint64_t swap)
 {
+	struct vb_rc *rc = &k->rc[k->cur];
 	struct ibv_sge sge = { .addr = (uintptr_t)(k->mem + local_off), .length = len,
-			       .lkey = k->rc[0].mr->lkey };
+			       .lkey = rc->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc;
@@ -410,12 +501,12 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 		wr.wr.rdma.remote_addr = k->peer.addr + remote_off;
 		wr.wr.rdma.rkey = k->peer.rkey;
 	}
-	r = ibv_post_send(k->rc[0].qp, &wr, &bad);
+	r = ibv_post_send(rc->qp, &wr, &bad);
 	if (r) {
 		snprintf(c->err, sizeof(c->err), "kv: post failed: %s", strerror(r));
 		return -r;
 	}
-	while (!(n = ibv_poll_cq(k->rc[0].cq, 1, &wc))) {
+	while (!(n = ibv_poll_cq(rc->cq, 1, &wc))) {
 		if (wl_now_ns() - start > k->cfg.op_timeout) {
 			snprintf(c->err, sizeof(c->err), "kv: no completion within %.0f s",
 				 k->cfg.op_timeout / 1e9);
@@ -429,7 +520,11 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
 		snprintf(c->err, sizeof(c->err), "kv: operation completed with %s",
 			 n < 0 ? "a poll error" : ibv_wc_status_str(wc.status));
-		return -EIO;
+		/* the QP broke (the link: its retries ran out, or it was flushed):
+		 * what recovery= handles */
+		return n > 0 && (wc.status == IBV_WC_RETRY_EXC_ERR ||
+				 wc.status == IBV_WC_RNR_RETRY_EXC_ERR ||
+				 wc.status == IBV_WC_WR_FLUSH_ERR) ? -ECONNRESET : -EIO;
 	}
 	return 0;
 }
@@ -568,6 +663,58 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 	return -EBUSY;
 }
 
+/* recovery=log: the entry of the writer of tag on obj: its operation took
+ * effect, with this result */
+static int log_write(struct wl_ctx *c, struct kv *k, uint64_t tag, uint64_t obj, uint64_t result)
+{
+	uint64_t *e = (uint64_t *)(k->mem + SCRATCH + 16);
+
+	*e = TAG_SEQ(tag) << 32 | (result & 0xffffffffULL);
+	return rdma(c, k, IBV_WR_RDMA_WRITE, SCRATCH + 16,
+		    log_off(k, TAG_CLIENT(tag), obj, TAG_GEN(tag)), 8, 0, 0);
+}
+
+/* this client's tag for its operation in flight on obj (k->gen[obj] was
+ * moved on when it began) */
+static uint64_t my_tag(const struct kv *k, uint64_t obj)
+{
+	return TAG(k->cfg.client, k->gen[obj], k->seq);
+}
+
+/*
+ * recovery=log: INCR and CAS updates of a counter as one CAS from the word
+ * read to value + 1 tagged with this operation, so that the word itself
+ * says whose update it holds; the tag it replaces is its writer's proof of
+ * execution, written to that writer's log first (in order on the QP: it
+ * lands before the tag can go). *old: the value before.
+ */
+static int tagged_incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *old)
+{
+	uint64_t *v = (uint64_t *)(k->mem + SCRATCH), off = counter_off(k, key), w;
+	int r = rdma(c, k, IBV_WR_RDMA_READ, SCRATCH, off, 8, 0, 0);
+
+	for (w = *v; !r; w = *v) {
+		uint64_t pc = TAG_CLIENT(w);
+
+		if (pc && pc != k->cfg.client &&
+		    (r = log_write(c, k, w & 0xffffffffULL, obj_of(key, 1), (w >> 32) - 1)))
+			return r;
+		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, w,
+			 ((w >> 32) + 1) << 32 | my_tag(k, obj_of(key, 1)));
+		if (!r && *v == w) {
+			*old = w >> 32;
+			return 0;
+		}
+		if (!r)
+			k->cas_fails++;
+		if (*c->stop) {
+			snprintf(c->err, sizeof(c->err), "stopped");
+			return -EINTR;
+		}
+	}
+	return r;
+}
+
 /* crash=: client 1 dies here, holding the lock (the file's head comment):
  * the server told it is done (the harness's signal, not the protocol's),
  * then its QP to the error state, as a dead process's */
@@ -578,7 +725,7 @@ static int crash_now(struct wl_ctx *c, struct kv *k, uint64_t key)
 
 	if (r)
 		return r;
-	if (ibv_modify_qp(k->rc[0].qp, &a, IBV_QP_STATE)) {
+	if (ibv_modify_qp(k->rc[k->cur].qp, &a, IBV_QP_STATE)) {
 		snprintf(c->err, sizeof(c->err), "kv: crash: QP to the error state failed");
 		return -EIO;
 	}
@@ -604,11 +751,17 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *seen)
 			break;	/* unsafe: no lock, the body as the lookup read it */
 		mine = lv_locked(v, 0, k->cfg.client);
 		t_lock = wl_now_ns();	/* the lease runs from before the CAS is posted */
+		/* in flight: if the QP breaks from here on, the lock may be ours */
+		k->inf_locked = 1;
+		k->inf_off = off;
+		k->inf_v = v;
+		k->inf_mine = mine;
 		/* the CAS result lands in cas[0]: the old value */
 		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, v, mine);
 		if (r)
 			return r;
 		if (*cas != v) {
+			k->inf_locked = 0;
 			k->retries++;	/* someone else got there first */
 			continue;
 		}
@@ -623,6 +776,17 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *seen)
 	}
 	if (!k->cfg.lock)
 		*w = cur;
+	if (k->cfg.recovery == REC_LOG) {
+		/* the body's last writer learns here that its PUT took effect (it may
+		 * have lost the completion): its log entry, before this body
+		 * replaces its tag (in order on the QP) */
+		uint64_t prev = w->val[2], pc = TAG_CLIENT(prev);
+
+		if (pc && pc != k->cfg.client &&
+		    (r = log_write(c, k, prev, obj_of(key, 0), w->val[0] - 1)))
+			return r;
+		w->val[2] = my_tag(k, obj_of(key, 0));
+	}
 	*seen = w->val[0]++;
 	w->val[1] = rtb_mix64(w->val[1] + key);
 	w->lockver = mine;
@@ -675,6 +839,115 @@ static int cas_incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *old)
 	return r;
 }
 
+/* one operation, once */
+static int do_op(struct wl_ctx *c, struct kv *k, int kind, uint64_t key, uint64_t *seen,
+		 struct kv_slot *cur)
+{
+	uint64_t idx;
+
+	k->inf_locked = 0;
+	if (kind == HK_GET)
+		return lookup(c, k, key, &idx, cur);
+	if (kind == HK_PUT)
+		return put(c, k, key, seen);
+	if (k->cfg.recovery == REC_LOG)
+		return tagged_incr(c, k, key, seen);
+	return kind == HK_INCR ? incr(c, k, key, seen) : cas_incr(c, k, key, seen);
+}
+
+/*
+ * recovery=log, on the next QP: did the operation in flight take effect?
+ * What the server's memory says, read in this order: the place it changes
+ * first (its tag there, or, for a PUT, its lock still held), then its log
+ * entry (a later writer puts it there before the tag goes, so a tag gone
+ * means the entry is already there). Executed: its result restored (1);
+ * not: 0, to be issued again (a lock of ours released first).
+ */
+static int logged(struct wl_ctx *c, struct kv *k, int kind, uint64_t key, uint64_t *seen)
+{
+	uint64_t *v = (uint64_t *)(k->mem + SCRATCH), *e = (uint64_t *)(k->mem + SCRATCH + 16);
+	uint64_t obj = obj_of(key, kind != HK_PUT), tag = my_tag(k, obj);
+	struct kv_slot *w = (struct kv_slot *)k->mem;
+	int r;
+
+	if (kind == HK_PUT) {
+		if (!k->inf_locked)
+			return 0;	/* no lock CAS posted: nothing of it can be there */
+		if ((r = rdma(c, k, IBV_WR_RDMA_READ, 0, k->inf_off, sizeof(*w), 0, 0)))
+			return r;
+		if (w->lockver == k->inf_mine) {	/* our lock, still: the body? */
+			int landed = w->sum == slot_sum(w, k->inf_v + LV_VER);
+
+			if (landed)
+				*seen = w->val[0] - 1;
+			r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, k->inf_off, 8,
+				 k->inf_mine, k->inf_v + (landed ? LV_VER : 0));
+			return r ? r : landed;
+		}
+		if (w->val[2] == tag) {	/* our body, the last one written */
+			*seen = w->val[0] - 1;
+			return 1;
+		}
+	} else {
+		if ((r = rdma(c, k, IBV_WR_RDMA_READ, SCRATCH, counter_off(k, key), 8, 0, 0)))
+			return r;
+		if ((*v & 0xffffffffULL) == tag) {
+			*seen = (*v >> 32) - 1;
+			return 1;
+		}
+	}
+	if ((r = rdma(c, k, IBV_WR_RDMA_READ, SCRATCH + 16,
+		      log_off(k, k->cfg.client, obj, k->gen[obj]), 8, 0, 0)))
+		return r;
+	if (*e >> 32 == TAG_SEQ(k->seq)) {
+		*seen = *e & 0xffffffffULL;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * An operation with recovery: when the QP breaks (-ECONNRESET), the next
+ * standby QP takes over and, by recovery=, the operation is issued again
+ * (resend_all: what an RC application does, executed twice if it had
+ * taken effect) or first looked up in the log (log: restored if it had,
+ * issued again if not; GETs are simply issued again). none: the error.
+ */
+static int run_op(struct wl_ctx *c, struct kv *k, int kind, uint64_t key, uint64_t *seen,
+		  struct kv_slot *cur)
+{
+	uint64_t t_fail;
+	int r;
+
+	k->seq++;
+	if (k->gen && kind != HK_GET)	/* its tag's generation on the object */
+		k->gen[obj_of(key, kind != HK_PUT)]++;
+	r = do_op(c, k, kind, key, seen, cur);
+	if (r != -ECONNRESET || k->cfg.recovery == REC_NONE)
+		return r;
+	t_fail = wl_now_ns();
+	do {
+		k->failures++;
+		if (k->cur + 1 >= k->per) {
+			snprintf(c->err, sizeof(c->err), "kv: all %d QPs to the server broke "
+				 "(standby %llu)", k->per, (unsigned long long)k->cfg.standby);
+			return -ECONNRESET;
+		}
+		k->peer = k->peers[++k->cur];
+		r = k->cfg.recovery == REC_LOG && kind != HK_GET ? logged(c, k, kind, key, seen) : 0;
+		if (r == 1) {
+			k->restored++;
+			r = 0;
+		} else if (!r) {
+			k->reissued++;
+			r = do_op(c, k, kind, key, seen, cur);
+		}
+	} while (r == -ECONNRESET);
+	if (!r && k->nrec < sizeof(k->rec_ns) / sizeof(k->rec_ns[0]))
+		k->rec_ns[k->nrec++] = wl_now_ns() - t_fail;
+	return r;
+}
+
 static uint64_t pick_key(struct kv *k)
 {
 	double u;
@@ -721,8 +994,8 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 			bad++;
 		updates += t[i].val[0];
 	}
-	for (i = 1; i <= k->cfg.keys; i++)
-		incrs += ctr[i];
+	for (i = 1; i <= k->cfg.keys; i++)	/* recovery=log: value << 32 | tag */
+		incrs += k->cfg.recovery == REC_LOG ? ctr[i] >> 32 : ctr[i];
 	*result = json_pack("{s:s,s:I,s:I,s:I,s:I}", "role", "server", "keys_found", (json_int_t)found,
 			    "bad_slots", (json_int_t)bad, "updates_recorded", (json_int_t)updates,
 			    "incrs_recorded", (json_int_t)incrs);
@@ -732,7 +1005,7 @@ static int server_run(struct wl_ctx *c, struct kv *k, json_t **result)
 static int kv_run(struct wl_ctx *c, json_t **result)
 {
 	struct kv *k = c->priv;
-	uint64_t i, t_start, intended, t0, t1, idx, seen = 0, read_pct;
+	uint64_t i, t_start, intended, t0, t1, seen = 0, read_pct;
 	struct kv_slot cur;
 	unsigned int upd_pct = k->cfg.workload == MIX_A ? 50 : k->cfg.workload == MIX_B ? 5 : 0;
 	double secs;
@@ -761,10 +1034,7 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 		} else {
 			t0 = wl_now_ns();
 		}
-		r = kind == HK_PUT  ? put(c, k, key, &seen) :
-		    kind == HK_INCR ? incr(c, k, key, &seen) :
-		    kind == HK_CAS  ? cas_incr(c, k, key, &seen) :
-				      lookup(c, k, key, &idx, &cur);
+		r = run_op(c, k, kind, key, &seen, &cur);
 		if (r == CRASHED) {	/* this PUT never completes: pending in the history */
 			if (k->hist) {
 				uint64_t *h = k->hist[k->nhist++];
@@ -837,6 +1107,19 @@ static int kv_run(struct wl_ctx *c, json_t **result)
 					      (json_int_t)k->rolled_back, "lease_aborts",
 					      (json_int_t)k->lease_aborts, "late_unlocks",
 					      (json_int_t)k->late_unlocks));
+	if (*result && k->cfg.recovery != REC_NONE) {
+		json_t *rn = json_array();
+
+		for (size_t q = 0; rn && q < k->nrec; q++)
+			json_array_append_new(rn, json_integer((json_int_t)k->rec_ns[q]));
+		json_object_set_new(*result, "recovery",
+				    json_pack("{s:s,s:I,s:I,s:I,s:I,s:o}", "mode",
+					      recoveries[k->cfg.recovery], "standby",
+					      (json_int_t)k->cfg.standby, "failures",
+					      (json_int_t)k->failures, "reissued",
+					      (json_int_t)k->reissued, "restored",
+					      (json_int_t)k->restored, "recovery_ns", rn));
+	}
 	if (*result && k->crashed)	/* the PUT it died in: it may or may not have taken effect */
 		json_object_set_new(*result, "crashed",
 				    json_pack("{s:I,s:I,s:s}", "ops_done", (json_int_t)i, "key",

@@ -47,6 +47,13 @@ static const struct {
 	{ "algbw", "algbw_bytes_per_s", U_BW, S },
 	{ "ops_per_s", "ops_per_s", U_COUNT, O },
 	{ "nonlinearizable", "lin_check.violations", U_COUNT, O },	/* kv: rounds not linearizable */
+	/* kv, recovery=: operations the server holds twice, not at all; QPs that
+	 * broke; operations in flight then issued again, restored from the log */
+	{ "double_executed", "recovery.double_executed", U_COUNT, O },
+	{ "lost_ops", "recovery.lost_ops", U_COUNT, O },
+	{ "failures", "recovery.failures", U_COUNT, O },
+	{ "reissued", "recovery.reissued", U_COUNT, O },
+	{ "restored", "recovery.restored", U_COUNT, O },
 	{ "tta", "tta_ns", U_TIME, T },
 	{ "accuracy", "final_accuracy", U_FRAC, T },
 	{ "exit", "exit", U_COUNT, E, ROLE },

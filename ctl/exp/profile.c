@@ -98,7 +98,8 @@ static int check_testbed(struct pctx *x, struct profile *p, const struct ynode *
 static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 		      const struct wlc *wl)
 {
-	static const char *const keys[] = { "name", "mode", "options", NULL };
+	static const char *const keys[] = { "name", "mode", "options", "wrong_expected", NULL };
+	static const char *const bools[] = { "false", "true", NULL };
 	const char *const *modes = rtb_mode_names;
 	char mlist[64] = "";
 	size_t i, j;
@@ -134,7 +135,8 @@ static int check_arms(struct pctx *x, struct profile *p, const struct ynode *a,
 				    "options, e.g. rc_timeout)", where, modes[k], wl->modes_why);
 		snprintf(arm->mode, sizeof(arm->mode), "%s", modes[k]);
 		snprintf(arm->name, sizeof(arm->name), "%s", modes[k]);
-		if (prof_get_name(x, m, where, arm->name, sizeof(arm->name)))
+		if (prof_get_name(x, m, where, arm->name, sizeof(arm->name)) ||
+		    prof_get_enum(x, m, "wrong_expected", where, bools, &arm->wrong_expected))
 			return -1;
 named:
 		for (j = 0; j < i; j++)
@@ -616,8 +618,9 @@ json_t *profile_to_json(const struct profile *p)
 	int i;
 
 	for (i = 0; i < p->narms; i++)
-		json_array_append_new(arms, json_pack("{s:s,s:s,s:O}", "name", p->arm[i].name, "mode",
-						      p->arm[i].mode, "options", p->arm[i].opts));
+		json_array_append_new(arms, json_pack("{s:s,s:s,s:O,s:b}", "name", p->arm[i].name,
+						      "mode", p->arm[i].mode, "options", p->arm[i].opts,
+						      "wrong_expected", p->arm[i].wrong_expected));
 	for (i = 0; i < p->nfaults; i++) {
 		const struct prof_fault *f = &p->fault[i];
 

@@ -83,6 +83,8 @@ struct prof_arm {
 	char name[32];
 	char mode[16];
 	json_t *opts;		/* workload options of this arm (strings); exec: {vars, env} */
+	int wrong_expected;	/* run to show wrong results: its failed verification does not
+				 * fail the run (its expectations judge it) */
 };
 
 struct profile {

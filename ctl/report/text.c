@@ -110,8 +110,9 @@ void report_print_lin(const json_t *arm, const char *lead, FILE *f)
 		(unsigned long long)jr_u64(lc, "states"));
 	if (!ce)
 		return;
-	fprintf(f, "%sno order of these operations on key %llu explains what they saw%s", lead,
+	fprintf(f, "%sno order of these operations on key %llu%s explains what they saw%s", lead,
 		(unsigned long long)jr_u64(ce, "key"),
+		!strcmp(jr_str(ce, "object") ?: "", "counter") ? "'s counter" : "",
 		json_is_true(json_object_get(ce, "minimal")) ? " (without any one of them, one does)" :
 							       "");
 	if (jr_u64(ce, "after"))

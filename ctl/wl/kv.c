@@ -103,7 +103,9 @@ static void lin_round(json_t *results)
 	if (lin && !e && r.linearizable <= 0) {
 		const struct lin_op *o;
 
-		json_object_set_new(lin, "key", json_integer((json_int_t)r.key));
+		/* the key, and which of its registers: its update count or its counter */
+		json_object_set_new(lin, "key", json_integer((json_int_t)(r.key & ~(1ULL << 63))));
+		json_object_set_new(lin, "object", json_string(r.key >> 63 ? "counter" : "updates"));
 		ce = json_array();
 		for (i = 0; ce && i < r.nbad; i++) {
 			o = &ops[r.bad[i]];
@@ -147,6 +149,14 @@ static uint64_t fold(json_t *results)
 	}
 	if (upd > puts && upd <= puts + pending)
 		puts = upd;	/* the dead PUT took effect (its body landed: rolled forward) */
+	/* recovery: what the server holds beyond what the clients completed is
+	 * operations executed twice; short of it, operations lost */
+	json_object_set_new((json_t *)srv, "double_executed",
+			    json_integer((json_int_t)((upd > puts ? upd - puts : 0) +
+						      (inc > incrs ? inc - incrs : 0))));
+	json_object_set_new((json_t *)srv, "lost_ops",
+			    json_integer((json_int_t)((upd < puts ? puts - upd : 0) +
+						      (inc < incrs ? incrs - inc : 0))));
 	lin_round(results);
 	return wlc_fold_clients(results, kinds, jr_u64(srv, "bad_slots") +
 				(upd > puts ? upd - puts : puts - upd) +
@@ -191,19 +201,80 @@ static void lin_arm(json_t *o, const json_t *rounds)
 				      secs > 0 ? (double)ops / secs : 0.0));
 	if (bad)
 		json_object_set_new(o, "lin_counterexample",
-				    json_pack("{s:O,s:O,s:O,s:O,s:O}", "key", json_object_get(bad, "key"),
+				    json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "key", json_object_get(bad, "key"),
+					      "object", json_object_get(bad, "object"),
 					      "minimal", json_object_get(bad, "counterexample_minimal"),
 					      "from", json_object_get(bad, "counterexample_from"),
 					      "after", json_object_get(bad, "counterexample_after"),
 					      "ops", json_object_get(bad, "counterexample")));
 }
 
+/*
+ * recovery= (workloads/kv.c): the rounds' failures (QPs that broke), the
+ * operations in flight then issued again or restored from the log, the
+ * operations the server holds twice or not at all (its sums against the
+ * clients'), and each failure's recovery time (the broken completion to
+ * the operation done). Nothing when no client recovers.
+ */
+static void recovery_arm(json_t *o, const json_t *rounds)
+{
+	const json_t *res, *c, *t;
+	json_t *ns = json_array(), *rec;
+	uint64_t f = 0, re = 0, rs = 0, dbl = 0, lost = 0, v[1024];
+	const char *mode = NULL;
+	size_t r, i, j, n = 0;
+
+	json_array_foreach(rounds, r, res) {
+		size_t m = json_array_size(res);
+
+		for (i = 0; i + 1 < m; i++) {
+			const json_t *rc = json_object_get(json_array_get(res, i), "recovery");
+
+			if (!rc)
+				continue;
+			mode = json_string_value(json_object_get(rc, "mode"));
+			f += jr_u64(rc, "failures");
+			re += jr_u64(rc, "reissued");
+			rs += jr_u64(rc, "restored");
+			json_array_foreach(json_object_get(rc, "recovery_ns"), j, t) {
+				if (n < sizeof(v) / sizeof(v[0]))
+					v[n++] = (uint64_t)json_integer_value(t);
+				json_array_append(ns, (json_t *)t);
+			}
+		}
+		c = json_array_get(res, m - 1);
+		dbl += jr_u64(c, "double_executed");
+		lost += jr_u64(c, "lost_ops");
+	}
+	if (!mode) {
+		json_decref(ns);
+		return;
+	}
+	for (i = 1; i < n; i++)	/* a handful: insertion sort */
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint64_t x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	rec = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "mode", mode, "failures", (json_int_t)f,
+			"reissued", (json_int_t)re, "restored", (json_int_t)rs, "double_executed",
+			(json_int_t)dbl, "lost_ops", (json_int_t)lost, "recovery_ns", ns);
+	if (rec && n)
+		json_object_set_new(rec, "recovery_time_ns",
+				    json_pack("{s:I,s:I,s:I}", "min", (json_int_t)v[0], "median",
+					      (json_int_t)v[n / 2], "max", (json_int_t)v[n - 1]));
+	json_object_set_new(o, "recovery", rec);
+}
+
 static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
 	json_t *o = report_ops_arm(a, rounds, kinds, "ops_per_s");
 
-	if (o)
+	if (o) {
 		lin_arm(o, rounds);
+		recovery_arm(o, rounds);
+	}
 	return o;
 }
 

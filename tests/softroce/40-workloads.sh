@@ -6,7 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsafe_caught kv_lock_lease kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
+TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsafe_caught kv_lock_lease kv_link_failure kv_no_recovery kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
        hostile_messages"
 
 suite_up || exit 0
@@ -67,6 +67,38 @@ for at in lock body; do
 	fi
 done
 txt=${txt# }; [ $ok = 1 ] && pass kv_lock_lease "${txt%;}" || fail kv_lock_lease
+# link failures (issue 17 item 2, profiles/kv-link-failure.yaml): each
+# client's QP, then its first standby, broken in every arm (responses
+# dropped from the QP's 2000th packet: the operation in flight executed,
+# never acknowledged); the log arm restores or re-issues each and runs
+# nothing twice, loses nothing, stays linearizable; resend_all re-issues
+# them all: the run passes (its arm is wrong_expected) and shows the cost,
+# operations executed twice or the time its own lock's lease took
+W=$(mktemp -d /tmp/rtb-kv.XXXXXX)
+out=$("$C" run profiles/kv-link-failure.yaml -o "$W/r" 2>&1); rc=$?
+r="$W/r/report.json"
+sch=$(python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$r" schemas/report.schema.json 2>&1 | tail -n 1)
+if [ $rc = 0 ] && [ -z "$sch" ] && jq -e '.status == "ok" and .expectations_failed == 0 and
+	(.arms[0] | .name == "log" and .recovery.failures == 4 and
+	 .recovery.reissued + .recovery.restored == 4 and .recovery.double_executed == 0 and
+	 .recovery.lost_ops == 0 and .linearizable == true and .wrong == 0) and
+	(.arms[1] | .name == "resend_all" and .recovery.failures == 4 and .recovery.reissued == 4 and
+	 .recovery.lost_ops == 0 and
+	 (.recovery.double_executed > 0 or .recovery.recovery_time_ns.max > 100 * $log_max))' \
+	--argjson log_max "$(jq '.arms[0].recovery.recovery_time_ns.max' < "$r")" < "$r" >/dev/null; then
+	pass kv_link_failure "$(jq -r '[.arms[] | "\(.name): \(.recovery.failures) failures, \(.recovery.reissued) re-issued, \(.recovery.restored) restored, \(.recovery.double_executed) executed twice, \(.recovery.lost_ops) lost, recovery median \(.recovery.recovery_time_ns.median / 1e6 * 100 | round / 100) ms, linearizable \(.linearizable)"] | join("; ")' < "$r")"
+else
+	fail kv_link_failure "rc=$rc schema=[$sch] $(jq -c '[.status, .expectations_failed, [.arms[] | {name, recovery, wrong, linearizable}]]' < "$r" 2>&1 | head -c 700) $(grep -v '^#' <<< "$out" | tail -n 3 | tr '\n' '|')"
+fi
+# recovery: none is today's behaviour: the first broken completion ends the run
+out=$("$C" run profiles/kv-link-failure.yaml -o "$W/n" --set arms.0.options.recovery=none 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q "transport retry counter exceeded" <<< "$out"; then
+	pass kv_no_recovery "recovery none: exit 1, $(grep -m1 -o 'kv: operation completed with transport retry counter exceeded' <<< "$out")"
+else
+	fail kv_no_recovery "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+rm -rf "$W"
 j=$("$C" -j kv --workload b --dist uniform --rate 1000 --ops 500 --clients node0 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '.verified and .clients[0].ops_per_s < 1100 and .clients[0].ops_per_s > 500' <<< "$j" >/dev/null; then
 	pass kv_open_loop "rate 1000/s: $(jq '.clients[0].ops_per_s|floor' <<< "$j") ops/s achieved"

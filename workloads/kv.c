@@ -50,6 +50,26 @@
  * and on a failed CAS again from the value it returned (cas_fails). An
  * update by CAS executed twice either fails (the value moved on) or, once
  * a client takes the failure for its own and retries, adds 2.
+ * Recovery from link failure (recovery=, Varuna's failure-type-aware design
+ * without its NIC): each client has standby QPs to the server, connected up
+ * front (a standby link: nothing to rebuild when one breaks). When a
+ * completion says the QP broke (retries exhausted, flushed), the next QP
+ * takes over and the operation in flight -- the one whose completion never
+ * came, executed at the server or not -- is, by recovery=: none, the run's
+ * error (as before); resend_all, issued again (what an RC application
+ * does: an increment that had executed executes twice, a PUT that held its
+ * lock waits out its own lease); log, looked up first. For that, under
+ * recovery=log, a counter's word is value << 32 | the tag (client,
+ * generation, operation number) of its last update, INCR and CAS updates
+ * are a READ and a CAS to value + 1 with this operation's tag, and a PUT's
+ * body carries its tag in val[2]; whoever replaces another client's tag
+ * writes that client's log entry for the object and generation (the
+ * operation took effect, its result) in the same post, before the verb that
+ * replaces it. The owner reads the object first (its tag, or for a PUT its
+ * lock still held), then its entry: executed means restored with its
+ * result, not executed means issued again; nothing runs twice and nothing
+ * is lost. Four generations per object keep a late entry of an older
+ * operation from covering the one in flight.
  * Closed loop (one operation at a time) or open loop at `rate` ops/s, where
  * latency counts from the intended start (no coordinated omission).
  * Mixes as YCSB: a = 50% updates, b = 5%, c = read only, and of the rest
@@ -212,6 +232,8 @@ struct kv {
 	int crashed;
 	uint64_t seq;			/* recovery=log: the operation's number (tags, log) */
 	uint8_t *gen;			/* recovery=log: per object, this client's operations */
+	int pre;			/* a log entry to post before the next verb, at: */
+	uint64_t pre_off;
 	int inf_locked;			/* the PUT in flight posted its lock CAS: */
 	uint64_t inf_off, inf_v, inf_mine;	/* where, from which version, its word */
 	uint64_t failures, reissued, restored;	/* recovery */
@@ -487,7 +509,13 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 	struct ibv_sge sge = { .addr = (uintptr_t)(k->mem + local_off), .length = len,
 			       .lkey = rc->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+				  .send_flags = IBV_SEND_SIGNALED }, *bad, *first = &wr;
+	/* a log entry (log_write) goes first, in the same post, unsignaled:
+	 * in order on the QP, without a round trip of its own */
+	struct ibv_sge lsge = { .addr = (uintptr_t)(k->mem + SCRATCH + 16), .length = 8,
+				.lkey = rc->mr->lkey };
+	struct ibv_send_wr lwr = { .sg_list = &lsge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				   .next = &wr };
 	struct ibv_wc wc;
 	uint64_t start = wl_now_ns();
 	int n, r;
@@ -501,7 +529,13 @@ static int rdma(struct wl_ctx *c, struct kv *k, enum ibv_wr_opcode op, size_t lo
 		wr.wr.rdma.remote_addr = k->peer.addr + remote_off;
 		wr.wr.rdma.rkey = k->peer.rkey;
 	}
-	r = ibv_post_send(rc->qp, &wr, &bad);
+	if (k->pre) {
+		lwr.wr.rdma.remote_addr = k->peer.addr + k->pre_off;
+		lwr.wr.rdma.rkey = k->peer.rkey;
+		first = &lwr;
+		k->pre = 0;
+	}
+	r = ibv_post_send(rc->qp, first, &bad);
 	if (r) {
 		snprintf(c->err, sizeof(c->err), "kv: post failed: %s", strerror(r));
 		return -r;
@@ -664,14 +698,16 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 }
 
 /* recovery=log: the entry of the writer of tag on obj: its operation took
- * effect, with this result */
+ * effect, with this result. Posted with the next verb, before it. */
 static int log_write(struct wl_ctx *c, struct kv *k, uint64_t tag, uint64_t obj, uint64_t result)
 {
 	uint64_t *e = (uint64_t *)(k->mem + SCRATCH + 16);
 
+	(void)c;
 	*e = TAG_SEQ(tag) << 32 | (result & 0xffffffffULL);
-	return rdma(c, k, IBV_WR_RDMA_WRITE, SCRATCH + 16,
-		    log_off(k, TAG_CLIENT(tag), obj, TAG_GEN(tag)), 8, 0, 0);
+	k->pre = 1;
+	k->pre_off = log_off(k, TAG_CLIENT(tag), obj, TAG_GEN(tag));
+	return 0;
 }
 
 /* this client's tag for its operation in flight on obj (k->gen[obj] was

@@ -881,6 +881,16 @@ static long scan_step(__u32 idx, void *ctx)
 	return scan_step_inline(idx, ctx);
 }
 
+/* a step in a bpf_loop(1, ...) callback (corrupt_cb, notify_cb): its
+ * arguments already in cb[0..3]; its result, cb[4] */
+static __always_inline __u32 in_callback(struct __sk_buff *skb, struct __sk_buff **self,
+					 long (*fn)(__u32, void *))
+{
+	skb->cb[4] = 0;
+	bpf_loop(1, fn, self, 0);
+	return skb->cb[4];
+}
+
 /* the action of the rule that took the packet: its counter and the verdict
  * (inlined: the verifier sees one program) */
 static __always_inline int act(struct __sk_buff *skb, struct __sk_buff **self,
@@ -924,9 +934,7 @@ static __always_inline int act(struct __sk_buff *skb, struct __sk_buff **self,
 		skb->cb[1] = p->bth_off;
 		skb->cb[2] = (__u32)p->cls << 8 | p->opcode;
 		skb->cb[3] = r->corrupt;
-		skb->cb[4] = 0;
-		bpf_loop(1, corrupt_cb, self, 0);
-		if (skb->cb[4]) {
+		if (in_callback(skb, self, corrupt_cb)) {
 			rc->corrupted++;
 			*verdict = (__u8)skb->cb[4];
 		}
@@ -941,9 +949,7 @@ static __always_inline int act(struct __sk_buff *skb, struct __sk_buff **self,
 		skb->cb[0] = p->saddr;
 		skb->cb[1] = p->daddr;
 		skb->cb[2] = p->dqpn;
-		skb->cb[4] = 0;
-		bpf_loop(1, notify_cb, self, 0);
-		if (skb->cb[4]) {
+		if (in_callback(skb, self, notify_cb)) {
 			rc->notified++;
 			*verdict = INJ_VERDICT_NOTIFY;
 		}

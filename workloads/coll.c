@@ -89,6 +89,7 @@ struct coll {
 	int primed;		/* the first iteration's RECVs are posted (at connect) */
 	int armed;		/* a completion event requested and not yet taken */
 	struct ibv_qp *qp[MAX_RANKS];	/* qp[j] talks to rank j; qp[r] unused */
+	struct ibv_qp *lq;		/* guard: an RC QP to itself, for the revokes (LOCAL_INV) alone */
 	uint32_t psn[MAX_RANKS];
 	struct ibv_mr *mr;
 	float *in, *out, *stage;	/* stage: N-1 chunks for reduce-scatter */
@@ -239,6 +240,8 @@ void coll_close(struct coll *c)
 		if (c->dq[j])
 			ibv_destroy_qp(c->dq[j]);
 	}
+	if (c->lq)
+		ibv_destroy_qp(c->lq);
 	free(c->got);
 	free(c->garr);
 	free(c->swr);
@@ -549,6 +552,26 @@ static int guard_open(struct wl_ctx *w, struct coll *c)
 			}
 		}
 	}
+	if (c->cfg.guard) {
+		/*
+		 * The revokes' own RC QP (rxe runs LOCAL_INV on RC QPs only), to
+		 * itself and carrying nothing else: on the RC QP to the left
+		 * neighbour they completed behind its READYs, and a READY dropped
+		 * and resent (20% loss) once held them past op_timeout (CI:
+		 * "memory windows not bound in time", 1 run in 30 or so)
+		 */
+		struct ibv_qp_init_attr la = {
+			.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 4 * MAX_RANKS + 4, .max_recv_wr = 1,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+
+		if (!(c->lq = ibv_create_qp(c->pd, &la))) {
+			snprintf(w->err, sizeof(w->err), "%s: failed to create the guard's RC QP: %s",
+				 w->dev->name, strerror(errno));
+			return errno ? -errno : -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -676,6 +699,16 @@ int coll_connect_peers(struct wl_ctx *w, struct coll *c, const json_t *peers)
 		}
 		if (r) {
 			snprintf(w->err, sizeof(w->err), "rank %d: connect to rank %d failed: %s", c->r, j,
+				 strerror(-r));
+			return r;
+		}
+	}
+	if (c->lq) {	/* the guard's revoke QP, to itself (no packet ever leaves it) */
+		struct vb_ep self = { .qpn = c->lq->qp_num, .psn = c->psn[(c->r + 1) % c->n],
+				      .gid = w->dev->gid, .mtu = c->peer_data[(c->r + 1) % c->n].mtu };
+
+		if ((r = vb_qp_connect(c->lq, w->dev, self.psn, &self, &o))) {
+			snprintf(w->err, sizeof(w->err), "rank %d: the guard's RC QP: %s", c->r,
 				 strerror(-r));
 			return r;
 		}
@@ -1006,14 +1039,13 @@ static int guard_post(struct coll *c, struct ibv_qp *qp, struct ibv_send_wr *wr,
 
 /*
  * guard: revoke windows (LOCAL_INV): step g's, or every bound one (g < 0).
- * Posted on the RC QP to the left neighbour: rxe runs LOCAL_INV as a local
+ * Posted on the guard's own RC QP (c->lq): rxe runs LOCAL_INV as a local
  * operation on RC QPs only, and a window is revoked from any QP of its PD.
  * Chained, the last signaled (guard_wait).
  */
 static int guard_inv(struct coll *c, int g)
 {
-	int left = (c->r + c->n - 1) % c->n, t, k = 0, lo = g < 0 ? 0 : g;
-	int hi = g < 0 ? 2 * (c->n - 1) : g + 1;
+	int t, k = 0, lo = g < 0 ? 0 : g, hi = g < 0 ? 2 * (c->n - 1) : g + 1;
 	struct ibv_send_wr wr[4 * MAX_RANKS];
 
 	for (g = lo; c->cfg.guard && g < hi; g++) {
@@ -1025,7 +1057,7 @@ static int guard_inv(struct coll *c, int g)
 			c->mw_key[g][t] = 0;
 		}
 	}
-	return guard_post(c, c->qp[left], wr, k);
+	return guard_post(c, c->lq, wr, k);
 }
 
 /*

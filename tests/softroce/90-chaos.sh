@@ -279,25 +279,38 @@ if in_lossy_arm qemu_killed_mid_run qemu 30; then
 fi
 
 # --- testbed up interrupted while qemu starts and while the guest boots:
-# nothing is left (no qemu, no state)
+# nothing is left (no qemu, no state). The signals go at points of its
+# progress, not of the clock (a cached image now boots in ~7 s, and a
+# signal 8 s after the start once came after the end: CI): as qemu is
+# started (the "booting" line), and 1 s later, in the guest's boot. An up
+# that ends before a signal (a fast, KVM host) is said, not failed; the
+# first two must have been interrupted
 "$C" -q testbed down >/dev/null 2>&1
-ok=1 msg=""
-for c in "INT 2" "TERM 2" "INT 8" "TERM 8"; do
+ok=1 msg="" hit=0
+for c in "INT 0" "TERM 0" "INT 1" "TERM 1"; do
 	set -- $c
 	"$C" testbed up --nodes 3 > "$W/up.out" 2>&1 &
 	pid=$!
+	wait_for "$W/up.out" "booting [0-9]* nodes" 120 || { ok=0; msg="$msg SIG$1: no 'booting' line;"; }
 	sleep "$2"
 	kill -"$1" $pid
 	t0=$EPOCHREALTIME
 	wait_exit $pid 30; rc=$?
 	dt=$(ms_since "$t0")
+	if [ $rc = 0 ] && grep -q "^testbed up:" "$W/up.out"; then
+		msg="$msg SIG$1 at booting+${2}s: up had finished ($(grep -o 'boot to agents ready [0-9.]* s' "$W/up.out"));"
+		"$C" -q testbed down >/dev/null 2>&1
+		continue
+	fi
 	left=$(leftovers down)
 	if [ $rc != 0 ] && [ $rc != 255 ] && [ -z "$left" ]; then
-		msg="$msg SIG$1 at ${2}s: exit $rc after ${dt} ms;"
+		msg="$msg SIG$1 at booting+${2}s: exit $rc after ${dt} ms;"
+		[ "$2" = 0 ] && hit=$((hit + 1))
 	else
-		ok=0; msg="$msg SIG$1 at ${2}s: rc=$rc $left $(tail -n 2 "$W/up.out" | tr '\n' '|');"
+		ok=0; msg="$msg SIG$1 at booting+${2}s: rc=$rc $left $(tail -n 2 "$W/up.out" | tr '\n' '|');"
 		"$C" -q testbed down >/dev/null 2>&1
 	fi
 done
+[ $hit = 2 ] || { ok=0; msg="$msg the signals as qemu started did not interrupt it;"; }
 [ $ok = 1 ] && pass up_interrupted "${msg# } nothing left" || fail up_interrupted "${msg# }"
 exit 0

@@ -699,15 +699,13 @@ static int lookup(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *idx, s
 
 /* recovery=log: the entry of the writer of tag on obj: its operation took
  * effect, with this result. Posted with the next verb, before it. */
-static int log_write(struct wl_ctx *c, struct kv *k, uint64_t tag, uint64_t obj, uint64_t result)
+static void log_write(struct kv *k, uint64_t tag, uint64_t obj, uint64_t result)
 {
 	uint64_t *e = (uint64_t *)(k->mem + SCRATCH + 16);
 
-	(void)c;
 	*e = TAG_SEQ(tag) << 32 | (result & 0xffffffffULL);
 	k->pre = 1;
 	k->pre_off = log_off(k, TAG_CLIENT(tag), obj, TAG_GEN(tag));
-	return 0;
 }
 
 /* this client's tag for its operation in flight on obj (k->gen[obj] was
@@ -732,9 +730,8 @@ static int tagged_incr(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *o
 	for (w = *v; !r; w = *v) {
 		uint64_t pc = TAG_CLIENT(w);
 
-		if (pc && pc != k->cfg.client &&
-		    (r = log_write(c, k, w & 0xffffffffULL, obj_of(key, 1), (w >> 32) - 1)))
-			return r;
+		if (pc && pc != k->cfg.client)
+			log_write(k, w & 0xffffffffULL, obj_of(key, 1), (w >> 32) - 1);
 		r = rdma(c, k, IBV_WR_ATOMIC_CMP_AND_SWP, SCRATCH, off, 8, w,
 			 ((w >> 32) + 1) << 32 | my_tag(k, obj_of(key, 1)));
 		if (!r && *v == w) {
@@ -818,9 +815,8 @@ static int put(struct wl_ctx *c, struct kv *k, uint64_t key, uint64_t *seen)
 		 * replaces its tag (in order on the QP) */
 		uint64_t prev = w->val[2], pc = TAG_CLIENT(prev);
 
-		if (pc && pc != k->cfg.client &&
-		    (r = log_write(c, k, prev, obj_of(key, 0), w->val[0] - 1)))
-			return r;
+		if (pc && pc != k->cfg.client)
+			log_write(k, prev, obj_of(key, 0), w->val[0] - 1);
 		w->val[2] = my_tag(k, obj_of(key, 0));
 	}
 	*seen = w->val[0]++;

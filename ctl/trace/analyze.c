@@ -743,8 +743,8 @@ static json_t *cnp_reaction(struct tr *s, int cap)
 
 		if (cf->cap != cap)
 			continue;
-		for (q = 0; q < cf->npk && !n; q++)
-			n = s->p[cf->pk[q]].cls == C_CNP;
+		for (q = 0; q < cf->npk; q++)
+			n += s->p[cf->pk[q]].cls == C_CNP;
 		if (!n)
 			continue;
 		for (q = 0; opp >= 0 && q < s->nf; q++) {	/* the notified sender's flow */
@@ -761,9 +761,6 @@ static json_t *cnp_reaction(struct tr *s, int cap)
 		}
 		if (g && (g->peer < 0 || s->f[g->peer].dqpn != cf->dqpn) && cand > 1)
 			g = NULL;	/* several, none paired: not guessed */
-		n = 0;
-		for (q = 0; q < cf->npk; q++)
-			n += s->p[cf->pk[q]].cls == C_CNP;
 		addr_str(cf, cf->src, a, sizeof(a));
 		addr_str(cf, cf->dst, b, sizeof(b));
 		o = json_pack("{s:s,s:s,s:I,s:I}", "from", a, "to", b, "qpn", (json_int_t)cf->dqpn,

@@ -73,6 +73,32 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_hooks SEC(".maps");
 
+/* the program's way to a hook (inject_abi.h): bucket -> slot -> hook */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INJ_HOOK_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct inj_hook_bucket);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_hook_idx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INJ_MAX_HOOKS);
+	__type(key, __u32);
+	__type(value, struct inj_hook);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_hook_slots SEC(".maps");
+
+/* the rule index's interval tables, two sets (inject_abi.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * INJ_F_MAX);
+	__type(key, __u32);
+	__type(value, struct inj_itab);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_itabs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, INJ_CLS_MAX);
@@ -304,8 +330,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	if (!bth)
 		return -1;
 	p->opcode = bth[0];
-	p->dqpn = ((__u32)bth[5] << 16) | ((__u32)bth[6] << 8) | bth[7];
-	p->psn = ((__u32)bth[9] << 16) | ((__u32)bth[10] << 8) | bth[11];
+	/* one load and a byte swap each (BTH: 8 reserved bits, then the QPN;
+	 * AckReq and 7 reserved bits, then the PSN) */
+	p->dqpn = bpf_ntohl(*(__u32 *)(bth + 4)) & 0xffffff;
+	p->psn = bpf_ntohl(*(__u32 *)(bth + 8)) & 0xffffff;
 	if ((p->opcode & 0x1f) == 0x11) {
 		aeth = take(&c, 4);
 		if (aeth)
@@ -819,6 +847,47 @@ static long cnp_fin_cb(__u32 idx, void *ctx)
 	return 1;
 }
 
+/*
+ * The rules (a mask) of table t whose range covers v: the segment of v by
+ * binary search (inject_abi.h), without a branch (BPF has no conditional
+ * set, and every branch would double the verifier's paths): a step keeps
+ * its move when lo[n] <= v, i.e. when v - lo[n] does not go below 0 (all
+ * values are below INJ_ITAB_PAD = 2^63 - 1).
+ * Inlined: every call and return costs ~10 ns on a host with SRSO's safe
+ * RET, more than the search.
+ */
+static __always_inline __u64 itab_find(__u32 t, __u64 v)
+{
+	struct inj_itab *tab = bpf_map_lookup_elem(&inj_itabs, &t);
+	__u32 j = 0, step, n, i;
+	__u64 below;
+
+	if (!tab)
+		return ~0ULL;	/* cannot happen; the full check still applies */
+	step = tab->top;
+	for (i = 0; i < 8 && step; i++, step >>= 1) {	/* log2(segments) steps */
+		n = (j + step) & (INJ_ITAB_SEGS - 1);
+		below = (v - tab->lo[n]) >> 63;	/* 1: v < lo[n], stay */
+		j = n - (step & (__u32)-(__s32)below);
+	}
+	return tab->mask[j & (INJ_ITAB_SEGS - 1)];
+}
+
+/*
+ * The rules field f lets through for value v: all when no rule restricts
+ * f. cfg->itab is read afresh each time and not kept: what a branch on it
+ * teaches the verifier dies with it, so the paths after every field's test
+ * stay one state (kept, they were 2^fields: over a million instructions).
+ */
+static __always_inline __u64 by_field(const struct inj_cfg *cfg, __u32 f, __u64 v)
+{
+	__u32 itab = *(const volatile __u32 *)&cfg->itab;
+
+	if (!(itab & (1u << f)))
+		return ~0ULL;
+	return itab_find((itab >> 31) * INJ_F_MAX + f, v);
+}
+
 struct scan {
 	struct pkt p;
 	__u64 cand;
@@ -826,6 +895,68 @@ struct scan {
 	__s32 found;
 	__u32 pad;
 };
+
+/*
+ * The candidates (sc->cand: the hook's and the class's rules on entry) cut
+ * down by every other indexed field (inject_abi.h); sc->now set when a
+ * window asked for the clock. 0: no candidate left.
+ */
+static __always_inline int index_cands(struct scan *sc, const struct inj_cfg *cfg)
+{
+	struct pkt *p = &sc->p;
+	__u64 cand, qm = 0;
+	__u32 k;
+
+	cand = sc->cand;
+	if (p->ecn != 3)
+		cand &= ~cfg->ce_mask;
+	if (!p->qidx)
+		cand &= ~cfg->rel_mask;
+	if (!cand)
+		return 0;
+	if (cfg->qpn_exact) {
+		struct inj_qpn_bucket *b;
+
+		k = p->dqpn & (INJ_QPN_BUCKETS - 1);
+		b = bpf_map_lookup_elem(&inj_qpn_mask, &k);
+		if (b && b->used && b->qpn == p->dqpn)
+			qm = b->mask;
+	}
+	if (*(const volatile __u32 *)&cfg->itab & (1u << INJ_F_QPN))
+		qm |= by_field(cfg, INJ_F_QPN, p->dqpn);
+	else
+		qm |= cfg->qpn_any_mask;
+	cand &= qm;
+	if (!(*(const volatile __u32 *)&cfg->itab & ((1u << INJ_F_MAX) - 1 - (1u << INJ_F_QPN))))
+		goto out;	/* no rule restricts another field (exact QPNs only, say) */
+	/* the other fields, while candidates are left */
+	if (cand)
+		cand &= by_field(cfg, INJ_F_OPCODE, p->opcode);
+	if (cand)
+		cand &= by_field(cfg, INJ_F_PSN, p->psn);
+	if (cand)
+		cand &= by_field(cfg, INJ_F_LEN, p->len);
+	if (cand)
+		cand &= by_field(cfg, INJ_F_SRC, p->saddr);
+	if (cand)
+		cand &= by_field(cfg, INJ_F_DST, p->daddr);
+	if (cand && p->qidx) {	/* rules on tracked fields need a tracked packet */
+		cand &= by_field(cfg, INJ_F_RPSN, p->rpsn);
+		if (cand)
+			cand &= by_field(cfg, INJ_F_QIDX, p->qidx);
+		if (cand)
+			cand &= by_field(cfg, INJ_F_TX, p->tx);
+	}
+	if (cand && (*(const volatile __u32 *)&cfg->itab & (1u << INJ_F_TIME))) {
+		/* the clock only when a window asks: bpf_ktime_get_ns costs ~10 ns */
+		if (!sc->now)
+			sc->now = bpf_ktime_get_ns();
+		cand &= by_field(cfg, INJ_F_TIME, sc->now);
+	}
+out:
+	sc->cand = cand;
+	return cand != 0;
+}
 
 static __always_inline int ctz64(__u64 x)
 {
@@ -1063,19 +1194,40 @@ static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_ho
 	hc->traced++;
 }
 
+/* the hook's entry (inject_abi.h): its bucket's slot, or the hash's on a
+ * collision; 0 when the hook is not registered */
+static __always_inline struct inj_hook *hook_find(__u32 hk)
+{
+	__u32 b = hk & (INJ_HOOK_BUCKETS - 1), slot;
+	__u64 *e = bpf_map_lookup_elem(&inj_hook_idx, &b), v;
+	struct inj_hook *h;
+
+	v = e ? *e : 0;	/* key and slot in one load: never half of an update */
+	if (e && (__u32)v == hk + 1) {
+		slot = (__u32)(v >> 32);
+	} else {
+		h = bpf_map_lookup_elem(&inj_hooks, &hk);
+		if (!h)
+			return 0;
+		slot = h->slot;
+	}
+	h = bpf_map_lookup_elem(&inj_hook_slots, &slot);
+	return h && (h->flags & INJ_HOOK_LIVE) ? h : 0;
+}
+
 /* the rules' verdict on a parsed RoCE packet: the tc return code (cfg:
  * inj_cfg's entry, looked up once per packet by the caller) */
 static __always_inline int judge(struct __sk_buff *skb, struct __sk_buff **self,
 				 const struct inj_hook *hook,
-				 const struct inj_cfg *cfg, struct pkt *p, __u8 *verdict,
+				 const struct inj_cfg *cfg, struct scan *sc, __u8 *verdict,
 				 __u32 *rule_id, __u64 *delay, __u64 *now)
 {
+	struct pkt *p = &sc->p;
 	struct inj_rule_state *st;
 	struct inj_rule_ctr *rc;
 	struct inj_rule *r;
 	__u32 k, i;
-	__u64 cand, *m, qm;
-	struct scan sc = {};
+	__u64 cand, *m;
 
 	cand = hook->mask;
 	if (!cand)
@@ -1085,34 +1237,23 @@ static __always_inline int judge(struct __sk_buff *skb, struct __sk_buff **self,
 	cand &= m ? *m : 0;
 	if (!cand)
 		return TC_ACT_OK;
-	qm = 0;
-	if (cfg->qpn_exact) {
-		struct inj_qpn_bucket *b;
-
-		k = p->dqpn & (INJ_QPN_BUCKETS - 1);
-		b = bpf_map_lookup_elem(&inj_qpn_mask, &k);
-		if (b && b->used && b->qpn == p->dqpn)
-			qm = b->mask;
-	}
-	cand &= cfg->qpn_any_mask | qm;
-	if (!cand)
+	sc->cand = cand;
+	sc->now = *now;
+	if (!index_cands(sc, cfg))
 		return TC_ACT_OK;
-
-	sc.p = *p;
-	sc.cand = cand;
-	sc.now = 0;
-	sc.found = -1;
-	if (!(cand & (cand - 1)))
-		scan_step_inline(0, &sc);	/* one candidate (the common case): no loop */
-	else	/* bpf_loop: the verifier checks the step once, not 64 unrolled copies */
-		bpf_loop(INJ_MAX_RULES, scan_step, &sc, 0);
-	if (sc.found < 0)
+	sc->found = -1;
+	/* the first candidate in line: after the index, it matches but for a
+	 * lease (or a table being switched); the loop only when it did not */
+	if (!scan_step_inline(0, sc) && sc->cand)
+		/* bpf_loop: the verifier checks the step once, not 64 unrolled copies */
+		bpf_loop(INJ_MAX_RULES, scan_step, sc, 0);
+	if (sc->found < 0)
 		return TC_ACT_OK;
-	i = (__u32)sc.found;
+	i = (__u32)sc->found;
 	r = bpf_map_lookup_elem(&inj_rules, &i);
 	if (!r)
 		return TC_ACT_OK;
-	*now = sc.now;
+	*now = sc->now;
 	if (!*now && r->action == INJ_ACT_DELAY)
 		*now = bpf_ktime_get_ns();
 	st = bpf_map_lookup_elem(&inj_state, &i);
@@ -1136,7 +1277,7 @@ int inj_tc(struct __sk_buff *skb)
 	struct inj_cfg *cfg;
 	__u8 verdict = INJ_VERDICT_PASS;
 	__u64 now = 0, delay = 0;
-	struct pkt p = {};
+	struct scan sc = {};	/* the packet, and the rule scan's state */
 	/* the callbacks' argument (one slot, written on every path: the
 	 * verifier's states stay equal and are pruned) */
 	struct __sk_buff *self = skb;
@@ -1147,13 +1288,13 @@ int inj_tc(struct __sk_buff *skb)
 	 * attached program when the pins are gone (a fresh mount namespace) */
 	if (inj_dir > INJ_DIR_EGRESS && bpf_map_lookup_elem(&inj_owned, &zero))
 		return TC_ACT_OK;
-	hook = bpf_map_lookup_elem(&inj_hooks, &hk);
+	hook = hook_find(hk);
 	if (skb->mark == INJ_MARK_CLONE) {	/* our own duplicate: pass it once */
 		skb->mark = 0;
 		if (hook && (hook->flags & INJ_HOOK_TRACE)) {
 			k = hook->slot;
 			hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
-			if (hc && !parse(skb, &p))
+			if (hc && !parse(skb, &sc.p))
 				trace_pkt(skb, hook, hc, hk, INJ_VERDICT_COPY, 0, 0, 0);
 		}
 		return TC_ACT_OK;
@@ -1186,7 +1327,7 @@ int inj_tc(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	hc->pkts++;
 	hc->bytes += skb->len;
-	if (parse(skb, &p))
+	if (parse(skb, &sc.p))
 		return TC_ACT_OK;
 	hc->roce_pkts++;
 	hc->roce_bytes += skb->len;
@@ -1196,16 +1337,16 @@ int inj_tc(struct __sk_buff *skb)
 	user = bpf_map_lookup_elem(&inj_track, &zero);
 	want = cfg->track | (user ? *user : 0);
 	if (want & (INJ_TRACK_QP | INJ_TRACK_TX))
-		track(&p, hook, hc, hk, want);
+		track(&sc.p, hook, hc, hk, want);
 	if (want & INJ_TRACK_PEER) {
-		skb->cb[0] = p.saddr;
-		skb->cb[1] = p.daddr;
-		skb->cb[2] = p.dqpn;
-		skb->cb[3] = p.psn;
-		skb->cb[4] = p.opcode | (__u32)p.cls << 8 | p.bth_off << 16;
+		skb->cb[0] = sc.p.saddr;
+		skb->cb[1] = sc.p.daddr;
+		skb->cb[2] = sc.p.dqpn;
+		skb->cb[3] = sc.p.psn;
+		skb->cb[4] = sc.p.opcode | (__u32)sc.p.cls << 8 | sc.p.bth_off << 16;
 		bpf_loop(1, learn_cb, &self, 0);
 	}
-	ret = judge(skb, &self, hook, cfg, &p, &verdict, &rule_id, &delay, &now);
+	ret = judge(skb, &self, hook, cfg, &sc, &verdict, &rule_id, &delay, &now);
 	trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
 	return ret;
 }

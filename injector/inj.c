@@ -28,7 +28,8 @@
 _Static_assert(sizeof(struct inj_rule) == 152, "inj_rule layout");
 _Static_assert(sizeof(struct inj_rule_ctr) == 72, "inj_rule_ctr layout");
 _Static_assert(sizeof(struct inj_hook_ctr) == 56, "inj_hook_ctr layout");
-_Static_assert(sizeof(struct inj_cfg) == 40, "inj_cfg layout");
+_Static_assert(sizeof(struct inj_cfg) == 56, "inj_cfg layout");
+_Static_assert(INJ_ITAB_SEGS >= 2 * INJ_MAX_RULES + 1, "an interval table holds every rule's ends");
 _Static_assert(sizeof(struct inj_trace_hdr) == 32, "inj_trace_hdr layout");
 
 struct inj_ctx {
@@ -452,6 +453,150 @@ static int hook_keys(int hfd, uint32_t keys[INJ_MAX_HOOKS])
 	return n;
 }
 
+/*
+ * A hook's entry written where the program looks (inject_abi.h): the hash
+ * (user space's own record), the copy by slot, and the bucket when it is
+ * free or already the hook's. flags: the hash update's (BPF_NOEXIST, ...).
+ */
+static int hook_put(struct inj_ctx *c, uint32_t hk, const struct inj_hook *hv, uint64_t flags)
+{
+	struct inject_bpf *s = maps(c);
+	struct inj_hook live = *hv;
+	struct inj_hook_bucket b;
+	uint32_t bi = hk & (INJ_HOOK_BUCKETS - 1), slot = hv->slot;
+	int ifd = bpf_map__fd(s->maps.inj_hook_idx);
+
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_hooks), &hk, hv, flags))
+		return -errno;
+	live.flags |= INJ_HOOK_LIVE;
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_hook_slots), &slot, &live, BPF_ANY))
+		return -errno;
+	if (!bpf_map_lookup_elem(ifd, &bi, &b) && (!b.key || (b.key == hk + 1 && b.slot != slot))) {
+		/* one 8-byte value: the program reads it in one load */
+		b.key = hk + 1;
+		b.slot = slot;
+		if (bpf_map_update_elem(ifd, &bi, &b, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* the hook gone from all three: the bucket first, so no packet finds a slot
+ * another hook may take next */
+static void hook_drop(struct inj_ctx *c, uint32_t hk)
+{
+	struct inject_bpf *s = maps(c);
+	struct inj_hook_bucket b, none = { 0 };
+	struct inj_hook hv, empty = { 0 };
+	uint32_t bi = hk & (INJ_HOOK_BUCKETS - 1);
+	int ifd = bpf_map__fd(s->maps.inj_hook_idx), hfd = bpf_map__fd(s->maps.inj_hooks);
+
+	if (!bpf_map_lookup_elem(ifd, &bi, &b) && b.key == hk + 1)
+		bpf_map_update_elem(ifd, &bi, &none, BPF_ANY);
+	if (!bpf_map_lookup_elem(hfd, &hk, &hv) && hv.slot < INJ_MAX_HOOKS)
+		bpf_map_update_elem(bpf_map__fd(s->maps.inj_hook_slots), &hv.slot, &empty,
+				    BPF_ANY);
+	bpf_map_delete_elem(hfd, &hk);
+}
+
+/* one field's range in a rule: restricts (1) or not (0) */
+struct span {
+	uint64_t lo, hi;
+};
+
+static int field_span(const struct inj_rule *r, int f, struct span *v)
+{
+	switch (f) {
+	case INJ_F_QPN:
+		*v = (struct span){ r->qpn_lo, r->qpn_hi };
+		return r->qpn_lo > 0 || r->qpn_hi < 0xffffff;
+	case INJ_F_OPCODE:
+		*v = (struct span){ (uint64_t)r->opcode, (uint64_t)r->opcode };
+		return r->opcode >= 0;
+	case INJ_F_PSN:
+	case INJ_F_RPSN:
+		*v = (struct span){ r->psn_lo, r->psn_hi };
+		return !(r->rel & INJ_REL_PSN) == (f == INJ_F_PSN) &&
+		       (r->psn_lo > 0 || r->psn_hi < 0xffffff);
+	case INJ_F_LEN:
+		*v = (struct span){ r->len_min, r->len_max };
+		return r->len_min > 0 || r->len_max < 0xffff;	/* an IP length's range */
+	case INJ_F_SRC:
+		*v = (struct span){ r->src_ip, r->src_ip };
+		return r->src_ip != 0;
+	case INJ_F_DST:
+		*v = (struct span){ r->dst_ip, r->dst_ip };
+		return r->dst_ip != 0;
+	case INJ_F_QIDX:
+		*v = (struct span){ r->qp_lo, r->qp_hi };
+		return !!(r->rel & INJ_REL_QP);
+	case INJ_F_TX:
+		*v = (struct span){ r->tx_lo, r->tx_hi };
+		return !!(r->rel & INJ_REL_TX);
+	case INJ_F_TIME:
+		*v = (struct span){ r->start_ns, r->stop_ns ? r->stop_ns - 1 : UINT64_MAX - 1 };
+		return r->start_ns || r->stop_ns;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Field f's interval table for the rules in `in` (bit i: slot i, r[i] its
+ * rule): 1 when some rule restricts the field (the table is needed), 0
+ * when none does. A window that ends at or before it starts covers nothing.
+ */
+static int itab_build(struct inj_itab *t, int f, const struct inj_rule *r, uint64_t in)
+{
+	uint64_t ends[2 * INJ_MAX_RULES + 1];
+	struct span v[INJ_MAX_RULES];
+	uint64_t restr = 0;
+	int n = 0, m = 0, i, j;
+
+	ends[n++] = 0;
+	for (i = 0; i < INJ_MAX_RULES; i++) {
+		if (!(in & (1ULL << i)) || !field_span(&r[i], f, &v[i]))
+			continue;
+		restr |= 1ULL << i;
+		if (v[i].lo > v[i].hi)
+			continue;
+		if (v[i].lo < INJ_ITAB_PAD)	/* one from there on never matches */
+			ends[n++] = v[i].lo;
+		if (v[i].hi < INJ_ITAB_PAD - 1)	/* to the end: no end */
+			ends[n++] = v[i].hi + 1;
+	}
+	if (!restr)
+		return 0;
+	qsort(ends, (size_t)n, sizeof(ends[0]), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!m || ends[i] != t->lo[m - 1])
+			t->lo[m++] = ends[i];
+	t->nseg = (uint32_t)m;
+	for (t->top = 1; t->top * 2 <= (uint32_t)m - 1; t->top *= 2)
+		;
+	if (m == 1)
+		t->top = 0;
+	for (j = 0; j < m; j++) {
+		uint64_t mask = in & ~restr;
+
+		for (i = 0; i < INJ_MAX_RULES; i++)
+			if ((restr & (1ULL << i)) && v[i].lo <= t->lo[j] && t->lo[j] <= v[i].hi)
+				mask |= 1ULL << i;
+		t->mask[j] = mask;
+	}
+	for (j = m; j < INJ_ITAB_SEGS; j++) {
+		t->lo[j] = INJ_ITAB_PAD;
+		t->mask[j] = 0;
+	}
+	return 1;
+}
+
 /* rebuild hook / class / QPN masks from the rule table */
 static int masks_sync(struct inj_ctx *c)
 {
@@ -459,18 +604,28 @@ static int masks_sync(struct inj_ctx *c)
 	uint64_t cls[INJ_CLS_MAX] = { 0 }, any = 0;
 	struct { uint32_t key; uint64_t mask; } hooks[INJ_MAX_RULES], qpns[INJ_MAX_RULES];
 	int nh = 0, nq = 0, k, hfd = bpf_map__fd(s->maps.inj_hooks);
+	static struct inj_rule all[INJ_MAX_RULES];
+	static struct inj_itab tab;
 	struct inj_rule r;
 	struct inj_cfg cfg;
 	struct inj_hook hv;
-	uint32_t i, zero = 0, keys[INJ_MAX_HOOKS], track = 0;
-	int nk, j;
+	uint32_t i, zero = 0, keys[INJ_MAX_HOOKS], track = 0, itab = 0;
+	uint64_t in = 0, ce = 0, rel = 0;
+	int nk, j, f, tfd = bpf_map__fd(s->maps.inj_itabs);
 
+	memset(all, 0, sizeof(all));
 	for (i = 0; i < INJ_MAX_RULES; i++) {
 		uint64_t bit = 1ULL << i;
 		uint32_t hk;
 
 		if (rule_read(c, i, &r) || !r.id || r.disabled)
 			continue;
+		all[i] = r;
+		in |= bit;
+		if (r.ecn_ce)
+			ce |= bit;
+		if (r.rel)
+			rel |= bit;
 		hk = inj_hook_key(r.ifindex, r.dir);
 		for (k = 0; k < nh && hooks[k].key != hk; k++)
 			;
@@ -509,8 +664,8 @@ static int masks_sync(struct inj_ctx *c)
 		for (k = 0; k < nh; k++)
 			if (hooks[k].key == keys[j])
 				hv.mask = hooks[k].mask;
-		if (bpf_map_update_elem(hfd, &keys[j], &hv, BPF_EXIST))
-			return -errno;
+		if ((k = hook_put(c, keys[j], &hv, BPF_EXIST)))
+			return k;
 	}
 	/* direct-mapped QPN buckets; a collision sends both QPNs' rules to "any" */
 	{
@@ -549,6 +704,20 @@ static int masks_sync(struct inj_ctx *c)
 			return -errno;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg))
 		memset(&cfg, 0, sizeof(cfg));
+	/* the interval tables into the idle set; the switch below makes them live */
+	itab = (cfg.itab & INJ_ITAB_HALF) ^ INJ_ITAB_HALF;
+	for (f = 0; f < INJ_F_MAX; f++) {
+		uint32_t key = (itab & INJ_ITAB_HALF ? INJ_F_MAX : 0) + (uint32_t)f;
+
+		if (!itab_build(&tab, f, all, f == INJ_F_QPN ? any : in))
+			continue;
+		if (bpf_map_update_elem(tfd, &key, &tab, BPF_ANY))
+			return -errno;
+		itab |= 1u << f;
+	}
+	cfg.itab = itab;
+	cfg.ce_mask = ce;
+	cfg.rel_mask = rel;
 	cfg.qpn_any_mask = any;
 	cfg.qpn_exact = nq > 0;
 	cfg.track = track;
@@ -618,8 +787,8 @@ static int hook_register(struct inj_ctx *c, uint32_t hk)
 	free(zero);
 	memset(&hv, 0, sizeof(hv));
 	hv.slot = slot;
-	if (!r && bpf_map_update_elem(hfd, &hk, &hv, BPF_NOEXIST))
-		r = -errno;
+	if (!r)
+		r = hook_put(c, hk, &hv, BPF_NOEXIST);
 	return r;
 }
 
@@ -887,7 +1056,7 @@ static void hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir)
 	    (hv.flags & INJ_HOOK_TRACE))
 		return;	/* a trace still reads it */
 	hook_detach(ifindex, dir);
-	bpf_map_delete_elem(bpf_map__fd(maps(c)->maps.inj_hooks), &i);
+	hook_drop(c, i);
 }
 
 int inj_rule_del(struct inj_ctx *c, uint32_t id)
@@ -1147,7 +1316,7 @@ static int hook_flags_set(struct inj_ctx *c, uint32_t hk, uint32_t set, uint32_t
 	if (bpf_map_lookup_elem(hfd, &hk, &hv))
 		return -ENOENT;
 	hv.flags = (hv.flags & ~clear) | set;
-	return bpf_map_update_elem(hfd, &hk, &hv, BPF_EXIST) ? -errno : 0;
+	return hook_put(c, hk, &hv, BPF_EXIST);
 }
 
 static void set_trace(struct inj_cfg *cfg, const void *arg)

@@ -229,6 +229,169 @@ static void test_match_fields(void)
 	EXPECT(bad == 0);
 }
 
+/*
+ * The rule index against a plain first-match scan: random rule sets (1 to
+ * 64 rules, overlapping ranges on QPN, PSN, length, opcode, addresses,
+ * CE, windows; exact QPNs that collide in the direct-mapped buckets; rules
+ * deleted and added between rounds, so the tables' two sets take turns)
+ * and random packets (IPv4 and IPv6) through the program; every rule's `matched` must be
+ * what the scan, written here from the rule's documented meaning, says.
+ */
+static uint64_t lcg_state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t lcg(uint32_t n)
+{
+	lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(lcg_state >> 33) % n;
+}
+
+static const char *const ips[] = { "198.18.0.1", "198.18.0.2", "198.18.0.3" };
+static const uint8_t ops[] = { 0x04, 0x0a, 0x06, 0x0c, 0x10, 0x11, 0x12, 0x64 };
+
+static void rand_rule(char *buf, size_t len)
+{
+	size_t n = 0;
+	uint32_t a, b;
+
+#define R_APPEND(...) n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__)
+	switch (lcg(4)) {	/* QPN: exact (some colliding: x and x + 4096), range, any */
+	case 0:
+		R_APPEND("qpn %u ", lcg(6) + (lcg(2) ? 4096 : 0));
+		break;
+	case 1:
+		a = lcg(6);
+		R_APPEND("qpn %u-%u ", a, a + lcg(4));
+		break;
+	case 2:
+		R_APPEND("qpn %u-%u ", 4096 + lcg(3), 4096 + 3 + lcg(3));
+		break;
+	}
+	if (lcg(2)) {
+		a = lcg(300);
+		b = a + lcg(120);
+		R_APPEND("psn %u-%u ", a, b);
+	}
+	if (!lcg(3)) {
+		a = 60 + lcg(120);
+		R_APPEND("len %u-%u ", a, a + lcg(80));
+	}
+	if (!lcg(4))
+		R_APPEND("opcode 0x%02x ", ops[lcg(sizeof(ops))]);
+	else if (!lcg(4))
+		R_APPEND("opcode %s ", lcg(2) ? "data" : "ack,read_req");
+	if (!lcg(5))
+		R_APPEND("src %s ", ips[lcg(3)]);
+	if (!lcg(5))
+		R_APPEND("dst %s ", ips[lcg(3)]);
+	if (!lcg(8))
+		R_APPEND("ecn ce ");
+	if (!lcg(8))
+		R_APPEND("%s ", lcg(2) ? "after 1h" : "for 1h");	/* never yet / all along */
+	R_APPEND("count");
+#undef R_APPEND
+}
+
+/* a rule's meaning (inject_abi.h), on a packet's fields */
+static int ref_match(const struct inj_rule *r, uint8_t op, uint8_t syn, uint32_t qpn, uint32_t psn,
+		     uint32_t len, uint32_t saddr, uint32_t daddr, uint8_t ecn, uint64_t now)
+{
+	uint8_t cls = inj_classify(op, syn);
+
+	return (!r->class_mask || (r->class_mask & (1u << cls))) &&
+	       (r->opcode < 0 || r->opcode == op) && qpn >= r->qpn_lo && qpn <= r->qpn_hi &&
+	       psn >= r->psn_lo && psn <= r->psn_hi && len >= r->len_min && len <= r->len_max &&
+	       (!r->src_ip || r->src_ip == saddr) && (!r->dst_ip || r->dst_ip == daddr) &&
+	       (!r->ecn_ce || ecn == 3) && now >= r->start_ns && (!r->stop_ns || now < r->stop_ns);
+}
+
+static void test_index_random(void)
+{
+	struct inj_rule rules[INJ_MAX_RULES];
+	uint64_t want[INJ_MAX_RULES], base_m[INJ_MAX_RULES];
+	int set, bad = 0, checked = 0, took = 0, n, i, k;
+	char text[256];
+
+	for (set = 0; set < 40; set++) {
+		int nr = set < 5 ? INJ_MAX_RULES : 1 + (int)lcg(INJ_MAX_RULES);
+
+		if (set % 4 == 0)
+			del_all();
+		else	/* some rules go, others come: slots reused, tables rebuilt */
+			for (n = inj_rule_list(ctx, rules, INJ_MAX_RULES), i = 0; i < n; i++)
+				if (lcg(3) == 0)
+					inj_rule_del(ctx, rules[i].id);
+		for (n = inj_rule_list(ctx, rules, INJ_MAX_RULES); n < nr; n++) {
+			rand_rule(text, sizeof(text));
+			if (!add(INJ_DIR_INGRESS, text))
+				bad++;
+		}
+		n = inj_rule_list(ctx, rules, INJ_MAX_RULES);
+		for (i = 0; i < n; i++) {
+			want[i] = 0;
+			base_m[i] = ctr(rules[i].id).matched;
+		}
+		for (k = 0; k < 150; k++) {
+			struct frame_spec f = { 0 };
+			uint8_t in[2048];
+			struct run r;
+			size_t fl;
+			uint32_t saddr, daddr, len;
+			uint64_t now;
+
+			f.opcode = ops[lcg(sizeof(ops))];
+			f.syndrome = lcg(3) ? 0 : 0x60;	/* ACK or NAK */
+			f.dqpn = lcg(4) ? lcg(12) : 4096 + lcg(10);
+			f.psn = lcg(450);
+			f.payload = (uint16_t)(lcg(3) ? lcg(160) : 0);
+			f.src = ips[lcg(3)];
+			f.dst = ips[lcg(3)];
+			f.ecn = (uint8_t)lcg(4);
+			f.v6 = !lcg(8);
+			fl = frame_build(in, &f);
+			if (f.v6) {	/* the program's length: the payload's + 40; no addresses */
+				len = (((uint32_t)in[18] << 8) | in[19]) + 40;
+				saddr = daddr = 0;
+			} else {
+				len = ((uint32_t)in[16] << 8) | in[17];
+				memcpy(&saddr, in + 26, 4);
+				memcpy(&daddr, in + 30, 4);
+			}
+			now = rtb_now_ns();
+			run_bytes(INJ_DIR_INGRESS, in, fl, &r);
+			for (i = 0; i < n; i++)
+				if (ref_match(&rules[i], f.opcode, f.syndrome, f.dqpn, f.psn, len, saddr,
+					      daddr, f.ecn, now)) {
+					want[i]++;
+					took++;
+					break;
+				}
+			checked++;
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t got = ctr(rules[i].id).matched - base_m[i];
+
+			if (got != want[i]) {
+				if (bad < 5) {
+					char fmt[256];
+
+					inj_rule_format(&rules[i], fmt, sizeof(fmt));
+					fprintf(stderr, "  rule: %s\n", fmt);
+				}
+				if (bad < 5)
+					fprintf(stderr, "index: set %d, rule %u (slot order %d): matched %llu, "
+						"a first-match scan says %llu\n", set, rules[i].id, i,
+						(unsigned long long)got, (unsigned long long)want[i]);
+				bad++;
+			}
+		}
+	}
+	del_all();
+	fprintf(stderr, "index: %d packets against 40 random rule sets, %d taken by a rule\n",
+		checked, took);
+	EXPECT(bad == 0);
+	EXPECT(took > checked / 4 && took < checked);	/* both outcomes seen often */
+}
+
 /* one frame through a corrupt rule: what changed, and is its ICRC right */
 static void corrupt_one(const char *rule, struct frame_spec *f, int pad, int want_changed,
 			int want_icrc_ok)
@@ -970,6 +1133,7 @@ int main(void)
 		test_classes();
 		test_parse_and_hooks();
 		test_match_fields();
+		test_index_random();
 		test_actions();
 		test_models();
 		test_windows_order_live();

@@ -38,27 +38,99 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 #endif
 
 /*
+ * Cache blocking (FFHT's approach): a transform of n floats is the
+ * transforms of its blocks followed by the stages that cross blocks. So
+ * blocks of FWHT_L1 floats are done whole while they sit in L1 (the three
+ * stages inside a vector, then radix-4 passes), and blocks of FWHT_L2
+ * floats, made of those, while they sit in L2; only the stages with a
+ * stride of FWHT_L2 or more pass over all of x. At 2^20 that is 3 passes
+ * over memory instead of 9 (the naive loop makes 20).
+ */
+#define FWHT_L1 (1u << 12)	/* 16 KiB: in any L1d */
+#define FWHT_L2 (1u << 16)	/* 256 KiB: in any L2 */
+
+/*
  * One kernel body, compiled twice (AVX2 and portable) through this macro:
  * the code is the same, the target attribute decides the instructions.
+ *
+ * FMA: half the radix-8 sums as multiply-adds by 1 (exact: the same result
+ * as the add). A transform is all adds and subtracts, and x86 cores issue
+ * vector adds on two ports but FMAs on two others: the 2^16 transform was
+ * bound by the add ports (1 cycle per float), and this spreads it on four.
  */
-#define FWHT_KERNEL(name, attr)                                                        \
-	attr static void name(float *x, size_t n)                                      \
+#define SUM(fma, a, b) ((fma) ? (a) * one + (b) : (a) + (b))
+#define FWHT_KERNEL(name, attr, FMA)                                                   \
+	/* stages 1, 2, 4: inside a vector */                                         \
+	attr static inline __attribute__((always_inline)) void name##_in(v8 *p)        \
 	{                                                                              \
+		/* out = partner + sign * own: the sum where the float is its pair's  \
+		 * first, the difference where it is the second -- one shuffle (the    \
+		 * partner) and a multiply-add per stage */                             \
 		const v8 s1 = { 1, -1, 1, -1, 1, -1, 1, -1 };                         \
 		const v8 s2 = { 1, 1, -1, -1, 1, 1, -1, -1 };                         \
 		const v8 s4 = { 1, 1, 1, 1, -1, -1, -1, -1 };                         \
-		size_t i, j, h;                                                        \
-		/* stages 1, 2, 4: inside each vector */                               \
+		v8 v = *p;                                                             \
+		v = SHUF8(v, 1, 0, 3, 2, 5, 4, 7, 6) + s1 * v;                         \
+		v = SHUF8(v, 2, 3, 0, 1, 6, 7, 4, 5) + s2 * v;                         \
+		v = SHUF8(v, 4, 5, 6, 7, 0, 1, 2, 3) + s4 * v;                         \
+		*p = v;                                                                \
+	}                                                                              \
+	attr static void name##_vec(float *x, size_t n)                                \
+	{                                                                              \
+		size_t i;                                                              \
 		for (i = 0; i < n; i += 8) {                                           \
 			v8 v;                                                          \
 			memcpy(&v, x + i, sizeof(v));                                  \
-			v = SHUF8(v, 0, 0, 2, 2, 4, 4, 6, 6) + s1 * SHUF8(v, 1, 1, 3, 3, 5, 5, 7, 7); \
-			v = SHUF8(v, 0, 1, 0, 1, 4, 5, 4, 5) + s2 * SHUF8(v, 2, 3, 2, 3, 6, 7, 6, 7); \
-			v = SHUF8(v, 0, 1, 2, 3, 0, 1, 2, 3) + s4 * SHUF8(v, 4, 5, 6, 7, 4, 5, 6, 7); \
+			name##_in(&v);                                                 \
 			memcpy(x + i, &v, sizeof(v));                                  \
 		}                                                                      \
-		/* stages h and 2h in one pass: radix-4 butterflies on 4 vectors */    \
-		for (h = 8; 2 * h < n; h *= 4)                                         \
+	}                                                                              \
+	/* stages h, 2h, 4h on the 8 vectors at x + k h (k = 0..7), in registers */  \
+	attr static inline __attribute__((always_inline)) void name##_r8(float *x, size_t h, \
+									  int first) \
+	{                                                                              \
+		v8 a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7;     \
+		v8 one = { 1, 1, 1, 1, 1, 1, 1, 1 };                                   \
+		if (FMA)	/* opaque: a * one + b stays a multiply-add */         \
+			__asm__("" : "+x"(one));                                       \
+		memcpy(&a0, x, 32);                                                    \
+		memcpy(&a1, x + h, 32);                                                \
+		memcpy(&a2, x + 2 * h, 32);                                            \
+		memcpy(&a3, x + 3 * h, 32);                                            \
+		memcpy(&a4, x + 4 * h, 32);                                            \
+		memcpy(&a5, x + 5 * h, 32);                                            \
+		memcpy(&a6, x + 6 * h, 32);                                            \
+		memcpy(&a7, x + 7 * h, 32);                                            \
+		if (first) {	/* h = 8: the 64 floats' stages 1, 2, 4 too */         \
+			name##_in(&a0); name##_in(&a1); name##_in(&a2); name##_in(&a3); \
+			name##_in(&a4); name##_in(&a5); name##_in(&a6); name##_in(&a7); \
+		}                                                                      \
+		b0 = SUM(FMA, a0, a1); b1 = a0 - a1; b2 = SUM(FMA, a2, a3); b3 = a2 - a3;        \
+		b4 = SUM(FMA, a4, a5); b5 = a4 - a5; b6 = SUM(FMA, a6, a7); b7 = a6 - a7;        \
+		a0 = SUM(FMA, b0, b2); a1 = SUM(FMA, b1, b3); a2 = b0 - b2; a3 = b1 - b3;        \
+		a4 = SUM(FMA, b4, b6); a5 = SUM(FMA, b5, b7); a6 = b4 - b6; a7 = b5 - b7;        \
+		b0 = SUM(FMA, a0, a4); b1 = SUM(FMA, a1, a5); b2 = SUM(FMA, a2, a6); b3 = SUM(FMA, a3, a7); \
+		b4 = a0 - a4; b5 = a1 - a5; b6 = a2 - a6; b7 = a3 - a7;                \
+		memcpy(x, &b0, 32);                                                    \
+		memcpy(x + h, &b1, 32);                                                \
+		memcpy(x + 2 * h, &b2, 32);                                            \
+		memcpy(x + 3 * h, &b3, 32);                                            \
+		memcpy(x + 4 * h, &b4, 32);                                            \
+		memcpy(x + 5 * h, &b5, 32);                                            \
+		memcpy(x + 6 * h, &b6, 32);                                            \
+		memcpy(x + 7 * h, &b7, 32);                                            \
+	}                                                                              \
+	/* the stages of stride h and up (h >= 8) over x[0, n): three per pass         \
+	 * (radix-8 butterflies on 8 vectors), what is left in radix 4 or 2: each      \
+	 * pass loads and stores every float once, and stores bound the speed */       \
+	attr static void name##_stages(float *x, size_t n, size_t h)                   \
+	{                                                                              \
+		size_t i, j;                                                           \
+		for (; 8 * h <= n; h *= 8)                                             \
+			for (i = 0; i < n; i += 8 * h)                                 \
+				for (j = i; j < i + h; j += 8)                         \
+					name##_r8(x + j, h, 0);                        \
+		if (4 * h <= n) {                                                      \
 			for (i = 0; i < n; i += 4 * h)                                 \
 				for (j = i; j < i + h; j += 8) {                       \
 					v8 a, b, c, d, p, q, r, s;                     \
@@ -79,8 +151,9 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 					memcpy(x + j + 2 * h, &c, 32);                 \
 					memcpy(x + j + 3 * h, &d, 32);                 \
 				}                                                      \
-		/* an odd stage left over: radix 2 */                                  \
-		if (h < n)                                                             \
+			h *= 4;                                                        \
+		}                                                                      \
+		if (2 * h <= n)                                                        \
 			for (j = 0; j < h; j += 8) {                                   \
 				v8 a, b, p;                                            \
 				memcpy(&a, x + j, 32);                                 \
@@ -90,13 +163,44 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 				memcpy(x + j, &p, 32);                                 \
 				memcpy(x + j + h, &b, 32);                             \
 			}                                                              \
+	}                                                                              \
+	/* a block of at most FWHT_L1 floats, whole: from 64 floats on, its first  \
+	 * six stages in one pass (in each vector, then radix 8 across 8) */          \
+	attr static void name##_l1(float *x, size_t n)                                 \
+	{                                                                              \
+		size_t i;                                                              \
+		if (n < 64) {                                                          \
+			name##_vec(x, n);                                              \
+			name##_stages(x, n, 8);                                        \
+			return;                                                        \
+		}                                                                      \
+		for (i = 0; i < n; i += 64)                                            \
+			name##_r8(x + i, 8, 1);                                        \
+		name##_stages(x, n, 64);                                               \
+	}                                                                              \
+	/* a block of at most FWHT_L2 floats: its L1 blocks, then the rest */          \
+	attr static void name##_l2(float *x, size_t n)                                 \
+	{                                                                              \
+		size_t b, m = n < FWHT_L1 ? n : FWHT_L1;                               \
+		for (b = 0; b < n; b += m)                                             \
+			name##_l1(x + b, m);                                           \
+		if (m < n)                                                             \
+			name##_stages(x, n, m);                                        \
+	}                                                                              \
+	attr static void name(float *x, size_t n)                                      \
+	{                                                                              \
+		size_t b, m = n < FWHT_L2 ? n : FWHT_L2;                               \
+		for (b = 0; b < n; b += m)                                             \
+			name##_l2(x + b, m);                                           \
+		if (m < n)                                                             \
+			name##_stages(x, n, m);                                        \
 	}
 
 #if defined(__x86_64__) || defined(__i386__)
-FWHT_KERNEL(fwht_avx2, __attribute__((target("avx2"))))
+FWHT_KERNEL(fwht_avx2, __attribute__((target("avx2,fma"))), 1)
 #define HAVE_AVX2_KERNEL 1
 #endif
-FWHT_KERNEL(fwht_portable, )
+FWHT_KERNEL(fwht_portable, , 0)
 
 static void naive_kernel(float *x, size_t n)
 {
@@ -150,7 +254,8 @@ static void choose(void)
 		uint64_t t;
 
 #ifdef HAVE_AVX2_KERNEL
-		if (ks[i].k == fwht_avx2 && !__builtin_cpu_supports("avx2"))
+		if (ks[i].k == fwht_avx2 &&
+		    !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
 			continue;
 #endif
 		if (force) {

@@ -222,20 +222,57 @@ static void base_args(char **a, int *n, const char *kernel, const char *initrd, 
  * KVM and waiting for the guest's /init (some hosts expose /dev/kvm but fail
  * on real guests, e.g. an MSR assertion). The verdict is cached per host
  * kernel, qemu and guest kernel.
+ *
+ * The probe decides fast either way: qemu exiting (the MSR assertion,
+ * "failed to initialize kvm") is a failure at once, with qemu's own words
+ * for the log; the probe guest boots without "quiet", so a KVM guest that
+ * runs prints its first kernel lines within a second -- no console output
+ * after KVM_PROBE_SILENT_S, or none new for KVM_PROBE_STALL_S, is a guest
+ * that does not run (a hang that used to cost the whole KVM_PROBE_S).
  */
-/* boot the image once with KVM: 1 when the guest reached /init */
-static int kvm_probe(const char *kernel, const char *initrd)
+#define KVM_PROBE_SILENT_S 5
+#define KVM_PROBE_STALL_S 10
+#define PROBE_APPEND "console=ttyS0 loglevel=7 panic=-1 mitigations=off rdmatb.probe=1"
+
+static off_t file_size(const char *path)
 {
-	char serial[PATH_MAX], *args[64];
-	int n = 0, ok = 0, null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_size;
+}
+
+/* the first line of a file, trimmed, into buf ("" when none) */
+static void first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+/* boot the image once with KVM: 1 when the guest reached /init; why not in
+ * why (qemu's first error line, or what the console showed) */
+static int kvm_probe(const char *kernel, const char *initrd, char *why, size_t whylen)
+{
+	char serial[PATH_MAX], errlog[PATH_MAX], *args[64];
+	int n = 0, ok = 0, null = open("/dev/null", O_RDWR | O_CLOEXEC), efd, st = 0;
 	struct proc_io io = { null, null, null, 0 };
-	double t0;
+	double t0, grew;
+	off_t size = 0, now;
 	pid_t pid;
 
 	log_info("probing KVM: booting the image once with -accel kvm (up to %d s)", KVM_PROBE_S);
 	tb_state_path(serial, sizeof(serial), "kvm-probe.log");
+	tb_state_path(errlog, sizeof(errlog), "kvm-probe.err");
 	unlink(serial);
-	base_args(args, &n, kernel, initrd, serial, 256, "kvm", APPEND " rdmatb.probe=1");
+	efd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (efd >= 0)
+		io.err = efd;
+	base_args(args, &n, kernel, initrd, serial, 256, "kvm", PROBE_APPEND);
 	args[n++] = "-nic";
 	args[n++] = "none";
 	args[n] = NULL;
@@ -243,18 +280,46 @@ static int kvm_probe(const char *kernel, const char *initrd)
 		pid = 0;
 	if (null >= 0)
 		close(null);
-	t0 = rtb_now_s();
+	if (efd >= 0)
+		close(efd);
+	snprintf(why, whylen, "qemu did not start");
+	t0 = grew = rtb_now_s();
 	while (pid > 0 && rtb_now_s() - t0 < KVM_PROBE_S) {
 		if (file_has(serial, "@@PROBE-OK")) {
 			ok = 1;
 			break;
 		}
-		if (!proc_reap(pid, 100, NULL))
+		if (!proc_reap(pid, 100, &st)) {
+			char line[160];
+
 			pid = 0;
+			first_line(errlog, line, sizeof(line));
+			snprintf(why, whylen, "qemu exited (status %d)%s%s", st, line[0] ? ": " : "",
+				 line);
+			break;
+		}
+		now = file_size(serial);
+		if (now > size) {
+			size = now;
+			grew = rtb_now_s();
+		}
+		if (!size && rtb_now_s() - t0 >= KVM_PROBE_SILENT_S) {
+			snprintf(why, whylen, "no console output in %d s", KVM_PROBE_SILENT_S);
+			break;
+		}
+		if (size && rtb_now_s() - grew >= KVM_PROBE_STALL_S) {
+			snprintf(why, whylen, "the guest's console stopped for %d s before /init",
+				 KVM_PROBE_STALL_S);
+			break;
+		}
 	}
+	if (pid > 0 && !ok && rtb_now_s() - t0 >= KVM_PROBE_S)
+		snprintf(why, whylen, "the guest did not reach /init in %d s", KVM_PROBE_S);
 	if (pid > 0)
 		proc_stop(pid, 0);
+	log_info("KVM probe: %s in %.1f s", ok ? "the guest reached /init" : why, rtb_now_s() - t0);
 	unlink(serial);
+	unlink(errlog);
 	return ok;
 }
 
@@ -263,7 +328,7 @@ static int kvm_probe(const char *kernel, const char *initrd)
 static void choose_accel(struct tb_state *s, const char *want, const char *kernel,
 			 const char *initrd)
 {
-	char cache[PATH_MAX], line[256] = "", qver[128] = "";
+	char cache[PATH_MAX], line[256] = "", qver[128] = "", why[128];
 	char *vargs[] = { (char *)qemu_bin(), "--version", NULL };
 	struct utsname u;
 	unsigned long h = 5381;
@@ -302,11 +367,10 @@ static void choose_accel(struct tb_state *s, const char *want, const char *kerne
 			 "KVM probe failed earlier on this host (cached)");
 		return;
 	}
-	ok = kvm_probe(kernel, initrd);
+	ok = kvm_probe(kernel, initrd, why, sizeof(why));
 	snprintf(s->accel, sizeof(s->accel), ok ? "kvm" : "tcg");
-	snprintf(s->accel_why, sizeof(s->accel_why), "%s",
-		 ok ? "KVM probe passed" : "KVM probe failed: the guest did not reach /init");
-	log_info("%s", s->accel_why);
+	snprintf(s->accel_why, sizeof(s->accel_why), "%s%s", ok ? "KVM probe passed" :
+		 "KVM probe failed: ", ok ? "" : why);
 	f = fopen(cache, "we");
 	if (f) {
 		fprintf(f, "%s\n", s->accel);

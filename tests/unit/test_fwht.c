@@ -21,8 +21,9 @@ int main(void)
 	size_t n, i;
 	int bad_fast = 0, bad_inv = 0;
 
-	/* against the textbook loop at every size from 1 to 2^14 */
-	for (n = 1; n <= (1 << 14); n *= 2) {
+	/* against the textbook loop at every size from 1 to 2^20: past both
+	 * cache blocks of the fast kernel (2^12 and 2^16 floats) */
+	for (n = 1; n <= (1 << 20); n *= 2) {
 		float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
 		float *orig = malloc(n * sizeof(float));
 		double err = 0, norm = 0;

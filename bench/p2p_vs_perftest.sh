@@ -4,12 +4,16 @@
 # sizes, in one run: WRITE/SEND/READ latency vs ib_write_lat/ib_send_lat/
 # ib_read_lat (p50 vs t_typical), WRITE bandwidth vs ib_write_bw (average).
 # Rounds alternate agent and perftest so drift on a noisy machine hits both;
-# each verdict compares the medians over rounds. Brings a testbed up if none
-# is, and takes it down again.   ROUNDS=5 ITERS=5000 BW_ITERS=2000
+# each verdict compares the medians over rounds, and the best rounds: under
+# TCG a run lands, at random and for either program, in a regime about 1.5-2x
+# slower (seen for both: 35 or 55-70 us for a READ), which moves a median of
+# a few rounds by far more than the programs differ; the best round of each
+# is what the two measure undisturbed, and the target applies to it. Brings a testbed up if none
+# is, and takes it down again.   ROUNDS=7 ITERS=5000 BW_ITERS=2000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RDMACTL=${RDMACTL:-build/bin/rdmactl}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-7}
 ITERS=${ITERS:-5000}
 BW_ITERS=${BW_ITERS:-2000}
 
@@ -58,8 +62,10 @@ lat() {	# op perftest-prog
 		a+=("$mine"); b+=("$theirs")
 	done
 	A=$(printf '%s\n' "${a[@]}" | median); P=$(printf '%s\n' "${b[@]}" | median)
-	verdicts+=("$(printf '%-22s agent %8.2f us  perftest %8.2f us  ratio %.3f (target <= 1.10)' \
-		"$op latency p50" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')")")
+	Am=$(printf '%s\n' "${a[@]}" | sort -g | head -n 1); Pm=$(printf '%s\n' "${b[@]}" | sort -g | head -n 1)
+	verdicts+=("$(printf '%-22s agent %8.2f us  perftest %8.2f us  ratio %.3f; best rounds %.2f / %.2f us: %.3f (target <= 1.05)' \
+		"$op latency p50" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')" "$Am" "$Pm" \
+		"$(awk -v a="$Am" -v p="$Pm" 'BEGIN{print a/p}')")")
 }
 bw() {
 	local a=() b=() r mine theirs
@@ -73,8 +79,10 @@ bw() {
 		a+=("$mine"); b+=("$theirs")
 	done
 	A=$(printf '%s\n' "${a[@]}" | median); P=$(printf '%s\n' "${b[@]}" | median)
-	verdicts+=("$(printf '%-22s agent %8.2f MiB/s perftest %8.2f MiB/s ratio %.3f (target >= 0.90)' \
-		"write bandwidth 64 KiB" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')")")
+	Am=$(printf '%s\n' "${a[@]}" | sort -g | tail -n 1); Pm=$(printf '%s\n' "${b[@]}" | sort -g | tail -n 1)
+	verdicts+=("$(printf '%-22s agent %8.2f MiB/s perftest %8.2f MiB/s ratio %.3f; best rounds %.2f / %.2f: %.3f (target >= 0.95)' \
+		"write bandwidth 64 KiB" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')" "$Am" "$Pm" \
+		"$(awk -v a="$Am" -v p="$Pm" 'BEGIN{print a/p}')")")
 }
 echo "rounds: $ROUNDS; latency: $ITERS x 2 B; bandwidth: $BW_ITERS x 64 KiB; node0 -> node1 (RC)"
 lat write ib_write_lat

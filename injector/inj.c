@@ -578,7 +578,8 @@ static int itab_build(struct inj_itab *t, int f, const struct inj_rule *r, uint6
 		if (!m || ends[i] != t->lo[m - 1])
 			t->lo[m++] = ends[i];
 	t->nseg = (uint32_t)m;
-	for (t->top = 1; t->top * 2 <= (uint32_t)m - 1; t->top *= 2)
+	/* the 4-way search's first step: levels of 4 reach 4 * top segments */
+	for (t->top = 1; t->top * 4 < (uint32_t)m; t->top *= 4)
 		;
 	if (m == 1)
 		t->top = 0;
@@ -597,6 +598,55 @@ static int itab_build(struct inj_itab *t, int f, const struct inj_rule *r, uint6
 	return 1;
 }
 
+/*
+ * Field f's radix table (inject_abi.h) for the rules in `in`: 1 when some
+ * rule restricts the field, 0 when none does. Ranges are cut to the
+ * table's values (0..INJ_RADIX_MAX).
+ */
+static int rtab_build(struct inj_rtab *t, int f, const struct inj_rule *r, uint64_t in)
+{
+	uint64_t restr = 0, all;
+	struct span v;
+	uint32_t h, l;
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < INJ_MAX_RULES; i++) {
+		uint64_t bit = 1ULL << i;
+		uint32_t ah, al, bh, bl;
+
+		if (!(in & bit) || !field_span(&r[i], f, &v))
+			continue;
+		restr |= bit;
+		if (v.lo > v.hi || v.lo > INJ_RADIX_MAX)
+			continue;	/* covers no value the table holds */
+		if (v.hi > INJ_RADIX_MAX)
+			v.hi = INJ_RADIX_MAX;
+		ah = (uint32_t)(v.lo >> INJ_RADIX_BITS);
+		al = (uint32_t)(v.lo & (INJ_RADIX_N - 1));
+		bh = (uint32_t)(v.hi >> INJ_RADIX_BITS);
+		bl = (uint32_t)(v.hi & (INJ_RADIX_N - 1));
+		if (ah == bh) {
+			t->hi[ah].ab |= bit;
+		} else {
+			t->hi[ah].a |= bit;
+			t->hi[bh].b |= bit;
+			for (h = ah + 1; h < bh; h++)
+				t->hi[h].f |= bit;
+		}
+		for (l = al; l < INJ_RADIX_N; l++)
+			t->lo[l].ge |= bit;
+		for (l = 0; l <= bl; l++)
+			t->lo[l].le |= bit;
+	}
+	if (!restr)
+		return 0;
+	all = in & ~restr;	/* the rules that do not restrict f: every value */
+	for (h = 0; h < INJ_RADIX_N; h++)
+		t->hi[h].f |= all;
+	return 1;
+}
+
 /* rebuild hook / class / QPN masks from the rule table */
 static int masks_sync(struct inj_ctx *c)
 {
@@ -606,12 +656,13 @@ static int masks_sync(struct inj_ctx *c)
 	int nh = 0, nq = 0, k, hfd = bpf_map__fd(s->maps.inj_hooks);
 	static struct inj_rule all[INJ_MAX_RULES];
 	static struct inj_itab tab;
+	static struct inj_rtab rtab;
 	struct inj_rule r;
 	struct inj_cfg cfg;
 	struct inj_hook hv;
 	uint32_t i, zero = 0, keys[INJ_MAX_HOOKS], track = 0, itab = 0;
 	uint64_t in = 0, ce = 0, rel = 0;
-	int nk, j, f, tfd = bpf_map__fd(s->maps.inj_itabs);
+	int nk, j, f, tfd = bpf_map__fd(s->maps.inj_itabs), rfd = bpf_map__fd(s->maps.inj_rtabs);
 
 	memset(all, 0, sizeof(all));
 	for (i = 0; i < INJ_MAX_RULES; i++) {
@@ -707,11 +758,25 @@ static int masks_sync(struct inj_ctx *c)
 	/* the interval tables into the idle set; the switch below makes them live */
 	itab = (cfg.itab & INJ_ITAB_HALF) ^ INJ_ITAB_HALF;
 	for (f = 0; f < INJ_F_MAX; f++) {
-		uint32_t key = (itab & INJ_ITAB_HALF ? INJ_F_MAX : 0) + (uint32_t)f;
+		uint64_t rules = f == INJ_F_QPN ? any : in;
+		uint32_t key;
+		int fd;
+		void *val;
 
-		if (!itab_build(&tab, f, all, f == INJ_F_QPN ? any : in))
-			continue;
-		if (bpf_map_update_elem(tfd, &key, &tab, BPF_ANY))
+		if (f < INJ_F_RADIX) {
+			if (!rtab_build(&rtab, f, all, rules))
+				continue;
+			key = (itab & INJ_ITAB_HALF ? INJ_F_RADIX : 0) + (uint32_t)f;
+			fd = rfd;
+			val = &rtab;
+		} else {
+			if (!itab_build(&tab, f, all, rules))
+				continue;
+			key = (itab & INJ_ITAB_HALF ? INJ_F_MAX : 0) + (uint32_t)f;
+			fd = tfd;
+			val = &tab;
+		}
+		if (bpf_map_update_elem(fd, &key, val, BPF_ANY))
 			return -errno;
 		itab |= 1u << f;
 	}

@@ -59,6 +59,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
  * bound by the add ports (1 cycle per float), and this spreads it on four.
  */
 #define SUM(fma, a, b) ((fma) ? (a) * one + (b) : (a) + (b))
+/* 1, read as a volatile: the compiler cannot fold the multiply away */
+static volatile const float fwht_one = 1.0f;
 #define FWHT_KERNEL(name, attr, FMA)                                                   \
 	/* stages 1, 2, 4: inside a vector */                                         \
 	attr static inline __attribute__((always_inline)) void name##_in(v8 *p)        \
@@ -90,9 +92,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 									  int first) \
 	{                                                                              \
 		v8 a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7;     \
-		v8 one = { 1, 1, 1, 1, 1, 1, 1, 1 };                                   \
-		if (FMA)	/* opaque: a * one + b stays a multiply-add */         \
-			__asm__("" : "+x"(one));                                       \
+		const float o = fwht_one;	/* opaque: a * one + b stays an FMA */ \
+		const v8 one = { o, o, o, o, o, o, o, o };                             \
 		memcpy(&a0, x, 32);                                                    \
 		memcpy(&a1, x + h, 32);                                                \
 		memcpy(&a2, x + 2 * h, 32);                                            \

@@ -887,13 +887,18 @@ static __always_inline __u64 itab_find(__u32 t, __u64 v)
 static __always_inline __u64 rtab_find(__u32 t, __u64 v)
 {
 	struct inj_rtab *tab = bpf_map_lookup_elem(&inj_rtabs, &t);
+	__u64 hi = v >> INJ_RADIX_BITS, lo = v;
 	struct inj_rtab_hi *h;
 	struct inj_rtab_lo *l;
 
 	if (!tab || v > INJ_RADIX_MAX)
 		return ~0ULL;	/* cannot happen; the full check still applies */
-	h = &tab->hi[(v >> INJ_RADIX_BITS) & (INJ_RADIX_N - 1)];
-	l = &tab->lo[v & (INJ_RADIX_N - 1)];
+	/* the masks kept: clang drops them after the test above, and a
+	 * verifier that lost the test's bound (6.1's) refused the access */
+	barrier_var(hi);
+	barrier_var(lo);
+	h = &tab->hi[hi & (INJ_RADIX_N - 1)];
+	l = &tab->lo[lo & (INJ_RADIX_N - 1)];
 	return h->f | (h->a & l->ge) | (h->b & l->le) | (h->ab & l->ge & l->le);
 }
 

@@ -54,7 +54,6 @@ struct agent {
 	} conns[AGENT_MAX_CONNS];
 	int nconns;
 	pthread_cond_t conns_gone;	/* signalled when nconns drops */
-	pthread_cond_t arm_done;	/* signalled (under lock) when an arm ends or the agent closes */
 };
 
 /* a leased rule lives AGENT_LEASE_MS past its last renewal (every third of

@@ -244,35 +244,20 @@ int arm_start(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 	return r;
 }
 
-/*
- * Up to timeout_ms for the arm to end: asleep on arm_done, which the arm's
- * thread signals as it ends, not waking every few milliseconds (a poll
- * every 5 ms was a timer interrupt and a context switch in the VM whose
- * two CPUs the measurement runs on)
- */
 int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
-	     size_t errlen)
+		 size_t errlen)
 {
 	(void)conn;
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
 	json_int_t timeout_ms = 0;
-	struct timespec dl;
-	int r, timed = 0;
+	int waited = 0, r;
 	enum arm_state st;
 	struct arm *arm;
 
 	json_unpack(args, "{s?I}", "timeout_ms", &timeout_ms);
-	if (timeout_ms < 0)
-		timeout_ms = 0;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += (time_t)(timeout_ms / 1000);
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		arm = lookup(a, args, err, errlen);	/* again after each sleep: it may be gone */
+		pthread_mutex_lock(&a->lock);
+		arm = lookup(a, args, err, errlen);
 		if (!arm) {
 			pthread_mutex_unlock(&a->lock);
 			return -ENOENT;
@@ -296,7 +281,7 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			return -EINVAL;
 		}
 		/* the agent shutting down: the answer now, not at the timeout */
-		if (timed || !timeout_ms || __atomic_load_n(&a->closing, __ATOMIC_ACQUIRE)) {
+		if (waited >= timeout_ms || __atomic_load_n(&a->closing, __ATOMIC_ACQUIRE)) {
 			*result = json_pack("{s:b,s:I,s:o}", "done", 0, "progress",
 					    (json_int_t)__atomic_load_n(&arm->ctx.progress,
 									__ATOMIC_RELAXED),
@@ -304,7 +289,9 @@ int arm_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 			pthread_mutex_unlock(&a->lock);
 			return 0;
 		}
-		timed = pthread_cond_timedwait(&a->arm_done, &a->lock, &dl) == ETIMEDOUT;
+		pthread_mutex_unlock(&a->lock);
+		nanosleep(&ts, NULL);
+		waited += 5;
 	}
 }
 

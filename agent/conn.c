@@ -22,7 +22,6 @@ void agent_conns_init(struct agent *a)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&a->conns_gone, &ca);
-	pthread_cond_init(&a->arm_done, &ca);
 	pthread_condattr_destroy(&ca);
 }
 
@@ -90,7 +89,6 @@ int agent_conns_close(struct agent *a, int timeout_ms)
 	}
 	__atomic_store_n(&a->closing, 1, __ATOMIC_RELEASE);	/* perftest_wait, wait */
 	pthread_mutex_lock(&a->lock);
-	pthread_cond_broadcast(&a->arm_done);	/* an arm_wait answers now */
 	for (int i = 0; i < AGENT_MAX_CONNS; i++)
 		if (a->conns[i].fd >= 0)
 			shutdown(a->conns[i].fd, SHUT_RDWR);

@@ -138,19 +138,10 @@ static double measure_cost(const uint8_t *frame, uint32_t len, double *empty, do
 
 static double measure(const char *name, const uint8_t *frame, uint32_t len)
 {
-	double e[ROUNDS], p[ROUNDS], d[ROUNDS];
-	int i;
+	double e, p, d = measure_cost(frame, len, &e, &p);
 
-	for (i = 0; i < ROUNDS; i++) {
-		e[i] = run_ns(inj_empty_prog_fd(ctx), frame, len);
-		p[i] = run_ns(inj_prog_fd(ctx, INJ_DIR_INGRESS), frame, len);
-		d[i] = p[i] - e[i];
-	}
-	qsort(e, ROUNDS, sizeof(double), bench_cmp);
-	qsort(p, ROUNDS, sizeof(double), bench_cmp);
-	qsort(d, ROUNDS, sizeof(double), bench_cmp);
-	printf("%-28s %10.1f %12.1f %14.1f\n", name, e[ROUNDS / 2], p[ROUNDS / 2], d[ROUNDS / 2]);
-	return d[ROUNDS / 2];
+	printf("%-28s %10.1f %12.1f %14.1f\n", name, e, p, d);
+	return d;
 }
 
 static int quiet(enum libbpf_print_level l, const char *f, va_list ap)

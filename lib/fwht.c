@@ -179,22 +179,22 @@ static volatile const float fwht_one = 1.0f;
 			name##_r8(x + i, 8, 1);                                        \
 		name##_stages(x, n, 64);                                               \
 	}                                                                              \
-	/* a block of at most FWHT_L2 floats: its L1 blocks, then the rest */          \
-	attr static void name##_l2(float *x, size_t n)                                 \
+	/* x whole: its blocks of at most `block` floats (FWHT_L2 ones made of    \
+	 * FWHT_L1 ones, those done whole), then the stages across them */         \
+	attr static void name##_blocks(float *x, size_t n, size_t block)             \
 	{                                                                              \
-		size_t b, m = n < FWHT_L1 ? n : FWHT_L1;                               \
+		size_t b, m = n < block ? n : block;                                   \
 		for (b = 0; b < n; b += m)                                             \
-			name##_l1(x + b, m);                                           \
+			if (block == FWHT_L1)                                          \
+				name##_l1(x + b, m);                                   \
+			else                                                           \
+				name##_blocks(x + b, m, FWHT_L1);                      \
 		if (m < n)                                                             \
 			name##_stages(x, n, m);                                        \
 	}                                                                              \
 	attr static void name(float *x, size_t n)                                      \
 	{                                                                              \
-		size_t b, m = n < FWHT_L2 ? n : FWHT_L2;                               \
-		for (b = 0; b < n; b += m)                                             \
-			name##_l2(x + b, m);                                           \
-		if (m < n)                                                             \
-			name##_stages(x, n, m);                                        \
+		name##_blocks(x, n, FWHT_L2);                                          \
 	}
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -323,7 +323,9 @@ done
 CACHE=${RDMATB_CACHE_DIR:-/var/cache/rdma-testbed}
 mkdir -p "$W/accel"
 mv "$CACHE"/accel-* "$W/accel/" 2>/dev/null
-printf '#!/bin/sh\ncase " $* " in *" -accel kvm "*) exec sleep 300 ;; esac\nexec %s "$@"\n' \
+# (its sleep's whole command line is one no other test uses: the count of
+# what it leaves must not see another "sleep 300..." of the CI's)
+printf '#!/bin/sh\ncase " $* " in *" -accel kvm "*) exec sleep 317 ;; esac\nexec %s "$@"\n' \
 	"$(command -v qemu-system-x86_64)" > "$W/qemu-hung-kvm"
 chmod +x "$W/qemu-hung-kvm"
 ok=1 msg=""
@@ -336,7 +338,7 @@ for q in real hung; do
 	fi
 	line=$(grep -m1 -o "KVM probe: .*" "$W/probe-$q.out")
 	secs=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' <<< "$line")
-	strays=$(pgrep -f "sleep 300" | wc -l)
+	strays=$(pgrep -x -f "sleep 317" | wc -l)
 	"$C" -q testbed down >/dev/null 2>&1
 	msg="$msg $q qemu: '${line#KVM probe: }', up rc=$rc;"
 	if [ $rc != 0 ] || [ -z "$secs" ] || [ "$strays" != 0 ]; then

@@ -378,7 +378,7 @@ struct inj_rtab {
 struct inj_itab {
 	__u32 top;		/* the search's first step: the largest power of four whose
 				 * triple is below the segment count (0: one segment) */
-	__u32 nseg;
+	__u32 pad0;
 	__u64 lo[INJ_ITAB_SEGS];	/* segment starts, ascending, lo[0] = 0; unused: INJ_ITAB_PAD */
 	__u64 mask[INJ_ITAB_SEGS];	/* the rules that match a value of the segment */
 };

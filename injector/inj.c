@@ -577,7 +577,6 @@ static int itab_build(struct inj_itab *t, int f, const struct inj_rule *r, uint6
 	for (i = 0; i < n; i++)
 		if (!m || ends[i] != t->lo[m - 1])
 			t->lo[m++] = ends[i];
-	t->nseg = (uint32_t)m;
 	/* the 4-way search's first step: levels of 4 reach 4 * top segments */
 	for (t->top = 1; t->top * 4 < (uint32_t)m; t->top *= 4)
 		;

@@ -22,8 +22,35 @@ if ! "$RDMACTL" -q testbed status >/dev/null 2>&1; then
 	"$RDMACTL" testbed up --nodes 3
 	ours_up=1
 fi
-cleanup() { [ $ours_up = 1 ] && "$RDMACTL" -q testbed down >/dev/null 2>&1; return 0; }
+# Each side on a CPU of its own, the same for both programs, as perftest users
+# run it under taskset: node0's agent (the client thread, and the perftest
+# client it starts, which inherits it) on the nodes' last CPU, node1's on the
+# first. Unpinned, where the measuring thread sits relative to the CPU that
+# runs rxe's softirq decides a run's regime (READ 31-43 us, either program, at
+# random); pinned, rounds agree within a few percent. (Both on one CPU would
+# starve the ping-pong tests: each side spins until the scheduler preempts it,
+# 5 ms a round trip.) PIN=0 leaves placement to the scheduler
+PIN=${PIN:-1}
+pids=($("$RDMACTL" -j testbed status | jq -r '.nodes[0:2][].agent_pid'))
+ncpu=$("$RDMACTL" testbed exec node0 nproc)
+pin() {	# client-cpus server-cpus
+	"$RDMACTL" testbed exec node0 taskset -a -p -c "$1" "${pids[0]}" >/dev/null
+	"$RDMACTL" testbed exec node0 taskset -a -p -c "$2" "${pids[1]}" >/dev/null
+}
+cleanup() {
+	if [ $ours_up = 1 ]; then
+		"$RDMACTL" -q testbed down >/dev/null 2>&1
+	elif [ "$PIN" = 1 ]; then
+		pin "0-$((ncpu - 1))" "0-$((ncpu - 1))" || true
+	fi
+	return 0
+}
 trap cleanup EXIT
+placement="unpinned"
+if [ "$PIN" = 1 ]; then
+	pin "$((ncpu - 1))" 0
+	placement="client on CPU $((ncpu - 1)), server on CPU 0 of $ncpu"
+fi
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 # perftest's first data line of the client (the server's when the client printed inf)
@@ -84,7 +111,7 @@ bw() {
 		"write bandwidth 64 KiB" "$A" "$P" "$(awk -v a="$A" -v p="$P" 'BEGIN{print a/p}')" "$Am" "$Pm" \
 		"$(awk -v a="$Am" -v p="$Pm" 'BEGIN{print a/p}')")")
 }
-echo "rounds: $ROUNDS; latency: $ITERS x 2 B; bandwidth: $BW_ITERS x 64 KiB; node0 -> node1 (RC)"
+echo "rounds: $ROUNDS; latency: $ITERS x 2 B; bandwidth: $BW_ITERS x 64 KiB; node0 -> node1 (RC); $placement"
 lat write ib_write_lat
 lat send ib_send_lat
 lat read ib_read_lat

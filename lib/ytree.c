@@ -123,6 +123,13 @@ int ytree_parse(const char *file, const char *buf, size_t len, struct ynode **ro
 		if (!yaml_parser_parse(&p, &ev)) {
 			int l = (int)p.problem_mark.line + 1, c = (int)p.problem_mark.column + 1;
 
+			/* where the unclosed construct began, as well as where the
+			 * parser noticed (often the end of the file) */
+			if (p.context && (p.context_mark.line != p.problem_mark.line ||
+					  p.context_mark.column != p.problem_mark.column))
+				FAIL(l, c, "%s %s that began at %d:%d",
+				     p.problem ? p.problem : "bad YAML", p.context,
+				     (int)p.context_mark.line + 1, (int)p.context_mark.column + 1);
 			if (p.context)
 				FAIL(l, c, "%s %s", p.problem ? p.problem : "bad YAML", p.context);
 			FAIL(l, c, "%s", p.problem ? p.problem : "bad YAML");

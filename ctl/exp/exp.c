@@ -6,12 +6,14 @@
  * control connection per node, the fault rules on each node's own agent,
  * leased to that connection: if rdmactl dies, the agents remove them.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "ctl/exp/exp.h"
 #include "ctl/exp/expect.h"
@@ -150,7 +152,31 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* the report directory: -o, the profile's, or runs/NAME-TIMESTAMP; 2 if it exists */
+/* a real directory (not a link to one) with nothing in it, such as one
+ * mktemp -d just made: the finished report is renamed over it */
+static int empty_dir(const char *path)
+{
+	struct stat st;
+	struct dirent *d;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	DIR *dir;
+	int n = 0;
+
+	if (!strcmp(base, ".") || !strcmp(base, "..") ||	/* cannot be renamed over */
+	    lstat(path, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			n++;
+	closedir(dir);
+	return n == 0;
+}
+
+/* the report directory: -o, the profile's, or runs/NAME-TIMESTAMP; 2 if it
+ * exists, unless as an empty directory */
 static int pick_dir(struct exp *e, const char *outarg)
 {
 	if (e->o.no_report)
@@ -168,8 +194,11 @@ static int pick_dir(struct exp *e, const char *outarg)
 		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
 		snprintf(e->dir, sizeof(e->dir), "runs/%s-%s", e->p.name, ts);
 	}
-	if (!access(e->dir, F_OK)) {
-		log_err("%s exists: give another -o DIR", e->dir);
+	/* "out/" names out: its .partial beside it, not inside */
+	for (size_t n = strlen(e->dir); n > 1 && e->dir[n - 1] == '/'; n--)
+		e->dir[n - 1] = '\0';
+	if (!access(e->dir, F_OK) && !empty_dir(e->dir)) {
+		log_err("%s exists and is not an empty directory: give another -o DIR", e->dir);
 		return CTL_USAGE;
 	}
 	snprintf(e->tmpdir, sizeof(e->tmpdir), "%s.partial", e->dir);
@@ -354,8 +383,9 @@ void exp_close(struct exp *e)
 		group_close(&e->g);
 	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
 	/* a run that wrote nothing leaves nothing; one whose report could not be
-	 * written whole keeps the files that were (never deleted here) */
-	if (e->tmpdir[0] && access(e->dir, F_OK))
+	 * written whole keeps the files that were (rmdir removes only an empty
+	 * directory; after the rename there is none by that name) */
+	if (e->tmpdir[0])
 		rmdir(e->tmpdir);
 	for (a = 0; a < PROF_MAX_ARMS; a++)
 		json_decref(e->rounds[a]);

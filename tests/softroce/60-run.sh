@@ -101,8 +101,10 @@ fi
 # with one added that cannot hold, exit 1, the report whole and not
 # partial, a FAILED line, and a JUnit file that Python's XML parser reads
 # with the run and every expectation as test cases, one failure
-q5=$W/q5
-out=$("$C" run profiles/quickstart.yaml -o "$q5" --set run.iters=3 --set run.rounds=1 \
+# (-o an empty directory mktemp -d made, named with a slash: the report
+# takes its place, no .partial inside it or left beside it)
+q5=$(mktemp -d "$W/q5.XXXXXX")
+out=$("$C" run profiles/quickstart.yaml -o "$q5/" --set run.iters=3 --set run.rounds=1 \
 	--expect 'rc: p99 < 1us' --junit "$W/junit.xml" 2>&1); rc=$?
 junit=$("$PY" -c 'import sys, xml.etree.ElementTree as E
 s = E.parse(sys.argv[1]).getroot().find("testsuite")
@@ -111,7 +113,7 @@ print(s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"), len(cas
       ";".join(c.get("name") for c in cases if c.find("failure") is not None))' "$W/junit.xml" 2>&1)
 if jq -e '.expectations_failed == 0 and (.expectations | length) == 6 and ([.expectations[].held] | all)' \
 	< "$q/report.json" >/dev/null &&
-	[ $rc = 1 ] && [ ! -e "$q5.partial" ] &&
+	[ $rc = 1 ] && [ ! -e "$q5.partial" ] && [ ! -e "$q5/.partial" ] && [ -s "$q5/report.html" ] &&
 	jq -e '.status == "ok" and .partial == false and .expectations_failed == 1 and
 	       (.expectations | length) == 7 and
 	       ([.expectations[] | select(.held | not) | .expect] == ["rc: p99 < 1us"])' < "$q5/report.json" >/dev/null &&
@@ -201,11 +203,16 @@ fi
 # --- a broken profile: exit 2, no run directory, the testbed untouched
 before=$("$C" -j testbed status | jq -c '[.nodes[].name]')
 out=$("$C" run tests/profiles/bad/13-unknown-workload-option.yaml -o "$W/bad" 2>&1); rc=$?
+# and -o a directory that has something in it: exit 2, what was there kept
+mkdir "$W/full" && echo keep > "$W/full/mine"
+out2=$("$C" run profiles/quickstart.yaml -o "$W/full" 2>&1); rc2=$?
 if [ $rc = 2 ] && [ ! -e "$W/bad" ] && [ ! -e "$W/bad.partial" ] && grep -q ":6:5: unknown collective option 'sise'" <<< "$out" &&
+	[ $rc2 = 2 ] && grep -q "exists and is not an empty directory" <<< "$out2" &&
+	[ "$(ls -A "$W/full")" = mine ] && [ "$(cat "$W/full/mine")" = keep ] && [ ! -e "$W/full.partial" ] &&
 	[ "$("$C" -j testbed status | jq -c '[.nodes[].name]')" = "$before" ]; then
-	pass run_bad_profile "exit 2: $out"
+	pass run_bad_profile "exit 2: $out; -o a non-empty directory: exit 2, its file kept: $out2"
 else
-	fail run_bad_profile "rc=$rc $out"
+	fail run_bad_profile "rc=$rc $out; rc2=$rc2 $out2 $(ls -A "$W/full" "$W" | tr '\n' ' ')"
 fi
 
 # --- no testbed up: run brings one up and takes it down again

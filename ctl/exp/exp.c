@@ -371,7 +371,15 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 	e->faults = json_array();
 	for (i = 0; i < PROF_MAX_ARMS; i++)
 		e->rounds[i] = json_array();
-	e->t0 = inject_node_now(&e->g.c[0]);
+	{	/* the wall clock at t0: the midpoint of the node's reply */
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_REALTIME, &a);
+		e->t0 = inject_node_now(&e->g.c[0]);
+		clock_gettime(CLOCK_REALTIME, &b);
+		e->t0_unix_ns = ((json_int_t)a.tv_sec * 1000000000 + a.tv_nsec +
+				 (json_int_t)b.tv_sec * 1000000000 + b.tv_nsec) / 2;
+	}
 	return add_faults(e) ? CTL_FAIL : 0;
 }
 

@@ -72,6 +72,7 @@ struct exp {
 	json_t *faults, *rounds[PROF_MAX_ARMS];
 	json_t *report;		/* after exp_finish */
 	json_int_t t0;
+	json_int_t t0_unix_ns;	/* the host's CLOCK_REALTIME when t0 was read */
 	double t_start;
 	char when[32], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], err[1024];
 	struct ssh_agents ssh;

@@ -223,6 +223,8 @@ json_t *exp_report(struct exp *e)
 			profile_to_json(p), "workload", p->workload, "measure",
 			measure_name(e->wl->measure), "t0_node_ns", e->t0, "faults", e->faults, "arms",
 			arms);
+	if (rep)
+		json_object_set_new(rep, "t0_unix_ns", json_integer(e->t0_unix_ns));
 	if (rep && e->traces)
 		json_object_set_new(rep, "trace", exp_trace_report(e, arms));
 	if (rep && e->rc && !ctl_interrupted)

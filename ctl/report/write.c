@@ -16,32 +16,43 @@
 #include "ctl/report/report.h"
 #include "lib/hlog.h"
 
-/* the run's start (report "created") in seconds since the epoch */
-static long long created_epoch(const json_t *rep)
+/* the wall clock at t0_node_ns, the moment interval times count from, in
+ * ms since the epoch: t0_unix_ns, or (a report from before it) "created" */
+static long long start_ms(const json_t *rep)
 {
+	json_int_t t = json_integer_value(json_object_get(rep, "t0_unix_ns"));
 	struct tm tm;
 
+	if (t > 0)
+		return (long long)(t / 1000000);
 	memset(&tm, 0, sizeof(tm));
 	if (!strptime(jr_str(rep, "created"), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		return 0;
-	return (long long)timegm(&tm);
+	return (long long)timegm(&tm) * 1000;
 }
 
 int report_hlog(const json_t *rep, const json_t *arm, FILE *f)
 {
 	json_int_t t0_ns = json_integer_value(json_object_get(rep, "t0_node_ns"));
-	long long start = created_epoch(rep);
+	long long start = start_ms(rep);
+	time_t secs = (time_t)(start / 1000);
+	char when[40] = "";
 	const json_t *e;
+	struct tm tm;
 	size_t i;
+
+	/* HdrHistogram's own line: seconds with 3 decimals, then the date */
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", &tm);
 
 	fprintf(f, "#[Histogram log format version 1.3]\n"
 		   "#[rdma-testbed: arm %s (mode %s), step/operation time in ns; timestamps in s "
 		   "from the run's start]\n"
-		   "#[StartTime: %lld.000 (seconds since epoch)]\n"
+		   "#[StartTime: %lld.%03lld (seconds since epoch), %s]\n"
 		   "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
 		   "\"Interval_Compressed_Histogram\"\n",
 		json_string_value(json_object_get(arm, "name")),
-		json_string_value(json_object_get(arm, "mode")), start);
+		json_string_value(json_object_get(arm, "mode")), start / 1000, start % 1000, when);
 	json_array_foreach(json_object_get(arm, "intervals"), i, e) {
 		struct hist h;
 		char *b;

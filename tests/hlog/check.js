@@ -34,5 +34,27 @@ for (const arm of rep.arms) {
     }
   });
 }
-console.log(`${lines} interval histograms decoded by HdrHistogramJS ${bad ? 'with ' + bad + ' mismatches' : 'and equal to report.json'}`);
+// the log's own clock, read by HdrHistogramJS's log reader: StartTime is the
+// wall clock at the run's t0 (within the run: after "created", before its
+// end), so every interval's absolute start is t0_unix_ns plus its offset
+let starts = 0;
+const created = Date.parse(rep.created) / 1000;
+for (const arm of rep.arms) {
+  const rd = new hdr.HistogramLogReader(fs.readFileSync(path.join(dir, arm.name + '.hlog'), 'utf8'));
+  for (let i = 0, h; (h = rd.nextIntervalHistogram()); i++) {
+    const want = rep.t0_unix_ns / 1e6 + (arm.intervals[i].t_start_ns - rep.t0_node_ns) / 1e6;
+    if (i === 0 && !(rd.startTimeSec >= created && rd.startTimeSec <= created + rep.duration_s + 1 &&
+                     Math.abs(rd.startTimeSec * 1000 - rep.t0_unix_ns / 1e6) < 1.001)) {
+      console.log(`${arm.name}: StartTime ${rd.startTimeSec}, created ${rep.created}, t0_unix_ns ${rep.t0_unix_ns}`);
+      bad++;
+    }
+    if (Math.abs(h.startTimeStampMsec - want) > 2) {
+      console.log(`${arm.name} interval ${i}: starts at ${h.startTimeStampMsec} ms, report says ${want}`);
+      bad++;
+    }
+    starts++;
+  }
+}
+console.log(`${lines} interval histograms decoded by HdrHistogramJS ${bad ? 'with ' + bad + ' mismatches' : 'and equal to report.json'}; ` +
+            `${starts} absolute interval starts from StartTime as report.json has them`);
 process.exit(bad || !lines ? 1 : 0);

@@ -46,6 +46,8 @@ fi
 if [ "$TESTS" = all ] || [ "$TESTS" = profiles ] || [ "$TESTS" = unit ]; then
 	echo "== profile tests (rdmactl validate: shipped profiles, broken corpus, --set)" | tee -a "$LOG"
 	run_suite tests/profiles/run.sh '^(PASS|FAIL|SKIP):|^  '
+	echo "== format tests (nccl-tests JSON, Perfetto trace events: other tools' readers)" | tee -a "$LOG"
+	run_suite tests/formats/run.sh '^(PASS|FAIL|SKIP):|^  '
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then

@@ -159,7 +159,7 @@ out:
 
 static void usage_report(FILE *f)
 {
-	fprintf(f, "usage: rdmactl report DIR [--format text|json|csv|html|junit]\n"
+	fprintf(f, "usage: rdmactl report DIR [--format text|json|csv|html|junit|nccl-tests|perfetto]\n"
 		   "       rdmactl report DIR_A DIR_B      compare two runs arm by arm\n"
 		   "  re-renders a run directory's report.json\n");
 }
@@ -199,6 +199,16 @@ static int fmt_junit(const json_t *r, FILE *f)
 	return report_junit_print(r, jr_str(json_object_get(r, "profile"), "name"), NULL, f);
 }
 
+static int fmt_nccl(const json_t *r, FILE *f)
+{
+	if (strcmp(jr_str(r, "workload"), "collective")) {
+		log_err("nccl-tests' format is for collective runs; this one is '%s'",
+			jr_str(r, "workload"));
+		return -1;
+	}
+	return report_nccl_tests(r, f);
+}
+
 static const struct {
 	const char *name;
 	int (*render)(const json_t *, FILE *);
@@ -208,6 +218,8 @@ static const struct {
 	{ "csv", report_csv },
 	{ "html", report_html },
 	{ "junit", fmt_junit },
+	{ "nccl-tests", fmt_nccl },
+	{ "perfetto", report_trace_events },
 	{ NULL, NULL },
 };
 
@@ -226,7 +238,8 @@ int cmd_report(struct ctl *ctl, int argc, char **argv)
 			for (fmt = 0; formats[fmt].name && strcmp(formats[fmt].name, argv[i + 1]); fmt++)
 				;
 			if (!formats[fmt].name) {
-				log_err("--format '%s': expected text|json|csv|html|junit", argv[i + 1]);
+				log_err("--format '%s': expected text|json|csv|html|junit|nccl-tests|perfetto",
+					argv[i + 1]);
 				return CTL_USAGE;
 			}
 			i++;

@@ -120,7 +120,8 @@ int report_hlog(const json_t *report, const json_t *arm, FILE *f);
  * (mkstemp), renamed once complete, removed when anything failed */
 int report_write_whole(const char *path, int (*fn)(const json_t *, const void *, FILE *),
 		       const json_t *rep, const void *arg, char *err, size_t errlen);
-/* report.json, summary.csv, ARM.hlog, report.html into dir */
+/* report.json, summary.csv, ARM.hlog, report.html, perfetto.json and (a
+ * collective's) nccl-tests.json into dir */
 int report_write(json_t *report, const char *dir, char *err, size_t errlen);
 /* expectations (ctl/exp/expect.h) under the text table, as an HTML table,
  * and as a JUnit XML file at path, written whole (rep NULL: the run did
@@ -133,6 +134,11 @@ void report_html_roles(const json_t *report, FILE *f);
 int report_junit(const json_t *report, const char *suite, const char *err, const char *path,
 		 char *msg, size_t len);
 int report_junit_print(const json_t *report, const char *suite, const char *err, FILE *f);
+/* other tools' formats (export.c): nccl-tests' -J JSON (collective runs;
+ * -1, nothing written, otherwise) and the Trace Event Format (Perfetto,
+ * chrome://tracing) */
+int report_nccl_tests(const json_t *report, FILE *f);
+int report_trace_events(const json_t *report, FILE *f);
 /* rdmactl report A B: arm by arm, B against A */
 void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f);
 

@@ -141,6 +141,18 @@ static int w_html(const json_t *rep, const void *arg, FILE *f)
 	return report_html(rep, f);
 }
 
+static int w_nccl(const json_t *rep, const void *arg, FILE *f)
+{
+	(void)arg;
+	return report_nccl_tests(rep, f);
+}
+
+static int w_perfetto(const json_t *rep, const void *arg, FILE *f)
+{
+	(void)arg;
+	return report_trace_events(rep, f);
+}
+
 static int w_hlog(const json_t *rep, const void *arm, FILE *f)
 {
 	return report_hlog(rep, arm, f);
@@ -153,7 +165,10 @@ int report_write(json_t *rep, const char *dir, char *err, size_t errlen)
 
 	if (write_file(dir, "report.json", w_json, rep, NULL, err, errlen) ||
 	    write_file(dir, "summary.csv", w_csv, rep, NULL, err, errlen) ||
-	    write_file(dir, "report.html", w_html, rep, NULL, err, errlen))
+	    write_file(dir, "report.html", w_html, rep, NULL, err, errlen) ||
+	    write_file(dir, "perfetto.json", w_perfetto, rep, NULL, err, errlen) ||
+	    (!strcmp(jr_str(rep, "workload"), "collective") &&
+	     write_file(dir, "nccl-tests.json", w_nccl, rep, NULL, err, errlen)))
 		return -1;
 	json_array_foreach(json_object_get(rep, "arms"), i, arm) {
 		char name[80], *c;

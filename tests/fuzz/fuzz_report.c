@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer: what `rdmactl report` does with a report.json from anywhere:
- * text, CSV, HTML and JUnit, the comparison, and each arm's accumulator */
+ * text, CSV, HTML, JUnit, nccl-tests and Perfetto, the comparison, and each
+ * arm's accumulator */
 #include <stdint.h>
 #include <stdio.h>
 #include "ctl/report/acc.h"
@@ -21,6 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		report_html(r, f);
 		report_compare(r, r, "a", "b", f);
 		report_junit_print(r, "fuzz", NULL, f);
+		report_nccl_tests(r, f);
+		report_trace_events(r, f);
 		json_array_foreach(json_object_get(r, "arms"), i, arm) {
 			struct arm_acc a;
 

@@ -26,7 +26,7 @@ arms_left() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
 q=$W/q1
 out=$("$C" run profiles/quickstart.yaml -o "$q" --set run.iters=6 --set run.rounds=2 2>&1); rc=$?
 files_ok=1
-for f in report.json summary.csv report.html rc.hlog lossy.hlog hadamard.hlog sr.hlog; do [ -s "$q/$f" ] || files_ok=0; done
+for f in report.json summary.csv report.html rc.hlog lossy.hlog hadamard.hlog sr.hlog perfetto.json nccl-tests.json; do [ -s "$q/$f" ] || files_ok=0; done
 if [ $rc = 0 ] && [ $files_ok = 1 ] && [ ! -e "$q.partial" ] && grep -q "p99 x" <<< "$out" &&
 	jq -e '.status == "ok" and .partial == false and (.arms | length) == 4 and
 	       ([.arms[] | .count] | all(. == 18)) and (.faults[0].rules | length) == 3 and
@@ -59,8 +59,17 @@ else
 	fi
 fi
 
-# --- the interval logs, decoded by a real HdrHistogram implementation
-if out=$(node tests/hlog/check.js "$q" 2>&1); then pass hlog_hdrhistogram "$out"; else fail hlog_hdrhistogram "$out"; fi
+# --- the interval logs, decoded by a real HdrHistogram implementation (and
+# their StartTime read by its log reader); the run's nccl-tests JSON and
+# Perfetto trace read as those tools' users read them (tests/formats)
+if out=$(node tests/hlog/check.js "$q" 2>&1) &&
+	out2=$("$PY" tests/formats/check.py nccl-tests "$q/nccl-tests.json" "$q/report.json" 2>&1) &&
+	out3=$("$PY" tests/formats/check.py perfetto "$q/perfetto.json" "$q/report.json" 2>&1) &&
+	"$C" report "$q" --format perfetto | cmp -s - "$q/perfetto.json"; then
+	pass hlog_hdrhistogram "$out; nccl-tests.json: $out2; perfetto.json: $out3"
+else
+	fail hlog_hdrhistogram "$out | ${out2:-} | ${out3:-}"
+fi
 
 # --- report.html in headless Chromium: screenshot, and the plots in the DOM
 if [ -z "$CHROME" ]; then

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Other tools' formats without a testbed, from the golden reports of real
+# runs (tests/unit/golden): nccl-tests' -J JSON read with nccl-tests' own
+# field names, the Perfetto trace (Trace Event Format) against its strict
+# schema and Perfetto's nesting rule (tests/formats/check.py, python3 and
+# python3-jsonschema); each checker shown to refuse a broken file; the
+# formats refused where they do not apply. 60-run checks a live run's.
+set -u
+cd "$(dirname "$0")/../.."
+SUITE=formats
+. tests/softroce/lib.sh
+C=$RDMACTL
+PY=/usr/bin/python3
+plan nccl_tests_json perfetto_json checkers_refuse format_errors
+W=$(mktemp -d /tmp/rtb-formats.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+for n in collective train kv; do
+	mkdir "$W/$n" && cp "tests/unit/golden/$n.report.json" "$W/$n/report.json"
+done
+
+if "$C" report "$W/collective" --format nccl-tests > "$W/nccl.json" &&
+	out=$("$PY" tests/formats/check.py nccl-tests "$W/nccl.json" "$W/collective/report.json" 2>&1); then
+	pass nccl_tests_json "$out"
+else
+	fail nccl_tests_json "${out:-rdmactl report failed}"
+fi
+
+ok=1 msg=""
+for n in collective train kv; do
+	if "$C" report "$W/$n" --format perfetto > "$W/$n/perfetto.json" &&
+		o=$("$PY" tests/formats/check.py perfetto "$W/$n/perfetto.json" "$W/$n/report.json" 2>&1); then
+		msg+="$n: $o; "
+	else
+		ok=0 msg+="$n FAILED: $o; "
+	fi
+done
+[ $ok = 1 ] && pass perfetto_json "$msg" || fail perfetto_json "$msg"
+
+# the checkers fail where they should: a renamed nccl-tests key, a wrong
+# bus bandwidth, an unknown phase, two slices that overlap on one track
+ok=1 msg=""
+jq '.results[0].out_of_place |= (.busbw = .bus_bw | del(.bus_bw))' "$W/nccl.json" > "$W/b1.json"
+jq '.results[1].out_of_place.bus_bw *= 1.01' "$W/nccl.json" > "$W/b2.json"
+jq '.traceEvents += [{"name": "x", "ph": "B", "ts": 0, "pid": 1, "tid": 1}]' "$W/collective/perfetto.json" > "$W/b3.json"
+jq '([.traceEvents[] | select(.ph == "X" and .pid == 1)][0]) as $a | .traceEvents += [$a | .ts += .dur / 2 | .dur = .dur]' \
+	"$W/collective/perfetto.json" > "$W/b4.json"
+for b in "nccl-tests b1" "nccl-tests b2" "perfetto b3" "perfetto b4"; do
+	set -- $b
+	if o=$("$PY" tests/formats/check.py "$1" "$W/$2.json" "$W/collective/report.json" 2>&1); then
+		ok=0 msg+="$2 passed: $o; "
+	else
+		msg+="$2: ${o:0:90}; "
+	fi
+done
+[ $ok = 1 ] && pass checkers_refuse "$msg" || fail checkers_refuse "$msg"
+
+out=$("$C" report "$W/kv" --format nccl-tests 2>&1); rc=$?
+out2=$("$C" report "$W/kv" --format perftext 2>&1); rc2=$?
+if [ $rc = 1 ] && grep -q "for collective runs; this one is 'kv'" <<< "$out" &&
+	[ $rc2 = 2 ] && grep -q "expected text|json|csv|html|junit|nccl-tests|perfetto" <<< "$out2"; then
+	pass format_errors "kv as nccl-tests: exit 1, $out; unknown format: exit 2"
+else
+	fail format_errors "rc=$rc $out; rc2=$rc2 $out2"
+fi

@@ -77,7 +77,14 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC)) \
 LIBS_INJ := $(call pc_libs,libbpf,-lbpf -lelf -lz) $(call pc_libs,libnl-route-3.0,-lnl-route-3 -lnl-3) \
 	    $(LDLIBS_LIB) -lm
 
-all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES)
+MANS := $(addprefix $(BUILD)/man/,rdmactl.1 rdma-inject.1 rdma-agent.1 rdma-run.1)
+
+all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES) $(MANS)
+
+# man pages from the programs' own help (scripts/mkman.sh)
+$(MANS) &: $(PROGS) scripts/mkman.sh
+	$(call msg,MAN,$(BUILD)/man)
+	$(Q)bash scripts/mkman.sh $(BIN) $(BUILD)/man
 
 $(OBJ)/%.o: %.c
 	$(call msg,CC,$@)
@@ -239,6 +246,13 @@ install: all
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(LIBEXEC_FILES) $(DESTDIR)$(PREFIX)/libexec/rdma-testbed/
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(PREFIX)/lib/rdma-testbed/bpf/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
+	for p in rdmactl rdma-inject rdma-agent; do \
+		install -m 0644 scripts/completion.bash \
+			$(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$p || exit 1; \
+	done
 
 # .clang-format over every C file of ours: format rewrites them, lint lists
 # the files that differ (exit 1)

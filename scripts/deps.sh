@@ -20,6 +20,8 @@ PKGS=(
 	openssh-client libwrap0 libkrb5-3 libgssapi-krb5-2
 	# tests (libFuzzer's runtime for the fuzz harnesses, valgrind over the controller)
 	tmux jq python3 python3-jsonschema chromium nodejs libclang-rt-14-dev valgrind
+	# man pages: built with groff's man macros, checked with man and col
+	groff-base man-db bsdextrautils bash-completion
 	# packet traces: tshark checks the pcapng files and their RoCE dissection
 	tshark
 )

@@ -48,6 +48,8 @@ if [ "$TESTS" = all ] || [ "$TESTS" = profiles ] || [ "$TESTS" = unit ]; then
 	run_suite tests/profiles/run.sh '^(PASS|FAIL|SKIP):|^  '
 	echo "== format tests (nccl-tests JSON, Perfetto trace events: other tools' readers)" | tee -a "$LOG"
 	run_suite tests/formats/run.sh '^(PASS|FAIL|SKIP):|^  '
+	echo "== habit tests (bash completion, man pages)" | tee -a "$LOG"
+	run_suite tests/habits/run.sh '^(PASS|FAIL|SKIP):|^  '
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then

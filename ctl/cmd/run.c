@@ -11,6 +11,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "ctl/cmd/cmds.h"
@@ -21,7 +22,9 @@
 static void usage_validate(FILE *f)
 {
 	fprintf(f, "usage: rdmactl validate PROFILE... [--set key.path=value]... [--expect E]...\n"
-		   "  checks profiles without running them; errors as file:line:col, exit 2\n");
+		   "                        [--keys]\n"
+		   "  checks profiles without running them; errors as file:line:col, exit 2\n"
+		   "  --keys   the profile's keys as --set takes them (key.path=value), one a line\n");
 }
 
 static void usage_run(FILE *f)
@@ -42,9 +45,58 @@ static void usage_run(FILE *f)
 		"  failed (report.json: status, expectations_failed); 2: bad usage or profile\n");
 }
 
-static void print_valid(const struct ctl *ctl, const char *file, struct profile *p)
+/* every scalar below o as "path=value" (lists by index) that --set takes:
+ * tried on file, printed when the profile still loads with it (the JSON
+ * has a few names of its own, start_ns for start, that --set refuses) */
+static void print_keys(const char *file, const json_t *o, char *path, size_t len, size_t at)
 {
-	if (ctl->json) {
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(o)) {
+		json_object_foreach((json_t *)o, k, v) {
+			int n = snprintf(path + at, len - at, "%s%s", at ? "." : "", k);
+
+			if (n > 0 && (size_t)n < len - at)
+				print_keys(file, v, path, len, at + (size_t)n);
+		}
+	} else if (json_is_array(o)) {
+		json_array_foreach(o, i, v) {
+			int n = snprintf(path + at, len - at, "%s%zu", at ? "." : "", i);
+
+			if (n > 0 && (size_t)n < len - at)
+				print_keys(file, v, path, len, at + (size_t)n);
+		}
+	} else if (at) {
+		char *s = json_dumps(o, JSON_ENCODE_ANY), set[1024], err[256];
+		const char *sets[1] = { set };
+		struct profile p;
+
+		path[at] = '\0';
+		/* strings without their quotes: the value as typed after = */
+		snprintf(set, sizeof(set), "%s=%s", path,
+			 json_is_string(o) ? json_string_value(o) : s ? s : "");
+		if (!profile_load(&p, file, sets, 1, err, sizeof(err)))
+			printf("%s\n", set);
+		profile_free(&p);
+		free(s);
+	}
+}
+
+static void print_valid(const struct ctl *ctl, const char *file, struct profile *p, int keys)
+
+{
+	if (keys) {
+		json_t *o = profile_to_json(p);
+		char path[512];
+		static const char *const not_keys[] = { "file", "text", "sets", "expect", NULL };
+
+		for (int i = 0; not_keys[i]; i++)
+			json_object_del(o, not_keys[i]);
+		print_keys(file, o, path, sizeof(path), 0);
+		json_decref(o);
+	} else if (ctl->json) {
 		json_t *o = profile_to_json(p);
 
 		json_object_del(o, "text");
@@ -61,13 +113,22 @@ int cmd_validate(struct ctl *ctl, int argc, char **argv)
 {
 	static struct exp_argv a;
 	const char *pos[64];
-	int npos, i, bad = 0, r;
+	char *args[64];
+	int npos, i, n = 0, bad = 0, r, keys = 0;
 	char err[1024];
 
 	if (argc > 64) {
 		log_err("validate: at most 64 arguments");
 		return CTL_USAGE;
 	}
+	for (i = 0; i < argc; i++) {	/* --keys: ours; the rest as run takes them */
+		if (!strcmp(argv[i], "--keys"))
+			keys = 1;
+		else
+			args[n++] = argv[i];
+	}
+	argc = n;
+	argv = args;
 	memset(&a, 0, sizeof(a));
 	r = exp_args(argc, argv, &a, pos, 64, &npos, usage_validate);
 	if (r)
@@ -85,7 +146,7 @@ int cmd_validate(struct ctl *ctl, int argc, char **argv)
 		} else if (exp_add_expects(&p, a.expects, a.nexpects)) {
 			bad = 1;
 		} else {
-			print_valid(ctl, pos[i], &p);
+			print_valid(ctl, pos[i], &p, keys);
 		}
 		profile_free(&p);
 	}

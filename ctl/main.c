@@ -54,7 +54,8 @@ static const struct cmd_entry objs[] = {
 	{ "validate", obj_cmd_validate, "PROFILE... [--set k.path=v]: check profiles (file:line:col)" },
 	{ "run", obj_cmd_run, "PROFILE [-o DIR] [--set k.path=v]: report.json, summary.csv, *.hlog, "
 				"report.html in DIR" },
-	{ "report", obj_cmd_report, "DIR [--format text|json|csv|html] | DIR_A DIR_B (compare)" },
+	{ "report", obj_cmd_report, "DIR [--format text|json|csv|html|junit|nccl-tests|perfetto] | "
+				      "DIR_A DIR_B (compare)" },
 	{ "analyze", obj_cmd_analyze, "RUN_DIR|CAPTURE... [-j]: a packet trace's losses, their triggers "
 				      "and latencies, go-back-N and READ checks" },
 	{ "tui", obj_cmd_tui, "PROFILE [-o DIR] | --attach: the run live, faults steered by keys" },

@@ -35,7 +35,7 @@ ALL_CFLAGS = $(RTB_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_LIB := $(call pc_libs,jansson,-ljansson) $(call pc_libs,libisal,-lisal) \
 	      $(call pc_libs,yaml-0.1,-lyaml) $(call pc_libs,zlib,-lz)
 LIBS_VERBS := $(call pc_libs,libibverbs,-libverbs)
-LIBS_CURSES := $(call pc_libs,ncurses,-lncurses)
+LIBS_CURSES := $(call pc_libs,ncursesw,-lncursesw)
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)
 
 ifeq ($(V),1)

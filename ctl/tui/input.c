@@ -135,6 +135,7 @@ int tui_key(struct tui *t, int ch)
 		arm_acc_fini(&m->arm[t->sel_arm].acc);
 		arm_acc_init(&m->arm[t->sel_arm].acc, m->arm[t->sel_arm].name, m->arm[t->sel_arm].mode);
 		m->arm[t->sel_arm].nspark = 0;
+		m->arm[t->sel_arm].nlspark = 0;
 		pthread_mutex_unlock(&m->lock);
 		tui_flash_msg(t, "%s: numbers reset (the report keeps every round)", m->arm[t->sel_arm].name);
 		break;

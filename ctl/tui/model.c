@@ -113,6 +113,11 @@ void model_intervals(struct model *m, int rank, const json_t *iv, json_int_t pro
 					       (double)(l - x->live_lost0) / (double)(n - x->live_exp0) : 0;
 			x->live_lost0 = l;
 			x->live_exp0 = n;
+			if (x->nlspark == MODEL_SPARK) {
+				memmove(x->lspark, x->lspark + 1, (MODEL_SPARK - 1) * sizeof(double));
+				x->nlspark--;
+			}
+			x->lspark[x->nlspark++] = x->last_lost;
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -147,6 +152,7 @@ void model_rules(struct model *m, const json_t *stats)
 		const json_t *c = json_object_get(r, "counters");
 		int id = (int)json_integer_value(json_object_get(r, "id")), j;
 		uint64_t prev_m = 0, prev_d = 0;
+		double prev_t = 0, now = rtb_now_s();
 
 		if (n == MODEL_RULES)
 			break;
@@ -154,6 +160,7 @@ void model_rules(struct model *m, const json_t *stats)
 			if (m->rule[j].id == id) {
 				prev_m = m->rule[j].matched;
 				prev_d = m->rule[j].dropped;
+				prev_t = m->rule[j].t_poll;
 			}
 		x = &m->rule[n++];
 		x->id = id;
@@ -168,6 +175,12 @@ void model_rules(struct model *m, const json_t *stats)
 		x->delayed = (uint64_t)json_integer_value(json_object_get(c, "delayed"));
 		x->drop_rate = x->matched > prev_m ? (double)(x->dropped - prev_d) /
 							     (double)(x->matched - prev_m) : 0;
+		/* rates over the last poll (none on a rule's first: no interval yet) */
+		x->matched_ps = prev_t > 0 && now > prev_t && x->matched >= prev_m ?
+					(double)(x->matched - prev_m) / (now - prev_t) : 0;
+		x->dropped_ps = prev_t > 0 && now > prev_t && x->dropped >= prev_d ?
+					(double)(x->dropped - prev_d) / (now - prev_t) : 0;
+		x->t_poll = now;
 	}
 	m->nrules = n;
 	pthread_mutex_unlock(&m->lock);
@@ -211,10 +224,12 @@ json_t *model_to_json(struct model *m)
 	pthread_mutex_lock(&m->lock);
 	for (a = 0; a < m->narms; a++) {
 		struct model_arm *x = &m->arm[a];
-		json_t *sp = json_array();
+		json_t *sp = json_array(), *lsp = json_array();
 
 		for (i = 0; i < x->nspark; i++)
 			json_array_append_new(sp, json_real(x->spark[i]));
+		for (i = 0; i < x->nlspark; i++)
+			json_array_append_new(lsp, json_real(x->lspark[i]));
 		json_array_append_new(
 			arms, json_pack("{s:s,s:s,s:b,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:o,s:f,s:f,s:I,s:o}",
 					"name", x->name, "mode", x->mode, "running", x->running,
@@ -224,6 +239,7 @@ json_t *model_to_json(struct model *m)
 					(json_int_t)x->live_lost0, "live_exp0", (json_int_t)x->live_exp0,
 					"spark", sp, "accuracy", x->accuracy, "loss", x->loss, "tta_ns",
 					(json_int_t)x->tta_ns, "acc", arm_acc_to_json(&x->acc)));
+		json_object_set_new(json_array_get(arms, json_array_size(arms) - 1), "lspark", lsp);
 	}
 	for (i = 0; i < m->nrules; i++) {
 		struct model_rule *r = &m->rule[i];
@@ -236,6 +252,9 @@ json_t *model_to_json(struct model *m)
 						       (json_int_t)r->delayed, "dropped_prev",
 						       (json_int_t)r->dropped_prev, "drop_rate",
 						       r->drop_rate));
+		json_object_update_new(json_array_get(rules, json_array_size(rules) - 1),
+				       json_pack("{s:f,s:f}", "matched_ps", r->matched_ps,
+						 "dropped_ps", r->dropped_ps));
 	}
 	for (i = 0; i < m->nnodes; i++)
 		json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:b}", "name", m->node[i].name,
@@ -291,6 +310,10 @@ static void arm_from_json(struct model_arm *a, const json_t *x)
 	json_array_foreach(json_object_get(x, "spark"), k, e)
 		if (a->nspark < MODEL_SPARK)
 			a->spark[a->nspark++] = json_number_value(e);
+	a->nlspark = 0;
+	json_array_foreach(json_object_get(x, "lspark"), k, e)
+		if (a->nlspark < MODEL_SPARK)
+			a->lspark[a->nlspark++] = json_number_value(e);
 	a->live_lost0 = (uint64_t)num_of(x, "live_lost0");
 	a->live_exp0 = (uint64_t)num_of(x, "live_exp0");
 	if (arm_acc_from_json(&a->acc, json_object_get(x, "acc")))
@@ -347,6 +370,8 @@ int model_from_json(struct model *m, const json_t *j)
 		r->delayed = (uint64_t)num_of(x, "delayed");
 		r->dropped_prev = (uint64_t)num_of(x, "dropped_prev");
 		r->drop_rate = num_of(x, "drop_rate");
+		r->matched_ps = num_of(x, "matched_ps");
+		r->dropped_ps = num_of(x, "dropped_ps");
 		m->nrules = (int)i + 1;
 	}
 	m->nnodes = 0;

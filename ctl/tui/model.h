@@ -29,6 +29,8 @@ struct model_arm {
 	uint64_t live_lost0, live_exp0;	/* cumulative counters at the last interval */
 	double spark[MODEL_SPARK];	/* p50 per interval, ms */
 	int nspark;
+	double lspark[MODEL_SPARK];	/* lossy arms: lost fraction per interval */
+	int nlspark;
 	/* the first arm's p99 over this one's with its 95% bootstrap interval,
 	 * for the step counts it was computed at (model_vs_first) */
 	double vs_ratio, vs_lo, vs_hi;
@@ -44,6 +46,8 @@ struct model_rule {
 	char dev[16], dir[8], action[16], rule[128];
 	uint64_t matched, dropped, delayed, dropped_prev;
 	double drop_rate;	/* dropped per matched packet over the last poll */
+	double matched_ps, dropped_ps;	/* packets a second over the last poll */
+	double t_poll;		/* when the counters were read (rtb_now_s) */
 };
 
 struct model_node {

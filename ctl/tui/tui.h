@@ -31,6 +31,7 @@ struct tui {
 	struct agentc ctl[16];	/* our own connections, one per node */
 	int nctl;
 	int pane, view, sel_arm, sel_rule, help, color;
+	int utf8;	/* the locale's charset is UTF-8: block sparklines and bars */
 	char cmd[128];
 	int cmdlen, incmd;
 	char msg[160];

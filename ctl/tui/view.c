@@ -8,6 +8,9 @@
 #include <ctype.h>
 #include <curses.h>
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -57,18 +60,56 @@ static void box_at(struct tui *t, int y, int x, int h, int w, const char *title,
 		attr(t, C_HEAD, 0);
 }
 
-static void spark(const double *v, int n, int width, char *out)
+/* the last width values of v as a sparkline into out (room for 3 bytes a
+ * value and a NUL): Unicode's eight block heights where the locale is
+ * UTF-8, else ten ASCII levels. zero: the scale starts at 0 (losses), not
+ * at the smallest value (step times) */
+static void spark(const struct tui *t, const double *v, int n, int width, int zero, char *out)
 {
 	static const char lv[] = " .:-=+*#%@";
-	double lo = 1e300, hi = 0;
-	int i, from = n > width ? n - width : 0;
+	static const char *const blk[] = { "\u2581", "\u2582", "\u2583", "\u2584",
+					   "\u2585", "\u2586", "\u2587", "\u2588" };
+	double lo = zero ? 0 : 1e300, hi = 0;
+	int i, from = n > width ? n - width : 0, k;
 
 	for (i = from; i < n; i++) {
 		lo = v[i] < lo ? v[i] : lo;
 		hi = v[i] > hi ? v[i] : hi;
 	}
-	for (i = from; i < n; i++)
-		*out++ = lv[hi > lo ? (int)((v[i] - lo) / (hi - lo) * 9 + 0.5) : 1];
+	for (i = from; i < n; i++) {
+		if (t->utf8) {
+			k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7 + 0.5) : 0;
+			memcpy(out, blk[k], 3);
+			out += 3;
+		} else {
+			*out++ = lv[hi > lo ? (int)((v[i] - lo) / (hi - lo) * 9 + 0.5) : 1];
+		}
+	}
+	*out = 0;
+}
+
+/* a bar of frac (0..1) of width cells: whole and eighth blocks in UTF-8,
+ * '#' in ASCII */
+static void bar(const struct tui *t, double frac, int width, char *out)
+{
+	static const char *const part[] = { "", "\u258f", "\u258e", "\u258d", "\u258c",
+					    "\u258b", "\u258a", "\u2589" };
+	int eighths = (int)(frac * width * 8 + 0.5), i;
+
+	if (eighths > width * 8)
+		eighths = width * 8;
+	for (i = 0; i < eighths / 8; i++) {
+		if (t->utf8) {
+			memcpy(out, "\u2588", 3);
+			out += 3;
+		} else {
+			*out++ = '#';
+		}
+	}
+	if (t->utf8 && eighths % 8) {
+		memcpy(out, part[eighths % 8], 3);
+		out += 3;
+	}
 	*out = 0;
 }
 
@@ -135,12 +176,35 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 	if (row < y + h - 1 && r == nrows) {
 		mvprintw(row, x + 2, "%-15s", "p50 trend");
 		for (a = 0; a < m->narms; a++) {
-			char s[64];
+			char s[200];
 
-			spark(m->arm[a].spark, m->arm[a].nspark, cw - 2 < 60 ? cw - 2 : 60, s);
+			spark(t, m->arm[a].spark, m->arm[a].nspark, cw - 2 < 60 ? cw - 2 : 60, 0, s);
 			if (t->color)
 				attron(COLOR_PAIR(C_ARM0 + a));
-			mvprintw(row, x + 17 + a * cw, "%*s", cw - 1, s);
+			/* right-aligned by cells, not bytes (a block is 3) */
+			mvprintw(row, x + 17 + a * cw + (cw - 1) - (m->arm[a].nspark < cw - 2 ?
+								     m->arm[a].nspark : cw - 2),
+				 "%s", s);
+			if (t->color)
+				attroff(COLOR_PAIR(C_ARM0 + a));
+		}
+		row++;
+	}
+	/* the lossy arms' lost fraction per interval, from 0 */
+	for (a = 0; a < m->narms && m->arm[a].nlspark == 0; a++)
+		;
+	if (row < y + h - 1 && r == nrows && a < m->narms) {
+		mvprintw(row, x + 2, "%-15s", "loss trend");
+		for (a = 0; a < m->narms; a++) {
+			char s[200];
+			int n = m->arm[a].nlspark < cw - 2 ? m->arm[a].nlspark : cw - 2;
+
+			if (!m->arm[a].nlspark)
+				continue;
+			spark(t, m->arm[a].lspark, m->arm[a].nlspark, cw - 2, 1, s);
+			if (t->color)
+				attron(COLOR_PAIR(C_ARM0 + a));
+			mvprintw(row, x + 17 + a * cw + (cw - 1) - n, "%s", s);
 			if (t->color)
 				attroff(COLOR_PAIR(C_ARM0 + a));
 		}
@@ -152,10 +216,15 @@ static void draw_faults(struct tui *t, int y, int x, int h, int w)
 	struct model *m = t->m;
 	int i, row = y + 1;
 
+	/* wide: the counters as rates too (packets a second over the last poll) */
+	int rates = w >= 100, rw = w - 44 - (rates ? 18 : 0);
+
 	box_at(t, y, x, h, w, "Faults (rdma-inject rules, live)", t->pane == P_FAULTS);
 	attr(t, C_HEAD, 1);
-	mvprintw(row++, x + 2, "%-3s %-4s %-4s %-*.*s %9s %8s %6s", "id", "dev", "dir", w - 44,
-		 w - 44, "rule", "matched", "dropped", "now%");
+	mvprintw(row++, x + 2, "%-3s %-4s %-4s %-*.*s %9s %8s %6s", "id", "dev", "dir", rw, rw,
+		 "rule", "matched", "dropped", "now%");
+	if (rates)
+		printw(" %8s %8s", "match/s", "drop/s");
 	attr(t, C_HEAD, 0);
 	for (i = 0; i < m->nrules && row < y + h - 1; i++, row++) {
 		struct model_rule *r = &m->rule[i];
@@ -164,8 +233,10 @@ static void draw_faults(struct tui *t, int y, int x, int h, int w)
 		if (sel)
 			attr(t, C_SEL, 1);
 		mvprintw(row, x + 2, "%-3d %-4s %-4.4s %-*.*s %9llu %8llu %6.2f", r->id, r->dev, r->dir,
-			 w - 44, w - 44, r->enabled ? r->rule : "(off)", (unsigned long long)r->matched,
+			 rw, rw, r->enabled ? r->rule : "(off)", (unsigned long long)r->matched,
 			 (unsigned long long)r->dropped, 100 * r->drop_rate);
+		if (rates)
+			printw(" %8.0f %8.0f", r->matched_ps, r->dropped_ps);
 		if (sel)
 			attr(t, C_SEL, 0);
 	}
@@ -188,6 +259,54 @@ static void draw_nodes(struct tui *t, int y, int x, int h, int w)
 			attr(t, C_WARN, 0);
 	}
 	(void)w;
+}
+
+/* the selected arm's step times over its finished rounds: log-spaced
+ * buckets from its fastest to its slowest step, a bar each */
+static void draw_hist(struct tui *t, int y, int x, int h, int w)
+{
+	struct model_arm *a = &t->m->arm[t->sel_arm < t->m->narms ? t->sel_arm : 0];
+	const struct hist *hs = &a->acc.h;
+	int rows = h - 2, i, bw = w - 26;
+	uint64_t cnt[64] = { 0 }, top = 0;
+	double lo, hi, ratio;
+	char title[80], b[400];
+	unsigned int k;
+
+	snprintf(title, sizeof(title), "Step times: %s (finished rounds)", a->name);
+	box_at(t, y, x, h, w, title, 0);
+	if (!hs->count || rows < 2 || bw < 4) {
+		mvprintw(y + 1, x + 2, "no finished round yet");
+		return;
+	}
+	if (rows > 64)
+		rows = 64;
+	lo = (double)(hs->min ? hs->min : 1);
+	hi = (double)hs->max + 1;
+	ratio = hi > lo ? hi / lo : 2;
+	for (k = 0; k < HIST_NBUCKETS; k++) {
+		double v;
+
+		if (!hs->counts[k])
+			continue;
+		v = (double)hist_bucket_lo(k);
+		i = v <= lo ? 0 : (int)(log(v / lo) / log(ratio) * rows);
+		i = i < 0 ? 0 : i >= rows ? rows - 1 : i;
+		cnt[i] += hs->counts[k];
+	}
+	for (i = 0; i < rows; i++)
+		top = cnt[i] > top ? cnt[i] : top;
+	for (i = 0; i < rows; i++) {
+		double from = lo * pow(ratio, (double)i / rows) / 1e6;
+
+		bar(t, top ? (double)cnt[i] / (double)top : 0, bw, b);
+		mvprintw(y + 1 + i, x + 2, "%9.2f ms %7llu ", from, (unsigned long long)cnt[i]);
+		if (t->color)
+			attron(COLOR_PAIR(C_ARM0 + (t->sel_arm < t->m->narms ? t->sel_arm : 0)));
+		printw("%s", b);
+		if (t->color)
+			attroff(COLOR_PAIR(C_ARM0 + (t->sel_arm < t->m->narms ? t->sel_arm : 0)));
+	}
 }
 
 static void draw_events(struct tui *t, int y, int x, int h, int w)
@@ -276,7 +395,13 @@ void tui_draw(struct tui *t)
 					attr(t, C_WARN, 0);
 			}
 		}
-		draw_events(t, 1 + arms_h + mid_h, 0, ev_h, W);
+		/* tall and wide: the selected arm's histogram beside the events */
+		if (H >= 40 && W >= 160) {
+			draw_events(t, 1 + arms_h + mid_h, 0, ev_h, W - 70);
+			draw_hist(t, 1 + arms_h + mid_h, W - 70, ev_h, 70);
+		} else {
+			draw_events(t, 1 + arms_h + mid_h, 0, ev_h, W);
+		}
 	}
 	pthread_mutex_unlock(&t->m->lock);
 	if (t->incmd) {
@@ -309,6 +434,9 @@ void tui_draw(struct tui *t)
 
 void tui_curses_start(struct tui *t)
 {
+	/* the user's locale: ncursesw then writes UTF-8; blocks only there */
+	setlocale(LC_ALL, "");
+	t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	initscr();
 	cbreak();
 	noecho();

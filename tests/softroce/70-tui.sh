@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="tui_columns_80x24 tui_drop_by_keys tui_plus_key tui_quit_clean tui_200x60 tui_too_small tui_attach
-       tui_expectations"
+       tui_expectations tui_ascii_fallback"
 W=$(mktemp -d /tmp/rtb-tui.XXXXXX)
 SUITE_EXIT='tmux -L rtbtest kill-server 2>/dev/null; rm -rf "$W"'
 command -v tmux >/dev/null || { for t in $TESTS; do fail "$t" "no tmux (make deps)"; done; exit 0; }
@@ -22,11 +22,14 @@ rules() { "$C" -j inject stats | jq -c '[.rules[] | .rule]'; }
 # for them to read RULES (3 s saw two of three on a slow CI host); $r is the last read
 wait_rules() { local i; for i in $(seq 60); do sleep 0.5; r=$(rules); [ "$r" = "$1" ] && return 0; done; return 1; }
 arms_left() { "$C" -j testbed status | jq '[.nodes[].arms] | add'; }
-start() {	# session cols rows args...
+start() {	# session cols rows args... (a UTF-8 locale, a colour terminal; ENV: others)
 	local s=$1 x=$2 y=$3; shift 3
 	$T new-session -d -s "$s" -x "$x" -y "$y" \
-		"$C tui $* ; echo \$? > $W/$s.rc; sleep 3600"
+		"env ${ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} $C tui $* ; echo \$? > $W/$s.rc; sleep 3600"
 }
+BLOCKS='[▁▂▃▄▅▆▇█]'
+# the escape sequences of a pane (colours: SGR 3x/9x/38)
+escapes() { $T capture-pane -t "$1" -p -e; }
 wait_for() {	# session pattern seconds
 	local i
 	for i in $(seq $(($3 * 2))); do screen "$1" | grep -qE -- "$2" && return 0; sleep 0.5; done
@@ -94,12 +97,22 @@ VS_ALL='^\| p99 1st/this +- +[0-9.]+ \([0-9.]+-[0-9.]+\) +[0-9.]+ \([0-9.]+-[0-9
 if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | grep -c 'agent ok')" = 3 ] &&
 	wait_for b "$VS_ALL" 10; then
 	vs=$(screen b | grep -E "$VS_ALL" | tr -s ' ')
+	# colour per arm, Unicode sparklines, the selected arm's histogram,
+	# rates of the injector's counters (wait for a finished round's histogram)
+	wait_for b "Step times: rc .*" 60
+	wait_for b "^ *\| +[0-9.]+ ms +[0-9]+ +█" 120
+	trend=$(screen b | grep -m1 "p50 trend" | tr -s ' ')
+	hist=$(screen b | grep -cE "[0-9.]+ ms +[0-9]+ +[█▏▎▍▌▋▊▉]")
+	cols=$(escapes b | grep -oE $'\e\\[[0-9;]*3[1-7]m' | sort -u | wc -l)
+	rates=$(screen b | grep -c "match/s")
+	cp <(screen b) build/tui-200x60.txt 2>/dev/null
 	$T send-keys -t b v
 	sleep 1
-	if screen b | grep -q "Arms: throughput" && screen b | grep -qE '^\| busbw \[MB/s\] +[0-9.]+'; then
-		pass tui_200x60 "nodes pane with 3 agents ok, ${vs:-?}, $(screen b | grep -c . ) lines drawn, v: throughput view"
+	if screen b | grep -q "Arms: throughput" && screen b | grep -qE '^\| busbw \[MB/s\] +[0-9.]+' &&
+		grep -qE "$BLOCKS" <<< "$trend" && [ "$hist" -ge 3 ] && [ "$cols" -ge 4 ] && [ "$rates" = 1 ]; then
+		pass tui_200x60 "nodes pane with 3 agents ok, ${vs:-?}, $(screen b | grep -c . ) lines drawn; $trend; histogram $hist bars; $cols colours; match/s drop/s; v: throughput view"
 	else
-		fail tui_200x60 "no throughput view: $(screen b | head -5 | tr '\n' '|')"
+		fail tui_200x60 "trend [$trend] hist $hist colours $cols rates $rates: $(screen b | head -5 | tr '\n' '|')"
 	fi
 else
 	fail tui_200x60 "$(screen b | head -8 | tr '\n' '|')"
@@ -158,5 +171,25 @@ if wait_for e "expectations 6 of 7 held" 240 && screen e | grep -q "FAILED rc: p
 else
 	fail tui_expectations "$(screen e | grep -E 'rdmactl tui|held|failed' | tr -s ' ' | head -c 600)"
 fi
+# --- TERM=vt100 LANG=C: plain ASCII, no colour (the same numbers)
+ENV="LANG=C LC_ALL=C TERM=vt100" start d 100 30 profiles/quickstart.yaml -o "$W/d" --set run.iters=600 \
+	--set run.rounds=60 --set faults=
+if wait_for d "$P50_ALL" 120 && wait_for d "p50 trend +[ .:=+*#%@-]+" 30; then
+	nonascii=$(screen d | LC_ALL=C grep -c $'[\x80-\xff]')
+	cols=$(escapes d | grep -cE $'\e\\[[0-9;]*3[0-9]m')
+	trend=$(screen d | grep -m1 "p50 trend" | tr -s ' ')
+	$T send-keys -t d q
+	for _ in $(seq 120); do [ -s "$W/d.rc" ] && break; sleep 0.5; done
+	if [ "$nonascii" = 0 ] && [ "$cols" = 0 ]; then
+		pass tui_ascii_fallback "vt100, LANG=C: no byte above 127, no colour; $trend"
+	else
+		fail tui_ascii_fallback "$nonascii non-ASCII lines, $cols coloured: $(screen d | grep -m1 'p50 trend')"
+	fi
+else
+	fail tui_ascii_fallback "$(screen d | head -8 | tr '\n' '|')"
+	$T send-keys -t d q
+fi
+
 # reached the end: a non-zero exit means the suite was cut short
 exit 0
+

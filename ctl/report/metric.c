@@ -155,7 +155,7 @@ int metric_shown(const struct metric *m, unsigned where, enum measure measure)
 }
 
 /* the metric's number in arm: 1 and *v, or 0 */
-static int num_of(const struct metric *m, const json_t *arm, double *v)
+int metric_value(const struct metric *m, const json_t *arm, double *v)
 {
 	const json_t *x = jr_path(arm, m->path);
 
@@ -254,14 +254,14 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 		snprintf(buf, len, "%s", json_is_true(x) ? "FAILED" : "ok");
 		return 1;
 	case MK_RATIO:
-		if (!first || arm == first || !num_of(m, arm, &v) || !num_of(m, first, &v0) ||
+		if (!first || arm == first || !metric_value(m, arm, &v) || !metric_value(m, first, &v0) ||
 		    v <= 0 || v0 <= 0)
 			return 0;
 		snprintf(buf, len, m->fmt, v0 / v);
 		return 1;
 	case MK_PCT:
 	case MK_NUM:
-		if (!num_of(m, arm, &v))
+		if (!metric_value(m, arm, &v))
 			return 0;
 		if (csv) {
 			snprintf(buf, len, m->csv_fmt, v);

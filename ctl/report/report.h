@@ -83,6 +83,8 @@ extern const struct metric report_metrics[];	/* { NULL } terminated */
  * buf filled, or 0 (no value: buf = absent); csv: raw and csv_fmt */
 int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, int csv,
 		char *buf, size_t len);
+/* m's raw number for arm (over its per path when set): 1 and *v, or 0 */
+int metric_value(const struct metric *m, const json_t *arm, double *v);
 /* does m show for measure in this rendering (where: one MW_* bit)? */
 int metric_shown(const struct metric *m, unsigned where, enum measure measure);
 
@@ -139,7 +141,11 @@ int report_junit_print(const json_t *report, const char *suite, const char *err,
  * chrome://tracing) */
 int report_nccl_tests(const json_t *report, FILE *f);
 int report_trace_events(const json_t *report, FILE *f);
-/* rdmactl report A B: arm by arm, B against A */
-void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f);
+/* rdmactl report A B [C ...] (compare.c): every run against the first, arm
+ * by arm, every numeric metric, the change in percent and (step-time
+ * percentiles) its 95% bootstrap interval; as JSON, text and HTML */
+json_t *report_comparison(const json_t *const *reports, const char *const *dirs, int n);
+void report_comparison_text(const json_t *cmp, FILE *f);
+void report_comparison_html(const json_t *cmp, FILE *f);
 
 #endif

@@ -196,31 +196,3 @@ void report_print_text(const json_t *rep, FILE *f)
 	report_print_expectations(rep, f);
 }
 
-void report_compare(const json_t *a, const json_t *b, const char *na, const char *nb, FILE *f)
-{
-	const json_t *x, *y, *py;
-	size_t k, n;
-
-	fprintf(f, "# %s vs %s\n# %-10s %12s %12s %8s %12s %12s %8s %10s %10s\n", na, nb, "arm",
-		"A p50[ms]", "B p50[ms]", "B/A", "A p99[ms]", "B p99[ms]", "B/A", "A lost", "B lost");
-	json_array_foreach(json_object_get(a, "arms"), k, x) {
-		const char *name = jr_str(x, "name");
-		double a50, b50, a99, b99;
-
-		y = NULL;
-		json_array_foreach(json_object_get(b, "arms"), n, py)
-			if (!strcmp(jr_str(py, "name"), name))
-				y = py;
-		if (!y) {
-			fprintf(f, "  %-10s (only in %s)\n", name, na);
-			continue;
-		}
-		a50 = jr_real(json_object_get(x, "percentiles"), "p50_ns") / 1e6;
-		b50 = jr_real(json_object_get(y, "percentiles"), "p50_ns") / 1e6;
-		a99 = jr_real(json_object_get(x, "percentiles"), "p99_ns") / 1e6;
-		b99 = jr_real(json_object_get(y, "percentiles"), "p99_ns") / 1e6;
-		fprintf(f, "  %-10s %12.2f %12.2f %8.2f %12.2f %12.2f %8.2f %9.3f%% %9.3f%%\n", name,
-			a50, b50, a50 > 0 ? b50 / a50 : 0, a99, b99, a99 > 0 ? b99 / a99 : 0,
-			100 * jr_real(x, "lost_fraction"), 100 * jr_real(y, "lost_fraction"));
-	}
-}

@@ -12,7 +12,7 @@ SUITE=formats
 . tests/softroce/lib.sh
 C=$RDMACTL
 PY=/usr/bin/python3
-plan nccl_tests_json perfetto_json checkers_refuse format_errors
+plan nccl_tests_json perfetto_json checkers_refuse format_errors compare_runs
 W=$(mktemp -d /tmp/rtb-formats.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 for n in collective train kv; do
@@ -62,4 +62,36 @@ if [ $rc = 1 ] && grep -q "for collective runs; this one is 'kv'" <<< "$out" &&
 	pass format_errors "kv as nccl-tests: exit 1, $out; unknown format: exit 2"
 else
 	fail format_errors "rc=$rc $out; rc2=$rc2 $out2"
+fi
+
+# rdmactl report A B C: a run against itself changes nothing (0%, an
+# interval around 0); a run whose step times are all twice as long shows
+# +100% on every percentile with an interval that holds it; arms only one
+# run has are listed; text, JSON and an HTML page Python's parser reads
+mkdir "$W/slow"
+jq '.arms |= map(.time_hist_ns.buckets |= map([(.[0] + 128), .[1]]) |
+	.time_hist_ns.min_ns *= 2 | .time_hist_ns.max_ns *= 2 |
+	.percentiles |= with_entries(if (.key | endswith("_ns")) then .value *= 2 else . end))' \
+	"$W/collective/report.json" > "$W/slow/report.json"
+j=$("$C" report "$W/collective" "$W/collective" "$W/slow" "$W/kv" --format json 2>&1)
+txt=$("$C" report "$W/collective" "$W/slow" 2>&1)
+"$C" report "$W/collective" "$W/slow" --format html > "$W/cmp.html" 2>&1
+html=$("$PY" -c 'import sys, html.parser
+class P(html.parser.HTMLParser):
+    rows = 0
+    def handle_starttag(self, t, a):
+        if t == "tr": P.rows += 1
+P().feed(open(sys.argv[1]).read()); print(P.rows)' "$W/cmp.html" 2>&1)
+p50=$(jq -c '[.arms[] | select(.name == "rc") | .metrics[] | select(.metric == "p50_ns") |
+	.change_pct[1], .ci95_pct[1], .change_pct[2], .ci95_pct[2]]' <<< "$j" 2>/dev/null)
+if jq -e '(.runs | length) == 4 and ([.arms[].name] | index("rc") != null) and
+	([.arms[] | select(.metrics | length > 0)] | length) == ([.arms[]] | length) and
+	all(.arms[] | select(.name == "rc") | .metrics[] | select(.metric == "p50_ns");
+	    .change_pct[1] == 0 and .ci95_pct[1][0] <= 0 and .ci95_pct[1][1] >= 0 and
+	    (.change_pct[2] > 99 and .change_pct[2] < 101) and .ci95_pct[2][0] <= 100 and .ci95_pct[2][1] >= 99 and
+	    .values[3] == null)' <<< "$j" >/dev/null &&
+	grep -qE '^  rc +p50_ns .* \+100\.[0-9]% \[' <<< "$txt" && [ "${html:-0}" -ge 10 ]; then
+	pass compare_runs "rc p50: itself, slowed x2 [change, interval]: $p50; $(jq '[.arms[].name] | length' <<< "$j") arms over 4 runs (kv's own listed); html $html rows"
+else
+	fail compare_runs "$p50 | $(head -c 400 <<< "$j") | $(grep p50 <<< "$txt" | head -2)"
 fi

@@ -20,7 +20,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		report_print_text(r, f);
 		report_csv(r, f);
 		report_html(r, f);
-		report_compare(r, r, "a", "b", f);
+		{
+			const json_t *two[2] = { r, r };
+			const char *names[2] = { "a", "b" };
+			json_t *c = report_comparison(two, names, 2);
+
+			report_comparison_text(c, f);
+			report_comparison_html(c, f);
+			json_decref(c);
+		}
 		report_junit_print(r, "fuzz", NULL, f);
 		report_nccl_tests(r, f);
 		report_trace_events(r, f);

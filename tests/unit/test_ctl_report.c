@@ -200,7 +200,13 @@ static void test_escape(const json_t *rep)
 
 		EXPECT(f != NULL);
 		if (f) {
-			report_compare(r, rep, "a", "b", f);
+			const json_t *two[2] = { r, rep };
+			const char *names[2] = { "a", "b" };
+			json_t *c = report_comparison(two, names, 2);
+
+			report_comparison_text(c, f);
+			report_comparison_html(c, f);
+			json_decref(c);
 			report_print_text(r, f);
 			report_csv(r, f);
 			report_html(r, f);

@@ -110,6 +110,11 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 int inject_release(struct agent *a, unsigned int conn);
 /* wait (at most timeout_ms) until no inject_release is deleting rules */
 void inject_quiesce(struct agent *a, int timeout_ms);
+/* every arm: [{id, workload, state, progress}] (arm.c) */
+json_t *arm_snapshot(struct agent *a);
+/* --metrics ADDR:PORT: the OpenMetrics endpoint (metrics.c); 0 or -errno */
+int metrics_start(struct agent *a, const char *addr);
+void metrics_stop(void);
 int hw_counters(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen);
 

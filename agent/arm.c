@@ -370,3 +370,26 @@ int arm_release(struct agent *a, unsigned int conn)
 	}
 	return n;
 }
+
+json_t *arm_snapshot(struct agent *a)
+{
+	json_t *out = json_array();
+	int i;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_ARMS; i++) {
+		struct arm *x = a->arms[i];
+
+		if (!x)
+			continue;
+		json_array_append_new(out, json_pack("{s:I,s:s,s:s,s:I}", "id", (json_int_t)x->id,
+						     "workload", x->wl->name, "state",
+						     state_names[__atomic_load_n(&x->state,
+										 __ATOMIC_ACQUIRE)],
+						     "progress",
+						     (json_int_t)__atomic_load_n(&x->ctx.progress,
+										 __ATOMIC_RELAXED)));
+	}
+	pthread_mutex_unlock(&a->lock);
+	return out;
+}

@@ -88,13 +88,16 @@ static void usage(FILE *f)
 		"  -l, --listen ADDR:PORT control channel address (default 127.0.0.1:47100)\n"
 		"  -t, --token-file FILE  shared secret the controller must present\n"
 		"  -n, --name NAME        node name reported to the controller (default: DEV)\n"
+		"  -m, --metrics ADDR:PORT  an OpenMetrics (Prometheus) endpoint, GET /metrics:\n"
+		"                         arms, hw counters, injector counts; read-only, no token,\n"
+		"                         off by default (e.g. 127.0.0.1:9464)\n"
 		"  -v, --verbose          log every request\n"
 		"  -L, --list             every workload's options (what profiles and rdmactl take)\n"
 		"  -h, --help\n");
 }
 
 struct agent_args {
-	const char *dev, *listen_at, *token_file, *name;
+	const char *dev, *listen_at, *token_file, *name, *metrics;
 	uint64_t port, gidx;
 	int have_gidx, no_rdma;
 };
@@ -113,12 +116,13 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "list", no_argument, NULL, 'L' },
 		{ "no-rdma", no_argument, NULL, 'N' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:vhL", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:m:vhL", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'i':
@@ -137,6 +141,7 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		case 'l': o->listen_at = optarg; break;
 		case 't': o->token_file = optarg; break;
 		case 'n': o->name = optarg; break;
+		case 'm': o->metrics = optarg; break;
 		case 'N': o->no_rdma = 1; break;
 		case 'v': log_verbose++; break;
 		case 'h': usage(stdout); return 1;
@@ -249,7 +254,18 @@ int main(int argc, char **argv)
 		 o.listen_at);
 	if (inject_renewer_start(&a))
 		log_info("cannot start the lease renewer: leased rules will expire");
+	if (o.metrics) {
+		r = metrics_start(&a, o.metrics);
+		if (r) {
+			log_err("--metrics %s: cannot listen: %s", o.metrics, strerror(-r));
+			agent_shutdown(&a);
+			close(lfd);
+			goto close_dev;
+		}
+		log_info("%s: OpenMetrics at http://%s/metrics", a.name, o.metrics);
+	}
 	serve(&a, lfd);
+	metrics_stop();
 	rc = 0;
 	log_info("%s: shutting down", a.name);
 	agent_shutdown(&a);

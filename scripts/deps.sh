@@ -22,6 +22,8 @@ PKGS=(
 	tmux jq python3 python3-jsonschema chromium nodejs libclang-rt-14-dev valgrind
 	# man pages: built with groff's man macros, checked with man and col
 	groff-base man-db bsdextrautils bash-completion
+	# the agent's OpenMetrics endpoint, read by Prometheus' own parser
+	python3-prometheus-client curl
 	# packet traces: tshark checks the pcapng files and their RoCE dissection
 	tshark
 )

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 SUITE=habits
 . tests/softroce/lib.sh
 plan complete_objects complete_options complete_values complete_set_keys complete_nodes \
-     complete_inject complete_agent man_pages install_places
+     complete_inject complete_agent man_pages install_places openmetrics
 W=$(mktemp -d /tmp/rtb-habits.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export PATH="$PWD/build/bin:$PATH"
@@ -139,4 +139,30 @@ if [ -s "$W/inst/usr/share/man/man1/rdmactl.1" ] && [ -s "$W/inst/usr/share/man/
 	pass install_places "man -M finds the pages; completion in share/bash-completion/completions/{rdmactl,rdma-inject,rdma-agent}"
 else
 	fail install_places "$out $(find "$W/inst" -type f | head)"
+fi
+
+# rdma-agent --metrics: an OpenMetrics endpoint read by Prometheus' own
+# parser (python3-prometheus-client, strict OpenMetrics); 404 elsewhere,
+# 405 for anything but GET; off unless asked (no second port listens)
+(umask 077; echo 0123456789abcdef0123 > "$W/tok")
+build/bin/rdma-agent --no-rdma --token-file "$W/tok" --listen 127.0.0.1:47991 --metrics 127.0.0.1:47992 \
+	> "$W/agent.log" 2>&1 &
+ap=$!
+build/bin/rdma-agent --no-rdma --token-file "$W/tok" --listen 127.0.0.1:47993 > "$W/agent2.log" 2>&1 &
+ap2=$!
+for _ in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:47992/metrics && break; sleep 0.1; done
+fam=$(curl -s http://127.0.0.1:47992/metrics | /usr/bin/python3 -c '
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse
+print(" ".join("%s:%s:%d" % (f.name, f.type, len(f.samples)) for f in parse(sys.stdin.read())))' 2>&1)
+c404=$(curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1:47992/)
+c405=$(curl -s -X POST -o /dev/null -w "%{http_code}" http://127.0.0.1:47992/metrics)
+ctype=$(curl -s -o /dev/null -w "%{content_type}" http://127.0.0.1:47992/metrics)
+other=$(ss -ltnpH 2>/dev/null | grep -c "pid=$ap2,")	# without --metrics: its control port alone
+kill $ap $ap2; wait $ap $ap2 2>/dev/null
+if [[ $fam == *"rdma_agent:info:1"* && $fam == *"rdma_agent_arms:gauge:4"* && $fam == *"rdma_agent_arm_operations:counter:0"* ]] &&
+	[ "$c404" = 404 ] && [ "$c405" = 405 ] && [[ $ctype == application/openmetrics-text* ]] && [ "$other" = 1 ]; then
+	pass openmetrics "parsed: $fam; / 404, POST 405; $ctype; an agent without --metrics listens on its control port alone"
+else
+	fail openmetrics "$fam | $c404 $c405 $ctype other=$other | $(tail -3 "$W/agent.log")"
 fi

@@ -43,10 +43,26 @@ static void label(FILE *f, const char *s)
 	}
 }
 
+/* one counter family of the injector's per-direction counts (key: in each
+ * direction's object) */
+static void inject_family(FILE *f, const json_t *inj, const char *key, const char *name,
+			  const char *help)
+{
+	const char *dir;
+	const json_t *d;
+
+	fprintf(f, "# TYPE rdma_inject_%s counter\n# HELP rdma_inject_%s %s\n", name, name, help);
+	json_object_foreach((json_t *)inj, dir, d) {
+		fprintf(f, "rdma_inject_%s_total{dir=\"", name);
+		label(f, dir);
+		fprintf(f, "\"} %lld\n", (long long)json_integer_value(json_object_get(d, key)));
+	}
+}
+
 /* the exposition, into f */
 static void exposition(struct agent *a, FILE *f)
 {
-	json_t *arms = arm_snapshot(a), *hw = NULL, *x, *d;
+	json_t *arms = arm_snapshot(a), *hw = NULL, *x;
 	static const char *const states[] = { "prepared", "connected", "running", "done" };
 	const char *k;
 	char err[128];
@@ -90,20 +106,10 @@ static void exposition(struct agent *a, FILE *f)
 			label(f, k);
 			fprintf(f, "\"} %lld\n", (long long)json_integer_value(x));
 		}
-		fputs("# TYPE rdma_inject_roce_packets counter\n# HELP rdma_inject_roce_packets "
-		      "RoCE packets the injector's hooks on the device's netdev saw.\n", f);
-		json_object_foreach(json_object_get(hw, "injector"), k, d) {
-			fputs("rdma_inject_roce_packets_total{dir=\"", f);
-			label(f, k);
-			fprintf(f, "\"} %lld\n", (long long)json_integer_value(json_object_get(d, "roce_pkts")));
-		}
-		fputs("# TYPE rdma_inject_resent_packets counter\n# HELP rdma_inject_resent_packets "
-		      "Resent packets the injector's hooks counted (tracking on).\n", f);
-		json_object_foreach(json_object_get(hw, "injector"), k, d) {
-			fputs("rdma_inject_resent_packets_total{dir=\"", f);
-			label(f, k);
-			fprintf(f, "\"} %lld\n", (long long)json_integer_value(json_object_get(d, "resent")));
-		}
+		inject_family(f, json_object_get(hw, "injector"), "roce_pkts", "roce_packets",
+			      "RoCE packets the injector's hooks on the device's netdev saw.");
+		inject_family(f, json_object_get(hw, "injector"), "resent", "resent_packets",
+			      "Resent packets the injector's hooks counted (tracking on).");
 	}
 	json_decref(hw);
 	fputs("# EOF\n", f);

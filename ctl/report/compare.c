@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "ctl/report/plot.h"
 #include "ctl/report/report.h"
 #include "lib/boot.h"
 
@@ -168,6 +169,11 @@ static void cell_value(const char *metric, const json_t *v, const json_t *shrt, 
 		strcat(buf, REPORT_SHORT_MARK);
 }
 
+/* run k's cells of a metric row: its value, its change from the first (with
+ * the interval when there is one); ci: that interval or NULL */
+static void row_cells(const json_t *row, size_t k, char *v, size_t vlen, char *c, size_t clen,
+		      const json_t **ci);
+
 static void cell_change(const json_t *c, const json_t *ci, char *buf, size_t len)
 {
 	if (!json_is_number(c))
@@ -178,6 +184,15 @@ static void cell_change(const json_t *c, const json_t *ci, char *buf, size_t len
 			 json_number_value(json_array_get(ci, 1)));
 	else
 		snprintf(buf, len, "%+.1f%%", json_number_value(c));
+}
+
+static void row_cells(const json_t *row, size_t k, char *v, size_t vlen, char *c, size_t clen,
+		      const json_t **ci)
+{
+	*ci = json_array_get(json_object_get(row, "ci95_pct"), k);
+	cell_value(jr_str(row, "metric"), json_array_get(json_object_get(row, "values"), k),
+		   json_array_get(json_object_get(row, "insufficient_samples"), k), v, vlen);
+	cell_change(json_array_get(json_object_get(row, "change_pct"), k), *ci, c, clen);
 }
 
 void report_comparison_text(const json_t *cmp, FILE *f)
@@ -198,39 +213,17 @@ void report_comparison_text(const json_t *cmp, FILE *f)
 	fputc('\n', f);
 	json_array_foreach(json_object_get(cmp, "arms"), i, arm) {
 		json_array_foreach(json_object_get(arm, "metrics"), j, row) {
-			const json_t *vals = json_object_get(row, "values");
+			const json_t *ci;
 			char v[32], c[64];
 
-			const json_t *sh = json_object_get(row, "insufficient_samples");
-			const char *mn = jr_str(row, "metric");
-
-			cell_value(mn, json_array_get(vals, 0), json_array_get(sh, 0), v, sizeof(v));
+			row_cells(row, 0, v, sizeof(v), c, sizeof(c), &ci);
 			fprintf(f, "  %-10s %-22s %14s", jr_str(arm, "name"), jr_str(row, "metric"), v);
 			for (k = 1; k < n; k++) {
-				cell_value(mn, json_array_get(vals, k), json_array_get(sh, k), v, sizeof(v));
-				cell_change(json_array_get(json_object_get(row, "change_pct"), k),
-					    json_array_get(json_object_get(row, "ci95_pct"), k), c,
-					    sizeof(c));
+				row_cells(row, k, v, sizeof(v), c, sizeof(c), &ci);
 				fprintf(f, " %14s %-28s", v, c);
 			}
 			fputc('\n', f);
 		}
-	}
-}
-
-static void html_esc_to(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '"')
-			fputs("&quot;", f);
-		else
-			fputc(*s, f);
 	}
 }
 
@@ -253,43 +246,37 @@ void report_comparison_html(const json_t *cmp, FILE *f)
 	      f);
 	json_array_foreach(runs, i, r) {
 		fprintf(f, "<li>%c: ", (int)('A' + i));
-		html_esc_to(f, jr_str(r, "dir"));
+		html_escape(f, jr_str(r, "dir"));
 		fputs(" (", f);
-		html_esc_to(f, jr_str(r, "profile"));
+		html_escape(f, jr_str(r, "profile"));
 		fputs(", ", f);
-		html_esc_to(f, jr_str(r, "created"));
+		html_escape(f, jr_str(r, "created"));
 		fprintf(f, ")%s</li>\n", i ? "" : ", the baseline");
 	}
 	fputs("</ul>\n", f);
 	json_array_foreach(json_object_get(cmp, "arms"), i, arm) {
 		fputs("<h2>", f);
-		html_esc_to(f, jr_str(arm, "name"));
+		html_escape(f, jr_str(arm, "name"));
 		fputs("</h2>\n<table class=\"cmp\"><tr><th>metric</th><th>A</th>", f);
 		for (k = 1; k < n; k++)
 			fprintf(f, "<th>%c</th><th>%c vs A</th>", (int)('A' + k), (int)('A' + k));
 		fputs("</tr>\n", f);
 		json_array_foreach(json_object_get(arm, "metrics"), j, row) {
-			const json_t *vals = json_object_get(row, "values");
+			const json_t *ci;
 			char v[32], c[64];
 
-			const json_t *sh = json_object_get(row, "insufficient_samples");
-			const char *mn = jr_str(row, "metric");
-
-			cell_value(mn, json_array_get(vals, 0), json_array_get(sh, 0), v, sizeof(v));
+			row_cells(row, 0, v, sizeof(v), c, sizeof(c), &ci);
 			fputs("<tr><td class=\"m\">", f);
-			html_esc_to(f, jr_str(row, "metric"));
+			html_escape(f, jr_str(row, "metric"));
 			fprintf(f, "</td><td>%s</td>", v);
 			for (k = 1; k < n; k++) {
-				const json_t *ci = json_array_get(json_object_get(row, "ci95_pct"), k);
 				const char *cls = "";
 
+				row_cells(row, k, v, sizeof(v), c, sizeof(c), &ci);
 				if (json_is_array(ci) && json_number_value(json_array_get(ci, 0)) > 0)
 					cls = " class=\"up\"";
 				else if (json_is_array(ci) && json_number_value(json_array_get(ci, 1)) < 0)
 					cls = " class=\"down\"";
-				cell_value(mn, json_array_get(vals, k), json_array_get(sh, k), v, sizeof(v));
-				cell_change(json_array_get(json_object_get(row, "change_pct"), k), ci, c,
-					    sizeof(c));
 				fprintf(f, "<td>%s</td><td%s>%s</td>", v, cls, c);
 			}
 			fputs("</tr>\n", f);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,10 +193,54 @@ int tb_node_index(const struct tb_state *s, const char *name)
 	return -1;
 }
 
+/* how long the last wait for this backend's agents took (the cache keeps
+ * it): the ETA of the next; 0 when unknown */
+static double last_wait_s(const struct tb_state *s, double set)
+{
+	char path[PATH_MAX];
+	double v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/wait-%s-%d.s", ctl_cache_dir(), tb_backend_name(s->backend),
+		 s->nodes);
+	if (set > 0) {
+		f = fopen(path, "we");
+		if (f) {
+			fprintf(f, "%.1f\n", set);
+			fclose(f);
+		}
+		return set;
+	}
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1 || v < 0 || v > 3600)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* on a terminal: a line that says how far the wait is, with an ETA from
+ * the last wait of the same kind */
+static void wait_progress(int nok, int n, double el, double eta_total, int done)
+{
+	if (!isatty(2) || log_verbose < 0)
+		return;
+	if (done) {
+		fprintf(stderr, "\r%-72s\r", "");
+		return;
+	}
+	if (eta_total > el)
+		fprintf(stderr, "\r  waiting for the agents: %d/%d ready, %.0f s, ETA %.0f s   ", nok, n,
+			el, eta_total - el);
+	else
+		fprintf(stderr, "\r  waiting for the agents: %d/%d ready, %.0f s   ", nok, n, el);
+}
+
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *))
 {
-	int ok[TB_MAX_AGENTS] = { 0 }, nok = 0, i, last_report = -1;
-	double t0 = rtb_now_s();
+	int ok[TB_MAX_AGENTS] = { 0 }, nok = 0, i, last_report = -1, r = 0;
+	double t0 = rtb_now_s(), eta = last_wait_s(s, 0);
 	struct timespec ts = { 0, 250 * 1000 * 1000 };
 	char err[256];
 
@@ -221,12 +266,15 @@ int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const s
 		if (nok == s->nodes)
 			break;
 		if (ctl_interrupted)
-			return -EINTR;
-		if (!alive(s))
-			return -ECHILD;
-		if (rtb_now_s() - t0 > timeout_s)
-			return -ETIMEDOUT;
-		if ((int)(rtb_now_s() - t0) / 10 != last_report) {
+			r = -EINTR;
+		else if (!alive(s))
+			r = -ECHILD;
+		else if (rtb_now_s() - t0 > timeout_s)
+			r = -ETIMEDOUT;
+		if (r)
+			break;
+		wait_progress(nok, s->nodes, rtb_now_s() - t0, eta, 0);
+		if (!isatty(2) && (int)(rtb_now_s() - t0) / 10 != last_report) {
 			last_report = (int)(rtb_now_s() - t0) / 10;
 			if (last_report)
 				log_info("testbed: %d/%d agents ready after %.0f s", nok, s->nodes,
@@ -234,6 +282,9 @@ int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const s
 		}
 		nanosleep(&ts, NULL);
 	}
-	return 0;
+	wait_progress(nok, s->nodes, 0, 0, 1);
+	if (!r)
+		last_wait_s(s, rtb_now_s() - t0);
+	return r;
 }
 

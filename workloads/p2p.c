@@ -495,8 +495,16 @@ static int p2p_run(struct wl_ctx *c, json_t **result)
 			    "size", (json_int_t)p->cfg.size, "iters", (json_int_t)p->cfg.iters,
 			    "elapsed_ns", (json_int_t)elapsed, "inline",
 			    (json_int_t)(!one_sided(p->cfg.op) && p->cfg.size <= p->max_inline));
-	if (*result)
+	if (*result) {
 		json_object_set_new(*result, "qp", json_string(qp_types[p->cfg.qp]));
+		/* the QP as perftest's out_json describes its own */
+		json_object_update_new(*result,
+				       json_pack("{s:I,s:I,s:i,s:i}", "max_inline",
+						 (json_int_t)p->max_inline, "tx_depth",
+						 (json_int_t)(p->cfg.test == P2P_LAT ? 1 : p->cfg.tx_depth),
+						 "outstanding_reads", 16, "gid_index",
+						 c->dev ? c->dev->gid_index : -1));
+	}
 	if (!*result)
 		return -ENOMEM;
 	if (p->cfg.test == P2P_LAT && c->role == WL_CLIENT) {

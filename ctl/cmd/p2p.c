@@ -5,6 +5,7 @@
  * agent checks them against the workload's option table.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,20 @@
 #include "ctl/exp/exp.h"
 #include "lib/hist.h"
 #include "lib/log.h"
+#include "ctl/report/report.h"
+
+#define CQ_MODERATION 16	/* the p2p workload's CQ_MOD: a signaled completion every 16 */
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmactl [-j] p2p lat|bw [--client NODE] [--server NODE] [--OPTION VALUE]...\n"
+		   "                 [--out_json] [--out_json_file FILE]\n"
 		   "  point-to-point tests measured like perftest's ib_{write,read,send,atomic}_{lat,bw};\n"
 		   "  lat: WRITE/SEND half round trip, READ full round trip. Defaults: client node0,\n"
-		   "  server node1 (bw: size 64k).\n");
+		   "  server node1 (bw: size 64k).\n"
+		   "  --out_json, --out_json_file FILE  also the result in perftest's out_json form\n"
+		   "                   (test_info, results: t_typical, percentile_99, BW_average, ...;\n"
+		   "                   valid JSON), to FILE or perftest_out.json here, as perftest\n");
 	ctl_usage_wl(f, "p2p");
 }
 
@@ -107,6 +115,98 @@ static void print_lat_json(const struct ends *p, json_t *cres, json_t *sres, con
 	json_decref(out);
 }
 
+/* perftest's name of the test (its out_json "test") */
+static const char *pt_test(const char *test, const char *op)
+{
+	static const struct {
+		const char *test, *op, *name;
+	} names[] = {
+		{ "lat", "write", "RDMA_Write_Latency_Test" }, { "lat", "send", "Send_Latency_Test" },
+		{ "lat", "read", "RDMA_Read_Latency_Test" },
+		{ "lat", "faa", "Atomic_FETCH_AND_ADD_Latency_Test" },
+		{ "lat", "cas", "Atomic_CMP_AND_SWAP_Latency_Test" },
+		{ "bw", "write", "RDMA_Write_BW_Test" }, { "bw", "send", "Send_BW_Test" },
+		{ "bw", "read", "RDMA_Read_BW_Test" },
+		{ "bw", "faa", "Atomic_FETCH_AND_ADD_BW_Test" },
+		{ "bw", "cas", "Atomic_CMP_AND_SWAP_BW_Test" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i].test, test) && !strcmp(names[i].op, op))
+			return names[i].name;
+	return "unknown";
+}
+
+static double us2(double ns)	/* perftest's two decimals, in us */
+{
+	return round(ns / 10.0) / 100.0;
+}
+
+/*
+ * The result as perftest's --out_json writes it (perftest 4.5: its keys,
+ * sections and units; tests/formats/perftest-4.5 holds its own files), but
+ * valid JSON (4.5's has bare keys and trailing commas). Latency: t_typical
+ * is our p50, percentile_99/99.9 ours, t_stdev the histogram's; bandwidth
+ * in MB/sec = 2^20 B/s (perftest's default unit) and BW_peak 0.00, as
+ * perftest writes it with --noPeak: we measure no peak.
+ */
+static json_t *perftest_json(const struct ends *p, json_t *cres, const struct hist *h, int mtu)
+{
+	const char *test = jr_str(cres, "test"), *op = jr_str(cres, "op"), *qp = jr_str(cres, "qp");
+	int lat = !strcmp(test, "lat"), one_sided = !strcmp(op, "read") || !strcmp(op, "faa") ||
+						    !strcmp(op, "cas");
+	json_t *info, *res;
+	char ct[8];
+
+	snprintf(ct, sizeof(ct), "%s", qp);
+	for (char *c = ct; *c; c++)
+		*c = (char)(*c - ('a' <= *c && *c <= 'z' ? 32 : 0));
+	info = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:I}", "test", pt_test(test, op),
+			 "Dual_port", "OFF", "Device", p->cd, "Number_of_qps", 1, "Transport_type",
+			 "IB", "Connection_type", ct, "Using_SRQ", "OFF", "PCIe_relax_order", "ON",
+			 "ibv_wr_API", "OFF", "TX_depth", (json_int_t)jr_u64(cres, "tx_depth"));
+	if (!lat)
+		json_object_set_new(info, "CQ_Moderation", json_integer(CQ_MODERATION));
+	json_object_update_new(info, json_pack("{s:i,s:s,s:I}", "Mtu", mtu, "Link_type", "Ethernet",
+					       "GID_index",
+					       json_integer_value(json_object_get(cres, "gid_index"))));
+	if (one_sided)
+		json_object_set_new(info, "Outstand_reads",
+				    json_integer((json_int_t)jr_u64(cres, "outstanding_reads")));
+	else
+		json_object_set_new(info, "Max_inline_data",
+				    json_integer((json_int_t)jr_u64(cres, "max_inline")));
+	json_object_update_new(info, json_pack("{s:s,s:s}", "rdma_cm_QPs", "OFF", "Data_ex_method",
+					       "Ethernet"));
+	if (lat)
+		res = json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "MsgSize",
+				(json_int_t)jr_u64(cres, "size"), "n_iterations", (json_int_t)h->count,
+				"t_min", us2((double)h->min), "t_max", us2((double)h->max), "t_typical",
+				us2((double)hist_quantile(h, 0.5)), "t_avg", us2(hist_mean(h)),
+				"t_stdev", us2(hist_stdev(h)), "percentile_99",
+				us2((double)hist_quantile(h, 0.99)), "percentile_99.9",
+				us2((double)hist_quantile(h, 0.999)));
+	else
+		res = json_pack("{s:I,s:I,s:f,s:f,s:f}", "MsgSize", (json_int_t)jr_u64(cres, "size"),
+				"n_iterations", (json_int_t)jr_u64(cres, "iters"), "BW_peak", 0.0,
+				"BW_average",
+				round(jr_real(cres, "bw_bytes_per_s") / 1048576.0 * 100) / 100,
+				"MsgRate", round(jr_real(cres, "msg_rate_per_s") / 1e6 * 1e6) / 1e6);
+	return json_pack("{s:o,s:o}", "test_info", info, "results", res);
+}
+
+static int write_perftest(const char *path, const struct ends *p, json_t *cres,
+			  const struct hist *h, int mtu)
+{
+	json_t *o = perftest_json(p, cres, h, mtu);
+	int r = !o || json_dump_file(o, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+
+	if (r)
+		log_err("%s: cannot write", path);
+	json_decref(o);
+	return r;
+}
+
 /* the two ends must be two devices: endpoints on one rxe device loop back
  * inside rxe and never touch the wire */
 static int two_nodes(const char *client, const char *server)
@@ -134,9 +234,11 @@ static int two_nodes(const char *client, const char *server)
 }
 
 /* argv into the experiment: 0, CTL_HELP after --help, CTL_USAGE */
-static int parse(struct exp *e, int argc, char **argv, const char **client, const char **server)
+static int parse(struct exp *e, int argc, char **argv, const char **client, const char **server,
+		 const char **out_json)
 {
-	const struct ctl_arg own[] = { { "client", client }, { "server", server }, { NULL, NULL } };
+	const struct ctl_arg own[] = { { "client", client }, { "server", server },
+				       { "out_json_file", out_json }, { NULL, NULL } };
 
 	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
 		usage(argc < 1 ? stderr : stdout);
@@ -154,7 +256,9 @@ static int parse(struct exp *e, int argc, char **argv, const char **client, cons
 
 int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 {
-	const char *client = "node0", *server = "node1";
+	const char *client = "node0", *server = "node1", *out_json = NULL;
+	char *args[128];
+	int n = 0, i;
 	struct exp_opts o = { .no_report = 1, .need_testbed = 1 };
 	static struct exp e;
 	json_t *res, *cres, *sres;
@@ -166,7 +270,15 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 	memset(&e, 0, sizeof(e));
 	profile_init(&e.p, "p2p");
 	e.loaded = 1;
-	r = parse(&e, argc, argv, &client, &server);
+	/* --out_json alone: perftest's default file name */
+	for (i = 0; i < argc && n < 127; i++) {
+		if (!strcmp(argv[i], "--out_json"))
+			out_json = out_json ? out_json : "perftest_out.json";
+		else
+			args[n++] = argv[i];
+	}
+	args[n] = NULL;
+	r = parse(&e, n, args, &client, &server, &out_json);
 	if (!r && two_nodes(client, server))
 		r = CTL_FAIL;
 	if (r) {
@@ -189,13 +301,19 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 				      e.g.tb.node[e.g.node[1]].name, e.g.tb.node[e.g.node[1]].dev };
 		if (!strcmp(jr_str(cres, "test"), "bw") || !json_object_get(cres, "lat_ns")) {
 			print_bw(ctl, &ends, cres, sres);
+			memset(&h, 0, sizeof(h));
+			if (out_json && write_perftest(out_json, &ends, cres, &h, e.g.tb.mtu))
+				r = 1;
 		} else if (hist_from_json(&h, json_object_get(cres, "lat_ns"))) {
 			log_err("%s: malformed latency histogram", ends.cn);
 			r = 1;
-		} else if (ctl->json) {
-			print_lat_json(&ends, cres, sres, &h);
 		} else {
-			print_text(&ends, cres, &h);
+			if (ctl->json)
+				print_lat_json(&ends, cres, sres, &h);
+			else
+				print_text(&ends, cres, &h);
+			if (out_json && write_perftest(out_json, &ends, cres, &h, e.g.tb.mtu))
+				r = 1;
 		}
 	}
 	exp_close(&e);

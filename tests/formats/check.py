@@ -9,6 +9,14 @@
                                     against REPORT (report.json) and against
                                     nccl-tests' own definitions (algbw = size /
                                     time, busbw = algbw x 2(n-1)/n for allreduce)
+  check.py perftest FILE DIR        FILE (rdmactl p2p --out_json_file) read as
+                                    perftest's out_json: the same sections and
+                                    keys as the file real perftest 4.5 wrote
+                                    for that test (DIR: tests/formats/
+                                    perftest-4.5, its files as it wrote them,
+                                    read leniently: bare keys, trailing commas),
+                                    and figures in order (t_min <= t_typical
+                                    <= percentile_99 <= 99.9 <= t_max)
   check.py perfetto FILE REPORT     FILE validated against the strict Trace
                                     Event Format schema, its slices well nested
                                     on every track (as Perfetto's importer
@@ -120,7 +128,50 @@ def perfetto(path, rep):
         len(ev), len(tracks), len(rep["arms"]), steps, len(rep["faults"]), sum(1 for e in ev if e["ph"] == "C"))
 
 
+def perftest_45(text):
+    """perftest 4.5's out_json (bare keys and values, trailing commas) as JSON"""
+    import re
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        m = re.match(r'^([A-Za-z_][A-Za-z0-9_.]*)\s*:\s*(.*?)(,?)$', s)
+        if m:
+            key, val, comma = m.groups()
+            if val not in ("{", "") and not re.match(r'^-?[0-9.]+$', val) and not val.startswith('"'):
+                val = '"%s"' % val
+            s = '"%s": %s%s' % (key, val, comma)
+        out.append(s)
+    return json.loads(re.sub(r',(\s*[}\]])', r'\1', "\n".join(out)))
+
+
+def perftest(path, fixtures):
+    ours = json.load(open(path))
+    theirs = {}
+    for f in sorted(os.listdir(fixtures)):
+        d = perftest_45(open(os.path.join(fixtures, f)).read())
+        theirs[d["test_info"]["test"]] = (f, d)
+    name = ours["test_info"]["test"]
+    if name not in theirs:
+        return ["test %r: perftest 4.5 has %s" % (name, sorted(theirs))], ""
+    f, d = theirs[name]
+    bad = []
+    for sec in ("test_info", "results"):
+        if list(ours[sec]) != list(d[sec]):
+            bad.append("%s keys %s, perftest's (%s) %s" % (sec, list(ours[sec]), f, list(d[sec])))
+    r = ours["results"]
+    if "t_typical" in r and not (r["t_min"] <= r["t_typical"] <= r["percentile_99"] <= r["percentile_99.9"] <= r["t_max"]):
+        bad.append("latency figures out of order: %s" % r)
+    if "BW_average" in r and not (r["BW_average"] > 0 and r["MsgRate"] > 0):
+        bad.append("bandwidth figures: %s" % r)
+    return bad, "%s: test_info and results keys in perftest 4.5's order (its %s); %s" % (
+        name, f, ", ".join("%s %s" % (k, v) for k, v in r.items()))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "perftest":
+        bad, summary = perftest(sys.argv[2], sys.argv[3])
+        print("; ".join(bad[:5]) if bad else summary)
+        return 1 if bad else 0
     if len(sys.argv) != 4 or sys.argv[1] not in ("nccl-tests", "perfetto"):
         print(__doc__)
         return 2

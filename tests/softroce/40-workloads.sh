@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="lossy_exact inject_lease arm_stop broadcast alltoall kv_verified kv_unsafe_caught kv_lock_lease kv_link_failure kv_no_recovery kv_open_loop kv_bad_input storage_verified storage_bad_input p2p_lat_ops p2p_bw_ops allreduce reduce_scatter allgather two_ranks collective_bad_input lease
-       hostile_messages"
+       hostile_messages p2p_perftest_json"
 
 suite_up || exit 0
 
@@ -162,6 +162,24 @@ for op in write read send cas "write --qp uc" "send --qp ud --size 1k"; do
 	done
 done
 [ $ok = 1 ] && pass p2p_bw_ops "$txt" || fail p2p_bw_ops "$txt"
+
+# --out_json / --out_json_file: perftest's out_json sections and keys, as
+# the files real perftest 4.5 wrote for each test (tests/formats/perftest-4.5)
+ok=1; txt=
+PJ=$(mktemp -d /tmp/rtb-pj.XXXXXX)
+for t in "lat --op read" "lat --op write" "lat --op faa" "bw --op write" "bw --op send"; do
+	set -- $t
+	f="$PJ/$1-$3.json"
+	# shellcheck disable=SC2086
+	o=$("$C" p2p $t --iters 200 --out_json_file "$f" 2>&1) || { ok=0; txt="$txt [$t] failed: ${o:0:120}"; continue; }
+	c=$(/usr/bin/python3 tests/formats/check.py perftest "$f" tests/formats/perftest-4.5 2>&1) || ok=0
+	txt="$txt [$t] $c;"
+done
+CA=$(realpath "$C")
+(cd "$PJ" && "$CA" p2p lat --iters 100 --out_json >/dev/null 2>&1) &&
+	[ -s "$PJ/perftest_out.json" ] || { ok=0; txt="$txt --out_json wrote no perftest_out.json"; }
+rm -rf "$PJ"
+[ $ok = 1 ] && pass p2p_perftest_json "$txt --out_json: perftest_out.json" || fail p2p_perftest_json "$txt"
 
 coll() {	# name op args...
 	local name=$1 op=$2 out rc; shift 2

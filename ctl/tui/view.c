@@ -136,7 +136,7 @@ static int view_rows(int view, const struct metric **rows, int max)
 static void draw_arms(struct tui *t, int y, int x, int h, int w)
 {
 	struct model *m = t->m;
-	int cw = (w - 18) / (m->narms ? m->narms : 1), a, row = y + 1, nrows, r;
+	int cw = (w - 18) / (m->narms ? m->narms : 1), a, row = y + 1, nrows, r, ntrend;
 	const struct metric *rows[64];
 	json_t *arm[PROF_MAX_ARMS];
 
@@ -162,7 +162,12 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 	attr(t, C_HEAD, 0);
 	row++;
 	nrows = view_rows(t->view, rows, 64);
-	for (r = 0; r < nrows && row < y + h - 1 - (h > 14); r++, row++) {
+	/* the trend rows always (80x24 too): the metric rows give way, the least
+	 * telling first */
+	for (a = 0; a < m->narms && m->arm[a].nlspark == 0; a++)
+		;
+	ntrend = 1 + (a < m->narms && h >= 16);	/* 80x24: the p50 trend alone */
+	for (r = 0; r < nrows && row < y + h - 1 - ntrend; r++, row++) {
 		mvprintw(row, x + 2, "%-15s", rows[r]->name);
 		for (a = 0; a < m->narms; a++) {
 			char v[32];
@@ -173,7 +178,7 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 	}
 	for (a = 0; a < m->narms; a++)
 		json_decref(arm[a]);
-	if (row < y + h - 1 && r == nrows) {
+	if (row < y + h - 1) {
 		mvprintw(row, x + 2, "%-15s", "p50 trend");
 		for (a = 0; a < m->narms; a++) {
 			char s[200];
@@ -191,9 +196,7 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 		row++;
 	}
 	/* the lossy arms' lost fraction per interval, from 0 */
-	for (a = 0; a < m->narms && m->arm[a].nlspark == 0; a++)
-		;
-	if (row < y + h - 1 && r == nrows && a < m->narms) {
+	if (row < y + h - 1 && ntrend > 1) {
 		mvprintw(row, x + 2, "%-15s", "loss trend");
 		for (a = 0; a < m->narms; a++) {
 			char s[200];
@@ -372,7 +375,9 @@ void tui_draw(struct tui *t)
 		/* 80x24: arms, faults and a line of events, nodes on one line;
 		 * wide: nodes in their own pane; tall: more events */
 		int small = W < 120, avail = H - 2 - small;
-		int ev_h = H >= 40 ? 10 : 3, want = t->view == V_TRAINING ? 12 : 18;
+		const struct metric *vr[64];
+		/* the arms pane as tall as its rows, two trend rows and the frame */
+		int ev_h = H >= 40 ? 10 : 3, want = view_rows(t->view, vr, 64) + 5;
 
 		mid_h = H >= 40 ? 10 : 6;
 		arms_h = avail - mid_h - ev_h;

@@ -28,8 +28,13 @@ start() {	# session cols rows args... (a UTF-8 locale, a colour terminal; ENV: o
 		"env ${ENV:-LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color} $C tui $* ; echo \$? > $W/$s.rc; sleep 3600"
 }
 BLOCKS='[▁▂▃▄▅▆▇█]'
-# the escape sequences of a pane (colours: SGR 3x/9x/38)
-escapes() { $T capture-pane -t "$1" -p -e; }
+# the foreground colours a pane shows: SGR 30-37, 90-97 and 38;5;N (not 39,
+# the default tmux writes back), counted distinct
+colours() {
+	$T capture-pane -t "$1" -p -e | grep -oE $'\e\\[[0-9;]*m' | tr -d $'\e[m' | tr ';' '\n' |
+		awk 'p == 38 && $1 == 5 { q = 1; p = $1; next } q { print "38;5;" $1; q = 0; p = $1; next }
+		     ($1 >= 30 && $1 <= 37) || ($1 >= 90 && $1 <= 97) { print $1 } { p = $1 }' | sort -u | wc -l
+}
 wait_for() {	# session pattern seconds
 	local i
 	for i in $(seq $(($3 * 2))); do screen "$1" | grep -qE -- "$2" && return 0; sleep 0.5; done
@@ -44,9 +49,9 @@ P50_ALL='^\| p50 \[ms\] +[0-9.]+ +[0-9.]+ +[0-9.]+'
 # run before q can stop it, so this run lets a step take 10 minutes
 start a 80 24 profiles/quickstart.yaml -o "$W/a" --set run.iters=600 --set run.rounds=60 --set faults= \
 	--set workload.options.op_timeout=10m
-if wait_for a "$P50_ALL" 120; then
+if wait_for a "$P50_ALL" 120 && wait_for a "p50 trend .*$BLOCKS" 30; then
 	screen a > build/tui-0pct.txt
-	pass tui_columns_80x24 "$(grep -E '^\| (arm|p50|p99) ' build/tui-0pct.txt | tr -s ' ' | tr '\n' '|')"
+	pass tui_columns_80x24 "$(grep -E '^\| (arm|p50|p99|p50 trend) ' build/tui-0pct.txt | tr -s ' ' | tr '\n' '|')"
 else
 	fail tui_columns_80x24 "$(screen a | tr -s ' ' | head -c 600)"
 fi
@@ -103,7 +108,7 @@ if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | gr
 	wait_for b "^ *\| +[0-9.]+ ms +[0-9]+ +█" 120
 	trend=$(screen b | grep -m1 "p50 trend" | tr -s ' ')
 	hist=$(screen b | grep -cE "[0-9.]+ ms +[0-9]+ +[█▏▎▍▌▋▊▉]")
-	cols=$(escapes b | grep -oE $'\e\\[[0-9;]*3[1-7]m' | sort -u | wc -l)
+	cols=$(colours b)
 	rates=$(screen b | grep -c "match/s")
 	cp <(screen b) build/tui-200x60.txt 2>/dev/null
 	$T send-keys -t b v
@@ -172,22 +177,22 @@ else
 	fail tui_expectations "$(screen e | grep -E 'rdmactl tui|held|failed' | tr -s ' ' | head -c 600)"
 fi
 # --- TERM=vt100 LANG=C: plain ASCII, no colour (the same numbers)
-ENV="LANG=C LC_ALL=C TERM=vt100" start d 100 30 profiles/quickstart.yaml -o "$W/d" --set run.iters=600 \
+ENV="LANG=C LC_ALL=C TERM=vt100" start v 100 30 profiles/quickstart.yaml -o "$W/v" --set run.iters=600 \
 	--set run.rounds=60 --set faults=
-if wait_for d "$P50_ALL" 120 && wait_for d "p50 trend +[ .:=+*#%@-]+" 30; then
-	nonascii=$(screen d | LC_ALL=C grep -c $'[\x80-\xff]')
-	cols=$(escapes d | grep -cE $'\e\\[[0-9;]*3[0-9]m')
-	trend=$(screen d | grep -m1 "p50 trend" | tr -s ' ')
-	$T send-keys -t d q
-	for _ in $(seq 120); do [ -s "$W/d.rc" ] && break; sleep 0.5; done
+if wait_for v "$P50_ALL" 120 && wait_for v "p50 trend +[ .:=+*#%@-]+" 30; then
+	nonascii=$(screen v | LC_ALL=C grep -c $'[\x80-\xff]')
+	cols=$(colours v)
+	trend=$(screen v | grep -m1 "p50 trend" | tr -s ' ')
+	$T send-keys -t v q
+	for _ in $(seq 120); do [ -s "$W/v.rc" ] && break; sleep 0.5; done
 	if [ "$nonascii" = 0 ] && [ "$cols" = 0 ]; then
 		pass tui_ascii_fallback "vt100, LANG=C: no byte above 127, no colour; $trend"
 	else
-		fail tui_ascii_fallback "$nonascii non-ASCII lines, $cols coloured: $(screen d | grep -m1 'p50 trend')"
+		fail tui_ascii_fallback "$nonascii non-ASCII lines, $cols colours: $(screen v | grep -m1 'p50 trend')"
 	fi
 else
-	fail tui_ascii_fallback "$(screen d | head -8 | tr '\n' '|')"
-	$T send-keys -t d q
+	fail tui_ascii_fallback "$(screen v | head -8 | tr '\n' '|')"
+	$T send-keys -t v q
 fi
 
 # reached the end: a non-zero exit means the suite was cut short

@@ -113,13 +113,16 @@ json_t *report_comparison(const json_t *const *reps, const char *const *dirs, in
 			const char *name = jr_str(a, "name");
 			const json_t *per[CMP_MAX_RUNS];
 			const struct metric *m;
-			json_t *rows = json_array();
+			json_t *rows;
 			int k, seen = 0;
 
+			/* listed once: where it first appears (a name twice in one run
+			 * from elsewhere: its first arm) */
 			for (k = 0; k < r; k++)
 				seen |= arm_named(reps[k], name) != NULL;
-			if (seen)
+			if (seen || arm_named(reps[r], name) != a)
 				continue;
+			rows = json_array();
 			for (k = 0; k < n; k++)
 				per[k] = arm_named(reps[k], name);
 			for (m = report_metrics; m->name; m++) {

@@ -101,12 +101,17 @@ if command -v valgrind >/dev/null; then
 	ok=1
 	for g in tests/unit/golden/*.report.json; do
 		d=$W/r-$(basename "$g" .report.json); mkdir -p "$d"; cp "$g" "$d/report.json"
-		for f in text csv html json; do
+		for f in text csv html json perfetto; do
 			$VG build/bin/rdmactl report "$d" --format $f > /dev/null 2>> "$W/vgr.out" || ok=0
 		done
-		$VG build/bin/rdmactl report "$d" "$d" > /dev/null 2>> "$W/vgr.out" || ok=0
+		$VG build/bin/rdmactl report "$d" --format nccl-tests > /dev/null 2>> "$W/vgr.out"
+		[ $? = 99 ] && ok=0	# exit 1 (not a collective) is fine; a leak is not
+		for f in text json html; do	# a run against itself: every arm seen before
+			$VG build/bin/rdmactl report "$d" "$d" "$W/r-collective" --format $f > /dev/null \
+				2>> "$W/vgr.out" || ok=0
+		done
 	done
-	[ $ok = 1 ] && pass valgrind_report "3 reports x 4 formats and a comparison: no error, no leak" ||
+	[ $ok = 1 ] && pass valgrind_report "3 reports x 6 formats and comparisons of 3 runs in 3 formats: no error, no leak" ||
 		fail valgrind_report "$(grep '==' "$W/vgr.out" | head -n 4 | tr '\n' '|')"
 else
 	fail valgrind_validate "no valgrind (make deps)"

@@ -42,6 +42,7 @@ static void *worker(void *arg)
 		json_decref(rep);
 	}
 	pthread_mutex_lock(&t->m->lock);
+	t->worker_stopped = ctl_interrupted;
 	t->worker_done = 1;
 	t->m->done = 1;
 	snprintf(t->m->status, sizeof(t->m->status), "%s%s",
@@ -223,7 +224,12 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 		tui_draw(&t);
 	}
 	model_unpublish();
-	ctl_interrupted = !t.worker_done;
+	/* a quit before the last round ended interrupts the run, also when the
+	 * worker, told to stop, finished before this line (it said so); a quit
+	 * after all rounds does not */
+	pthread_mutex_lock(&m.lock);
+	ctl_interrupted = !t.worker_done || t.worker_stopped;
+	pthread_mutex_unlock(&m.lock);
 	mvprintw(LINES - 1, 0, "%-*s", COLS, " stopping: the arm in flight, then rules and report...");
 	refresh();
 	pthread_join(th, NULL);

@@ -38,6 +38,7 @@ struct tui {
 	int added[64], nadded;	/* rules we added: removed at the end */
 	double polled, nodes_polled;
 	int worker_done;
+	int worker_stopped;	/* the measurement ended because it was told to stop */
 	int attach;		/* viewing another process's run (tui --attach) */
 	json_t *stats;		/* attach: our latest rdma-inject stats */
 	char live[PATH_MAX];

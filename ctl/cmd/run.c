@@ -264,7 +264,7 @@ static int fmt_junit(const json_t *r, FILE *f)
 
 static int fmt_nccl(const json_t *r, FILE *f)
 {
-	if (strcmp(jr_str(r, "workload"), "collective")) {
+	if (!report_nccl_applies(r)) {
 		log_err("nccl-tests' format is for collective runs; this one is '%s'",
 			jr_str(r, "workload"));
 		return -1;

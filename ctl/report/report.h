@@ -140,6 +140,8 @@ int report_junit_print(const json_t *report, const char *suite, const char *err,
  * -1, nothing written, otherwise) and the Trace Event Format (Perfetto,
  * chrome://tracing) */
 int report_nccl_tests(const json_t *report, FILE *f);
+/* the report's arms have a collective's figures (algbw, busbw) */
+int report_nccl_applies(const json_t *report);
 int report_trace_events(const json_t *report, FILE *f);
 /* rdmactl report A B [C ...] (compare.c): every run against the first, arm
  * by arm, every numeric metric, the change in percent and (step-time

@@ -167,7 +167,7 @@ int report_write(json_t *rep, const char *dir, char *err, size_t errlen)
 	    write_file(dir, "summary.csv", w_csv, rep, NULL, err, errlen) ||
 	    write_file(dir, "report.html", w_html, rep, NULL, err, errlen) ||
 	    write_file(dir, "perfetto.json", w_perfetto, rep, NULL, err, errlen) ||
-	    (!strcmp(jr_str(rep, "workload"), "collective") &&
+	    (report_nccl_applies(rep) &&
 	     write_file(dir, "nccl-tests.json", w_nccl, rep, NULL, err, errlen)))
 		return -1;
 	json_array_foreach(json_object_get(rep, "arms"), i, arm) {

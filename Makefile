@@ -91,6 +91,25 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# --- report.html's chart library, inlined into rdmactl (ctl/report/assets.c):
+# Debian's libjs-dygraphs without its source-map line; one holding
+# "</script" would end the page's script early and is refused
+DYGRAPHS ?= /usr/share/javascript/dygraphs
+ASSETS   := $(OBJ)/assets
+$(ASSETS)/dygraph.min.%: $(DYGRAPHS)/dygraph.min.%
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)! grep -qi '</script' $< || { echo "$<: holds </script" >&2; exit 1; }
+	$(Q)grep -v 'sourceMappingURL=' $< > $@
+
+$(DYGRAPHS)/dygraph.min.js $(DYGRAPHS)/dygraph.min.css:
+	@echo "$@: missing: report.html's chart library is Debian's libjs-dygraphs (make deps)" >&2
+	@exit 1
+
+$(OBJ)/ctl/report/assets.o: ALL_CFLAGS += -DRTB_ASSETS='"$(ASSETS)"'
+$(OBJ)/ctl/report/assets.o: $(ASSETS)/dygraph.min.js $(ASSETS)/dygraph.min.css \
+	ctl/report/charts.js ctl/report/charts.css
+
 # --- eBPF: .bpf.c -> .bpf.o -> skeleton header
 $(OBJ)/ebpf/%.bpf.o: ebpf/%.bpf.c
 	$(call msg,BPF,$@)

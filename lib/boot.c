@@ -163,6 +163,77 @@ out:
 	return ret;
 }
 
+/* log P(B = k), B ~ Binomial(n, q) */
+static double binom_lpmf(uint64_t n, double q, uint64_t k)
+{
+	return lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) +
+	       (double)k * log(q) + (double)(n - k) * log1p(-q);
+}
+
+/* the 1-based ranks l <= u of quantile_ci for n samples (u may be n + 1:
+ * unbounded), and the probability P(l <= B < u) they give */
+static double ci_ranks(uint64_t n, double q, double conf, uint64_t *l, uint64_t *u)
+{
+	double a = (1 - conf) / 2, sd = sqrt((double)n * q * (1 - q)), c = 0, in = 0;
+	double mid = (double)n * q;
+	uint64_t k0 = mid - 14 * sd - 2 > 0 ? (uint64_t)(mid - 14 * sd - 2) : 0;
+	uint64_t k1 = mid + 14 * sd + 2 < (double)n ? (uint64_t)(mid + 14 * sd + 2) : n, k;
+
+	/* l: the largest with P(B < l) <= a; u: the smallest with P(B >= u) <= a
+	 * (terms beyond 14 sd are below 1e-40) */
+	*l = 0;
+	*u = n + 1;
+	for (k = k0; k <= k1; k++) {
+		double p = exp(binom_lpmf(n, q, k));
+
+		if (c + p <= a)
+			*l = k + 1;	/* P(B < k + 1) = c + p */
+		c += p;
+		if (*u == n + 1 && 1 - c <= a)
+			*u = k + 1;	/* P(B >= k + 1) = 1 - c */
+	}
+	if (*l < 1)
+		*l = 1;
+	for (k = *l; k < *u && k <= n; k++)
+		in += exp(binom_lpmf(n, q, k));
+	return in;
+}
+
+int quantile_ci(const struct hist *h, double q, double conf, double *v, double *lo, double *hi,
+		int *open_hi)
+{
+	struct sorted s = { 0 };
+	uint64_t l, u;
+	int ret = -EINVAL;
+
+	if (!h->count || !(q > 0 && q < 1) || !(conf > 0 && conf < 1))
+		return -EINVAL;
+	ret = -ENOMEM;
+	if (sorted_of(h, q, &s))
+		goto out;
+	ci_ranks(h->count, q, conf, &l, &u);
+	*v = (double)hist_quantile(h, q);
+	*lo = at(&s, l - 1);
+	*open_hi = u > h->count;
+	*hi = at(&s, (*open_hi ? h->count : u) - 1);
+	/* the estimate's own rounding (the bucket's value against the order
+	 * statistic's) must not put it outside */
+	*lo = *lo < *v ? *lo : *v;
+	*hi = *hi > *v ? *hi : *v;
+	ret = 0;
+out:
+	free(s.cum);
+	free(s.val);
+	return ret;
+}
+
+double quantile_ci_coverage(uint64_t n, double q, double conf)
+{
+	uint64_t l, u;
+
+	return n ? ci_ranks(n, q, conf, &l, &u) : 0;
+}
+
 double boot_t975(size_t df)
 {
 	static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,

@@ -9,6 +9,8 @@ PKGS=(
 	build-essential pkg-config clang llvm bpftool libbpf-dev linux-libc-dev libc6-dev
 	libibverbs-dev librdmacm-dev libnl-3-dev libnl-route-3-dev libyaml-dev
 	libncurses-dev libjansson-dev libisal-dev zlib1g-dev
+	# report.html's charts: dygraphs, inlined into rdmactl at build time
+	libjs-dygraphs
 	# SoftRoCE user space (host side and copied into the VM image)
 	rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
 	# third-party RDMA programs for exec workloads (copied into the VM image)
@@ -28,14 +30,18 @@ PKGS=(
 	tshark
 )
 
-# the tests decode .hlog files with HdrHistogramJS (npm, pinned by its lock)
+# the tests' npm packages, pinned by their locks: HdrHistogramJS decodes the
+# .hlog files (tests/hlog); playwright-core drives Debian's Chromium over
+# report.html (tests/html; it downloads no browser)
 npm_deps() {
-	local d
-	d="$(dirname "$0")/../tests/hlog"
-	[ -d "$d/node_modules/hdr-histogram-js" ] && return 0
-	command -v npm >/dev/null || { echo "deps: no npm (package nodejs)" >&2; return 1; }
-	echo "deps: npm ci in tests/hlog"
-	(cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+	local d t
+	for t in hlog:hdr-histogram-js html:playwright-core; do
+		d="$(dirname "$0")/../tests/${t%%:*}"
+		[ -d "$d/node_modules/${t#*:}" ] && continue
+		command -v npm >/dev/null || { echo "deps: no npm (package nodejs)" >&2; return 1; }
+		echo "deps: npm ci in tests/${t%%:*}"
+		(cd "$d" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+	done
 }
 
 missing=()

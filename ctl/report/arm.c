@@ -69,6 +69,71 @@ json_t *report_intervals(const json_t *rounds)
 	return out;
 }
 
+/*
+ * Every rank's loss and retransmissions per interval, where two ranks or
+ * more have them: per rank, over the rounds, {t_ns, lost_pieces,
+ * pieces_expected, retrans} as deltas. A rank's times are on its own
+ * node's clock, moved so that its round begins where rank 0's does (the
+ * ranks of a round start together; the nodes' clocks are not one clock).
+ * NULL where fewer than two ranks have them.
+ */
+static json_t *rank_intervals(const json_t *rounds)
+{
+	json_t *out = json_array();
+	const json_t *res, *e, *iv;
+	size_t r, k, nr = 0, rank, with = 0;
+
+	json_array_foreach(rounds, r, res)
+		nr = json_array_size(res) > nr ? json_array_size(res) : nr;
+	for (rank = 0; rank < nr; rank++) {
+		json_t *mine = json_array();
+		int any = 0;
+
+		json_array_foreach(rounds, r, res) {
+			const json_t *i0 = json_object_get(json_array_get(res, 0), "intervals");
+			json_int_t shift;
+			uint64_t lost0 = 0, exp0 = 0, rt0 = 0;
+
+			iv = json_object_get(json_array_get(res, rank), "intervals");
+			if (!json_array_size(iv) || !json_array_size(i0))
+				continue;
+			shift = json_integer_value(json_object_get(json_array_get(i0, 0), "t_start_ns")) -
+				json_integer_value(json_object_get(json_array_get(iv, 0), "t_start_ns"));
+			json_array_foreach(iv, k, e) {
+				json_t *o = json_pack("{s:I}", "t_ns",
+						      json_integer_value(json_object_get(e, "t_ns")) + shift);
+
+				if (json_object_get(e, "pieces_expected")) {
+					uint64_t l = jr_u64(e, "lost_pieces"), x = jr_u64(e, "pieces_expected");
+
+					json_object_set_new(o, "lost_pieces",
+							    json_integer((json_int_t)(l - lost0)));
+					json_object_set_new(o, "pieces_expected",
+							    json_integer((json_int_t)(x - exp0)));
+					lost0 = l;
+					exp0 = x;
+					any = 1;
+				}
+				if (json_object_get(e, "retrans")) {
+					uint64_t t = jr_u64(e, "retrans");
+
+					json_object_set_new(o, "retrans", json_integer((json_int_t)(t - rt0)));
+					rt0 = t;
+					any = 1;
+				}
+				json_array_append_new(mine, o);
+			}
+		}
+		with += any;
+		json_array_append_new(out, mine);
+	}
+	if (with < 2) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* the per-rank results without their intervals (those are in "intervals") */
 json_t *report_results(const json_t *rounds)
 {
@@ -138,4 +203,10 @@ void report_arm_finish(json_t *o, const char *name, const struct arm_acc *a, con
 	json_object_set_new(o, "insufficient_samples", report_insufficient(o));
 	json_object_set_new(o, "intervals", report_intervals(rounds));
 	json_object_set_new(o, "results", report_results(rounds));
+	{
+		json_t *ri = rank_intervals(rounds);
+
+		if (ri)
+			json_object_set_new(o, "rank_intervals", ri);
+	}
 }

@@ -5,14 +5,16 @@
 # field names, the Perfetto trace (Trace Event Format) against its strict
 # schema and Perfetto's nesting rule (tests/formats/check.py, python3 and
 # python3-jsonschema); each checker shown to refuse a broken file; the
-# formats refused where they do not apply. 60-run checks a live run's.
+# formats refused where they do not apply; report.html of the three in
+# headless Chromium (tests/html/check.js), and that checker shown to
+# refuse broken pages. 60-run checks a live run's.
 set -u
 cd "$(dirname "$0")/../.."
 SUITE=formats
 . tests/softroce/lib.sh
 C=$RDMACTL
 PY=/usr/bin/python3
-plan nccl_tests_json perfetto_json checkers_refuse format_errors compare_runs
+plan nccl_tests_json perfetto_json checkers_refuse format_errors compare_runs report_html_browser
 W=$(mktemp -d /tmp/rtb-formats.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 for n in collective train kv; do
@@ -94,4 +96,50 @@ if jq -e '(.runs | length) == 4 and ([.arms[].name] | index("rc") != null) and
 	pass compare_runs "rc p50: itself, slowed x2 [change, interval]: $p50; $(jq '[.arms[].name] | length' <<< "$j") arms over 4 runs (kv's own listed); html $html rows"
 else
 	fail compare_runs "$p50 | $(head -c 400 <<< "$j") | $(grep p50 <<< "$txt" | head -2)"
+fi
+
+# --- report.html in headless Chromium: every chart of the three golden
+# runs' pages drawn, ticks, units, hover, legends, zoom, per-rank views
+# (tests/html/check.js); then pages it must refuse: a script error, a
+# timeline whose data is not report.json's, a chart missing, and a page
+# that fetches from the network (it must open offline)
+charts_of() { grep -o '<figure class="chart" id="[a-z_]*"' "$1" | sed 's/.*id="//; s/"//' | paste -sd,; }
+CHROME=$(command -v chromium || true)
+if [ -z "$CHROME" ] || [ ! -d tests/html/node_modules/playwright-core ]; then
+	fail report_html_browser "no chromium or no tests/html/node_modules (make deps)"
+else
+	ok=1 msg=""
+	for n in collective train kv; do
+		"$C" report "$W/$n" --format html > "$W/$n/report.html"
+		if o=$(CHROMIUM="$CHROME" timeout 120 node tests/html/check.js "$W/$n/report.html" \
+			--charts "$(charts_of "$W/$n/report.html")" 2>&1); then
+			msg+="$n: $o; "
+		else
+			ok=0 msg+="$n FAILED: $o; "
+		fi
+	done
+	b=$W/bad && mkdir -p "$b/1" "$b/2" "$b/3" "$b/4"
+	for i in 1 2 3 4; do cp "$W/collective/report.json" "$b/$i/"; done
+	p=$W/collective/report.html
+	sed 's|</body></html>|<script>undefinedFunction();</script></body></html>|' "$p" > "$b/1/report.html"
+	# the timeline's first point moved by 1 ms: no longer the intervals' p50
+	"$PY" -c 'import re, sys
+s = open(sys.argv[1]).read()
+i = s.index("\"id\":\"timeline\"")
+j = s.index("\"points\":[[", i) + len("\"points\":[[")
+k = s.index("]", j)
+x, y = s[j:k].split(",")
+open(sys.argv[2], "w").write(s[:j] + x + "," + repr(float(y) + 1) + s[k:])' "$p" "$b/2/report.html"
+	cp "$p" "$b/3/report.html"
+	sed 's|</body></html>|<img src="http://198.18.0.1/x.png"></body></html>|' "$p" > "$b/4/report.html"
+	for i in 1 2 3 4; do
+		want=$(charts_of "$p")
+		[ $i = 3 ] && want+=",training"
+		if o=$(CHROMIUM="$CHROME" timeout 120 node tests/html/check.js "$b/$i/report.html" --charts "$want" 2>&1); then
+			ok=0 msg+="broken page $i passed: $o; "
+		else
+			msg+="broken page $i: ${o:0:110}; "
+		fi
+	done
+	[ $ok = 1 ] && pass report_html_browser "$msg" || fail report_html_browser "$msg"
 fi

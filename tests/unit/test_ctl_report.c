@@ -6,8 +6,11 @@
  * equal NAME.txt, NAME.csv and NAME.html byte for byte. After an intended
  * change of the output, UPDATE_GOLDEN=1 rewrites them (and the diff is
  * reviewed like code). Also: every CSV row has the header's columns, the
- * text has one row per arm, the HTML its tables and plots, and HTML
- * special characters in names are escaped.
+ * text has one row per arm, the HTML its tables and its charts' data (JSON
+ * that parses, a series per arm), and HTML special characters in names
+ * are escaped, in the page and in the charts' data. The golden pages hold
+ * a placeholder where the inlined chart library and style go (they are
+ * Debian's and ours, not the rendering's).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -20,6 +23,34 @@
 #define GOLDEN "tests/unit/golden"
 
 typedef int (*render_fn)(const json_t *, FILE *);
+
+extern const char rtb_asset_dygraph_js[], rtb_asset_dygraph_css[], rtb_asset_charts_js[],
+	rtb_asset_charts_css[];
+
+/* every inlined asset in buf[0..*n) as "[asset NAME]" (its size is its own) */
+static void placeholders(char *buf, size_t *n)
+{
+	static const struct {
+		const char *name, *text;
+	} a[] = { { "dygraph.min.js", rtb_asset_dygraph_js },
+		  { "dygraph.min.css", rtb_asset_dygraph_css },
+		  { "charts.js", rtb_asset_charts_js },
+		  { "charts.css", rtb_asset_charts_css } };
+
+	for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
+		size_t l = strlen(a[k].text);
+		char *p, ph[96];
+		int m;
+
+		while (l && (p = memmem(buf, *n, a[k].text, l))) {
+			m = snprintf(ph, sizeof(ph), "[asset %s]", a[k].name);
+			memmove(p + m, p + l, (size_t)(buf + *n - (p + l)));
+			memcpy(p, ph, (size_t)m);
+			*n = *n - l + (size_t)m;
+			buf[*n] = 0;
+		}
+	}
+}
 
 static int render_text(const json_t *r, FILE *f)
 {
@@ -70,6 +101,8 @@ static void golden(const char *name, const char *ext, render_fn fn, const json_t
 	size_t n, m = 0;
 	char *got = render(fn, rep, &n), *want;
 
+	if (got && fn == report_html)
+		placeholders(got, &n);
 	snprintf(path, sizeof(path), GOLDEN "/%s.%s", name, ext);
 	if (getenv("UPDATE_GOLDEN")) {
 		FILE *f = fopen(path, "w");
@@ -95,6 +128,56 @@ static size_t count_char(const char *s, char c)
 	for (; *s; s++)
 		n += *s == c;
 	return n;
+}
+
+/*
+ * The charts' data: every JSON block parses, has its axes and its series
+ * with [x, y] points; the CDF has a series per arm with samples, ending at
+ * 1; the step-time chart a p50 and a max series per arm.
+ */
+static void charts(const char *html, const json_t *rep)
+{
+	static const char tag[] = "<script type=\"application/json\" class=\"chart-data\">";
+	const json_t *arms = json_object_get(rep, "arms"), *arm, *se, *pt;
+	const char *p = html, *e;
+	size_t i, k, with = 0, blocks = 0;
+
+	json_array_foreach(arms, i, arm)
+		with += json_integer_value(json_object_get(arm, "count")) > 0;
+	while ((p = strstr(p, tag)) && (e = strstr(p, "</script>"))) {
+		json_error_t je;
+		json_t *c;
+		const char *id;
+
+		p += sizeof(tag) - 1;
+		c = json_loadb(p, (size_t)(e - p), 0, &je);
+		EXPECT(c != NULL);
+		if (!c)
+			break;
+		blocks++;
+		id = json_string_value(json_object_get(c, "id"));
+		EXPECT(id && json_is_object(json_object_get(c, "x")) &&
+		       json_is_object(json_object_get(c, "y")) &&
+		       json_is_array(json_object_get(c, "series")));
+		json_array_foreach(json_object_get(c, "series"), k, se)
+			json_array_foreach(json_object_get(se, "points"), i, pt)
+				EXPECT(json_array_size(pt) == 2 && json_is_number(json_array_get(pt, 0)) &&
+				       json_is_number(json_array_get(pt, 1)));
+		if (id && !strcmp(id, "cdf")) {
+			EXPECT(json_array_size(json_object_get(c, "series")) == with);
+			json_array_foreach(json_object_get(c, "series"), k, se) {
+				const json_t *pts = json_object_get(se, "points");
+
+				EXPECT(json_number_value(json_array_get(
+					       json_array_get(pts, json_array_size(pts) - 1), 1)) == 1.0);
+			}
+		}
+		if (id && !strcmp(id, "timeline"))
+			EXPECT(json_array_size(json_object_get(c, "series")) == 2 * json_array_size(arms));
+		json_decref(c);
+		p = e;
+	}
+	EXPECT(blocks >= 4);
 }
 
 /* structure that holds whatever the numbers are */
@@ -127,13 +210,15 @@ static void shape(const json_t *rep)
 	EXPECT(lines == arms);
 	free(txt);
 	html = render(report_html, rep, &n);
-	EXPECT(strstr(html, "<table id=\"summary\">") && strstr(html, "<table id=\"faults\">"));
-	EXPECT(strstr(html, "<svg class=\"plot\" id=\"cdf\"") &&
-	       strstr(html, "<svg class=\"plot\" id=\"timeline\""));
+	EXPECT(strstr(html, "<table id=\"summary\">") && strstr(html, "<table id=\"faults\">") &&
+	       strstr(html, "<table id=\"arm_ci\">"));
+	EXPECT(strstr(html, "<figure class=\"chart\" id=\"cdf\">") &&
+	       strstr(html, "<figure class=\"chart\" id=\"timeline\">"));
+	EXPECT(strstr(html, rtb_asset_dygraph_js) && strstr(html, rtb_asset_charts_js));
 	EXPECT(strstr(html, "</body></html>") != NULL);
+	charts(html, rep);
 	free(html);
 }
-
 /* the comparison with its intervals, in the text and on the page */
 static void test_vs_first(const json_t *rep)
 {
@@ -186,6 +271,13 @@ static void test_escape(const json_t *rep)
 	html = render(report_html, r, &n);
 	EXPECT(html && !strstr(html, "<script>alert") && !strstr(html, "<img src=x") &&
 	       !strstr(html, "<svg onload") && !strstr(html, "\"><script"));
+	free(html);
+	/* a name that would end the chart's data script and open another */
+	json_object_set_new(json_array_get(json_object_get(r, "arms"), 0), "name",
+			    json_string("</script><script>alert(5)</script><!--"));
+	html = render(report_html, r, &n);
+	EXPECT(html && !strstr(html, "</script><script>alert") && !strstr(html, "<!--") &&
+	       strstr(html, "\\u003c/script>\\u003cscript>alert(5)"));
 	free(html);
 	/* an arm without a name (or a name of the wrong type), compared and
 	 * rendered: a report from elsewhere, no crash */

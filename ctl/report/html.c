@@ -428,8 +428,9 @@ static void plot_over_time(const struct page *pg, const char *id, const char *ti
 			snprintf(label, sizeof(label), "rank %zu", r);
 			json_array_append_new(views, json_pack("{s:s,s:o}", "label", label, "series", ss));
 		}
-		if (any) {
+		if (any) {	/* view 0 is rank 0's: the intervals' lines are not kept twice */
 			json_object_set_new(c.o, "views", views);
+			json_object_set_new(c.o, "series", json_array());
 			c.note = "Each rank as its node saw it (the select box); the other ranks' times "
 				 "are moved so that each round starts where rank 0's does.";
 		} else {

@@ -32,6 +32,12 @@ const struct tb_backend_ops *tb_ops(enum tb_backend b);
 int tb_save(const struct tb_state *s);
 /* $STATE/file */
 int tb_state_path(char *buf, size_t len, const char *file);
+/* the seconds the cache keeps under NAME (set > 0: keep set); 0 when
+ * unknown. What the progress lines' ETAs come from */
+double tb_cache_seconds(const char *name, double set);
+/* on a terminal (and not -q): "\r  WHAT, EL s, ETA N s" (no ETA when
+ * eta_total is not past el); done: the line cleared */
+void tb_progress(const char *what, double el, double eta_total, int done);
 /* wait until every agent answers hello with its port ACTIVE: 0, -ETIMEDOUT,
  * -ECHILD (alive() said the backend died), -EINTR (ctl_interrupted) */
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *));

@@ -193,16 +193,13 @@ int tb_node_index(const struct tb_state *s, const char *name)
 	return -1;
 }
 
-/* how long the last wait for this backend's agents took (the cache keeps
- * it): the ETA of the next; 0 when unknown */
-static double last_wait_s(const struct tb_state *s, double set)
+double tb_cache_seconds(const char *name, double set)
 {
 	char path[PATH_MAX];
 	double v = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/wait-%s-%d.s", ctl_cache_dir(), tb_backend_name(s->backend),
-		 s->nodes);
+	snprintf(path, sizeof(path), "%s/%s.s", ctl_cache_dir(), name);
 	if (set > 0) {
 		f = fopen(path, "we");
 		if (f) {
@@ -220,21 +217,36 @@ static double last_wait_s(const struct tb_state *s, double set)
 	return v;
 }
 
+/* how long the last wait for this backend's agents took (the cache keeps
+ * it): the ETA of the next; 0 when unknown */
+static double last_wait_s(const struct tb_state *s, double set)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "wait-%s-%d", tb_backend_name(s->backend), s->nodes);
+	return tb_cache_seconds(name, set);
+}
+
+void tb_progress(const char *what, double el, double eta_total, int done)
+{
+	if (!isatty(2) || log_verbose < 0)
+		return;
+	if (done)
+		fprintf(stderr, "\r%-72s\r", "");
+	else if (eta_total > el)
+		fprintf(stderr, "\r  %s, %.0f s, ETA %.0f s   ", what, el, eta_total - el);
+	else
+		fprintf(stderr, "\r  %s, %.0f s   ", what, el);
+}
+
 /* on a terminal: a line that says how far the wait is, with an ETA from
  * the last wait of the same kind */
 static void wait_progress(int nok, int n, double el, double eta_total, int done)
 {
-	if (!isatty(2) || log_verbose < 0)
-		return;
-	if (done) {
-		fprintf(stderr, "\r%-72s\r", "");
-		return;
-	}
-	if (eta_total > el)
-		fprintf(stderr, "\r  waiting for the agents: %d/%d ready, %.0f s, ETA %.0f s   ", nok, n,
-			el, eta_total - el);
-	else
-		fprintf(stderr, "\r  waiting for the agents: %d/%d ready, %.0f s   ", nok, n, el);
+	char what[64];
+
+	snprintf(what, sizeof(what), "waiting for the agents: %d/%d ready", nok, n);
+	tb_progress(what, el, eta_total, done);
 }
 
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *))

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -512,6 +513,42 @@ static int vm_plan(struct tb_state *s, const struct tb_up_opts *o)
 	return base;
 }
 
+/*
+ * While mkimage.sh runs, on a terminal: "building the VM image, N s" and,
+ * past 2 s, an ETA from the last build of a base layer (a cached image
+ * takes about a second: one that takes longer is building its base,
+ * downloading the kernel package first when the cache has none).
+ */
+struct img_ticker {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	double t0, eta;
+};
+
+static void *img_tick(void *arg)
+{
+	struct img_ticker *t = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&t->mu);
+	while (!t->done) {
+		double el = rtb_now_s() - t->t0;
+
+		if (el >= 2)
+			tb_progress("building the VM image", el, t->eta, 0);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500 * 1000 * 1000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+	}
+	if (rtb_now_s() - t->t0 >= 2)
+		tb_progress("", 0, 0, 1);
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
 /* the overlay staged and the image built: kernel and initrd paths; *ssh 0
  * when the VM has an sshd */
 static int vm_image(struct tb_state *s, int base, int nodes, char *kernel, size_t klen,
@@ -537,7 +574,21 @@ static int vm_image(struct tb_state *s, int base, int nodes, char *kernel, size_
 	}
 	t0 = rtb_now_s();
 	snprintf(mk, sizeof(mk), "%s/mkimage.sh", ctl_libexec_dir());
-	r = proc_run(mkargv, out, sizeof(out));
+	{
+		struct img_ticker t = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, t0,
+					tb_cache_seconds("image-base", 0) };
+		pthread_t th;
+		int ticking = isatty(2) && log_verbose >= 0 && !pthread_create(&th, NULL, img_tick, &t);
+
+		r = proc_run(mkargv, out, sizeof(out));
+		if (ticking) {
+			pthread_mutex_lock(&t.mu);
+			t.done = 1;
+			pthread_cond_signal(&t.cv);
+			pthread_mutex_unlock(&t.mu);
+			pthread_join(th, NULL);
+		}
+	}
 	ctl_rm_rf(overlay);
 	if (r) {
 		log_err("VM image: mkimage.sh failed (exit %d)", r);
@@ -548,6 +599,8 @@ static int vm_image(struct tb_state *s, int base, int nodes, char *kernel, size_
 	kv(out, "KVER", s->kver, sizeof(s->kver));
 	kv(out, "BASE_BUILT", buf, sizeof(buf));
 	s->image_built = !strcmp(buf, "1");
+	if (s->image_built)
+		tb_cache_seconds("image-base", s->image_s);
 	if (!kernel[0] || access(kernel, R_OK)) {
 		log_err("VM image: mkimage.sh named no readable kernel");
 		return -EIO;

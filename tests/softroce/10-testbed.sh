@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object down_foreign_dir up status_json status_text
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
        exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program down
-       interrupt_up_cleans up_cached"
+       interrupt_up_cleans up_cached up_progress_image"
 plan $TESTS
 
 # bad arguments never touch a VM: checked first
@@ -36,10 +36,11 @@ why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
 		 no_leaked_arms perftest exec_devinfo exec_exit_status exec_signal exec_env exec_stdin \
-		 exec_bad_input cp_user_program down interrupt_up_cleans up_cached; do skip "$t" "$why"; done
+		 exec_bad_input cp_user_program down interrupt_up_cleans up_cached up_progress_image; do skip "$t" "$why"; done
 	exit 0
 fi
-trap tb_cleanup EXIT
+W_TS=$(mktemp /tmp/rtb-ts.XXXXXX)
+trap 'tb_cleanup; rm -f "$W_TS"' EXIT
 tb_cleanup
 
 if out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
@@ -195,12 +196,34 @@ else
 fi
 rm -f /tmp/rtb-int.out
 
-if out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
-	pass up_cached "$(tail -n 1 <<< "$out")"
+# on a terminal (script(1)), the wait for the agents has a progress line
+# with an ETA from the last up of 3 nodes (the first up of this suite)
+script -qec "$RDMACTL testbed up --nodes 3" "$W_TS" >/dev/null 2>&1; rc=$?
+out=$(tr '\r' '\n' < "$W_TS")
+if [ $rc = 0 ] && grep -qE '^  waiting for the agents: [0-3]/3 ready, [0-9]+ s, ETA [0-9]+ s' <<< "$out"; then
+	pass up_cached "$(grep '^testbed up' <<< "$out" | tail -n 1); on a terminal: $(grep -m1 -E 'ETA' <<< "$out" | sed 's/ *$//')"
 else
-	fail up_cached "$(tail -n 20 <<< "$out" | tr '\n' '|')"
+	fail up_cached "rc=$rc $(tail -n 20 <<< "$out" | tr '\n' '|')"
 fi
 "$RDMACTL" testbed down >/dev/null 2>&1
 no_leftovers || fail down_final "leftovers after the second down"
+
+# the image built from an empty cache (the kernel package downloaded, the
+# base layer built: about 10 s) shows "building the VM image, N s, ETA M s",
+# the ETA from the last base build the cache keeps (set here to 30 s)
+C2=$(mktemp -d /tmp/rtb-cache.XXXXXX)
+echo 30.0 > "$C2/image-base.s"
+RDMATB_CACHE_DIR=$C2 script -qec "$RDMACTL testbed up --nodes 2" "$W_TS" >/dev/null 2>&1; rc=$?
+out=$(tr '\r' '\n' < "$W_TS")
+RDMATB_CACHE_DIR=$C2 "$RDMACTL" testbed down >/dev/null 2>&1
+built=$(cat "$C2/image-base.s" 2>/dev/null)
+if [ $rc = 0 ] && grep -qE '^  building the VM image, [0-9]+ s, ETA [0-9]+ s' <<< "$out" &&
+	[ "$built" != 30.0 ] && [ -n "$built" ]; then
+	pass up_progress_image "$(grep -E 'building the VM image' <<< "$out" | sed -n '1p;$p' | sed 's/ *$//' | paste -sd'|'); base built in $built s (kept as the next ETA)"
+else
+	fail up_progress_image "rc=$rc built=$built $(tail -n 20 <<< "$out" | tr '\n' '|')"
+fi
+rm -rf "$C2"
+no_leftovers || fail down_final "leftovers after the up from an empty cache"
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

@@ -813,14 +813,49 @@ int inj_set_seed(struct inj_ctx *c, uint64_t seed)
 	return cfg_update(c, set_seed, &seed);
 }
 
-static int owned_or(struct inj_ctx *c, uint32_t ifindex, uint32_t flag)
+static uint32_t owned_get(struct inj_ctx *c, uint32_t ifindex)
 {
-	int fd = bpf_map__fd(maps(c)->maps.inj_owned);
 	uint32_t v = 0;
 
-	bpf_map_lookup_elem(fd, &ifindex, &v);
-	v |= flag;
+	bpf_map_lookup_elem(bpf_map__fd(maps(c)->maps.inj_owned), &ifindex, &v);
+	return v;
+}
+
+static int owned_set(struct inj_ctx *c, uint32_t ifindex, uint32_t v)
+{
+	int fd = bpf_map__fd(maps(c)->maps.inj_owned);
+
 	return bpf_map_update_elem(fd, &ifindex, &v, BPF_ANY) ? -errno : 0;
+}
+
+static int owned_or(struct inj_ctx *c, uint32_t ifindex, uint32_t flag)
+{
+	return owned_set(c, ifindex, owned_get(c, ifindex) | flag);
+}
+
+/* a test's kill -9 at a named point (RDMA_INJECT_CRASH_AT=NAME; only
+ * tests/bpf/inject_cli.sh sets it): what a kill in that window leaves,
+ * made certain */
+static void crash_point(const char *name)
+{
+	const char *at = getenv("RDMA_INJECT_CRASH_AT");
+
+	if (at && !strcmp(at, name))
+		raise(SIGKILL);
+}
+
+struct clsact_find {
+	uint32_t ifindex;
+	int found;
+};
+
+static void clsact_seen(uint32_t ifindex, const char *kind, uint32_t handle, void *arg)
+{
+	struct clsact_find *f = arg;
+
+	(void)handle;
+	if (ifindex == f->ifindex && !strcmp(kind, "clsact"))
+		f->found = 1;
 }
 
 /* the hook's entry in inj_hooks, with a counter slot of its own */
@@ -867,11 +902,28 @@ static int hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 	r = hook_register(c, inj_hook_key(ifindex, (uint32_t)dir));
 	if (r)
 		return r;
-	r = bpf_tc_hook_create(&hook);
-	if (!r)
-		owned_or(c, ifindex, INJ_OWN_CLSACT);	/* we made the clsact: flush removes it */
-	else if (r != -EEXIST)
-		return r;
+	/*
+	 * We make the clsact, so flush removes it: recorded before it is made
+	 * (a kill between the two would leave one that flush cannot know for
+	 * ours; flush's destroy of one never made is harmless), and taken
+	 * back if the device had one after all or the create fails.
+	 */
+	{
+		struct clsact_find cf = { ifindex, 0 };
+		uint32_t was = owned_get(c, ifindex);
+		int ahead = !(was & INJ_OWN_CLSACT) && !qdisc_scan(clsact_seen, &cf) && !cf.found;
+
+		if (ahead)
+			owned_set(c, ifindex, was | INJ_OWN_CLSACT);
+		r = bpf_tc_hook_create(&hook);
+		crash_point("clsact-made");
+		if (!r)
+			owned_or(c, ifindex, INJ_OWN_CLSACT);
+		else if (ahead)
+			owned_set(c, ifindex, was);
+		if (r && r != -EEXIST)
+			return r;
+	}
 	if (!bpf_tc_query(&hook, &q))
 		return 0;	/* already attached (by us, earlier) */
 	fd = inj_prog_fd(c, dir);
@@ -1021,10 +1073,15 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 		return -ENOSPC;
 	}
 	if (r->action == INJ_ACT_DELAY || r->action == INJ_ACT_REORDER) {
+		/* recorded as ours before it is made, as the clsact (hook_attach) */
+		uint32_t was = owned_get(c, r->ifindex);
+
+		if (!(was & INJ_OWN_PRIO))
+			owned_set(c, r->ifindex, was | INJ_OWN_PRIO);
 		ret = qdisc_prio_ensure(r->ifindex, r->hold_ns, err, errlen);
-		if (ret > 0)
-			owned_or(c, r->ifindex, INJ_OWN_PRIO);
-		else if (ret < 0)
+		if (ret < 0 && !(was & INJ_OWN_PRIO))
+			owned_set(c, r->ifindex, was);
+		if (ret < 0)
 			return ret;
 	}
 	ret = hook_attach(c, r->ifindex, r->dir);

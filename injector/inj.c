@@ -917,9 +917,9 @@ static int hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 			owned_set(c, ifindex, was | INJ_OWN_CLSACT);
 		r = bpf_tc_hook_create(&hook);
 		crash_point("clsact-made");
-		if (!r)
+		if (!r && !ahead)	/* made where the scan could not look first */
 			owned_or(c, ifindex, INJ_OWN_CLSACT);
-		else if (ahead)
+		else if (r && ahead)
 			owned_set(c, ifindex, was);
 		if (r && r != -EEXIST)
 			return r;

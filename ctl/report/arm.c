@@ -26,6 +26,37 @@ enum measure report_measure(const json_t *rep)
 	return MEASURE_STEPS;
 }
 
+/* a rank's running totals in one round's intervals (the agent streams
+ * totals; the report keeps each interval's own) */
+struct ival_run {
+	uint64_t lost, exp, rt;
+};
+
+/* interval e's lost pieces, pieces expected and retransmissions (rank's
+ * device) into o as deltas from the last interval's; 1 if e has any */
+static int ival_deltas(const json_t *e, json_t *o, struct ival_run *run)
+{
+	int any = 0;
+
+	if (json_object_get(e, "pieces_expected")) {
+		uint64_t l = jr_u64(e, "lost_pieces"), x = jr_u64(e, "pieces_expected");
+
+		json_object_set_new(o, "lost_pieces", json_integer((json_int_t)(l - run->lost)));
+		json_object_set_new(o, "pieces_expected", json_integer((json_int_t)(x - run->exp)));
+		run->lost = l;
+		run->exp = x;
+		any = 1;
+	}
+	if (json_object_get(e, "retrans")) {
+		uint64_t t = jr_u64(e, "retrans");
+
+		json_object_set_new(o, "retrans", json_integer((json_int_t)(t - run->rt)));
+		run->rt = t;
+		any = 1;
+	}
+	return any;
+}
+
 /* rank 0's streamed intervals of every round, with per-interval loss */
 json_t *report_intervals(const json_t *rounds)
 {
@@ -34,7 +65,7 @@ json_t *report_intervals(const json_t *rounds)
 	size_t r, k;
 
 	json_array_foreach(rounds, r, res) {
-		uint64_t lost0 = 0, exp0 = 0, rt0 = 0;
+		struct ival_run run = { 0, 0, 0 };
 
 		json_array_foreach(json_object_get(json_array_get(res, 0), "intervals"), k, e) {
 			struct hist h;
@@ -48,21 +79,7 @@ json_t *report_intervals(const json_t *rounds)
 				      (json_int_t)h.count, "p50_ns", (json_int_t)hist_quantile(&h, 0.5),
 				      "p99_ns", (json_int_t)hist_quantile(&h, 0.99), "max_ns",
 				      (json_int_t)h.max, "lat_ns", json_object_get(e, "lat_ns"));
-			if (json_object_get(e, "pieces_expected")) {
-				uint64_t l = jr_u64(e, "lost_pieces"), x = jr_u64(e, "pieces_expected");
-
-				json_object_set_new(o, "lost_pieces", json_integer((json_int_t)(l - lost0)));
-				json_object_set_new(o, "pieces_expected",
-						    json_integer((json_int_t)(x - exp0)));
-				lost0 = l;
-				exp0 = x;
-			}
-			if (json_object_get(e, "retrans")) {	/* rank 0's device */
-				uint64_t t = jr_u64(e, "retrans");
-
-				json_object_set_new(o, "retrans", json_integer((json_int_t)(t - rt0)));
-				rt0 = t;
-			}
+			ival_deltas(e, o, &run);
 			json_array_append_new(out, o);
 		}
 	}
@@ -91,8 +108,8 @@ static json_t *rank_intervals(const json_t *rounds)
 
 		json_array_foreach(rounds, r, res) {
 			const json_t *i0 = json_object_get(json_array_get(res, 0), "intervals");
+			struct ival_run run = { 0, 0, 0 };
 			json_int_t shift;
-			uint64_t lost0 = 0, exp0 = 0, rt0 = 0;
 
 			iv = json_object_get(json_array_get(res, rank), "intervals");
 			if (!json_array_size(iv) || !json_array_size(i0))
@@ -103,24 +120,7 @@ static json_t *rank_intervals(const json_t *rounds)
 				json_t *o = json_pack("{s:I}", "t_ns",
 						      json_integer_value(json_object_get(e, "t_ns")) + shift);
 
-				if (json_object_get(e, "pieces_expected")) {
-					uint64_t l = jr_u64(e, "lost_pieces"), x = jr_u64(e, "pieces_expected");
-
-					json_object_set_new(o, "lost_pieces",
-							    json_integer((json_int_t)(l - lost0)));
-					json_object_set_new(o, "pieces_expected",
-							    json_integer((json_int_t)(x - exp0)));
-					lost0 = l;
-					exp0 = x;
-					any = 1;
-				}
-				if (json_object_get(e, "retrans")) {
-					uint64_t t = jr_u64(e, "retrans");
-
-					json_object_set_new(o, "retrans", json_integer((json_int_t)(t - rt0)));
-					rt0 = t;
-					any = 1;
-				}
+				any |= ival_deltas(e, o, &run);
 				json_array_append_new(mine, o);
 			}
 		}

@@ -14,7 +14,8 @@
  * the exact values (with units) in the figure's .values box, dragging
  * zooms (double-click or "reset zoom" undoes it), and a figure with views
  * (per rank) switches between them with its select box. The page keeps
- * each chart in window.rtbCharts[id] (its dygraph and spec) for tests.
+ * each chart in window.rtbCharts[id] (its dygraph, spec and the series it
+ * shows) for tests.
  */
 (function () {
 	'use strict';
@@ -190,21 +191,22 @@
 	function build(el) {
 		var spec = JSON.parse(el.textContent), fig = el.closest('figure');
 		var div = fig.querySelector('.graph'), values = fig.querySelector('.values');
+		var boxes = fig.querySelectorAll('.arms input[type=checkbox]');
 		var series = spec.views && spec.views.length ? spec.views[0].series : spec.series;
 		var g = new Dygraph(div, rows(series, spec.gap || 0), options(spec, series, values));
+		/* what the page shows, for the boxes, the views and tests */
+		var chart = window.rtbCharts[spec.id] = { graph: g, spec: spec, series: series };
 
-		window.rtbCharts[spec.id] = { graph: g, spec: spec };
-		/* one check box per arm: an arm's series (p50 and max) go together */
-		fig.querySelectorAll('.arms input[type=checkbox]').forEach(function (cb) {
-			cb.addEventListener('change', function () {
-				var cur = window.rtbCharts[spec.id].series || series;
-
-				cur.forEach(function (s, k) {
+		/* the check boxes onto the shown series: an arm's (p50 and max) go together */
+		function showArms() {
+			boxes.forEach(function (cb) {
+				chart.series.forEach(function (s, k) {
 					if (s.arm === cb.dataset.arm)
 						g.setVisibility(k, cb.checked);
 				});
 			});
-		});
+		}
+		boxes.forEach(function (cb) { cb.addEventListener('change', showArms); });
 		var reset = fig.querySelector('button.reset');
 
 		if (reset)
@@ -213,19 +215,12 @@
 
 		if (sel)
 			sel.addEventListener('change', function () {
-				var v = spec.views[sel.selectedIndex];
-
-				window.rtbCharts[spec.id].series = v.series;
-				g.updateOptions({ file: rows(v.series, spec.gap || 0),
-						  labels: [spec.x.label].concat(v.series.map(function (s) {
+				chart.series = spec.views[sel.selectedIndex].series;
+				g.updateOptions({ file: rows(chart.series, spec.gap || 0),
+						  labels: [spec.x.label].concat(chart.series.map(function (s) {
 							  return s.name; })),
-						  colors: v.series.map(function (s) { return s.color; }) });
-				fig.querySelectorAll('.arms input[type=checkbox]').forEach(function (cb) {
-					v.series.forEach(function (s, k) {
-						if (s.arm === cb.dataset.arm)
-							g.setVisibility(k, cb.checked);
-					});
-				});
+						  colors: chart.series.map(function (s) { return s.color; }) });
+				showArms();
 			});
 	}
 

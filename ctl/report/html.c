@@ -16,6 +16,7 @@
 #include <string.h>
 #include "ctl/report/plot.h"
 #include "lib/boot.h"
+#include "lib/hwc.h"
 
 /* x, y: scratch arrays of cap points for every plot */
 struct page {
@@ -364,29 +365,14 @@ static void plot_timeline(const struct page *pg)
 	json_object_set_new(c.o, "gap", json_real(1.0));
 	json_object_set_new(c.o, "faults", fault_windows(pg));
 	json_array_foreach(pg->arms, i, arm) {
-		n = ival_points(arm, pg->t0, Q_P50, pg->x, pg->y, pg->cap);
+		n = ival_points(json_object_get(arm, "intervals"), pg->t0, Q_P50, pg->x, pg->y, pg->cap);
 		snprintf(nm, sizeof(nm), "%s p50", jr_str(arm, "name") ?: "");
 		chart_add(&c, series(nm, arm, (int)i, 0, pg->x, pg->y, n));
-		n = ival_points(arm, pg->t0, Q_MAX, pg->x, pg->y, pg->cap);
+		n = ival_points(json_object_get(arm, "intervals"), pg->t0, Q_MAX, pg->x, pg->y, pg->cap);
 		snprintf(nm, sizeof(nm), "%s max", jr_str(arm, "name") ?: "");
 		chart_add(&c, series(nm, arm, (int)i, 1, pg->x, pg->y, n));
 	}
 	chart_emit(pg, &c);
-}
-
-/* rank r's points of quantity q from the arm's rank_intervals */
-static size_t rank_points(const json_t *arm, size_t r, json_int_t t0, enum ival_q q, double *x,
-			  double *y, size_t cap)
-{
-	const json_t *e;
-	size_t k, n = 0;
-
-	json_array_foreach(json_array_get(json_object_get(arm, "rank_intervals"), r), k, e) {
-		if (n >= cap || !ival_value(e, q, &y[n]))
-			continue;
-		x[n++] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;
-	}
-	return n;
 }
 
 /* 3, 4. loss and retransmissions over time: rank 0's view, and where two
@@ -407,7 +393,7 @@ static void plot_over_time(const struct page *pg, const char *id, const char *ti
 		size_t m = json_array_size(json_object_get(arm, "rank_intervals"));
 
 		nr = m > nr ? m : nr;
-		n = ival_points(arm, pg->t0, q, pg->x, pg->y, pg->cap);
+		n = ival_points(json_object_get(arm, "intervals"), pg->t0, q, pg->x, pg->y, pg->cap);
 		if (n)
 			chart_add(&c, series(jr_str(arm, "name") ?: "", arm, (int)i, 0, pg->x, pg->y, n));
 	}
@@ -420,7 +406,8 @@ static void plot_over_time(const struct page *pg, const char *id, const char *ti
 			char label[32];
 
 			json_array_foreach(pg->arms, i, arm) {
-				n = rank_points(arm, r, pg->t0, q, pg->x, pg->y, pg->cap);
+				n = ival_points(json_array_get(json_object_get(arm, "rank_intervals"), r), pg->t0,
+						 q, pg->x, pg->y, pg->cap);
 				any |= r > 0 && n > 0;
 				json_array_append_new(ss, series(jr_str(arm, "name") ?: "", arm, (int)i, 0,
 								 pg->x, pg->y, n));
@@ -578,7 +565,7 @@ static void html_by_rank(const struct page *pg)
 					exp[k] += jr_u64(c, "pieces_expected");
 					has = 1;
 				}
-				rt[k] += jr_u64(hw, "completer_retry_err") + jr_u64(hw, "rcvd_seq_err");
+				rt[k] += hwc_retrans(hw);
 				has |= hw != NULL;
 			}
 		if (!has)

@@ -87,14 +87,15 @@ int ival_value(const json_t *e, enum ival_q q, double *v)
 	}
 }
 
-/* an arm's (seconds since t0, value) points */
-size_t ival_points(const json_t *arm, json_int_t t0, enum ival_q q, double *x, double *y,
-			  size_t cap)
+/* (seconds since t0, value) points of an array of intervals: an arm's
+ * "intervals", or one rank's of its "rank_intervals" */
+size_t ival_points(const json_t *ivals, json_int_t t0, enum ival_q q, double *x, double *y,
+		   size_t cap)
 {
 	const json_t *e;
 	size_t k, n = 0;
 
-	json_array_foreach(json_object_get(arm, "intervals"), k, e) {
+	json_array_foreach(ivals, k, e) {
 		if (n >= cap || !ival_value(e, q, &y[n]))
 			continue;
 		x[n++] = (double)(json_integer_value(json_object_get(e, "t_ns")) - t0) / 1e9;

@@ -28,7 +28,9 @@ const char *html_esc(const char *s, char *buf, size_t len);
 enum ival_q { Q_P50, Q_MAX, Q_LOST, Q_RETRANS };
 /* 0 when the interval does not have it */
 int ival_value(const json_t *e, enum ival_q q, double *v);
-/* an arm's (seconds since t0, value) points */
-size_t ival_points(const json_t *arm, json_int_t t0, enum ival_q q, double *x, double *y,
+/* (seconds since t0, value) points of an array of intervals: an arm's
+ * "intervals", or one rank's of its "rank_intervals" */
+size_t ival_points(const json_t *ivals, json_int_t t0, enum ival_q q, double *x, double *y,
 		   size_t cap);
+
 #endif

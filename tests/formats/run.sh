@@ -103,7 +103,6 @@ fi
 # (tests/html/check.js); then pages it must refuse: a script error, a
 # timeline whose data is not report.json's, a chart missing, and a page
 # that fetches from the network (it must open offline)
-charts_of() { grep -o '<figure class="chart" id="[a-z_]*"' "$1" | sed 's/.*id="//; s/"//' | paste -sd,; }
 CHROME=$(command -v chromium || true)
 if [ -z "$CHROME" ] || [ ! -d tests/html/node_modules/playwright-core ]; then
 	fail report_html_browser "no chromium or no tests/html/node_modules (make deps)"

@@ -138,8 +138,7 @@ function niceTicks(labels, log) {
 		 * (x on the page from toPercentXCoord: dygraphs' toDomXCoord ignores
 		 * a log x axis) */
 		const target = await page.evaluate((id) => {
-			const { graph: g, spec: s } = window.rtbCharts[id];
-			const series = window.rtbCharts[id].series || (s.views && s.views.length ? s.views[0].series : s.series);
+			const { graph: g, spec: s, series } = window.rtbCharts[id];
 			const area = g.getArea();
 			const domX = (x) => area.x + g.toPercentXCoord(x) * area.w;
 			const xs = [];
@@ -182,8 +181,7 @@ function niceTicks(labels, log) {
 			const box = boxes[boxes.length > 1 ? 1 : 0];
 			const arm = await box.getAttribute('data-arm');
 			const vis = () => page.evaluate(([id, arm]) => {
-				const { graph: g, spec: s } = window.rtbCharts[id];
-				const series = window.rtbCharts[id].series || (s.views && s.views.length ? s.views[0].series : s.series);
+				const { graph: g, series } = window.rtbCharts[id];
 				return series.map((se, k) => [se.arm === arm, g.visibility()[k]]);
 			}, [id, arm]);
 			await box.click();

@@ -157,7 +157,7 @@ t=$W/t1
 out=$("$C" run profiles/train-tta.yaml -o "$t" --set workload.options.steps=20 --set workload.options.eval_every=5 \
 	--set workload.options.final_samples=256 2>&1); rc=$?
 # (its page in Chromium: every chart it has drawn, the training curves among them)
-tcharts=$(grep -o '<figure class="chart" id="[a-z_]*"' "$t/report.html" 2>/dev/null | sed 's/.*id="//; s/"//' | paste -sd,)
+tcharts=$(charts_of "$t/report.html")
 thtml=$(CHROMIUM="$CHROME" timeout 180 node tests/html/check.js "$t/report.html" --charts "$tcharts" 2>&1)
 if [ $rc = 0 ] && jq -e '.workload == "train" and ([.arms[] | (.curve | length) == 4 and .final_accuracy > 0.3] | all)' < "$t/report.json" >/dev/null &&
 	[[ ",$tcharts," == *,training,* ]] && [ "${thtml#FAIL}" = "$thtml" ] && [ -n "$thtml" ]; then

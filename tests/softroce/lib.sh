@@ -26,6 +26,9 @@ tb_cleanup() {
 	"$RDMACTL" -q testbed down >/dev/null 2>&1 || true
 }
 
+# the ids of report.html's charts (comma-separated), for tests/html/check.js
+charts_of() { grep -o '<figure class="chart" id="[a-z_]*"' "$1" 2>/dev/null | sed 's/.*id="//; s/"//' | paste -sd,; }
+
 no_leftovers() {	# nothing of the testbed remains
 	local why=""
 	pgrep -f 'qemu-system.*rdma-testbed' >/dev/null && why="qemu still running"

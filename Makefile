@@ -7,6 +7,13 @@
 #   make install PREFIX=/usr/local
 #   V=1             show full commands
 VERSION := 0.1.0
+# building alone (make, make all, make demo) uses every CPU unless -j says
+# otherwise; the test goals keep their one job at a time
+ifeq ($(filter-out all demo,$(MAKECMDGOALS)),)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
+endif
 BUILD   ?= build
 OBJ     := $(BUILD)/obj
 BIN     := $(BUILD)/bin

@@ -135,23 +135,28 @@ int proto_recv_max(int fd, json_t **out, int timeout_ms, uint32_t max)
 	return 0;
 }
 
-int proto_call(int fd, const char *token, const char *cmd, json_t *args, json_t **result,
-	       int timeout_ms, char *err, size_t errlen)
+int proto_request(int fd, const char *token, const char *cmd, json_t *args, int timeout_ms)
 {
-	json_t *req, *resp, *res;
+	json_t *req;
 	int r;
 
-	*result = NULL;
-	if (err && errlen)
-		err[0] = 0;
 	req = json_pack("{s:i,s:s,s:s,s:o}", "v", PROTO_VERSION, "token", token, "cmd", cmd, "args",
 			args ? args : json_object());
 	if (!req)
 		return -ENOMEM;
 	r = proto_send(fd, req, timeout_ms);
 	json_decref(req);
-	if (r)
-		return r;
+	return r;
+}
+
+int proto_reply(int fd, json_t **result, int timeout_ms, char *err, size_t errlen)
+{
+	json_t *resp, *res;
+	int r;
+
+	*result = NULL;
+	if (err && errlen)
+		err[0] = 0;
 	r = proto_recv(fd, &resp, timeout_ms);
 	if (r)
 		return r;
@@ -168,6 +173,18 @@ int proto_call(int fd, const char *token, const char *cmd, json_t *args, json_t 
 	}
 	json_decref(resp);
 	return -EREMOTEIO;
+}
+
+int proto_call(int fd, const char *token, const char *cmd, json_t *args, json_t **result,
+	       int timeout_ms, char *err, size_t errlen)
+{
+	int r;
+
+	*result = NULL;
+	if (err && errlen)
+		err[0] = 0;
+	r = proto_request(fd, token, cmd, args, timeout_ms);
+	return r ? r : proto_reply(fd, result, timeout_ms, err, errlen);
 }
 
 int proto_token_equal(const char *a, const char *b)

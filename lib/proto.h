@@ -39,6 +39,10 @@ int proto_recv_max(int fd, json_t **out, int timeout_ms, uint32_t max);
  * returns -errno (transport) or -EREMOTEIO with the agent's message in err. */
 int proto_call(int fd, const char *token, const char *cmd, json_t *args_stolen,
 	       json_t **result, int timeout_ms, char *err, size_t errlen);
+/* its two halves, for requests to several peers at once: the request sent,
+ * then its response read (as proto_call's) */
+int proto_request(int fd, const char *token, const char *cmd, json_t *args_stolen, int timeout_ms);
+int proto_reply(int fd, json_t **result, int timeout_ms, char *err, size_t errlen);
 
 int proto_token_equal(const char *a, const char *b);
 /* read a token file (one line, [A-Za-z0-9_-], 16..128 chars) */

@@ -26,6 +26,12 @@ void agentc_close(struct agentc *c);
  * once with -ENOTCONN. */
 int agentc_call(struct agentc *c, const char *cmd, json_t *args_stolen, json_t **res,
 		int timeout_ms, char *err, size_t errlen);
+/* its halves, for one request to several agents at once: every request
+ * sent, then every reply read (errors as agentc_call's) */
+int agentc_send(struct agentc *c, const char *cmd, json_t *args_stolen, int timeout_ms, char *err,
+		size_t errlen);
+int agentc_reply(struct agentc *c, const char *cmd, json_t **res, int timeout_ms, char *err,
+		 size_t errlen);
 /* a request whose result is not needed (PROTO_SILENCE_MS to answer) */
 int agentc_do(struct agentc *c, const char *cmd, json_t *args_stolen, char *err, size_t errlen);
 

@@ -42,18 +42,10 @@ void agentc_close(struct agentc *c)
 	c->fd = -1;
 }
 
-int agentc_call(struct agentc *c, const char *cmd, json_t *args, json_t **res, int timeout_ms,
-		char *err, size_t errlen)
+/* err for a failed cmd; a stream out of step or gone is closed: nothing more on it */
+static int call_failed(struct agentc *c, const char *cmd, int r, const char *remote, char *err,
+		       size_t errlen)
 {
-	char remote[512];
-	int r;
-
-	if (c->fd < 0) {	/* lost before: say so at once, not after a timeout */
-		snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
-		json_decref(args);
-		return -ENOTCONN;
-	}
-	r = proto_call(c->fd, c->token, cmd, args, res, timeout_ms, remote, sizeof(remote));
 	if (r == -EREMOTEIO)
 		snprintf(err, errlen, "%s: %s: %s", c->where, cmd, remote);
 	else if (r == -EPROTO)
@@ -63,10 +55,47 @@ int agentc_call(struct agentc *c, const char *cmd, json_t *args, json_t **res, i
 			 r == -EPIPE ? "agent closed the connection" :
 			 r == -ETIMEDOUT ? "no answer (the agent or the channel is gone)" :
 					   strerror(-r));
-	/* the stream is out of step or gone: nothing more on it */
 	if (r && r != -EREMOTEIO)
 		agentc_close(c);
 	return r;
+}
+
+int agentc_send(struct agentc *c, const char *cmd, json_t *args, int timeout_ms, char *err,
+		size_t errlen)
+{
+	if (c->fd < 0) {	/* lost before: say so at once, not after a timeout */
+		snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
+		json_decref(args);
+		return -ENOTCONN;
+	}
+	return call_failed(c, cmd, proto_request(c->fd, c->token, cmd, args, timeout_ms), "", err,
+			   errlen);
+}
+
+int agentc_reply(struct agentc *c, const char *cmd, json_t **res, int timeout_ms, char *err,
+		 size_t errlen)
+{
+	char remote[512];
+
+	*res = NULL;
+	if (c->fd < 0) {
+		snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
+		return -ENOTCONN;
+	}
+	return call_failed(c, cmd, proto_reply(c->fd, res, timeout_ms, remote, sizeof(remote)),
+			   remote, err, errlen);
+}
+
+int agentc_call(struct agentc *c, const char *cmd, json_t *args, json_t **res, int timeout_ms,
+		char *err, size_t errlen)
+{
+	int r = agentc_send(c, cmd, args, timeout_ms, err, errlen);
+
+	if (r) {
+		*res = NULL;
+		return r;
+	}
+	return agentc_reply(c, cmd, res, timeout_ms, err, errlen);
 }
 
 int agentc_do(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen)

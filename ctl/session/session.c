@@ -140,21 +140,96 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms
 	return r;
 }
 
-int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
-		   json_int_t *arm, json_t **ep, char *err, size_t errlen)
+/*
+ * cmd on every agent cs[i] that has args[i] (stolen), at once: every
+ * request sent, then every reply read, so that n agents under TCG take
+ * about one agent's time, not n. res[i] (when res) the results, NULL where
+ * none; 0, or the first failure's -errno with its err (every reply is read
+ * whatever failed: each stream stays in step).
+ */
+static int calls_all(struct agentc *const *cs, int n, const char *cmd, json_t **args,
+		     json_t **res, char *err, size_t errlen)
 {
-	json_t *res = NULL;
-	int r;
+	char sent[TB_MAX_NODES + 1] = { 0 }, e[512];
+	int i, r = 0, ri;
 
-	r = agentc_call(c, "prepare",
-			json_pack("{s:s,s:s,s:O}", "workload", wl, "role", role, "opts", opts), &res,
-			PROTO_SILENCE_MS, err, errlen);
-	if (r)
-		return r;
-	*arm = json_integer_value(json_object_get(res, "arm"));
-	*ep = json_incref(json_object_get(res, "ep"));
-	json_decref(res);
-	return 0;
+	for (i = 0; i < n; i++) {
+		if (res)
+			res[i] = NULL;
+		if (!args[i])
+			continue;
+		ri = agentc_send(cs[i], cmd, args[i], PROTO_SILENCE_MS, e, sizeof(e));
+		args[i] = NULL;
+		sent[i] = !ri;
+		if (ri && !r) {
+			r = ri;
+			snprintf(err, errlen, "%s", e);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		json_t *x = NULL;
+
+		if (!sent[i])
+			continue;
+		ri = agentc_reply(cs[i], cmd, &x, PROTO_SILENCE_MS, e, sizeof(e));
+		if (ri && !r) {
+			r = ri;
+			snprintf(err, errlen, "%s", e);
+		}
+		if (res)
+			res[i] = x;
+		else
+			json_decref(x);
+	}
+	return r;
+}
+
+/* prepare on cs[i] where opts[i] (stolen) is set: arm[i] its id, ep[i] its
+ * endpoint(s) (new reference), for every agent that prepared one */
+static int prepare_all(struct agentc *const *cs, int n, const char *wl, const char *role,
+		       json_t **opts, json_int_t *arm, json_t **ep, char *err, size_t errlen)
+{
+	json_t *args[TB_MAX_NODES + 1], *res[TB_MAX_NODES + 1];
+	int i, r, nomem = 0;
+
+	for (i = 0; i < n; i++) {
+		args[i] = opts[i] ? json_pack("{s:s,s:s,s:o}", "workload", wl, "role", role, "opts",
+					      opts[i]) : NULL;
+		nomem |= !args[i];
+	}
+	r = calls_all(cs, n, "prepare", args, res, err, errlen);
+	if (!r && nomem) {
+		snprintf(err, errlen, "prepare: %s", strerror(ENOMEM));
+		r = -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (res[i]) {
+			arm[i] = json_integer_value(json_object_get(res[i], "arm"));
+			ep[i] = json_incref(json_object_get(res[i], "ep"));
+			json_decref(res[i]);
+		}
+	return r;
+}
+
+/* connect, start or destroy every arm[i] >= 0 (connect: with peer[i], stolen) */
+static int arms_do(struct agentc *const *cs, int n, const char *cmd, const json_int_t *arm,
+		   json_t **peer, char *err, size_t errlen)
+{
+	json_t *args[TB_MAX_NODES + 1];
+	int i, r, nomem = 0;
+
+	for (i = 0; i < n; i++) {
+		args[i] = arm[i] < 0 ? NULL : json_pack("{s:I}", "arm", arm[i]);
+		nomem |= arm[i] >= 0 && (!args[i] || (peer && !peer[i]));
+		if (peer && peer[i])	/* taken: set or let go */
+			json_object_set_new(args[i], "peer", peer[i]);
+	}
+	r = calls_all(cs, n, cmd, args, NULL, err, errlen);
+	if (!r && nomem) {
+		snprintf(err, errlen, "%s: %s", cmd, strerror(ENOMEM));
+		r = -ENOMEM;
+	}
+	return r;
 }
 
 int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char *wl,
@@ -162,7 +237,8 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 	     size_t errlen)
 {
 	json_int_t arm[TB_MAX_NODES + 1];
-	json_t *ep[TB_MAX_NODES + 1] = { 0 }, *res[TB_MAX_NODES + 1] = { 0 }, *peer;
+	json_t *ep[TB_MAX_NODES + 1] = { 0 }, *res[TB_MAX_NODES + 1] = { 0 };
+	json_t *o[TB_MAX_NODES + 1] = { 0 }, *peer[TB_MAX_NODES + 1] = { 0 };
 	struct agentc *cs[TB_MAX_NODES + 1];
 	char derr[256];
 	int i, r = 0;
@@ -177,48 +253,44 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 		cs[i] = i < ncli ? cli[i] : srv;
 		arm[i] = -1;
 	}
-	/* the server first: a bad option fails before any client QP exists */
-	r = arm_prepare_on(srv, wl, "server", opts, &arm[ncli], &ep[ncli], err, errlen);
+	/* the server first: a bad option fails before any client QP exists;
+	 * then every client at once (kv's several: each its number, 1..) */
+	o[0] = json_incref(opts);
+	r = prepare_all(&srv, 1, wl, "server", o, &arm[ncli], &ep[ncli], err, errlen);
 	for (i = 0; i < ncli && !r; i++) {
-		/* several clients (kv): each its number, 1.. */
-		json_t *o = peer_list ? json_deep_copy(opts) : json_incref(opts);
-
-		if (peer_list && o)
-			json_object_set_new(o, "client", json_integer(i + 1));
-		r = o ? arm_prepare_on(cli[i], wl, "client", o, &arm[i], &ep[i], err, errlen) : -ENOMEM;
-		json_decref(o);
+		o[i] = peer_list ? json_deep_copy(opts) : json_incref(opts);
+		if (peer_list)
+			json_object_set_new(o[i], "client", json_integer(i + 1));
 	}
+	if (!r)
+		r = prepare_all(cs, ncli, wl, "client", o, arm, ep, err, errlen);
 	if (!r) {
 		/* the server: every client's endpoint (a list, or the one) */
-		peer = json_array();
-		for (i = 0; i < ncli; i++)
-			json_array_append(peer, ep[i]);
-		if (!peer_list) {
-			json_t *one = json_incref(json_array_get(peer, 0));
+		json_t *all = json_array();
 
-			json_decref(peer);
-			peer = one;
-		}
-		r = agentc_do(srv, "connect", json_pack("{s:I,s:o}", "arm", arm[ncli], "peer", peer),
-			     err, errlen);
+		for (i = 0; i < ncli; i++)
+			json_array_append(all, ep[i]);
+		peer[0] = peer_list ? all : json_incref(json_array_get(all, 0));
+		if (!peer_list)
+			json_decref(all);
+		r = arms_do(&srv, 1, "connect", &arm[ncli], peer, err, errlen);
 	}
 	/* a client: the server's endpoint meant for it */
 	for (i = 0; i < ncli && !r; i++)
-		r = agentc_do(cli[i], "connect",
-			     json_pack("{s:I,s:O}", "arm", arm[i], "peer",
-				       peer_list ? json_array_get(ep[ncli], (size_t)i) : ep[ncli]),
-			     err, errlen);
-	for (i = ncli; i >= 0 && !r; i--)
-		r = agentc_do(cs[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
+		peer[i] = json_incref(peer_list ? json_array_get(ep[ncli], (size_t)i) : ep[ncli]);
+	if (!r)
+		r = arms_do(cs, ncli, "connect", arm, peer, err, errlen);
+	/* the server first, then the clients */
+	if (!r)
+		r = arms_do(&srv, 1, "start", &arm[ncli], NULL, err, errlen);
+	if (!r)
+		r = arms_do(cs, ncli, "start", arm, NULL, err, errlen);
 	if (!r)
 		r = arms_wait(cs, arm, ncli + 1, obs, res, err, errlen);
 	/* every arm is released whatever failed; a failure there is not the headline */
-	for (i = 0; i <= ncli; i++) {
-		if (arm[i] >= 0)
-			agentc_do(cs[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
-				 sizeof(derr));
+	arms_do(cs, ncli + 1, "destroy", arm, NULL, derr, sizeof(derr));
+	for (i = 0; i <= ncli; i++)
 		json_decref(ep[i]);
-	}
 	if (!r) {
 		*results = json_array();
 		for (i = 0; i <= ncli; i++)
@@ -313,45 +385,37 @@ int group_run(struct group *g, const char *wl, json_t *opts, json_t **results, c
 	      size_t errlen)
 {
 	json_int_t arm[TB_MAX_NODES];
-	json_t *eps[TB_MAX_NODES] = { 0 }, *res[TB_MAX_NODES] = { 0 };
+	json_t *eps[TB_MAX_NODES] = { 0 }, *res[TB_MAX_NODES] = { 0 }, *o[TB_MAX_NODES];
+	json_t *peers[TB_MAX_NODES];
+	struct agentc *cs[TB_MAX_NODES];
 	char derr[256];
 	int i, j, r = 0;
 
 	*results = NULL;
-	for (i = 0; i < g->n; i++)
-		arm[i] = -1;
-	for (i = 0; i < g->n && !r; i++) {
-		json_t *o = json_deep_copy(opts);
-
-		json_object_set_new(o, "rank", json_integer(i));
-		json_object_set_new(o, "nranks", json_integer(g->n));
-		r = arm_prepare_on(&g->c[i], wl, "rank", o, &arm[i], &eps[i], err, errlen);
-		json_decref(o);
-	}
-	for (i = 0; i < g->n && !r; i++) {
-		json_t *peers = json_array();
-
-		for (j = 0; j < g->n; j++)
-			json_array_append(peers, j == i ? json_null() :
-					  json_array_get(eps[j], (size_t)i));
-		r = agentc_do(&g->c[i], "connect", json_pack("{s:I,s:o}", "arm", arm[i], "peer", peers),
-			      err, errlen);
-	}
-	for (i = 0; i < g->n && !r; i++)
-		r = agentc_do(&g->c[i], "start", json_pack("{s:I}", "arm", arm[i]), err, errlen);
-	if (!r) {
-		struct agentc *cs[TB_MAX_NODES];
-
-		for (i = 0; i < g->n; i++)
-			cs[i] = &g->c[i];
-		r = arms_wait(cs, arm, g->n, &g->obs, res, err, errlen);
-	}
+	/* every step on every rank at once: each agent's own time, not n of them */
 	for (i = 0; i < g->n; i++) {
-		if (arm[i] >= 0)
-			agentc_do(&g->c[i], "destroy", json_pack("{s:I}", "arm", arm[i]), derr,
-				  sizeof(derr));
-		json_decref(eps[i]);
+		cs[i] = &g->c[i];
+		arm[i] = -1;
+		o[i] = json_deep_copy(opts);
+		json_object_set_new(o[i], "rank", json_integer(i));
+		json_object_set_new(o[i], "nranks", json_integer(g->n));
 	}
+	r = prepare_all(cs, g->n, wl, "rank", o, arm, eps, err, errlen);
+	for (i = 0; i < g->n && !r; i++) {
+		peers[i] = json_array();
+		for (j = 0; j < g->n; j++)
+			json_array_append(peers[i], j == i ? json_null() :
+					  json_array_get(eps[j], (size_t)i));
+	}
+	if (!r)
+		r = arms_do(cs, g->n, "connect", arm, peers, err, errlen);
+	if (!r)
+		r = arms_do(cs, g->n, "start", arm, NULL, err, errlen);
+	if (!r)
+		r = arms_wait(cs, arm, g->n, &g->obs, res, err, errlen);
+	arms_do(cs, g->n, "destroy", arm, NULL, derr, sizeof(derr));
+	for (i = 0; i < g->n; i++)
+		json_decref(eps[i]);
 	if (!r) {
 		*results = json_array();
 		for (i = 0; i < g->n; i++)

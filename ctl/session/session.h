@@ -27,10 +27,6 @@ struct arms_obs {
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms_obs *obs,
 	      json_t **results, char *err, size_t errlen);
 
-/* prepare an arm of a workload: *arm its id, *ep its endpoint(s) (new reference) */
-int arm_prepare_on(struct agentc *c, const char *wl, const char *role, json_t *opts,
-		   json_int_t *arm, json_t **ep, char *err, size_t errlen);
-
 /* N agents running one workload together (rank i on nodes[i]) */
 struct group {
 	struct tb_state tb;
@@ -46,7 +42,8 @@ int group_open(struct group *g, const char *nodes);
 int group_open_state(struct group *g, const struct tb_state *s);
 void group_close(struct group *g);
 /* prepare rank i with opts + {rank, nranks}, connect the full mesh, start,
- * wait for all (a failing rank is reported at once, by node), destroy all.
+ * wait for all (a failing rank is reported at once, by node), destroy all;
+ * each step sent to every rank at once.
  * *results: array of per-rank results (new reference). */
 int group_run(struct group *g, const char *workload, json_t *opts, json_t **results, char *err,
 	      size_t errlen);

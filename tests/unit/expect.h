@@ -17,6 +17,18 @@ static int expect_checks;
 		}                                                                      \
 	} while (0)
 
+/* EXPECT with a printf message on failure */
+#define EXPECT_MSG(cond, ...)                                                          \
+	do {                                                                           \
+		expect_checks++;                                                       \
+		if (!(cond)) {                                                         \
+			expect_failures++;                                             \
+			fprintf(stderr, "%s:%d: EXPECT(%s) failed: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                  \
+			fputc('\n', stderr);                                           \
+		}                                                                      \
+	} while (0)
+
 #define EXPECT_EQ_U(a, b)                                                              \
 	do {                                                                           \
 		unsigned long long _a = (a), _b = (b);                                 \

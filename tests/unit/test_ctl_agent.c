@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include "../../ctl/agent/agent.h"
 #include "../../ctl/cmd/cmds.h"
+#include "../../ctl/session/session.h"
 #include "../../ctl/testbed/backend.h"
 #include "../../lib/proto.h"
 
@@ -150,10 +151,161 @@ static void test_inject_reply_without_stdout(void)
 	EXPECT(rmdir(dir) == 0);
 }
 
+/*
+ * group_run's steps go to every rank at once: n agents under TCG take one
+ * agent's time, not n. Three stand-in ranks answer a prepare or a connect
+ * only once all three have it (a rendezvous with a 5 s way out): called
+ * one agent after another, the first would wait alone and say so.
+ */
+#define RANKS 3
+
+struct rank_in {
+	int lfd, port, idx;
+	int fail_prepare;	/* answer prepare with an error */
+	int alone;		/* a prepare or connect that waited out the rendezvous */
+	int destroyed;		/* destroy requests for its arm */
+	int waits;
+};
+
+static pthread_mutex_t rv_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rv_cond = PTHREAD_COND_INITIALIZER;
+static int rv_count[2];	/* prepares, connects arrived */
+
+/* 0 once every rank has sent cmd k, -1 after 5 s alone */
+static int rendezvous(int k)
+{
+	struct timespec dl;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 5;
+	pthread_mutex_lock(&rv_lock);
+	rv_count[k]++;
+	pthread_cond_broadcast(&rv_cond);
+	while (rv_count[k] < RANKS && !r)
+		r = pthread_cond_timedwait(&rv_cond, &rv_lock, &dl) ? -1 : 0;
+	pthread_mutex_unlock(&rv_lock);
+	return r;
+}
+
+static void *serve_rank(void *arg)
+{
+	struct rank_in *s = arg;
+	json_t *req = NULL;
+	int fd = accept(s->lfd, NULL, NULL);
+
+	if (fd < 0)
+		return NULL;
+	while (!proto_recv(fd, &req, 10000)) {
+		const char *cmd = json_string_value(json_object_get(req, "cmd"));
+		json_t *args = json_object_get(req, "args"), *res = json_object(), *rep;
+		const char *fail = NULL;
+
+		if (!strcmp(cmd, "prepare")) {
+			s->alone |= rendezvous(0) < 0;
+			if (s->fail_prepare)
+				fail = "no such device";
+			json_object_set_new(res, "arm", json_integer(10 + s->idx));
+			json_object_set_new(res, "ep", json_pack("[i,i,i]", s->idx, s->idx, s->idx));
+		} else if (!strcmp(cmd, "connect")) {
+			s->alone |= rendezvous(1) < 0;
+			EXPECT(json_array_size(json_object_get(args, "peer")) == RANKS);
+		} else if (!strcmp(cmd, "wait")) {
+			s->waits++;
+			json_object_set_new(res, "done", json_true());
+			json_object_set_new(res, "result", json_pack("{s:i}", "rank", s->idx));
+		} else if (!strcmp(cmd, "destroy")) {
+			EXPECT(json_integer_value(json_object_get(args, "arm")) == 10 + s->idx);
+			s->destroyed++;
+		}
+		rep = fail ? json_pack("{s:i,s:b,s:s}", "v", PROTO_VERSION, "ok", 0, "error", fail) :
+			     json_pack("{s:i,s:b,s:O}", "v", PROTO_VERSION, "ok", 1, "result", res);
+		proto_send(fd, rep, 1000);
+		json_decref(rep);
+		json_decref(res);
+		json_decref(req);
+		req = NULL;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void group_against(struct rank_in *s, int failing, json_t **results, int *rc, char *err,
+			  size_t errlen)
+{
+	static struct tb_state st;
+	struct group g;
+	pthread_t th[RANKS];
+	json_t *opts = json_object();
+	int i;
+
+	memset(&st, 0, sizeof(st));
+	st.nodes = RANKS;
+	snprintf(st.token, sizeof(st.token), "%s", TOKEN);
+	rv_count[0] = rv_count[1] = 0;
+	for (i = 0; i < RANKS; i++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t len = sizeof(sa);
+
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].idx = i;
+		s[i].fail_prepare = i == failing;
+		s[i].lfd = socket(AF_INET, SOCK_STREAM, 0);
+		EXPECT(bind(s[i].lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		       listen(s[i].lfd, 4) == 0);
+		EXPECT(getsockname(s[i].lfd, (struct sockaddr *)&sa, &len) == 0);
+		s[i].port = ntohs(sa.sin_port);
+		snprintf(st.node[i].name, sizeof(st.node[i].name), "node%d", i);
+		snprintf(st.node[i].host, sizeof(st.node[i].host), "127.0.0.1");
+		st.node[i].port = s[i].port;
+		EXPECT(pthread_create(&th[i], NULL, serve_rank, &s[i]) == 0);
+	}
+	EXPECT(group_open_state(&g, &st) == 0);
+	*rc = group_run(&g, "collective", opts, results, err, errlen);
+	group_close(&g);
+	for (i = 0; i < RANKS; i++) {
+		pthread_join(th[i], NULL);
+		close(s[i].lfd);
+	}
+	json_decref(opts);
+}
+
+static void test_group_steps_at_once(void)
+{
+	struct rank_in s[RANKS];
+	json_t *res = NULL;
+	char err[256] = "";
+	int rc, i;
+
+	group_against(s, -1, &res, &rc, err, sizeof(err));
+	EXPECT_MSG(rc == 0, "group_run: %d %s", rc, err);
+	EXPECT(json_array_size(res) == RANKS);
+	for (i = 0; i < RANKS; i++) {
+		EXPECT_MSG(!s[i].alone, "rank %d: a prepare or connect came to it alone", i);
+		EXPECT(s[i].destroyed == 1 && s[i].waits >= 1);
+		EXPECT(json_integer_value(json_object_get(json_array_get(res, (size_t)i), "rank")) ==
+		       i);
+	}
+	json_decref(res);
+
+	/* rank 1's prepare fails: its error is the headline, by node, and the
+	 * two arms prepared meanwhile are destroyed; nothing ran */
+	group_against(s, 1, &res, &rc, err, sizeof(err));
+	EXPECT_MSG(rc == -EREMOTEIO && strstr(err, "node1") && strstr(err, "prepare: no such device"),
+		   "rc %d err '%s'", rc, err);
+	EXPECT(res == NULL);
+	for (i = 0; i < RANKS; i++) {
+		EXPECT(!s[i].alone && s[i].waits == 0);
+		EXPECT_MSG(s[i].destroyed == (i != 1), "rank %d destroyed %d", i, s[i].destroyed);
+	}
+}
+
 int main(void)
 {
 	test_open_authenticates();
 	test_open_wrong_token();
 	test_inject_reply_without_stdout();
+	test_group_steps_at_once();
 	return expect_done("test_ctl_agent");
 }

@@ -64,19 +64,26 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static void stand_in_start(struct stand_in *s, pthread_t *th, int first_ms)
+/* a listening socket on 127.0.0.1, its port in *port */
+static int listen_loopback(int *port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);	/* port 0: the kernel picks one */
 
+	EXPECT(fd >= 0);
+	EXPECT(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
+	EXPECT(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void stand_in_start(struct stand_in *s, pthread_t *th, int first_ms)
+{
 	memset(s, 0, sizeof(*s));
 	s->first_ms = first_ms;
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);	/* port 0: the kernel picks one */
-	EXPECT(s->lfd >= 0);
-	EXPECT(bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(s->lfd, 4) == 0);
-	EXPECT(getsockname(s->lfd, (struct sockaddr *)&sa, &len) == 0);
-	s->port = ntohs(sa.sin_port);
+	s->lfd = listen_loopback(&s->port);
 	EXPECT(pthread_create(th, NULL, serve, s) == 0);
 }
 
@@ -244,18 +251,10 @@ static void group_against(struct rank_in *s, int failing, json_t **results, int 
 	snprintf(st.token, sizeof(st.token), "%s", TOKEN);
 	rv_count[0] = rv_count[1] = 0;
 	for (i = 0; i < RANKS; i++) {
-		struct sockaddr_in sa = { .sin_family = AF_INET,
-					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		socklen_t len = sizeof(sa);
-
 		memset(&s[i], 0, sizeof(s[i]));
 		s[i].idx = i;
 		s[i].fail_prepare = i == failing;
-		s[i].lfd = socket(AF_INET, SOCK_STREAM, 0);
-		EXPECT(bind(s[i].lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-		       listen(s[i].lfd, 4) == 0);
-		EXPECT(getsockname(s[i].lfd, (struct sockaddr *)&sa, &len) == 0);
-		s[i].port = ntohs(sa.sin_port);
+		s[i].lfd = listen_loopback(&s[i].port);
 		snprintf(st.node[i].name, sizeof(st.node[i].name), "node%d", i);
 		snprintf(st.node[i].host, sizeof(st.node[i].host), "127.0.0.1");
 		st.node[i].port = s[i].port;

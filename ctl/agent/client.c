@@ -60,13 +60,19 @@ static int call_failed(struct agentc *c, const char *cmd, int r, const char *rem
 	return r;
 }
 
+/* a connection lost before: said at once, not after a timeout */
+static int lost_before(struct agentc *c, const char *cmd, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
+	return -ENOTCONN;
+}
+
 int agentc_send(struct agentc *c, const char *cmd, json_t *args, int timeout_ms, char *err,
 		size_t errlen)
 {
-	if (c->fd < 0) {	/* lost before: say so at once, not after a timeout */
-		snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
+	if (c->fd < 0) {
 		json_decref(args);
-		return -ENOTCONN;
+		return lost_before(c, cmd, err, errlen);
 	}
 	return call_failed(c, cmd, proto_request(c->fd, c->token, cmd, args, timeout_ms), "", err,
 			   errlen);
@@ -78,10 +84,8 @@ int agentc_reply(struct agentc *c, const char *cmd, json_t **res, int timeout_ms
 	char remote[512];
 
 	*res = NULL;
-	if (c->fd < 0) {
-		snprintf(err, errlen, "%s: %s: the connection was lost before", c->where, cmd);
-		return -ENOTCONN;
-	}
+	if (c->fd < 0)
+		return lost_before(c, cmd, err, errlen);
 	return call_failed(c, cmd, proto_reply(c->fd, res, timeout_ms, remote, sizeof(remote)),
 			   remote, err, errlen);
 }

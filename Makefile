@@ -38,9 +38,11 @@ RTB_CFLAGS := -I. -I$(OBJ)/ebpf $(call pc_cflags,libnl-route-3.0 libibverbs) -st
 	   -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation \
 	   -D_GNU_SOURCE -DRTB_VERSION='"$(VERSION)"' -MMD -MP
 ALL_CFLAGS = $(RTB_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
-# libraries every program gets with lib/: JSON (jansson), erasure coding (ISA-L), YAML
+# libraries every program gets with lib/: JSON (jansson), erasure coding (ISA-L), YAML,
+# zlib, and OpenSSL's libcrypto (the control channel's HMAC-SHA256)
 LDLIBS_LIB := $(call pc_libs,jansson,-ljansson) $(call pc_libs,libisal,-lisal) \
-	      $(call pc_libs,yaml-0.1,-lyaml) $(call pc_libs,zlib,-lz)
+	      $(call pc_libs,yaml-0.1,-lyaml) $(call pc_libs,zlib,-lz) \
+	      $(call pc_libs,libcrypto,-lcrypto)
 LIBS_VERBS := $(call pc_libs,libibverbs,-libverbs)
 LIBS_CURSES := $(call pc_libs,ncursesw,-lncursesw)
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(MULTIARCH)

@@ -9,15 +9,20 @@
 
 #define AGENT_MAX_ARMS 64
 #define AGENT_MAX_JOBS 16
-/* control connections: slots (open ones and closed ones still cleaning
- * up), at most this many open, and open per peer address (behind qemu's user
- * network every host connection has one address) */
+/*
+ * Control connections: slots (open ones and closed ones still cleaning up).
+ * Connections that have not authenticated share a small pool: a new one
+ * past it evicts the oldest, so strangers (behind qemu's user network every
+ * host connection has one address) cannot keep the controller out; the
+ * authenticated ones have their own cap, which strangers never touch.
+ */
 #define AGENT_MAX_CONNS 128
-#define AGENT_MAX_CONNS_OPEN 64
-#define AGENT_MAX_CONNS_PEER 32
-/* until a request authenticates, its frame has this long and this much */
-#define AGENT_AUTH_TIMEOUT_MS 5000
-#define AGENT_AUTH_MAX_FRAME (64u << 10)
+#define AGENT_MAX_CONNS_OPEN 64		/* authenticated, open */
+#define AGENT_MAX_CONNS_PRE 16		/* not authenticated yet */
+/* the handshake's deadline and largest frame (the controller answers the
+ * challenge at once: a round trip, even under TCG) */
+#define AGENT_AUTH_TIMEOUT_MS 2000
+#define AGENT_AUTH_MAX_FRAME 1024
 
 struct arm;
 struct job;
@@ -47,9 +52,11 @@ struct agent {
 	pthread_t renewer;	/* pushes the leased rules' deadlines on (inject.c) */
 	int renewer_up;
 	/* the connections being served (under lock): their sockets, to wake
-	 * them at shutdown, and peers, for the per-peer cap */
+	 * them at shutdown or evict them, and where they stand */
 	struct {
-		int fd;		/* -1: free; -2: closed, its thread not done */
+		int fd;		/* -1: free */
+		enum { CONN_FREE, CONN_PRE, CONN_AUTHED, CONN_CLOSING } state;
+		unsigned long long since_ns;	/* accepted (the pool evicts the oldest) */
 		char peer[64];
 	} conns[AGENT_MAX_CONNS];
 	int nconns;
@@ -66,10 +73,13 @@ void inject_renewer_stop(struct agent *a);
  * when the injector is not in use */
 void inject_track_begin(struct agent *a);
 
-/* conn.c: a slot for a new connection from peer, or -1 (full: *why says
- * which cap); a slot given back; every connection woken and waited for */
+/* conn.c: a slot for a new connection from peer (in the pool of those not
+ * authenticated, its oldest evicted when full), or -1 (no slot: *why); the
+ * connection authenticated: 0, or -1 (*why: the cap, or it was evicted); a
+ * slot given back; every connection woken and waited for */
 void agent_conns_init(struct agent *a);
 int agent_conn_take(struct agent *a, int fd, const char *peer, const char **why);
+int agent_conn_authed(struct agent *a, int slot, const char **why);
 void agent_conn_closing(struct agent *a, int slot);	/* before its close() */
 void agent_conn_put(struct agent *a, int slot);
 int agent_conns_close(struct agent *a, int timeout_ms);

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The agent's control connections: a fixed table, so that a peer cannot
- * make it start threads without end (AGENT_MAX_CONNS at once, at most
- * AGENT_MAX_CONNS_PEER from one address), and so that shutdown can wake
- * every connection and wait for its thread to finish its clean-up.
+ * make it start threads without end, and so that shutdown can wake every
+ * connection and wait for its thread to finish its clean-up.
+ *
+ * Two caps, never one shared by strangers and the controller: at most
+ * AGENT_MAX_CONNS_PRE connections that have not authenticated (a new one
+ * evicts the oldest: whatever strangers do, a controller's connection lives
+ * at least until AGENT_MAX_CONNS_PRE newer ones arrive, and it needs one
+ * round trip), and at most AGENT_MAX_CONNS_OPEN authenticated ones. The
+ * slots beyond both hold closed connections whose threads still clean up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,13 +17,16 @@
 #include <sys/socket.h>
 #include <time.h>
 #include "agent.h"
+#include "../lib/clock.h"
 
 void agent_conns_init(struct agent *a)
 {
 	pthread_condattr_t ca;
 
-	for (int i = 0; i < AGENT_MAX_CONNS; i++)
+	for (int i = 0; i < AGENT_MAX_CONNS; i++) {
 		a->conns[i].fd = -1;
+		a->conns[i].state = CONN_FREE;
+	}
 	a->nconns = 0;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -25,30 +34,39 @@ void agent_conns_init(struct agent *a)
 	pthread_condattr_destroy(&ca);
 }
 
+/* the oldest connection not authenticated: woken, its thread ends it */
+static void evict_oldest(struct agent *a)
+{
+	int i, old = -1;
+
+	for (i = 0; i < AGENT_MAX_CONNS; i++)
+		if (a->conns[i].state == CONN_PRE &&
+		    (old < 0 || a->conns[i].since_ns < a->conns[old].since_ns))
+			old = i;
+	if (old >= 0) {
+		shutdown(a->conns[old].fd, SHUT_RDWR);
+		a->conns[old].state = CONN_CLOSING;
+	}
+}
+
 int agent_conn_take(struct agent *a, int fd, const char *peer, const char **why)
 {
-	int i, free_slot = -1, same = 0, open_n = 0;
+	int i, free_slot = -1, pre = 0;
 
 	pthread_mutex_lock(&a->lock);
-	/* the caps count open connections: a closed one whose thread still
-	 * releases its arms (an RC arm can take seconds) holds a slot, not a
-	 * place under the caps (a CI run's next arm was refused that way) */
 	for (i = 0; i < AGENT_MAX_CONNS; i++) {
-		if (a->conns[i].fd == -1) {
-			if (free_slot < 0)
-				free_slot = i;
-		} else if (a->conns[i].fd >= 0) {
-			same += !strcmp(a->conns[i].peer, peer);
-			open_n++;
-		}
+		if (a->conns[i].state == CONN_FREE && free_slot < 0)
+			free_slot = i;
+		pre += a->conns[i].state == CONN_PRE;
 	}
-	if (free_slot < 0 || open_n >= AGENT_MAX_CONNS_OPEN)
-		*why = "too many control connections", free_slot = -1;
-	else if (same >= AGENT_MAX_CONNS_PEER) {
-		*why = "too many control connections from this peer";
-		free_slot = -1;
+	if (pre >= AGENT_MAX_CONNS_PRE)
+		evict_oldest(a);
+	if (free_slot < 0) {
+		*why = "too many control connections (all slots closing)";
 	} else {
 		a->conns[free_slot].fd = fd;
+		a->conns[free_slot].state = CONN_PRE;
+		a->conns[free_slot].since_ns = rtb_now_ns();
 		snprintf(a->conns[free_slot].peer, sizeof(a->conns[free_slot].peer), "%s", peer);
 		a->nconns++;
 	}
@@ -56,10 +74,31 @@ int agent_conn_take(struct agent *a, int fd, const char *peer, const char **why)
 	return free_slot;
 }
 
+int agent_conn_authed(struct agent *a, int slot, const char **why)
+{
+	int i, open_n = 0, r = 0;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_CONNS; i++)
+		open_n += a->conns[i].state == CONN_AUTHED;
+	if (a->conns[slot].state != CONN_PRE) {
+		*why = "evicted before it authenticated (too many strangers' connections)";
+		r = -1;
+	} else if (open_n >= AGENT_MAX_CONNS_OPEN) {
+		*why = "too many control connections";
+		r = -1;
+	} else {
+		a->conns[slot].state = CONN_AUTHED;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
 void agent_conn_closing(struct agent *a, int slot)
 {
 	pthread_mutex_lock(&a->lock);
-	a->conns[slot].fd = -2;	/* closed, its thread still cleaning up */
+	a->conns[slot].state = CONN_CLOSING;	/* closed, its thread still cleaning up */
+	a->conns[slot].fd = -1;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -67,6 +106,7 @@ void agent_conn_put(struct agent *a, int slot)
 {
 	pthread_mutex_lock(&a->lock);
 	a->conns[slot].fd = -1;
+	a->conns[slot].state = CONN_FREE;
 	a->conns[slot].peer[0] = 0;
 	a->nconns--;
 	pthread_cond_broadcast(&a->conns_gone);

@@ -45,7 +45,7 @@ static void *conn_thread(void *p)
 	return NULL;
 }
 
-/* the peer's address, for the per-peer cap */
+/* the peer's address, for messages */
 static void peer_of(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
@@ -60,19 +60,13 @@ static void peer_of(int fd, char *buf, size_t len)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, buf, (socklen_t)len);
 }
 
-/* a connection over a cap: closed at once, said at most once a second */
+/* a connection with no slot: closed at once, said at most once a second */
 static void refuse(int fd, const char *peer, const char *why)
 {
-	static uint64_t last, n;
-	uint64_t now = rtb_now_ns();
+	static struct log_limit lim;
 
 	close(fd);
-	n++;
-	if (now - last >= 1000000000ULL) {
-		log_info("control: refused a connection from %s: %s (%llu refused)", peer, why,
-			 (unsigned long long)n);
-		last = now;
-	}
+	log_limited(&lim, "control: refused a connection from %s: %s", peer, why);
 }
 
 static void usage(FILE *f)

@@ -109,12 +109,7 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 	return *result ? 0 : -ENOMEM;
 }
 
-/*
- * Nothing but the answer: the controller sends it right after connecting,
- * so the connection is authenticated at once and the short deadline for a
- * stranger's first frame never cuts one it keeps open while it prepares
- * another node's arm.
- */
+/* nothing but the answer: is the connection alive and served */
 static int cmd_ping(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		    size_t errlen)
 {
@@ -190,7 +185,7 @@ int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *
 	return rc;
 }
 
-static int reply(int fd, int ok, json_t *result, const char *err)
+static int reply(struct proto_sess *ps, int ok, json_t *result, const char *err)
 {
 	json_t *m;
 	int r;
@@ -202,7 +197,7 @@ static int reply(int fd, int ok, json_t *result, const char *err)
 		m = json_pack("{s:i,s:b,s:s}", "v", PROTO_VERSION, "ok", 0, "error", err);
 	if (!m)
 		return -ENOMEM;
-	r = proto_send(fd, m, 10000);
+	r = proto_sess_send(ps, m, 10000);
 	json_decref(m);
 	return r;
 }
@@ -227,40 +222,59 @@ static void keepalive(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &silence, sizeof(silence));
 }
 
+/* strangers' failures: printed at most once a second (logs live in tmpfs) */
+static struct log_limit auth_log, drop_log;
+
+/* the handshake (lib/proto.h) and the authenticated pool: 0, or -1 (closed) */
+static int authenticate(struct agent *a, int fd, int slot, struct proto_sess *ps)
+{
+	const char *why;
+	int r;
+
+	r = proto_auth_agent(ps, fd, a->token, AGENT_AUTH_TIMEOUT_MS, AGENT_AUTH_MAX_FRAME);
+	if (r) {
+		log_limited(&auth_log, "control: %s from %s: %s", r == -EACCES ?
+			    "authentication failed" : "no handshake", a->conns[slot].peer,
+			    r == -EACCES ? "wrong proof" : strerror(-r));
+		return -1;
+	}
+	if (agent_conn_authed(a, slot, &why)) {
+		reply(ps, 0, NULL, why);
+		log_limited(&drop_log, "control: refused an authenticated connection: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
 void agent_serve_conn(struct agent *a, int fd, int slot)
 {
+	struct proto_sess ps;
 	char err[512];
 	json_t *req, *args, *result;
-	const char *tok, *cmd;
+	const char *cmd;
 	unsigned int conn;
-	int r, n, authed = 0;
+	int r, n;
 
 	pthread_mutex_lock(&a->lock);
 	conn = ++a->next_conn ? a->next_conn : ++a->next_conn;	/* never 0 */
 	pthread_mutex_unlock(&a->lock);
 	keepalive(fd);
 
+	if (authenticate(a, fd, slot, &ps))
+		goto out;
 	for (;;) {
-		/* a stranger gets a short deadline and a small frame, not 16 MiB */
-		r = authed ? proto_recv(fd, &req, -1) :
-			     proto_recv_max(fd, &req, AGENT_AUTH_TIMEOUT_MS, AGENT_AUTH_MAX_FRAME);
+		r = proto_sess_recv(&ps, &req, -1);
 		if (r) {
 			if (r != -EPIPE)
-				log_info("control: dropping connection: %s", strerror(-r));
+				log_limited(&drop_log, "control: dropping connection %u: %s", conn,
+					    r == -EBADMSG ? "a frame failed its authentication" :
+							    strerror(-r));
 			break;
 		}
-		tok = json_string_value(json_object_get(req, "token"));
 		cmd = json_string_value(json_object_get(req, "cmd"));
 		args = json_object_get(req, "args");
-		if (!tok || !proto_token_equal(tok, a->token)) {
-			/* no hint which part was wrong; close: a stranger gets one answer */
-			reply(fd, 0, NULL, "authentication failed");
-			json_decref(req);
-			break;
-		}
-		authed = 1;
 		if (!cmd || (args && !json_is_object(args))) {
-			reply(fd, 0, NULL, "malformed request");
+			reply(&ps, 0, NULL, "malformed request");
 			json_decref(req);
 			continue;
 		}
@@ -272,11 +286,12 @@ void agent_serve_conn(struct agent *a, int fd, int slot)
 		log_dbg("cmd %s: %s", cmd, r ? err : "ok");
 		if (r && !err[0])
 			snprintf(err, sizeof(err), "%s: %s", cmd, strerror(-r));
-		r = reply(fd, !r, result, err);
+		r = reply(&ps, !r, result, err);
 		json_decref(req);
 		if (r)
 			break;
 	}
+out:
 	agent_conn_closing(a, slot);
 	close(fd);
 	/* the rules first: releasing an arm can wait on a stuck step (RC

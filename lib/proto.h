@@ -2,10 +2,23 @@
 /*
  * Control channel between rdmactl and rdma-agent: TCP, one JSON object per
  * frame, framed by a 4-byte big-endian length (at most PROTO_MAX_FRAME).
- *   request  {"v":1, "token":"<secret>", "cmd":"<verb>", "args":{...}}
- *   response {"v":1, "ok":true, "result":{...}} | {"v":1, "ok":false, "error":"..."}
- * Every request carries the token; the agent compares it in constant time.
+ *
+ * Both ends prove they hold the token; it never goes on the wire:
+ *   agent       {"v":2, "challenge":AN}                    32 random bytes, hex
+ *   controller  {"v":2, "nonce":CN, "proof":HMAC(token, "rtb controller"|AN|CN)}
+ *   agent       {"v":2, "ok":true, "proof":HMAC(token, "rtb agent"|AN|CN)}
+ *               | {"v":2, "ok":false, "error":"authentication failed"}, closed
+ * (HMAC-SHA256, nonces as bytes). A port squatter gets a proof bound to
+ * nonces it cannot reuse; an agent's answers are the token holder's.
+ * Then every frame is the JSON text followed by a 32-byte tag,
+ * HMAC(K, side|seq|text), K = HMAC(token, "rtb key"|AN|CN), side 'c' or 'a'
+ * (who sent it), seq counting that side's frames from 0 (8 bytes, big
+ * endian): a frame altered, replayed, reordered or inserted by whoever sits
+ * on the path is refused (-EBADMSG) and the connection ends.
+ *   request  {"v":2, "cmd":"<verb>", "args":{...}}
+ *   response {"v":2, "ok":true, "result":{...}} | {"v":2, "ok":false, "error":"..."}
  * Decoding is defensive: size cap, duplicate keys rejected, types checked.
+ * tests/softroce/ctlpeer.py speaks it from Python.
  */
 #ifndef RTB_PROTO_H
 #define RTB_PROTO_H
@@ -13,9 +26,20 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 #define PROTO_MAX_FRAME (16u << 20)
 #define PROTO_TOKEN_MAX 128
+#define PROTO_NONCE_LEN 32
+#define PROTO_TAG_LEN 32
+#define PROTO_MAC_HEAD 9	/* side and sequence number, before the text */
+
+/* an authenticated connection: its key and both directions' counts */
+struct proto_sess {
+	int fd;
+	char side;		/* 'c' controller, 'a' agent: what our frames say */
+	uint64_t tx, rx;
+	unsigned char key[PROTO_TAG_LEN];
+};
 /*
  * The two ends' promises when the channel goes quiet (README "When the
  * control channel is cut"). A leased fault rule lives PROTO_LEASE_MS past
@@ -35,16 +59,30 @@ int proto_recv(int fd, json_t **out, int timeout_ms);
  * allocated): what a peer that has not authenticated yet may send */
 int proto_recv_max(int fd, json_t **out, int timeout_ms, uint32_t max);
 
+/* The agent's end of the handshake on a new connection (frames up to max
+ * bytes): 0 with *s ready; -EACCES for a wrong proof (answered, the caller
+ * closes); -EPROTO, -ETIMEDOUT, -EPIPE, -errno. */
+int proto_auth_agent(struct proto_sess *s, int fd, const char *token, int timeout_ms,
+		     uint32_t max);
+/* The controller's end, timeout_ms for all of it: 0 with *s ready; -EACCES
+ * (the agent refused our proof, or gave a wrong one: err says which); -EPROTO
+ * (no challenge: err says), -errno. */
+int proto_auth_ctl(struct proto_sess *s, int fd, const char *token, int timeout_ms, char *err,
+		   size_t errlen);
+/* a session's frames, tagged and checked: as proto_send/proto_recv, and
+ * -EBADMSG for a frame whose tag is wrong */
+int proto_sess_send(struct proto_sess *s, json_t *msg, int timeout_ms);
+int proto_sess_recv(struct proto_sess *s, json_t **out, int timeout_ms);
+
 /* one request/response; *result is a new reference on success. On failure
  * returns -errno (transport) or -EREMOTEIO with the agent's message in err. */
-int proto_call(int fd, const char *token, const char *cmd, json_t *args_stolen,
-	       json_t **result, int timeout_ms, char *err, size_t errlen);
+int proto_call(struct proto_sess *s, const char *cmd, json_t *args_stolen, json_t **result,
+	       int timeout_ms, char *err, size_t errlen);
 /* its two halves, for requests to several peers at once: the request sent,
  * then its response read (as proto_call's) */
-int proto_request(int fd, const char *token, const char *cmd, json_t *args_stolen, int timeout_ms);
-int proto_reply(int fd, json_t **result, int timeout_ms, char *err, size_t errlen);
+int proto_request(struct proto_sess *s, const char *cmd, json_t *args_stolen, int timeout_ms);
+int proto_reply(struct proto_sess *s, json_t **result, int timeout_ms, char *err, size_t errlen);
 
-int proto_token_equal(const char *a, const char *b);
 /* read a token file (one line, [A-Za-z0-9_-], 16..128 chars) */
 int proto_token_load(const char *path, char *buf, size_t len);
 

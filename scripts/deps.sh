@@ -8,7 +8,7 @@ PKGS=(
 	# build
 	build-essential pkg-config clang llvm bpftool libbpf-dev linux-libc-dev libc6-dev
 	libibverbs-dev librdmacm-dev libnl-3-dev libnl-route-3-dev libyaml-dev
-	libncurses-dev libjansson-dev libisal-dev zlib1g-dev
+	libncurses-dev libjansson-dev libisal-dev zlib1g-dev libssl-dev
 	# report.html's charts: dygraphs, inlined into rdmactl at build time
 	libjs-dygraphs
 	# SoftRoCE user space (host side and copied into the VM image)

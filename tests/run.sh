@@ -50,6 +50,8 @@ if [ "$TESTS" = all ] || [ "$TESTS" = profiles ] || [ "$TESTS" = unit ]; then
 	run_suite tests/formats/run.sh '^(PASS|FAIL|SKIP):|^  '
 	echo "== habit tests (bash completion, man pages)" | tee -a "$LOG"
 	run_suite tests/habits/run.sh '^(PASS|FAIL|SKIP):|^  '
+	echo "== security tests (root-safety: hostile peers, profiles, reports, files; no VM)" | tee -a "$LOG"
+	run_suite tests/security/run.sh '^(PASS|FAIL|SKIP):|^  '
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The controller's end of the control channel (lib/proto.c): one TCP
- * connection to one rdma-agent, authenticated by the token, structured
- * requests. Knows addresses, not testbeds: the testbed room opens these
+ * connection to one rdma-agent, both ends proven to hold the token (it is
+ * never sent), every frame tagged, structured requests. Knows addresses, not testbeds: the testbed room opens these
  * for its nodes, a profile's hosts for theirs.
  */
 #ifndef RTB_CTL_AGENT_H
@@ -10,14 +10,16 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include "lib/proto.h"
 
 struct agentc {
 	int fd;
 	char where[96];		/* "node0 (127.0.0.1:47100)", for messages */
-	const char *token;	/* not owned */
+	struct proto_sess s;	/* the authenticated session on fd */
 };
 
-/* 0 or -errno (c->where is set either way) */
+/* 0 or -errno (c->where is set either way; -EACCES: the agent refused our
+ * proof or failed to give its own, said on stderr) */
 int agentc_open(struct agentc *c, const char *name, const char *host, int port, const char *token,
 		int timeout_ms);
 void agentc_close(struct agentc *c);

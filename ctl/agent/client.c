@@ -10,28 +10,27 @@
 int agentc_open(struct agentc *c, const char *name, const char *host, int port, const char *token,
 		int timeout_ms)
 {
-	char remote[256];
-	json_t *res = NULL;
-	int r;
+	char why[256];
+	int r, tries = 0;
 
 	snprintf(c->where, sizeof(c->where), "%s (%s:%d)", name, host, port);
-	c->token = token;
-	c->fd = net_connect(host, port, timeout_ms);
-	if (c->fd < 0)
-		return c->fd;
-	/*
-	 * Authenticate now: the agent gives a connection that has not shown
-	 * the token a few seconds (AGENT_AUTH_TIMEOUT_MS), and a caller may
-	 * hold this one idle longer while it talks to other nodes first.
-	 */
-	r = proto_call(c->fd, c->token, "ping", NULL, &res, timeout_ms, remote, sizeof(remote));
-	json_decref(res);
-	if (r == -EREMOTEIO) {
-		log_err("%s: %s", c->where, remote);
+	do {
+		c->fd = net_connect(host, port, timeout_ms);
+		if (c->fd < 0)
+			return c->fd;
+		/*
+		 * Authenticate now, both ways. Strangers' connections can push a
+		 * new one out of the agent's pool before its handshake ends (the
+		 * agent closes it: -EPIPE): a fresh one gets the same chance.
+		 */
+		r = proto_auth_ctl(&c->s, c->fd, token, timeout_ms, why, sizeof(why));
+		if (r)
+			agentc_close(c);
+	} while (r == -EPIPE && ++tries < 3);
+	if (r == -EACCES || (r == -EPROTO && why[0]))
+		log_err("%s: %s", c->where, why);
+	if (r == -EPROTO && why[0])
 		r = -EACCES;
-	}
-	if (r)
-		agentc_close(c);
 	return r;
 }
 
@@ -50,6 +49,9 @@ static int call_failed(struct agentc *c, const char *cmd, int r, const char *rem
 		snprintf(err, errlen, "%s: %s: %s", c->where, cmd, remote);
 	else if (r == -EPROTO)
 		snprintf(err, errlen, "%s: %s: malformed reply", c->where, cmd);
+	else if (r == -EBADMSG)
+		snprintf(err, errlen, "%s: %s: a reply failed its authentication (altered on "
+			 "the way?)", c->where, cmd);
 	else if (r)
 		snprintf(err, errlen, "%s: %s: %s", c->where, cmd,
 			 r == -EPIPE ? "agent closed the connection" :
@@ -74,7 +76,7 @@ int agentc_send(struct agentc *c, const char *cmd, json_t *args, int timeout_ms,
 		json_decref(args);
 		return lost_before(c, cmd, err, errlen);
 	}
-	return call_failed(c, cmd, proto_request(c->fd, c->token, cmd, args, timeout_ms), "", err,
+	return call_failed(c, cmd, proto_request(&c->s, cmd, args, timeout_ms), "", err,
 			   errlen);
 }
 
@@ -86,7 +88,7 @@ int agentc_reply(struct agentc *c, const char *cmd, json_t **res, int timeout_ms
 	*res = NULL;
 	if (c->fd < 0)
 		return lost_before(c, cmd, err, errlen);
-	return call_failed(c, cmd, proto_reply(c->fd, res, timeout_ms, remote, sizeof(remote)),
+	return call_failed(c, cmd, proto_reply(&c->s, res, timeout_ms, remote, sizeof(remote)),
 			   remote, err, errlen);
 }
 

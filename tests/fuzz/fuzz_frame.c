@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer: the control channel's frame decoder (lib/proto.c), as the
- * agent reads a stranger's first frame and then an authenticated one */
+ * agent reads a stranger's handshake frame and then a session's tagged
+ * frames (with a fixed key: the tag fails, the decoder before it runs) */
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -19,7 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!proto_recv_max(sv[1], &j, 100, 64u << 10)) {
 			json_decref(j);
 			j = NULL;
-			proto_recv(sv[1], &j, 100);	/* whatever follows */
+			struct proto_sess s = { .fd = sv[1], .side = 'a' };
+
+			proto_sess_recv(&s, &j, 100);	/* whatever follows */
 			json_decref(j);
 		}
 	}

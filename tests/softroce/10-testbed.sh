@@ -99,21 +99,16 @@ done
 arms=$("$RDMACTL" -j testbed status | jq '[.nodes[].agent_reachable] | all')
 leak=$(for i in 0 1 2; do "$RDMACTL" -j p2p lat --client node$i --server node$(( (i + 1) % 3 )) --iters 10 >/dev/null 2>&1; done
        python3 - "$st" <<'PY'
-import json, socket, struct, sys, os
+import json, sys, os
+sys.path.insert(0, "tests/softroce")
+from ctlpeer import Session, token_of
 st = json.loads(sys.argv[1])
-tok = open(os.environ.get("RDMATB_STATE_DIR", "/run/rdma-testbed") + "/token").read().strip()
+tok = token_of(os.environ.get("RDMATB_STATE_DIR", "/run/rdma-testbed") + "/token")
 total = 0
 for n in st["nodes"]:
-    s = socket.create_connection((n["agent_host"], n["agent_port"]), timeout=5)
-    m = json.dumps({"v": 1, "token": tok, "cmd": "hello", "args": {}}).encode()
-    s.sendall(struct.pack(">I", len(m)) + m)
-    ln = struct.unpack(">I", s.recv(4, socket.MSG_WAITALL))[0]
-    b = b""
-    while len(b) < ln:   # recv may stop at a segment boundary
-        c = s.recv(ln - len(b))
-        if not c: raise ConnectionError("closed")
-        b += c
-    r = json.loads(b)
+    s = Session(n["agent_port"], tok, host=n["agent_host"], timeout=5)
+    r = s.call("hello")
+    s.close()
     total += r["result"]["arms"] + r["result"]["perftest_jobs"]
 print(total)
 PY

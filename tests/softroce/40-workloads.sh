@@ -239,76 +239,77 @@ fi
 # and the agent keeps serving
 port=$("$C" -j testbed status | jq '.nodes[0].agent_port')
 res=$(python3 - "$port" "${RDMATB_STATE_DIR:-/run/rdma-testbed}/token" <<'PY'
-import json, socket, struct, sys
-port, tok = int(sys.argv[1]), open(sys.argv[2]).read().strip()
-def conn():
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    return s
+import json, os, socket, struct, sys
+sys.path.insert(0, "tests/softroce")
+from ctlpeer import Session, mac, recv_frame, token_of
+port, tok = int(sys.argv[1]), token_of(sys.argv[2])
 def frame(b): return struct.pack(">I", len(b)) + b
-def reply(s):
+def answer(s):
     try:
-        h = s.recv(4, socket.MSG_WAITALL)
-        if len(h) < 4: return "closed"
-        n, b = struct.unpack(">I", h)[0], b""
-        while len(b) < n:
-            c = s.recv(n - len(b))
-            if not c: return "closed"
-            b += c
-        return json.loads(b)
-    except (ConnectionResetError, socket.timeout): return "closed"
-cases = {
-    "bad_token": frame(json.dumps({"v": 1, "token": "x" * 48, "cmd": "hello"}).encode()),
-    "no_token": frame(json.dumps({"v": 1, "cmd": "hello"}).encode()),
-    "wrong_version": frame(json.dumps({"v": 9, "token": tok, "cmd": "hello"}).encode()),
-    "not_json": frame(b"\x00\xffgarbage{{{"),
-    "oversized": struct.pack(">I", 0x7fffffff) + b"{}",
-    "zero_length": struct.pack(">I", 0),
-    "truncated": struct.pack(">I", 100) + b'{"v":1',
-    "array": frame(b"[1,2,3]"),
-    "unknown_cmd": frame(json.dumps({"v": 1, "token": tok, "cmd": "rm -rf"}).encode()),
-    "args_not_object": frame(json.dumps({"v": 1, "token": tok, "cmd": "hello", "args": 5}).encode()),
-    "bad_arm": frame(json.dumps({"v": 1, "token": tok, "cmd": "wait", "args": {"arm": "x"}}).encode()),
-    "huge_ints": frame(json.dumps({"v": 1, "token": tok, "cmd": "prepare", "args": {"workload": "p2p", "role": "client", "opts": {"size": 10**30}}}).encode()),
+        return recv_frame(s)
+    except (EOFError, ConnectionResetError, socket.timeout, ValueError): return "closed"
+def proof(token, an, cn): return mac(token.encode(), b"rtb controller" + an + cn).hex()
+# before authentication: each case is the answer to the agent's challenge
+pre = {
+    "bad_proof": lambda an: frame(json.dumps({"v": 2, "nonce": "00" * 32, "proof": proof("x" * 48, an, bytes(32))}).encode()),
+    "no_proof": lambda an: frame(json.dumps({"v": 2, "nonce": "00" * 32}).encode()),
+    "replayed_nonce_proof": lambda an: frame(json.dumps({"v": 2, "nonce": "00" * 32, "proof": proof(tok, bytes(32), bytes(32))}).encode()),
+    "token_itself": lambda an: frame(json.dumps({"v": 1, "token": tok, "cmd": "hello"}).encode()),
+    "wrong_version": lambda an: frame(json.dumps({"v": 9, "nonce": "00" * 32, "proof": proof(tok, an, bytes(32))}).encode()),
+    "not_json": lambda an: frame(b"\x00\xffgarbage{{{"),
+    "oversized": lambda an: struct.pack(">I", 0x7fffffff) + b"{}",
+    "zero_length": lambda an: struct.pack(">I", 0),
+    "truncated": lambda an: struct.pack(">I", 100) + b'{"v":2',
+    "array": lambda an: frame(b"[1,2,3]"),
 }
 out = {}
-for name, data in cases.items():
-    s = conn()
-    s.sendall(data)
+for name, data in pre.items():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    an = bytes.fromhex(recv_frame(s)["challenge"])
+    s.sendall(data(an))
     if name == "truncated": s.shutdown(socket.SHUT_WR)
-    r = reply(s)
+    r = answer(s)
     out[name] = r if r == "closed" else ("error" if not r.get("ok") else "ok")
     s.close()
-s = conn()
-s.sendall(frame(json.dumps({"v": 1, "token": tok, "cmd": "hello"}).encode()))
-r = reply(s)
+# after it: requests the agent refuses, and a frame whose tag is wrong
+post = {
+    "unknown_cmd": ("rm -rf", {}),
+    "bad_arm": ("wait", {"arm": "x"}),
+    "huge_ints": ("prepare", {"workload": "p2p", "role": "client", "opts": {"size": 10**30}}),
+}
+for name, (cmd, args) in post.items():
+    s = Session(port, tok, timeout=5)
+    r = s.call(cmd, args)
+    out[name] = "error" if not r.get("ok") else "ok"
+    s.close()
+s = Session(port, tok, timeout=5)
+s.send({"v": 2, "cmd": "hello", "args": 5})
+out["args_not_object"] = "error" if not s.recv().get("ok") else "ok"
+s.key = bytes(32)   # tagged with a key that is not the session's
+s.send({"v": 2, "cmd": "hello", "args": {}})
+out["bad_tag"] = answer(s.s)
+s.close()
+s = Session(port, tok, timeout=5)
+r = s.call("hello")
 out["alive_after"] = "ok" if isinstance(r, dict) and r.get("ok") else "dead"
 print(json.dumps(out))
 PY
 )
 if jq -e 'to_entries | map(select(.key != "alive_after")) | all(.value == "error" or .value == "closed")' <<< "$res" >/dev/null &&
    [ "$(jq -r .alive_after <<< "$res")" = ok ]; then
-	pass hostile_messages "12 hostile frames: $(jq -c . <<< "$res")"
+	pass hostile_messages "15 hostile frames: $(jq -c . <<< "$res")"
 else
 	fail hostile_messages "$res"
 fi
 # a controller's session: leased injector rules and a stop, over the raw protocol
 res=$(python3 - "$("$C" -j testbed status)" "${RDMATB_STATE_DIR:-/run/rdma-testbed}/token" <<'PY'
-import json, socket, struct, subprocess, sys, time
-st, tok = json.loads(sys.argv[1]), open(sys.argv[2]).read().strip()
+import json, subprocess, sys, time
+sys.path.insert(0, "tests/softroce")
+from ctlpeer import Session, token_of
+st, tok = json.loads(sys.argv[1]), token_of(sys.argv[2])
 ports = [n["agent_port"] for n in st["nodes"]]
-def conn(i): return socket.create_connection(("127.0.0.1", ports[i]), timeout=30)
-def recvall(s, n):
-    b = b""
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c: raise ConnectionError("closed")
-        b += c
-    return b
-def call(s, cmd, args):
-    m = json.dumps({"v": 1, "token": tok, "cmd": cmd, "args": args}).encode()
-    s.sendall(struct.pack(">I", len(m)) + m)
-    n = struct.unpack(">I", recvall(s, 4))[0]
-    return json.loads(recvall(s, n))
+def conn(i): return Session(ports[i], tok, timeout=30)
+def call(s, cmd, args): return s.call(cmd, args)
 def listing():
     out = subprocess.run(["build/bin/rdmactl", "-j", "inject", "list"], capture_output=True, text=True).stdout
     return json.loads(out)

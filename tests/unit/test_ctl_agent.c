@@ -28,37 +28,33 @@
 
 struct stand_in {
 	int lfd, port;
-	char first_cmd[32];	/* what arrived first, within the deadline */
-	int first_ms;		/* the deadline: a real agent's is 5000 */
-	int saw_call;		/* a later request arrived on the same connection */
+	char first_cmd[32];	/* "handshake" once one ended within the deadline */
+	int first_ms;		/* the deadline: a real agent's is AGENT_AUTH_TIMEOUT_MS */
+	int saw_call;		/* a request arrived on the same connection */
 };
 
 static void *serve(void *arg)
 {
 	struct stand_in *s = arg;
+	struct proto_sess ps;
 	json_t *req = NULL;
 	int fd = accept(s->lfd, NULL, NULL);
 
 	if (fd < 0)
 		return NULL;
-	while (!proto_recv(fd, &req, s->saw_call || s->first_cmd[0] ? 2000 : s->first_ms)) {
-		const char *cmd = json_string_value(json_object_get(req, "cmd"));
-		const char *tok = json_string_value(json_object_get(req, "token"));
-		int ok = tok && !strcmp(tok, TOKEN);
-		json_t *rep = ok ? json_pack("{s:i,s:b,s:{}}", "v", PROTO_VERSION, "ok", 1, "result") :
-				   json_pack("{s:i,s:b,s:s}", "v", PROTO_VERSION, "ok", 0, "error",
-					     "authentication failed");
+	if (proto_auth_agent(&ps, fd, TOKEN, s->first_ms, 1024)) {
+		close(fd);
+		return NULL;
+	}
+	snprintf(s->first_cmd, sizeof(s->first_cmd), "handshake");
+	while (!proto_sess_recv(&ps, &req, 2000)) {
+		json_t *rep = json_pack("{s:i,s:b,s:{}}", "v", PROTO_VERSION, "ok", 1, "result");
 
-		if (!s->first_cmd[0])
-			snprintf(s->first_cmd, sizeof(s->first_cmd), "%s", cmd ? cmd : "?");
-		else
-			s->saw_call = 1;
-		proto_send(fd, rep, 1000);
+		s->saw_call = 1;
+		proto_sess_send(&ps, rep, 1000);
 		json_decref(rep);
 		json_decref(req);
 		req = NULL;
-		if (!ok)
-			break;
 	}
 	close(fd);
 	return NULL;
@@ -98,7 +94,7 @@ static void test_open_authenticates(void)
 	/* the stand-in allows 100 ms for the first frame; the caller then idles 300 ms */
 	stand_in_start(&s, &th, 100);
 	EXPECT(agentc_open(&c, "node0", "127.0.0.1", s.port, TOKEN, 2000) == 0);
-	EXPECT(!strcmp(s.first_cmd, "ping"));
+	EXPECT(!strcmp(s.first_cmd, "handshake"));
 	nanosleep(&idle, NULL);
 	EXPECT(agentc_do(&c, "hello", NULL, err, sizeof(err)) == 0);
 	agentc_close(&c);
@@ -147,7 +143,7 @@ static void test_inject_reply_without_stdout(void)
 	st.node[0].port = s.port;
 	EXPECT(tb_save(&st) == 0);
 	EXPECT(cmd_inject(&ctl, 1, argv) == CTL_FAIL);
-	EXPECT(!strcmp(s.first_cmd, "ping"));
+	EXPECT(!strcmp(s.first_cmd, "handshake"));
 	pthread_join(th, NULL);
 	EXPECT(s.saw_call);
 	close(s.lfd);
@@ -199,11 +195,16 @@ static void *serve_rank(void *arg)
 {
 	struct rank_in *s = arg;
 	json_t *req = NULL;
+	struct proto_sess ps;
 	int fd = accept(s->lfd, NULL, NULL);
 
 	if (fd < 0)
 		return NULL;
-	while (!proto_recv(fd, &req, 10000)) {
+	if (proto_auth_agent(&ps, fd, TOKEN, 10000, 1024)) {
+		close(fd);
+		return NULL;
+	}
+	while (!proto_sess_recv(&ps, &req, 10000)) {
 		const char *cmd = json_string_value(json_object_get(req, "cmd"));
 		json_t *args = json_object_get(req, "args"), *res = json_object(), *rep;
 		const char *fail = NULL;
@@ -227,7 +228,7 @@ static void *serve_rank(void *arg)
 		}
 		rep = fail ? json_pack("{s:i,s:b,s:s}", "v", PROTO_VERSION, "ok", 0, "error", fail) :
 			     json_pack("{s:i,s:b,s:O}", "v", PROTO_VERSION, "ok", 1, "result", res);
-		proto_send(fd, rep, 1000);
+		proto_sess_send(&ps, rep, 1000);
 		json_decref(rep);
 		json_decref(res);
 		json_decref(req);

@@ -32,13 +32,13 @@ static uint64_t rnd(void)
 }
 
 static const char *const corpus[] = {
-	"{\"v\":1,\"token\":\"0123456789abcdef0123\",\"cmd\":\"hello\",\"args\":{}}",
-	"{\"v\":1,\"token\":\"t\",\"cmd\":\"connect\",\"args\":{\"arm\":3,\"peer\":{\"qpn\":17,"
+	"{\"v\":2,\"cmd\":\"hello\",\"args\":{}}",
+	"{\"v\":2,\"cmd\":\"connect\",\"args\":{\"arm\":3,\"peer\":{\"qpn\":17,"
 	"\"psn\":123,\"rkey\":4660,\"addr\":140737488355328,\"len\":4096,\"gid\":\"::ffff:198.18.0.1\","
 	"\"mtu\":1024}}}",
-	"{\"v\":1,\"ok\":true,\"result\":{\"count\":3,\"sum_ns\":300,\"min_ns\":90,\"max_ns\":120,"
+	"{\"v\":2,\"ok\":true,\"result\":{\"count\":3,\"sum_ns\":300,\"min_ns\":90,\"max_ns\":120,"
 	"\"saturated\":0,\"sub_bits\":7,\"buckets\":[[90,1],[100,1],[120,1]]}}",
-	"{\"v\":1,\"token\":\"t\",\"cmd\":\"prepare\",\"args\":{\"workload\":\"p2p\",\"role\":\"client\","
+	"{\"v\":2,\"cmd\":\"prepare\",\"args\":{\"workload\":\"p2p\",\"role\":\"client\","
 	"\"opts\":{\"size\":\"4k\",\"iters\":100,\"op\":\"write\",\"op_timeout\":\"10s\"}}}",
 };
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl/exp/check.h"
+#include "lib/word.h"
 #include "lib/opt.h"
 
 __attribute__((format(printf, 4, 5))) int prof_perr(struct pctx *x, const struct ynode *n,
@@ -117,15 +118,7 @@ int prof_get_str(struct pctx *x, const struct ynode *m, const char *key, const c
 
 int prof_name_ok(const char *s)
 {
-	size_t i;
-
-	if (!s[0] || s[0] == '.' || s[0] == '-')
-		return 0;
-	for (i = 0; s[i]; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
-			return 0;
-	return 1;
+	return word_name_ok(s, 0);
 }
 
 int prof_get_name(struct pctx *x, const struct ynode *m, const char *where, char *buf, size_t len)

@@ -535,12 +535,10 @@ static int facts(struct run *r)
 		if (agentc_call(&r->e->g.c[i], "hello", NULL, &res, 10000, r->e->err,
 				sizeof(r->e->err)))
 			return -1;
-		snprintf(n->dev, sizeof(n->dev), "%s", jr_str(res, "dev"));
-		snprintf(n->ip, sizeof(n->ip), "%s", jr_str(res, "ip"));
-		n->gid_index = json_is_integer(json_object_get(res, "gid_index")) ?
-				       (int)json_integer_value(json_object_get(res, "gid_index")) : -1;
-		n->port = json_is_integer(json_object_get(res, "port")) ?
-				  (int)json_integer_value(json_object_get(res, "port")) : 1;
+		if (tpl_node_facts(n, res, r->e->err, sizeof(r->e->err))) {
+			json_decref(res);
+			return -1;
+		}
 		json_decref(res);
 	}
 	return 0;

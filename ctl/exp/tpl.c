@@ -1,12 +1,47 @@
 // SPDX-License-Identifier: MIT
 /* Placeholders of exec workloads (tpl.h). */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ctl/exp/tpl.h"
+#include "lib/word.h"
 
 static const char *const facts = "name, dev, ip, gid_index or port";
+
+int tpl_node_facts(struct tpl_node *n, const json_t *hello, char *err, size_t errlen)
+{
+	const char *dev = json_string_value(json_object_get(hello, "dev"));
+	const char *ip = json_string_value(json_object_get(hello, "ip"));
+	const json_t *gi = json_object_get(hello, "gid_index"), *po = json_object_get(hello, "port");
+
+	/* the agent's word: each fact must have its form before it may reach
+	 * a command line (an address like "10.0.0.9;id>F" would run as root) */
+	if (!word_name_ok(dev, 31)) {
+		snprintf(err, errlen, "%s: its agent's device name is not a name ([A-Za-z0-9_.-], "
+			 "at most 31): refused", n->name);
+		return -EPROTO;
+	}
+	if (!word_ip_ok(ip)) {
+		snprintf(err, errlen, "%s: its agent's address is not an IP address: refused",
+			 n->name);
+		return -EPROTO;
+	}
+	if ((gi && (!json_is_integer(gi) || json_integer_value(gi) < 0 ||
+		    json_integer_value(gi) > 1023)) ||
+	    (po && (!json_is_integer(po) || json_integer_value(po) < 1 ||
+		    json_integer_value(po) > 255))) {
+		snprintf(err, errlen, "%s: its agent's GID index or port is not a number in range: "
+			 "refused", n->name);
+		return -EPROTO;
+	}
+	snprintf(n->dev, sizeof(n->dev), "%s", dev);
+	snprintf(n->ip, sizeof(n->ip), "%s", ip);
+	n->gid_index = gi ? (int)json_integer_value(gi) : -1;
+	n->port = po ? (int)json_integer_value(po) : 1;
+	return 0;
+}
 
 /* node n's fact f into v */
 static int fact(const struct tpl_node *n, const char *f, char *v, size_t len)
@@ -83,6 +118,12 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 	}
 	if (i < 0 || i >= c->nnodes || fact(&c->node[i], dot + 1, v, len)) {
 		snprintf(err, errlen, "{%s}: '%s' is not a node's fact (%s)", name, dot + 1, facts);
+		return -1;
+	}
+	/* facts go into shell lines unquoted: only names, addresses, numbers */
+	if (!word_shell_inert(v)) {
+		snprintf(err, errlen, "{%s}: the fact has a character a shell would read: refused",
+			 name);
 		return -1;
 	}
 	return 0;

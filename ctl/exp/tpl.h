@@ -34,6 +34,11 @@ struct tpl_ctx {
 
 struct profile;
 
+/* the facts of a node from its agent's hello, each checked against its form
+ * (dev a name, ip an IP literal, gid_index and port numbers in range):
+ * 0, or -EPROTO with err ("NAME: ...": n->name is set before) */
+int tpl_node_facts(struct tpl_node *n, const json_t *hello, char *err, size_t errlen);
+
 /* c's roles (into roles[], role_node[]: PROF_MAX_ROLES + 1 and
  * PROF_MAX_ROLES), variables (the workload's, then arm a's) and arm name
  * for arm a of an exec profile p; the nodes, self and round stay the

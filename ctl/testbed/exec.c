@@ -29,6 +29,7 @@
 #include "ctl/testbed/backend.h"
 #include "lib/log.h"
 #include "lib/proc.h"
+#include "lib/word.h"
 
 #define ENV_MAX (8 + 3 * TB_MAX_NODES + 32)
 
@@ -98,7 +99,11 @@ static void gather(const struct tb_state *s, struct node_facts *f)
 			continue;
 		}
 		ip = json_string_value(json_object_get(res, "ip"));
-		snprintf(f[i].ip, sizeof(f[i].ip), "%s", ip ? ip : "");
+		if (ip && !word_ip_ok(ip))	/* the agent's word: only an address passes */
+			log_info("note: %s: its agent's address is not an IP address: left empty",
+				 c.where);
+		else
+			snprintf(f[i].ip, sizeof(f[i].ip), "%s", ip ? ip : "");
 		if (json_is_integer(json_object_get(res, "gid_index")))
 			f[i].gid_index = (int)json_integer_value(json_object_get(res, "gid_index"));
 		json_decref(res);

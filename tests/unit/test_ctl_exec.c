@@ -5,6 +5,8 @@
  * and wall on each role, a role's key, a role that never ran) and the
  * command table in the text and HTML reports (a planted link is not one).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "expect.h"
@@ -73,6 +75,58 @@ static void test_tpl(void)
 	EXPECT(bad("{node99999999.ip}", 256, "is not self, a node", 0));
 	EXPECT(bad("0123456789{size}", 12, "longer than 11 bytes", 0));
 	EXPECT(bad("0123456789", 10, "longer than 9 bytes", 0));
+}
+
+/* issue 34: an agent (or whatever answers on its port) that says its
+ * address is "10.0.0.9;id>FILE" made root run id: every fact is checked
+ * against its form when it arrives, and a fact a shell would read never
+ * reaches a command line */
+static int facts_refused(const char *hello)
+{
+	struct tpl_node n = { .name = "node0" };
+	char err[256] = "";
+	json_t *j = json_loads(hello, 0, NULL);
+	int r = tpl_node_facts(&n, j, err, sizeof(err));
+
+	json_decref(j);
+	if (r != -EPROTO || !strstr(err, "node0: its agent's") || !strstr(err, "refused")) {
+		fprintf(stderr, "%s: accepted (%s)\n", hello, err);
+		return 0;
+	}
+	return 1;
+}
+
+static void test_agent_facts_never_reach_a_shell(void)
+{
+	struct tpl_node n = { .name = "node1" }, hostile[2];
+	json_t *vars = json_object();
+	struct tpl_ctx c = { hostile, 2, 0, roles, role_node, vars, "a", 1 };
+	char out[256], err[256];
+	size_t off;
+	json_t *j;
+
+	EXPECT(facts_refused("{\"dev\":\"rxe0\",\"ip\":\"10.0.0.9;id>/tmp/F\"}"));
+	EXPECT(facts_refused("{\"dev\":\"rxe0\",\"ip\":\"$(id)\"}"));
+	EXPECT(facts_refused("{\"dev\":\"rxe0\",\"ip\":\"10.0.0.9 10.0.0.8\"}"));
+	EXPECT(facts_refused("{\"dev\":\"rxe0\"}"));
+	EXPECT(facts_refused("{\"dev\":\"rxe0`id`\",\"ip\":\"10.0.0.9\"}"));
+	EXPECT(facts_refused("{\"dev\":\"-o\",\"ip\":\"10.0.0.9\"}"));
+	EXPECT(facts_refused("{\"dev\":\"rxe0\",\"ip\":\"10.0.0.9\",\"gid_index\":\"1;id\"}"));
+	EXPECT(facts_refused("{\"dev\":\"rxe0\",\"ip\":\"10.0.0.9\",\"port\":70000}"));
+	j = json_loads("{\"dev\":\"mlx5_0\",\"ip\":\"fd00::9\",\"gid_index\":3,\"port\":1}", 0,
+		       NULL);
+	EXPECT(tpl_node_facts(&n, j, err, sizeof(err)) == 0 && !strcmp(n.dev, "mlx5_0") &&
+	       !strcmp(n.ip, "fd00::9") && n.gid_index == 3 && n.port == 1);
+	json_decref(j);
+	/* and a fact set some other way, with a character a shell reads: refused */
+	hostile[0] = nodes[0];
+	hostile[1] = nodes[1];
+	snprintf(hostile[1].ip, sizeof(hostile[1].ip), "10.0.0.9;id>/tmp/F");
+	EXPECT(tpl_expand("ping {server.ip}", &c, out, sizeof(out), &off, err, sizeof(err)) == -1 &&
+	       strstr(err, "a character a shell would read"));
+	EXPECT(tpl_expand("ping {self.ip}", &c, out, sizeof(out), &off, err, sizeof(err)) == 0 &&
+	       !strcmp(out, "ping 198.18.0.1"));
+	json_decref(vars);
 }
 
 static json_t *run(const char *role, const char *status, int code, double wall)
@@ -148,6 +202,7 @@ static void test_render(void)
 int main(void)
 {
 	test_tpl();
+	test_agent_facts_never_reach_a_shell();
 	test_expect();
 	test_render();
 	return expect_done("test_ctl_exec");

@@ -530,6 +530,8 @@ void profile_free(struct profile *p)
 	json_decref(p->wopts);
 	json_decref(p->sets);
 	free(p->text);
+	if (p->ssh.config_arg[0])
+		close(p->ssh.config_fd);
 	memset(p, 0, sizeof(*p));
 }
 

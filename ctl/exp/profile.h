@@ -44,7 +44,11 @@ struct prof_host {
 /* hosts.ssh: how rdmactl starts the agents */
 struct prof_ssh {
 	int on;
-	char config[PATH_MAX];	/* ssh -F (optional) */
+	char config[PATH_MAX];	/* ssh -F (optional), as the profile names it */
+	/* what ssh reads instead: the config as checked, in a sealed memfd
+	 * ("/proc/PID/fd/N"), so the file cannot change between check and use */
+	char config_arg[32];
+	int config_fd;
 	char agent[128];	/* the remote agent command (default rdma-agent) */
 	int nopts;
 	char opt[PROF_MAX_SSH_OPTS][128];	/* ssh -o OPTION */

@@ -5,11 +5,17 @@
  * over ssh. Strings that reach an ssh command line are checked word by
  * word.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include "ctl/exp/check.h"
+#include "lib/word.h"
 
 /* hosts: agents already running (started by Slurm, systemd, by hand) */
 /* a string that goes into an ssh command line or the remote shell: no
@@ -44,6 +50,114 @@ static int ssh_option_ok(const char *kv)
 	return 0;
 }
 
+/*
+ * hosts.ssh.config: an ssh config a profile names is read by ssh as root, so
+ * it may hold only keywords that run nothing and read no other file of its
+ * own choosing (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec,
+ * Include, PKCS11Provider, XAuthLocation, ... are out). ssh then reads the
+ * text as checked, from a sealed memfd, not the file again.
+ */
+static int ssh_config_keyword_ok(const char *k, size_t n)
+{
+	static const char *const keys[] = {
+		"Host", "Match", "HostName", "AddressFamily", "BatchMode", "CheckHostIP",
+		"ConnectTimeout", "ConnectionAttempts", "Compression", "GlobalKnownHostsFile",
+		"GSSAPIAuthentication", "HashKnownHosts", "HostKeyAlias", "IdentitiesOnly", "IdentityFile", "IPQoS",
+		"KbdInteractiveAuthentication", "LogLevel", "PasswordAuthentication", "Port",
+		"PreferredAuthentications", "PubkeyAuthentication", "ServerAliveCountMax",
+		"SendEnv", "ServerAliveInterval", "StrictHostKeyChecking", "TCPKeepAlive", "UpdateHostKeys",
+		"User", "UserKnownHostsFile", NULL
+	};
+
+	for (int i = 0; keys[i]; i++)
+		if (strlen(keys[i]) == n && !strncasecmp(keys[i], k, n))
+			return 1;
+	return 0;
+}
+
+/* one line of the config: 0, or its bad keyword's length (at *bad) */
+static size_t ssh_config_line_bad(const char *l, const char **bad)
+{
+	size_t n;
+
+	l += strspn(l, " \t");
+	if (!*l || *l == '#')
+		return 0;
+	n = strcspn(l, " \t=");
+	*bad = l;
+	if (!ssh_config_keyword_ok(l, n))
+		return n;
+	if (n == 5 && !strncasecmp(l, "Match", 5)) {	/* no criterion that runs a command */
+		for (const char *w = l + 5; *w;) {
+			size_t k;
+
+			w += strspn(w, " \t=\"");
+			k = strcspn(w, " \t=\"");
+			if (k >= 4 && !strncasecmp(w, "exec", 4)) {
+				*bad = w;
+				return k;
+			}
+			w += k;
+		}
+	}
+	return 0;
+}
+
+static int ssh_config_check(struct pctx *x, struct profile *p, const struct ynode *m)
+{
+	const struct ynode *at = ytree_get(m, "config", NULL);
+	char *text = NULL, *l, *save = NULL;
+	struct stat st;
+	int fd, line = 0, r = -1;
+	ssize_t got;
+
+	fd = open(p->ssh.config, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)	/* not there yet (the testbed's): a run refuses it */
+		return 0;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > 65536) {
+		prof_perr(x, at, 0, "hosts.ssh.config: %s: %s", p->ssh.config,
+			  fd < 0 ? strerror(errno) : "not a regular file of at most 64 KiB");
+		goto out;
+	}
+	text = calloc(1, (size_t)st.st_size + 1);
+	got = text ? read(fd, text, (size_t)st.st_size) : -1;
+	if (got != st.st_size) {
+		prof_perr(x, at, 0, "hosts.ssh.config: %s: cannot read it", p->ssh.config);
+		goto out;
+	}
+	close(fd);
+	fd = memfd_create("rdmactl-ssh-config", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (fd < 0 || write(fd, text, (size_t)got) != got ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)) {
+		prof_perr(x, at, 0, "hosts.ssh.config: a private copy: %s", strerror(errno));
+		goto out;
+	}
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		const char *bad = NULL;
+		size_t n;
+
+		line++;
+		if ((n = ssh_config_line_bad(l, &bad))) {
+			prof_perr(x, at, 0, "hosts.ssh.config: %s:%d: '%.*s' is not allowed in a "
+				  "profile's ssh config (it can run a command or read other files as "
+				  "root; allowed: Host, Match without exec, HostName, User, Port, "
+				  "IdentityFile, UserKnownHostsFile, StrictHostKeyChecking, ...)",
+				  p->ssh.config, line, (int)n, bad);
+			goto out;
+		}
+	}
+	/* ssh closes every inherited descriptor first: it opens ours by /proc */
+	snprintf(p->ssh.config_arg, sizeof(p->ssh.config_arg), "/proc/%d/fd/%d", (int)getpid(), fd);
+	p->ssh.config_fd = fd;
+	fd = -1;
+	r = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return r;
+}
+
 /* hosts.ssh: {config, agent, options} */
 static int check_ssh(struct pctx *x, struct profile *p, const struct ynode *m)
 {
@@ -54,7 +168,8 @@ static int check_ssh(struct pctx *x, struct profile *p, const struct ynode *m)
 	if (prof_want(x, m, YN_MAP, "hosts.ssh") || prof_keys_known(x, m, keys, "hosts.ssh") ||
 	    prof_get_str(x, m, "config", "hosts.ssh", p->ssh.config, sizeof(p->ssh.config)) ||
 	    prof_get_str(x, m, "agent", "hosts.ssh", p->ssh.agent, sizeof(p->ssh.agent)) ||
-	    safe_word(x, m, "agent", "hosts.ssh", p->ssh.agent))
+	    safe_word(x, m, "agent", "hosts.ssh", p->ssh.agent) ||
+	    (p->ssh.config[0] && ssh_config_check(x, p, m)))
 		return -1;
 	o = ytree_get(m, "options", NULL);
 	if (o) {
@@ -106,6 +221,13 @@ static int check_host_node(struct pctx *x, struct profile *p, const struct ynode
 		return -1;
 	if (!ytree_get(m, "name", NULL))
 		return prof_perr(x, m, 0, "%s: missing key 'name'", where);
+	/* interface names reach rdma-inject's and the tracer's command lines */
+	if ((ph->nic[0] && !word_ifname_ok(ph->nic)) || (ph->sw[0] && !word_ifname_ok(ph->sw)))
+		return prof_perr(x, ytree_get(m, ph->nic[0] && !word_ifname_ok(ph->nic) ? "nic" :
+					     "switch", NULL), 0,
+			    "%s.%s: '%s': not an interface name (letters, digits, _ . -, at most "
+			    "15, not first . or -)", where, ph->nic[0] && !word_ifname_ok(ph->nic) ?
+			    "nic" : "switch", ph->nic[0] && !word_ifname_ok(ph->nic) ? ph->nic : ph->sw);
 	if (!strcmp(ph->name, "all") || strspn(ph->name, "abcdefghijklmnopqrstuvwxyz"
 				     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(ph->name))
 		return prof_perr(x, ytree_get(m, "name", NULL), 0,

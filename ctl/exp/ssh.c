@@ -85,9 +85,9 @@ int ssh_host_argv(const struct profile *p, char **argv)
 	int n = 0, k;
 
 	argv[n++] = "ssh";
-	if (p->ssh.config[0]) {
+	if (p->ssh.config_arg[0]) {	/* the config as checked (profile_hosts.c) */
 		argv[n++] = "-F";
-		argv[n++] = (char *)p->ssh.config;
+		argv[n++] = (char *)p->ssh.config_arg;
 	}
 	argv[n++] = "-o";
 	argv[n++] = "BatchMode=yes";
@@ -200,6 +200,11 @@ int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_s
 	memset(sa, 0, sizeof(*sa));
 	for (i = 0; i < TB_MAX_NODES; i++)
 		sa->fd[i] = sa->logfd[i] = -1;
+	if (p->ssh.config[0] && !p->ssh.config_arg[0]) {	/* absent when the profile loaded */
+		log_err("hosts.ssh.config: %s: no such file (it is checked when the profile loads)",
+			p->ssh.config);
+		return -ENOENT;
+	}
 	if (tb_gen_token(s->token, sizeof(s->token))) {
 		log_err("/dev/urandom: cannot make a token");
 		return -EIO;

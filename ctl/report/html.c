@@ -122,11 +122,13 @@ static void html_vs_first(const struct page *pg)
 			html_vs_row(pg, arm, v);
 		}
 	}
-	if (head)
-		fprintf(pg->f, "</table>\n<p class=\"note\">earlier arm / later arm, and earlier - "
-			       "later: %s</p>\n",
-			jr_str(json_object_get(json_array_get(pg->arms, 1), "vs_first_arm"), "method") ?:
-				"percentile bootstrap over the two arms' samples");
+	if (head) {
+		fputs("</table>\n<p class=\"note\">earlier arm / later arm, and earlier - later: ",
+		      pg->f);
+		html_escape(pg->f, jr_str(json_object_get(json_array_get(pg->arms, 1), "vs_first_arm"),
+					  "method") ?: "percentile bootstrap over the two arms' samples");
+		fputs("</p>\n", pg->f);
+	}
 }
 
 static void html_summary(const struct page *pg)

@@ -10,7 +10,7 @@ SUITE=security
 . tests/softroce/lib.sh
 C=$RDMACTL
 P=tests/softroce/ctlpeer.py
-TESTS="controller_served_under_unauth_flood"
+TESTS="controller_served_under_unauth_flood report_html_escapes_every_string"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-security.XXXXXX)
 AST=$W/agents-state
@@ -46,4 +46,23 @@ else
 	fail controller_served_under_unauth_flood "testbed up --backend agents: $(tail -n 3 "$W/up.out")"
 fi
 A -q testbed down >/dev/null 2>&1
+
+# --- 5. A report from elsewhere, every string of it ending in live HTML
+# (an <img onerror>, a </script>): report.html and the comparison page print
+# none of it as markup (vs_first_arm.method was printed with %s)
+ok=1 msg=""
+for n in collective train kv; do
+	mkdir -p "$W/html/$n" "$W/html/$n.g"
+	cp "tests/unit/golden/$n.report.json" "$W/html/$n.g/report.json"
+	k=$(python3 tests/security/poison.py "tests/unit/golden/$n.report.json" "$W/html/$n/report.json")
+	if "$C" report "$W/html/$n" --format html > "$W/html/$n.html" 2> "$W/html/$n.err" &&
+	   "$C" report "$W/html/$n" "$W/html/$n.g" --format html > "$W/html/$n.cmp.html" 2>> "$W/html/$n.err"; then
+		live=$(cat "$W/html/$n.html" "$W/html/$n.cmp.html" | grep -c -e '<img' -e '<script>alert')
+		[ "$live" = 0 ] || ok=0
+		msg+="$n: $k strings poisoned, $live live; "
+	else
+		ok=0 msg+="$n: render failed: $(head -c 200 "$W/html/$n.err"); "
+	fi
+done
+[ $ok = 1 ] && pass report_html_escapes_every_string "$msg" || fail report_html_escapes_every_string "$msg"
 exit 0

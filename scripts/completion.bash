@@ -33,10 +33,20 @@ _rtb_nodes()
 	rdmactl -q testbed status 2>/dev/null | awk 'f && NF { print $1 } /^NODE /{ f = 1 }'
 }
 
-_rtb_reply()	# candidates... : COMPREPLY from those matching the current word (an
-{		# argument may hold many, a line each: a --set key may have spaces)
-	local IFS=$'\n'
-	COMPREPLY=($(compgen -W "$(printf '%s\n' "$@")" -- "$cur"))
+# candidates... : COMPREPLY from those matching the current word (an argument
+# may hold many, a line each: a --set key may have spaces). Compared as
+# strings and quoted for the command line (printf %q): compgen -W would
+# expand $(...) in a profile's text, and an unquoted value with spaces would
+# become several words
+_rtb_reply()
+{
+	local c q
+	COMPREPLY=()
+	while IFS= read -r c; do
+		[ -n "$c" ] && [[ $c == "$cur"* ]] || continue
+		printf -v q '%q' "$c"
+		COMPREPLY+=("$q")
+	done < <(printf '%s\n' "$@")
 }
 
 # rdma-inject's words from position i (also behind rdmactl inject)

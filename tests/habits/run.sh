@@ -69,7 +69,7 @@ while IFS= read -r k; do	# every offered key taken by --set
 done < <(rdmactl validate --keys profiles/quickstart.yaml)
 nk=$(rdmactl validate --keys profiles/quickstart.yaml | wc -l)
 if has "$o" run.iters=100 run.rounds=2 run.warmup=2 >/dev/null && [ -z "$o2" ] && [ -z "$bad" ] && [ "$nk" -ge 20 ] &&
-	has "$(comp rdmactl validate profiles/quickstart.yaml --set faults.0.r)" "faults.0.rule=opcode data drop 1%" >/dev/null; then
+	has "$(comp rdmactl validate profiles/quickstart.yaml --set faults.0.r)" 'faults.0.rule=opcode\ data\ drop\ 1%' >/dev/null; then
 	pass complete_set_keys "quickstart's: $(tr '\n' ' ' <<< "$o")(all $nk keys --keys offers taken by --set; a value with spaces kept whole); no profile on the line: nothing"
 else
 	fail complete_set_keys "$o | $o2 | refused: $bad"

@@ -10,7 +10,8 @@ SUITE=security
 . tests/softroce/lib.sh
 C=$RDMACTL
 P=tests/softroce/ctlpeer.py
-TESTS="controller_served_under_unauth_flood report_html_escapes_every_string"
+TESTS="controller_served_under_unauth_flood report_html_escapes_every_string
+       completion_runs_nothing_from_a_profile"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-security.XXXXXX)
 AST=$W/agents-state
@@ -65,4 +66,24 @@ for n in collective train kv; do
 	fi
 done
 [ $ok = 1 ] && pass report_html_escapes_every_string "$msg" || fail report_html_escapes_every_string "$msg"
+
+# --- 6. Tab after --set offers a profile's keys with their values: a
+# description of $(touch FILE) and a backquoted fault rule name ran as the
+# user pressing Tab (compgen -W expands its word list); now nothing runs and
+# each value comes back quoted for the command line, whole
+sed -e "s|^description:.*|description: \"\$(touch $W/pwned-desc) and \`touch $W/pwned-bq\`\"|" \
+	profiles/quickstart.yaml > "$W/evil.yaml"
+out=$(bash -c '
+	export PATH="$PWD/build/bin:$PATH"
+	. scripts/completion.bash
+	COMP_WORDS=(rdmactl run "$1" --set "$2"); COMP_CWORD=4; COMPREPLY=()
+	_rtb_rdmactl rdmactl "$2" --set
+	printf "%s\n" "${COMPREPLY[@]}"' _ "$W/evil.yaml" desc 2>&1)
+got=$(eval "printf '%s' $out" 2>/dev/null)
+if [ ! -e "$W/pwned-desc" ] && [ ! -e "$W/pwned-bq" ] && [ "$(wc -l <<< "$out")" = 1 ] &&
+   [ "$got" = "description=\$(touch $W/pwned-desc) and \`touch $W/pwned-bq\`" ]; then
+	pass completion_runs_nothing_from_a_profile "offered: $out (nothing ran; read back whole)"
+else
+	fail completion_runs_nothing_from_a_profile "ran: $(ls "$W" | grep pwned | tr '\n' ' '); offered: $out"
+fi
 exit 0

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,60 @@ static int empty_dir(const char *path)
 	return n == 0;
 }
 
+/*
+ * DIR.partial, ours alone: made by this mkdir (an existing one, a symlink
+ * another user planted there included, is refused), opened without
+ * following a link, checked to be the directory we made, and then reached
+ * only through its descriptor (exp.h).
+ */
+static int make_partial(struct exp *e)
+{
+	char parent[PATH_MAX + 32], *slash;
+	struct stat st;
+	int fd;
+
+	snprintf(e->tmpname, sizeof(e->tmpname), "%s.partial", e->dir);
+	snprintf(parent, sizeof(parent), "%s", e->tmpname);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (ctl_mkdir_p(parent, 0755)) {
+			log_err("%s: %s", parent, strerror(errno));
+			goto fail;
+		}
+	}
+	if (mkdir(e->tmpname, 0755)) {
+		if (errno == EEXIST)
+			log_err("%s exists (a run under way, one that died, or planted by someone "
+				"else): remove it or give another -o DIR", e->tmpname);
+		else
+			log_err("%s: %s", e->tmpname, strerror(errno));
+		goto fail;
+	}
+	fd = open(e->tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		log_err("%s: not the directory this run made (replaced under it?)", e->tmpname);
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	e->tmpfd = fd;
+	snprintf(e->tmpdir, sizeof(e->tmpdir), "/proc/self/fd/%d", fd);
+	return 0;
+fail:
+	e->tmpname[0] = '\0';
+	return CTL_FAIL;
+}
+
+/* the same directory as our descriptor (not one put at its name since) */
+int exp_partial_is_ours(const struct exp *e, const char *path)
+{
+	struct stat a, b;
+
+	return !fstat(e->tmpfd, &a) && !lstat(path, &b) && S_ISDIR(b.st_mode) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* the report directory: -o, the profile's, or runs/NAME-TIMESTAMP; 2 if it
  * exists, unless as an empty directory */
 static int pick_dir(struct exp *e, const char *outarg)
@@ -201,12 +256,7 @@ static int pick_dir(struct exp *e, const char *outarg)
 		log_err("%s exists and is not an empty directory: give another -o DIR", e->dir);
 		return CTL_USAGE;
 	}
-	snprintf(e->tmpdir, sizeof(e->tmpdir), "%s.partial", e->dir);
-	if (ctl_mkdir_p(e->tmpdir, 0755)) {
-		log_err("%s: %s", e->tmpdir, strerror(errno));
-		return CTL_FAIL;
-	}
-	return 0;
+	return make_partial(e);
 }
 
 /* a testbed that fits the profile: the running one, or a new one */
@@ -393,8 +443,12 @@ void exp_close(struct exp *e)
 	/* a run that wrote nothing leaves nothing; one whose report could not be
 	 * written whole keeps the files that were (rmdir removes only an empty
 	 * directory; after the rename there is none by that name) */
-	if (e->tmpdir[0])
-		rmdir(e->tmpdir);
+	if (e->tmpname[0]) {
+		if (exp_partial_is_ours(e, e->tmpname))
+			rmdir(e->tmpname);
+		close(e->tmpfd);
+		e->tmpname[0] = e->tmpdir[0] = '\0';
+	}
 	for (a = 0; a < PROF_MAX_ARMS; a++)
 		json_decref(e->rounds[a]);
 	exp_trace_stop(e);

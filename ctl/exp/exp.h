@@ -74,7 +74,14 @@ struct exp {
 	json_int_t t0;
 	json_int_t t0_unix_ns;	/* the host's CLOCK_REALTIME when t0 was read */
 	double t_start;
-	char when[32], dir[PATH_MAX + 16], tmpdir[PATH_MAX + 32], err[1024];
+	char when[32], dir[PATH_MAX + 16], err[1024];
+	/* the report directory while it is written: DIR.partial, made by us
+	 * (mkdir, never an existing one) and held open; every file goes in
+	 * through tmpdir, "/proc/self/fd/N" of that descriptor, so whatever is
+	 * renamed or planted at the name later, nothing lands elsewhere;
+	 * tmpname for messages and the final rename */
+	char tmpdir[48], tmpname[PATH_MAX + 32];
+	int tmpfd;
 	struct ssh_agents ssh;
 	struct exp_trace *trace;	/* the round's trace, while it runs */
 	json_t *traces;			/* every finished trace's analysis */
@@ -114,6 +121,8 @@ int exp_measure(struct exp *e);
  * verification failed, or an expectation failed (report.json tells which) */
 int exp_finish(struct exp *e);
 void exp_close(struct exp *e);
+/* path names the directory e->tmpfd holds (lstat: a link never does) */
+int exp_partial_is_ours(const struct exp *e, const char *path);
 
 /* arm a's options for one run of iters (warm: unmeasured first) on members
  * agents: the workload's, the arm's, then what the descriptor sets (mode,

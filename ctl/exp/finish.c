@@ -242,12 +242,22 @@ static int write_dir(struct exp *e)
 {
 	if (report_write(e->report, e->tmpdir, e->err, sizeof(e->err))) {
 		/* what was written whole stays (each file is complete or absent) */
-		log_err("writing %s: %s (the files written whole are kept there)", e->tmpdir, e->err);
+		log_err("writing %s: %s (the files written whole are kept there)", e->tmpname,
+			e->err);
 		return -EIO;
 	}
-	if (rename(e->tmpdir, e->dir)) {
-		log_err("%s -> %s: %s", e->tmpdir, e->dir, strerror(errno));
+	if (!exp_partial_is_ours(e, e->tmpname)) {
+		log_err("%s: not the directory this run made (replaced under it?): the report is "
+			"not moved to %s", e->tmpname, e->dir);
+		return -EXDEV;
+	}
+	if (rename(e->tmpname, e->dir)) {
+		log_err("%s -> %s: %s", e->tmpname, e->dir, strerror(errno));
 		return -errno;
+	}
+	if (!exp_partial_is_ours(e, e->dir)) {	/* swapped between the check and the rename */
+		log_err("%s: not the directory this run made (replaced under it?)", e->dir);
+		return -EXDEV;
 	}
 	if (!e->ctl->json) {
 		report_print_text(e->report, stdout);

@@ -11,7 +11,7 @@ SUITE=security
 C=$RDMACTL
 P=tests/softroce/ctlpeer.py
 TESTS="controller_served_under_unauth_flood report_html_escapes_every_string
-       completion_runs_nothing_from_a_profile"
+       completion_runs_nothing_from_a_profile run_dir_planted_link_refused"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-security.XXXXXX)
 AST=$W/agents-state
@@ -22,7 +22,7 @@ A() { RDMATB_STATE_DIR=$AST "$C" "$@"; }
 # reopening each as the agent closes it, never keep the controller out: every
 # status in the flood reaches the agent (before: "too many control
 # connections from this peer", then refused from both addresses)
-if A testbed up --backend agents --nodes 1 > "$W/up.out" 2>&1; then
+if A testbed up --backend agents --nodes 3 > "$W/up.out" 2>&1; then
 	port=$(jq ".nodes[0].port" < "$AST/testbed.json")
 	python3 "$P" flood "$port" 64 12 127.0.0.1 127.0.0.2 > "$W/flood.out" &
 	fp=$!
@@ -45,6 +45,31 @@ if A testbed up --backend agents --nodes 1 > "$W/up.out" 2>&1; then
 	fi
 else
 	fail controller_served_under_unauth_flood "testbed up --backend agents: $(tail -n 3 "$W/up.out")"
+fi
+
+# --- 7. A run's directory is made as DIR.partial, then renamed. A symlink
+# planted at DIR.partial (by another user, in a shared /tmp) was accepted,
+# and root wrote the report into the directory it names; now the run
+# refuses the name, and the victim stays empty. The agents refuse the
+# workload (no RDMA here): the run still writes its (partial) report, which
+# is what went through the link
+if [ -f "$AST/testbed.json" ]; then
+	{ echo "version: 1"; echo "hosts:"; echo "  token_file: $AST/token"; echo "  nodes:"
+	  for i in 0 1 2; do echo "    - {name: h$i, agent: \"127.0.0.1:$(jq ".nodes[$i].port" < "$AST/testbed.json")\"}"; done
+	  echo "workload: {type: collective}"; echo "arms: [{mode: rc}]"; } > "$W/hosts.yaml"
+	mkdir "$W/victim"
+	ln -s "$W/victim" "$W/out.partial"
+	out=$("$C" run "$W/hosts.yaml" -o "$W/out" 2>&1); rc=$?
+	# the same run with nothing planted: the report is written (what the link would have got)
+	"$C" run "$W/hosts.yaml" -o "$W/clean" > /dev/null 2>&1
+	if [ $rc != 0 ] && [ -z "$(ls -A "$W/victim")" ] && [ -L "$W/out.partial" ] && [ ! -e "$W/out" ] &&
+	   grep -q "out.partial exists" <<< "$out" && [ -f "$W/clean/report.json" ]; then
+		pass run_dir_planted_link_refused "exit $rc: $(grep -m1 'out.partial exists' <<< "$out" | head -c 120); victim empty (unplanted, the run writes $(ls "$W/clean" | wc -l) files)"
+	else
+		fail run_dir_planted_link_refused "exit $rc, victim: $(ls "$W/victim" | tr '\n' ' '): $(tail -n 2 <<< "$out")"
+	fi
+else
+	fail run_dir_planted_link_refused "no agents testbed"
 fi
 A -q testbed down >/dev/null 2>&1
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/log.h"
+#include "../lib/clock.h"
 #include "../lib/proto.h"
 
 #ifndef RTB_VERSION
@@ -115,20 +116,51 @@ static void exposition(struct agent *a, FILE *f)
 	fputs("# EOF\n", f);
 }
 
+/*
+ * One client at a time: the whole request, read and answer, has
+ * METRICS_REQUEST_MS, whatever its pace (a byte every 1.5 s under a
+ * per-read timeout held the only thread 17.5 s).
+ */
+#define METRICS_REQUEST_MS 2000
+
+/* read or write some of buf before the deadline: bytes moved, 0 at the
+ * end of the stream or the deadline, -1 on error */
+static ssize_t io_until(int fd, int writing, char *buf, size_t len, uint64_t deadline)
+{
+	uint64_t now = rtb_now_ns();
+	struct pollfd p = { fd, writing ? POLLOUT : POLLIN, 0 };
+
+	if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
+		return 0;
+	return writing ? send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) :
+			 recv(fd, buf, len, MSG_DONTWAIT);
+}
+
+/* all of buf before the deadline: 0, or -1 */
+static int send_all(int fd, char *buf, size_t len, uint64_t deadline)
+{
+	ssize_t n;
+
+	for (size_t at = 0; at < len; at += (size_t)n)
+		if ((n = io_until(fd, 1, buf + at, len - at, deadline)) <= 0)
+			return -1;
+	return 0;
+}
+
 static void answer(struct agent *a, int fd)
 {
-	struct timeval tv = { 2, 0 };
+	uint64_t deadline = rtb_now_ns() + METRICS_REQUEST_MS * 1000000ULL;
 	char req[2048], *body = NULL;
 	size_t len = 0, got = 0;
 	const char *status = "200 OK", *ctype =
 		"application/openmetrics-text; version=1.0.0; charset=utf-8";
+	char head[256];
 	FILE *f;
 	ssize_t n;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	/* the request line and headers, up to the blank line (or 2 KiB) */
-	while (got < sizeof(req) - 1 && (n = read(fd, req + got, sizeof(req) - 1 - got)) > 0) {
+	while (got < sizeof(req) - 1 && (n = io_until(fd, 0, req + got, sizeof(req) - 1 - got,
+						      deadline)) > 0) {
 		got += (size_t)n;
 		req[got] = '\0';
 		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
@@ -150,10 +182,10 @@ static void answer(struct agent *a, int fd)
 		fputs("rdma-agent: GET /metrics only\n", f);
 	}
 	fclose(f);
-	dprintf(fd, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-		status, ctype, len);
-	for (got = 0; got < len && (n = write(fd, body + got, len - got)) > 0;)
-		got += (size_t)n;
+	n = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: "
+		     "%zu\r\nConnection: close\r\n\r\n", status, ctype, len);
+	if (!send_all(fd, head, (size_t)n, deadline))
+		send_all(fd, body, len, deadline);
 	free(body);
 }
 

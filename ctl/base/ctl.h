@@ -51,6 +51,8 @@ int ctl_mkdir_p(const char *path, mode_t mode);
 /* src's bytes into dst, opened O_WRONLY | O_CREAT | oflags (O_TRUNC, or
  * O_EXCL | O_NOFOLLOW for a fresh file) with mode; 0 or -errno */
 int ctl_copy_file(const char *src, const char *dst, int oflags, mode_t mode);
+/* the same from an open descriptor (read from where it stands) */
+int ctl_copy_fd(int in, const char *dst, int oflags, mode_t mode);
 int ctl_rm_rf(const char *path);
 
 #endif

@@ -101,19 +101,24 @@ const char *ctl_cache_dir(void)
 
 int ctl_copy_file(const char *src, const char *dst, int oflags, mode_t mode)
 {
-	char buf[65536];
-	int in, out, r = 0;
-	ssize_t n;
+	int in = open(src, O_RDONLY | O_CLOEXEC), r;
 
-	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
+	r = ctl_copy_fd(in, dst, oflags, mode);
+	close(in);
+	return r;
+}
+
+int ctl_copy_fd(int in, const char *dst, int oflags, mode_t mode)
+{
+	char buf[65536];
+	int out, r = 0;
+	ssize_t n;
+
 	out = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | oflags, mode);
-	if (out < 0) {
-		r = -errno;
-		close(in);
-		return r;
-	}
+	if (out < 0)
+		return -errno;
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n) {
 			r = -EIO;
@@ -121,7 +126,8 @@ int ctl_copy_file(const char *src, const char *dst, int oflags, mode_t mode)
 		}
 	if (n < 0)
 		r = -errno;
-	close(in);
+	if (!r && fchmod(out, mode))	/* exactly mode, whatever the umask */
+		r = -errno;
 	if (close(out) && !r)
 		r = -errno;
 	return r;

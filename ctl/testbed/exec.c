@@ -12,8 +12,9 @@
  *   RDMATB_NODE, RDMATB_DEV, RDMATB_PORT, RDMATB_GID_INDEX, RDMATB_IP,
  *   RDMATB_NODES (how many), RDMATB_PEERS (the other nodes' addresses),
  *   RDMATB_NODEi_DEV, RDMATB_NODEi_IP, RDMATB_NODEi_GID_INDEX for every i.
- * cp copies files to the nodes (mode kept; a VM node's filesystem is its
- * RAM, gone with `testbed down`). A PATH ending in '/' is a directory.
+ * cp copies files to the nodes: the mode kept, but never setuid or setgid;
+ * a symbolic link refused; a VM node's filesystem is its RAM, gone with
+ * `testbed down`. A PATH ending in '/' is a directory.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -295,8 +296,8 @@ int tb_cmd_exec(void *ctl, int argc, char **argv)
 	return run_fg(argv + a);
 }
 
-/* copy one local file to the VM at dst (a full path), mode kept */
-static int cp_vm(const char *cfg, const char *src, const char *dst, mode_t mode)
+/* copy one local file (open at fd) to the VM at dst (a full path), mode kept */
+static int cp_vm(const char *cfg, int fd, const char *dst, mode_t mode)
 {
 	static char line[8192];
 	char m[16], *sargv[] = { "ssh", "-F", (char *)cfg, "-q", "rdma-testbed", "--", line, NULL };
@@ -305,7 +306,7 @@ static int cp_vm(const char *cfg, const char *src, const char *dst, mode_t mode)
 	pid_t pid;
 	int r, st;
 
-	snprintf(m, sizeof(m), "%o", (unsigned)(mode & 07777));
+	snprintf(m, sizeof(m), "%o", (unsigned)(mode & 0777));
 	snprintf(line, sizeof(line), "set -e; d=");
 	at = strlen(line);
 	if (tb_sh_quote(line, sizeof(line), &at, dst))
@@ -314,11 +315,8 @@ static int cp_vm(const char *cfg, const char *src, const char *dst, mode_t mode)
 	snprintf(line + at, sizeof(line) - at,
 		 "; mkdir -p \"$(dirname \"$d\")\"; cat > \"$d.rtbcp\"; chmod %s \"$d.rtbcp\"; "
 		 "mv -f \"$d.rtbcp\" \"$d\"", m);
-	io.in = open(src, O_RDONLY | O_CLOEXEC);
-	if (io.in < 0)
-		return -errno;
+	io.in = fd;
 	r = proc_spawn(sargv, &io, &pid);
-	close(io.in);
 	if (!r)
 		r = proc_reap(pid, 300000, &st);
 	if (r == -ETIMEDOUT)
@@ -327,16 +325,14 @@ static int cp_vm(const char *cfg, const char *src, const char *dst, mode_t mode)
 }
 
 /* the same on this host (host backend): a fresh file, then renamed over */
-static int cp_host(const char *src, const char *dst, mode_t mode)
+static int cp_host(int fd, const char *dst, mode_t mode)
 {
 	char tmp[PATH_MAX];
 	int r;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.rtbcp", dst) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	r = ctl_copy_file(src, tmp, O_EXCL | O_NOFOLLOW, mode & 0777);
-	if (!r && chmod(tmp, mode & 07777))
-		r = -errno;
+	r = ctl_copy_fd(fd, tmp, O_EXCL | O_NOFOLLOW, mode & 0777);
 	if (!r && rename(tmp, dst))
 		r = -errno;
 	if (r && r != -EEXIST)	/* ours to remove; an existing one is not */
@@ -381,22 +377,37 @@ int tb_cmd_cp(void *ctl, int argc, char **argv)
 		struct stat st;
 		const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
 
-		if (stat(argv[i], &st)) {
-			log_err("testbed cp: %s: %s", argv[i], strerror(errno));
+		int fd;
+
+		/* one open file from here on: checked, read and its mode taken by
+		 * its descriptor, never by the name again (a name can be swapped);
+		 * no link followed; the copy never setuid or setgid (root writes it) */
+		fd = open(argv[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st)) {
+			log_err("testbed cp: %s: %s", argv[i], errno == ELOOP ?
+				"a symbolic link (give the file it names)" : strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return CTL_FAIL;
 		}
 		if (!S_ISREG(st.st_mode)) {
 			log_err("testbed cp: %s: not a regular file", argv[i]);
+			close(fd);
 			return CTL_FAIL;
 		}
+		fcntl(fd, F_SETFL, 0);	/* O_NONBLOCK was for the open (a FIFO never opens) */
+		if (st.st_mode & (S_ISUID | S_ISGID))
+			log_info("testbed cp: %s: copied without its setuid/setgid bits", argv[i]);
 		if ((size_t)snprintf(dst, sizeof(dst), "%s%s%s", path,
 				     dir && path[strlen(path) - 1] != '/' ? "/" : "",
 				     dir ? base : "") >= sizeof(dst)) {
 			log_err("testbed cp: %s: path too long", path);
+			close(fd);
 			return CTL_USAGE;
 		}
-		r = s.backend == TB_VM ? cp_vm(cfg, argv[i], dst, st.st_mode) :
-					 cp_host(argv[i], dst, st.st_mode);
+		r = s.backend == TB_VM ? cp_vm(cfg, fd, dst, st.st_mode & 0777) :
+					 cp_host(fd, dst, st.st_mode & 0777);
+		close(fd);
 		if (r) {
 			log_err("testbed cp: %s -> %s:%s: %s", argv[i], node, dst, strerror(-r));
 			return CTL_FAIL;

@@ -11,7 +11,8 @@ SUITE=security
 C=$RDMACTL
 P=tests/softroce/ctlpeer.py
 TESTS="controller_served_under_unauth_flood report_html_escapes_every_string
-       completion_runs_nothing_from_a_profile run_dir_planted_link_refused"
+       completion_runs_nothing_from_a_profile run_dir_planted_link_refused
+       metrics_slow_client_bounded"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-security.XXXXXX)
 AST=$W/agents-state
@@ -72,6 +73,26 @@ else
 	fail run_dir_planted_link_refused "no agents testbed"
 fi
 A -q testbed down >/dev/null 2>&1
+
+# --- 9. The metrics endpoint serves one client at a time: a client that
+# sends its request a byte every 1.5 s held it for as long as it liked (the
+# 2 s timeout was per read). Now the whole request has 2 s: a second client
+# is answered before the slow one has sent 6 of its 25 bytes (7.5 s; the
+# mechanism gives about 2 s, the rest is margin for a loaded host)
+mp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+(umask 077; head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$W/mtok")
+build/bin/rdma-agent --no-rdma --token-file "$W/mtok" --listen "127.0.0.1:$cp" --metrics "127.0.0.1:$mp" \
+	--name m0 2> "$W/magent.log" &
+ap=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$mp/metrics" && break; sleep 0.1; done
+read -r waited slow status < <(python3 tests/security/slowclient.py "$mp")
+kill $ap 2>/dev/null; wait $ap 2>/dev/null
+if [ "$status" = "HTTP/1.1 200 OK" ] && [ "${slow:-99}" -lt 6 ]; then
+	pass metrics_slow_client_bounded "the second client waited $waited s, answered ($status) when the slow one had sent $slow of 25 bytes"
+else
+	fail metrics_slow_client_bounded "the second client waited ${waited:-?} s ($status); the slow one had sent ${slow:-?} bytes"
+fi
 
 # --- 5. A report from elsewhere, every string of it ending in live HTML
 # (an <img onerror>, a </script>): report.html and the comparison page print

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object down_foreign_dir up status_json status_text
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
-       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program down
+       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program cp_strips_setuid_refuses_links down
        interrupt_up_cleans up_cached up_progress_image"
 plan $TESTS
 
@@ -36,7 +36,7 @@ why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
 		 no_leaked_arms perftest exec_devinfo exec_exit_status exec_signal exec_env exec_stdin \
-		 exec_bad_input cp_user_program down interrupt_up_cleans up_cached up_progress_image; do skip "$t" "$why"; done
+		 exec_bad_input cp_user_program cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_progress_image; do skip "$t" "$why"; done
 	exit 0
 fi
 W_TS=$(mktemp /tmp/rtb-ts.XXXXXX)
@@ -172,6 +172,19 @@ if cc -O2 -o "$ub/portinfo" examples/exec/portinfo.c -libverbs 2>"$ub/cc.err"; t
 		pass cp_user_program "$o1 / $o2" || fail cp_user_program "cp $r1, exec $r2 '$o1', $r3 '$o2'"
 else
 	fail cp_user_program "cc: $(head -c 200 "$ub/cc.err")"
+fi
+# issue 34: a nobody-owned mode 4755 file arrived root-owned and setuid
+# (stat, then open and chmod by name); now the bits go and a link is refused
+install -o nobody -m 4755 /bin/true "$ub/suid"
+ln -s /etc/shadow "$ub/link"
+"$RDMACTL" testbed cp "$ub/suid" node0:/root/suid > "$ub/cp.out" 2>&1; r1=$?
+m=$("$RDMACTL" testbed exec node0 -- stat -c %a /root/suid 2>&1)
+"$RDMACTL" testbed cp "$ub/link" node0:/root/link > "$ub/cp2.out" 2>&1; r2=$?
+l=$("$RDMACTL" testbed exec node0 -- sh -c 'test -e /root/link && echo there || echo absent' 2>&1)
+if [ $r1 = 0 ] && [ "$m" = 755 ] && [ $r2 != 0 ] && grep -q "symbolic link" "$ub/cp2.out" && [ "$l" = absent ]; then
+	pass cp_strips_setuid_refuses_links "4755 arrived as $m ($(head -c 90 "$ub/cp.out")); a link: exit $r2, $(head -c 80 "$ub/cp2.out")"
+else
+	fail cp_strips_setuid_refuses_links "cp $r1, mode '$m'; link cp $r2 ($(head -c 120 "$ub/cp2.out")), there: $l"
 fi
 rm -rf "$ub"
 

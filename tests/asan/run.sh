@@ -16,12 +16,19 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1} UBSAN_OPTIO
 W=$(mktemp -d /tmp/rtb-asan.XXXXXX)
 trap 'RDMACTL=$A/bin/rdmactl tb_cleanup; rm -rf "$W"' EXIT
 
+# every unit test of the tree, sanitized: a missing one, or one that checks
+# nothing, fails like a crash
 bad="" n=0
-for t in "$A"/tests/test_*; do
-	[ -x "$t" ] || continue
+for src in tests/unit/test_*.c; do
+	t=$A/tests/$(basename "$src" .c)
 	n=$((n + 1))
+	if [ ! -x "$t" ]; then
+		bad="$bad $(basename "$t")(not built)"
+		continue
+	fi
 	timeout 600 "$t" > "$W/u.out" 2>&1 || bad="$bad $(basename "$t")"
 	grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$W/u.out" && bad="$bad $(basename "$t")(sanitizer)"
+	grep -qE '^[a-z_]+: [1-9][0-9]* checks, ' "$W/u.out" || bad="$bad $(basename "$t")(no checks)"
 done
 [ "$n" -ge 10 ] && [ -z "$bad" ] && pass unit_tests "$n unit tests clean under ASan+UBSan" ||
 	fail unit_tests "of $n:$bad"

@@ -144,17 +144,40 @@ fi
 # --- testbed down when qemu does not stop: its state stays, so that down
 # can be tried again (it used to remove the state whatever happened, and
 # the next up then booted a second VM beside the first). The "qemu" is a
-# process named so, frozen by the cgroup v1 freezer: SIGTERM and SIGKILL
-# stay pending until it is thawed
+# process named so, frozen in a cgroup, the freeze confirmed first. Under
+# the v1 freezer SIGTERM and SIGKILL stay pending until it is thawed: that
+# is the qemu that does not stop. cgroup v2's cgroup.freeze keeps SIGTERM
+# pending but a frozen task dies of SIGKILL (the kernel's rule): where only
+# v2 exists, the test says so and checks what still applies, that down
+# escalates to SIGKILL and then removes the state and leaves no process
 FZ=$(mktemp -d /tmp/rtb-frz.XXXXXX)
-if [ "$(id -u)" = 0 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null; then
+fz_kind=""
+if [ "$(id -u)" = 0 ]; then
+	# RTB_TEST_CGROUP=v2 takes the v2 branch on a host that has both
+	if [ "${RTB_TEST_CGROUP:-}" != v2 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null &&
+	   mkdir -p "$FZ/rtb-$$"; then
+		fz_kind=v1
+	elif { ! mountpoint -q "$FZ" || umount "$FZ"; } && mount -t cgroup2 none "$FZ" 2>/dev/null &&
+	     mkdir "$FZ/rtb-$$" 2>/dev/null && [ -e "$FZ/rtb-$$/cgroup.freeze" ]; then
+		fz_kind=v2
+	fi
+fi
+fz_set() {	# fz_set 1|0: freeze or thaw the test's cgroup
+	if [ "$fz_kind" = v2 ]; then echo "$1" > "$FZ/rtb-$$/cgroup.freeze"
+	else echo "$([ "$1" = 1 ] && echo FROZEN || echo THAWED)" > "$FZ/rtb-$$/freezer.state"; fi
+}
+fz_frozen() {
+	if [ "$fz_kind" = v2 ]; then grep -qx 'frozen 1' "$FZ/rtb-$$/cgroup.events"
+	else [ "$(cat "$FZ/rtb-$$/freezer.state")" = FROZEN ]; fi
+}
+if [ -n "$fz_kind" ]; then
 	SD=$(mktemp -d /tmp/rtb-down.XXXXXX)
-	mkdir "$FZ/rtb-$$"
 	cp /bin/sleep "$SD/qemu-system-rdma-testbed"	# what down checks a pid's command line for
 	"$SD/qemu-system-rdma-testbed" 120 &
 	qp=$!
-	echo $qp > "$FZ/rtb-$$/cgroup.procs" && echo FROZEN > "$FZ/rtb-$$/freezer.state"
-	for _ in $(seq 50); do [ "$(cat "$FZ/rtb-$$/freezer.state")" = FROZEN ] && break; sleep 0.1; done
+	echo $qp > "$FZ/rtb-$$/cgroup.procs" && fz_set 1
+	frozen=no
+	for _ in $(seq 100); do fz_frozen && { frozen=yes; break; }; sleep 0.1; done
 	jq -n --argjson p $qp '{schema_version: 1, backend: "vm", nodes_n: 1, mtu: 1024, netdev_mtu: 1100,
 		qemu_pid: $p, accel: "tcg", accel_why: "test", kernel: "test", up_s: 1, image_s: 0, boot_s: 1,
 		image_built: false, nodes: [{name: "node0", dev: "rxe0", host: "127.0.0.1", port: 1, agent_pid: 0}]}' \
@@ -162,22 +185,28 @@ if [ "$(id -u)" = 0 ] && mount -t cgroup -o freezer rtbfrz "$FZ" 2>/dev/null; th
 	(umask 077; echo 0123456789abcdef0123 > "$SD/token")
 	o1=$(RDMATB_STATE_DIR=$SD "$C" testbed down 2>&1); r1=$?
 	kept=$([ -f "$SD/testbed.json" ] && [ -f "$SD/token" ] && echo yes || echo no)
-	echo THAWED > "$FZ/rtb-$$/freezer.state"
+	alive=$(kill -0 $qp 2>/dev/null && echo yes || echo no)
+	fz_set 0
 	wait $qp 2>/dev/null
 	o2=$(RDMATB_STATE_DIR=$SD "$C" testbed down 2>&1); r2=$?
-	if [ $r1 != 0 ] && [ $kept = yes ] && grep -q "did not stop cleanly" <<< "$o1" && [ $r2 = 0 ] &&
-	   [ ! -e "$SD/testbed.json" ] && ! kill -0 $qp 2>/dev/null; then
-		pass down_keeps_state_qemu_alive "frozen qemu: exit $r1, state kept ($(grep -m1 -o 'qemu pid [0-9]* does not exit' <<< "$o1")); thawed, it died: down again exit 0, state gone"
+	if [ $frozen = no ]; then
+		fail down_keeps_state_qemu_alive "the stand-in qemu did not freeze within 10 s (cgroup $fz_kind)"
+	elif [ $fz_kind = v1 ] && [ $r1 != 0 ] && [ $kept = yes ] && grep -q "did not stop cleanly" <<< "$o1" &&
+	     [ $r2 = 0 ] && [ ! -e "$SD/testbed.json" ] && ! kill -0 $qp 2>/dev/null; then
+		pass down_keeps_state_qemu_alive "frozen qemu (cgroup v1 freezer): exit $r1, state kept ($(grep -m1 -o 'qemu pid [0-9]* does not exit' <<< "$o1")); thawed, it died: down again exit 0, state gone"
+	elif [ $fz_kind = v2 ] && [ $r1 = 0 ] && [ $kept = no ] && [ $alive = no ]; then
+		pass down_keeps_state_qemu_alive "premise absent: no v1 freezer, and a task frozen by cgroup v2 dies of SIGKILL, so no qemu here outlives down; what applies: a qemu deaf to SIGTERM was killed, state removed, no process left"
 	else
-		fail down_keeps_state_qemu_alive "frozen: rc=$r1 kept=$kept $o1 | thawed: rc=$r2 $o2"
+		fail down_keeps_state_qemu_alive "frozen (cgroup $fz_kind): rc=$r1 kept=$kept alive=$alive $o1 | thawed: rc=$r2 $o2"
 	fi
 	kill -9 $qp 2>/dev/null
-	rmdir "$FZ/rtb-$$" 2>/dev/null
-	umount "$FZ"
+	wait $qp 2>/dev/null
 	rm -rf "$SD"
 else
-	skip down_keeps_state_qemu_alive "needs root and the cgroup v1 freezer"
+	skip down_keeps_state_qemu_alive "needs root and a cgroup freezer (v1, or v2's cgroup.freeze)"
 fi
+rmdir "$FZ/rtb-$$" 2>/dev/null
+mountpoint -q "$FZ" && umount "$FZ"
 rmdir "$FZ"
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

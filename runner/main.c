@@ -45,9 +45,10 @@
 
 #include "lib/clock.h"
 #include "lib/listen.h"
+#include "lib/execenv.h"
 
 #define STATE_DIR "/run/rdma-run"
-#define MAX_ENV 64
+#define MAX_ENV EXECENV_MAX
 
 static void sleep_ms(int ms)
 {
@@ -248,9 +249,12 @@ static int cmd_start(int argc, char **argv)
 			}
 			continue;
 		}
-		if (strcmp(argv[i], "-e") || i + 1 >= argc || !strchr(argv[i + 1], '=') ||
-		    nenv == MAX_ENV) {
+		if (strcmp(argv[i], "-e") || i + 1 >= argc || !strchr(argv[i + 1], '=')) {
 			usage(stderr);
+			return 2;
+		}
+		if (nenv == MAX_ENV) {	/* rdmactl refuses such a profile at validate */
+			fprintf(stderr, "rdma-run start: more than %d -e variables\n", MAX_ENV);
 			return 2;
 		}
 		env[nenv++] = argv[++i];

@@ -35,6 +35,7 @@
 #include "lib/hwc.h"
 #include "lib/log.h"
 #include "lib/proc.h"
+#include "lib/execenv.h"
 
 #define OUT_CAP (8ull << 20)	/* bytes kept of each stream of each command */
 #define STOP_GRACE_MS 1000
@@ -58,6 +59,9 @@ struct inst {
 	json_t *status;		/* rdma-run stop's answer */
 	char note[256];
 };
+
+/* NAME=VALUE of one variable, at the limits the checker enforces */
+#define ENV_WORD (EXECENV_NAME_MAX + 1 + EXECENV_VALUE_MAX + 1)
 
 struct run {
 	struct exp *e;
@@ -182,8 +186,8 @@ static int env_word(struct run *r, const struct tpl_ctx *c, const char *k, const
 
 /* the facts of every node, then the workload's, the role's, the arm's
  * environment (later ones win), as -e words */
-static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c, char env[][1100],
-		     int *n)
+static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c,
+		     char env[][ENV_WORD], int *n)
 {
 	static const char *const facts[] = { "DEV", "IP", "GID_INDEX", "PORT", "NAME" };
 	const json_t *maps[] = { json_object_get(r->p->wopts, "env"), r->p->role[in->role].env,
@@ -197,7 +201,7 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c, ch
 	*n = 0;
 	for (i = 0; i < 5; i++) {	/* the names `testbed exec` gives them */
 		snprintf(name, sizeof(name), "RDMATB_%s", i == 4 ? "NODE" : facts[i]);
-		if (env_word(r, c, name, tmpl[i], env[(*n)++], 1100))
+		if (env_word(r, c, name, tmpl[i], env[(*n)++], ENV_WORD))
 			return -1;
 	}
 	for (i = 0; i < r->e->g.n; i++) {
@@ -208,16 +212,21 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c, ch
 			snprintf(name, sizeof(name), "RDMATB_NODE%d_%s", i, facts[j]);
 			snprintf(v, sizeof(v), "{node%d.%s}", i, j == 0 ? "dev" : j == 1 ? "ip" :
 				 "gid_index");
-			if (env_word(r, c, name, v, env[(*n)++], 1100))
+			if (env_word(r, c, name, v, env[(*n)++], ENV_WORD))
 				return -1;
 		}
 	}
-	snprintf(env[(*n)++], 1100, "RDMATB_PEERS=%s", peers);
-	snprintf(env[(*n)++], 1100, "RDMATB_NODES=%d", r->e->g.n);
+	snprintf(env[(*n)++], ENV_WORD, "RDMATB_PEERS=%s", peers);
+	snprintf(env[(*n)++], ENV_WORD, "RDMATB_NODES=%d", r->e->g.n);
 	for (i = 0; i < 3; i++)
 		json_object_foreach((json_t *)maps[i], k, val)
-			if (*n < 96 && env_word(r, c, k, json_string_value(val), env[(*n)++], 1100))
+			if (*n == EXECENV_MAX) {	/* the checker refuses such a profile */
+				snprintf(r->e->err, sizeof(r->e->err), "env: more than %d variables",
+					 EXECENV_MAX);
 				return -1;
+			} else if (env_word(r, c, k, json_string_value(val), env[(*n)++], ENV_WORD)) {
+				return -1;
+			}
 	return 0;
 }
 
@@ -241,9 +250,10 @@ static int open_out(struct run *r, struct inst *in, int s)
 /* start one command: 0, or -1 (the instance is done, "not started") */
 static int start_inst(struct run *r, struct inst *in)
 {
-	static char line[65536], cmd[PROF_CMD_MAX * 4], env[100][1100];
+	/* one ssh argument: the kernel takes at most 128 KiB (MAX_ARG_STRLEN) */
+	static char line[131072], cmd[PROF_CMD_MAX * 4], env[EXECENV_MAX][ENV_WORD];
 	const struct prof_role *ro = &r->p->role[in->role];
-	const char *roles[PROF_MAX_ROLES + 1], *words[16 + 2 * 100];
+	const char *roles[PROF_MAX_ROLES + 1], *words[16 + 2 * EXECENV_MAX];
 	int role_node[PROF_MAX_ROLES], nenv, i, k = 0, pin[2][2] = { { -1, -1 }, { -1, -1 } };
 	struct tpl_ctx c = { .node = r->node, .nnodes = r->e->g.n, .self = in->member,
 			     .round = (int)r->round + 1 };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl/exp/check.h"
+#include "lib/execenv.h"
 #include "ctl/exp/tpl.h"
 
 #define DEFAULT_TIMEOUT_NS 60000000000ULL
@@ -26,7 +27,7 @@ static int check_strmap(struct pctx *x, const struct ynode *m, const char *where
 		const char *k = m->k[i];
 		size_t n = strlen(k);
 
-		if (!n || n > 63 || (!(k[0] >= 'A' && k[0] <= 'Z') && !(k[0] >= 'a' && k[0] <= 'z') &&
+		if (!n || n > EXECENV_NAME_MAX || (!(k[0] >= 'A' && k[0] <= 'Z') && !(k[0] >= 'a' && k[0] <= 'z') &&
 				     k[0] != '_') ||
 		    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n)
 			return prof_perr_key(x, m, i, "%s: '%.64s': expected a name of letters, digits "
@@ -36,8 +37,9 @@ static int check_strmap(struct pctx *x, const struct ynode *m, const char *where
 		snprintf(what, sizeof(what), "%s.%s", where, k);
 		if (prof_want(x, m->v[i], YN_SCALAR, what))
 			return -1;
-		if (strlen(m->v[i]->s) >= 1024)
-			return prof_perr(x, m->v[i], 0, "%s: longer than 1023 characters", what);
+		if (strlen(m->v[i]->s) > EXECENV_VALUE_MAX)
+			return prof_perr(x, m->v[i], 0, "%s: longer than %d characters", what,
+					 EXECENV_VALUE_MAX);
 		json_object_set_new(dst, k, json_string(m->v[i]->s));
 	}
 	return 0;
@@ -156,6 +158,25 @@ static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, 
 	return 0;
 }
 
+/* the variables a command of role r gets in arm a: the facts, then the
+ * workload's, the role's and the arm's env (a name in several counts once) */
+static int env_count(const struct profile *p, int a, int r)
+{
+	const json_t *maps[] = { json_object_get(p->wopts, "env"), p->role[r].env,
+				 json_object_get(p->arm[a].opts, "env") };
+	json_t *all = json_object();
+	const char *k;
+	json_t *v;
+	int n;
+
+	for (int i = 0; i < 3; i++)
+		json_object_foreach((json_t *)maps[i], k, v)
+			json_object_set(all, k, v);
+	n = EXECENV_FACTS(p->nodes) + (int)json_object_size(all);
+	json_decref(all);
+	return n;
+}
+
 /* one text (a command, an environment value) for one arm: its
  * placeholders known. The error points at the bad one where it can */
 static int check_text(struct pctx *x, const struct profile *p, const struct ynode *n,
@@ -219,8 +240,20 @@ int prof_check_exec_texts(struct pctx *x, struct profile *p, const struct ynode 
 		for (i = 0; i < p->nroles; i++) {
 			const struct ynode *m = rl->v[i], *env = ytree_get(m, "env", NULL), *wenv;
 			char where[64];
+			int nenv;
 
 			c.self = role_node[i];
+			/* every variable a command of this role gets in this arm, the facts
+			 * first: the runner's limit, refused here rather than at run */
+			nenv = env_count(p, a, i);
+			if (nenv > EXECENV_MAX) {
+				prof_perr(x, env ? env : ytree_get(w, "env", NULL) ?: m, 0,
+					  "workload.roles[%d]: %d environment variables in arm %s "
+					  "(%d facts of %d nodes and the workload's, role's and arm's "
+					  "env): at most %d", i, nenv, p->arm[a].name,
+					  EXECENV_FACTS(p->nodes), p->nodes, EXECENV_MAX);
+				goto bad;
+			}
 			snprintf(where, sizeof(where), "workload.roles[%d].cmd", i);
 			if (check_text(x, p, ytree_get(m, "cmd", NULL), where, &c))
 				goto bad;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "ctl/exp/tpl.h"
 #include "lib/word.h"
+#include "lib/execenv.h"
 
 static const char *const facts = "name, dev, ip, gid_index or port";
 
@@ -87,6 +88,11 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 				 "ROLE.ip, arm, round; {{ is a literal {)", name, name);
 			return -1;
 		}
+		if (strlen(s) >= len) {	/* never cut short */
+			snprintf(err, errlen, "{%s}: its value is longer than %zu characters", name,
+				 len - 1);
+			return -1;
+		}
 		snprintf(v, len, "%s", s);
 		return 0;
 	}
@@ -133,7 +139,7 @@ int tpl_expand(const char *in, const struct tpl_ctx *c, char *out, size_t len, s
 	       char *err, size_t errlen)
 {
 	size_t o = 0, i = 0, k;
-	char name[96], v[256];
+	char name[96], v[EXECENV_VALUE_MAX + 1];
 
 	while (in[i]) {
 		if (in[i] == '{' && in[i + 1] == '{') {	/* a literal { */

@@ -75,6 +75,20 @@ static void test_tpl(void)
 	EXPECT(bad("{node99999999.ip}", 256, "is not self, a node", 0));
 	EXPECT(bad("0123456789{size}", 12, "longer than 11 bytes", 0));
 	EXPECT(bad("0123456789", 10, "longer than 9 bytes", 0));
+	{	/* a long variable expands whole (it was cut at 255 characters) */
+		static char longv[1001], out[1100];
+		json_t *vars;
+		struct tpl_ctx c = { nodes, 2, 0, roles, role_node, NULL, "a", 1 };
+		char err[256];
+		size_t off;
+
+		memset(longv, 'x', 1000);
+		vars = json_pack("{s:s}", "flags", longv);
+		c.vars = vars;
+		EXPECT(tpl_expand("-o {flags}", &c, out, sizeof(out), &off, err, sizeof(err)) == 0 &&
+		       strlen(out) == 1003);
+		json_decref(vars);
+	}
 }
 
 /* issue 34: an agent (or whatever answers on its port) that says its

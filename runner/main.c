@@ -216,9 +216,40 @@ static int kill_all(pid_t sid, const char *cg, int grace_ms)
 	return n;
 }
 
+/* -E: NAME=VALUE\0... on stdin, into env[] after the n already there: the
+ * new count, or -1 (said) */
+static int env_stdin(char **env, int n)
+{
+	static char buf[EXECENV_MAX * (EXECENV_NAME_MAX + EXECENV_VALUE_MAX + 2)];
+	size_t have = 0, at = 0;
+	ssize_t k;
+
+	while (have < sizeof(buf) && (k = read(0, buf + have, sizeof(buf) - have)) > 0)
+		have += (size_t)k;
+	if (have == sizeof(buf) || (have && buf[have - 1])) {
+		fprintf(stderr, "rdma-run start: -E: the environment on stdin is too long or not "
+			"NUL-terminated\n");
+		return -1;
+	}
+	while (at < have) {
+		char *e = buf + at;
+
+		if (!strchr(e, '=') || n == MAX_ENV) {
+			fprintf(stderr, "rdma-run start: -E: %s\n", n == MAX_ENV ?
+				"more variables than the limit" : "an entry without '='");
+			return -1;
+		}
+		env[n++] = e;
+		at += strlen(e) + 1;
+	}
+	return n;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdma-run start ID [-t TIMEOUT_MS] [-e NAME=VALUE]... -- CMD\n"
+	fprintf(f, "usage: rdma-run start ID [-t TIMEOUT_MS] [-e NAME=VALUE]... [-E] -- CMD\n"
+		   "       (-E: NAME=VALUE entries on stdin, each ended by a NUL byte: values\n"
+		   "        kept out of the command line, where ps shows them to every user)\n"
 		   "       rdma-run stop ID [GRACE_MS]\n"
 		   "       rdma-run wait-port PORT TIMEOUT_MS\n");
 }
@@ -227,7 +258,7 @@ static int cmd_start(int argc, char **argv)
 {
 	char dir[PATH_MAX], cg[PATH_MAX] = "", root[PATH_MAX], buf[512], *env[MAX_ENV];
 	const char *id = argc > 1 ? argv[1] : "", *cmd = NULL;
-	int nenv = 0, i, st = 0, code, left, sig = 0, sync[2], timed_out = 0, killed = 0;
+	int nenv = 0, i, st = 0, code, left, sig = 0, sync[2], timed_out = 0, killed = 0, from_stdin = 0;
 	long long timeout_ms = 0;
 	int64_t t0, t1;
 	sigset_t chld;
@@ -249,6 +280,10 @@ static int cmd_start(int argc, char **argv)
 			}
 			continue;
 		}
+		if (!strcmp(argv[i], "-E")) {
+			from_stdin = 1;
+			continue;
+		}
 		if (strcmp(argv[i], "-e") || i + 1 >= argc || !strchr(argv[i + 1], '=')) {
 			usage(stderr);
 			return 2;
@@ -263,6 +298,8 @@ static int cmd_start(int argc, char **argv)
 		fprintf(stderr, "rdma-run start: expected ID ([A-Za-z0-9_.-]) and -- CMD\n");
 		return 2;
 	}
+	if (from_stdin && (nenv = env_stdin(env, nenv)) < 0)
+		return 2;
 	if (mkdir(STATE_DIR, 0700) && errno != EEXIST) {
 		fprintf(stderr, "rdma-run: %s: %s\n", STATE_DIR, strerror(errno));
 		return 125;

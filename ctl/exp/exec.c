@@ -253,8 +253,9 @@ static int start_inst(struct run *r, struct inst *in)
 	/* one ssh argument: the kernel takes at most 128 KiB (MAX_ARG_STRLEN) */
 	static char line[131072], cmd[PROF_CMD_MAX * 4], env[EXECENV_MAX][ENV_WORD];
 	const struct prof_role *ro = &r->p->role[in->role];
-	const char *roles[PROF_MAX_ROLES + 1], *words[16 + 2 * EXECENV_MAX];
-	int role_node[PROF_MAX_ROLES], nenv, i, k = 0, pin[2][2] = { { -1, -1 }, { -1, -1 } };
+	const char *roles[PROF_MAX_ROLES + 1], *words[16];
+	int role_node[PROF_MAX_ROLES], nenv, i, k = 0, pin[2][2] = { { -1, -1 }, { -1, -1 } },
+	    penv[2] = { -1, -1 };
 	struct tpl_ctx c = { .node = r->node, .nnodes = r->e->g.n, .self = in->member,
 			     .round = (int)r->round + 1 };
 	json_t *vars = tpl_arm_ctx(r->p, r->a, roles, role_node, &c);
@@ -278,10 +279,7 @@ static int start_inst(struct run *r, struct inst *in)
 	words[k++] = in->id;
 	words[k++] = "-t";	/* timed on the node, from the command's start */
 	words[k++] = tmo;
-	for (i = 0; i < nenv; i++) {
-		words[k++] = "-e";
-		words[k++] = env[i];
-	}
+	words[k++] = "-E";	/* the environment on stdin: never on a command line */
 	words[k++] = "--";
 	words[k++] = cmd;
 	words[k] = NULL;
@@ -291,18 +289,30 @@ static int start_inst(struct run *r, struct inst *in)
 		goto fail;
 	}
 	if (open_out(r, in, 0) || open_out(r, in, 1) || pipe2(pin[0], O_CLOEXEC) ||
-	    pipe2(pin[1], O_CLOEXEC)) {
+	    pipe2(pin[1], O_CLOEXEC) || pipe2(penv, O_CLOEXEC)) {
 		snprintf(in->note, sizeof(in->note), "its output files: %s", strerror(errno));
+		for (i = 0; i < 2; i++) {
+			if (pin[0][i] >= 0)
+				close(pin[0][i]);
+			if (pin[1][i] >= 0)
+				close(pin[1][i]);
+			if (penv[i] >= 0)
+				close(penv[i]);
+		}
 		goto fail;
 	}
 	{
-		struct proc_io io = { open("/dev/null", O_RDONLY | O_CLOEXEC), pin[0][1], pin[1][1], 1 };
+		struct proc_io io = { penv[0], pin[0][1], pin[1][1], 1 };
 		int rc = proc_spawn(argv, &io, &in->pid);
 
-		if (io.in >= 0)
-			close(io.in);
+		close(penv[0]);
 		close(pin[0][1]);
 		close(pin[1][1]);
+		/* rdma-run -E reads it all before it starts the command */
+		for (i = 0; !rc && i < nenv; i++)
+			if (write(penv[1], env[i], strlen(env[i]) + 1) != (ssize_t)strlen(env[i]) + 1)
+				break;
+		close(penv[1]);
 		if (rc) {
 			close(pin[0][0]);
 			close(pin[1][0]);

@@ -176,6 +176,22 @@ static int empty_dir(const char *path)
 	return n == 0;
 }
 
+/* does the profile give its commands any environment of its own */
+static int profile_has_env(const struct profile *p)
+{
+	int i;
+
+	if (json_object_size(json_object_get(p->wopts, "env")))
+		return 1;
+	for (i = 0; i < p->nroles; i++)
+		if (json_object_size(p->role[i].env))
+			return 1;
+	for (i = 0; i < p->narms; i++)
+		if (json_object_size(json_object_get(p->arm[i].opts, "env")))
+			return 1;
+	return 0;
+}
+
 /*
  * DIR.partial, ours alone: made by this mkdir (an existing one, a symlink
  * another user planted there included, is refused), opened without
@@ -198,7 +214,9 @@ static int make_partial(struct exp *e)
 			goto fail;
 		}
 	}
-	if (mkdir(e->tmpname, 0755)) {
+	/* an exec profile's env may hold secrets, and the profile's text goes
+	 * into report.json: then the directory is its owner's alone */
+	if (mkdir(e->tmpname, profile_has_env(&e->p) ? 0700 : 0755)) {
 		if (errno == EEXIST)
 			log_err("%s exists (a run under way, one that died, or planted by someone "
 				"else): remove it or give another -o DIR", e->tmpname);

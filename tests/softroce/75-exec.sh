@@ -152,8 +152,13 @@ f1=$d/exec/other/r2/a.node1.stdout
 if [ $rc = 0 ] && grep -q "^dev=rxe1 ip=198.18.0.2 gid=[0-9] peer=198.18.0.2 b=198.18.0.2 arm=other round=2$" "$f1" &&
 	grep -qx "GREETING=bonjour from node1" "$f1" && grep -qx "EXTRA=x y" "$f1" &&
 	grep -qx "RDMATB_PEERS=198.18.0.1" "$f1" && grep -qx "GREETING=hello from node0" "$d/exec/plain/r1/a.node0.stdout" &&
-	jq -e '[.arms[].count] == [2, 2] and .expectations_failed == 0' < "$d/report.json" >/dev/null; then
-	pass env_and_arms "$(head -n 1 "$f1")"
+	jq -e '[.arms[].count] == [2, 2] and .expectations_failed == 0' < "$d/report.json" >/dev/null &&
+	grep -q "^runner: .*rdma-run start .* -E -- " "$f1" && ! grep "^runner: " "$f1" | grep -q "GREETING\|EXTRA" &&
+	[ "$(stat -c %a "$d")" = 700 ]; then
+	# issue 34: the values went to rdma-run on its stdin (-E), not on its
+	# command line or ssh's, where ps shows them to every user; the run's
+	# directory (the profile's text, env included, is in report.json) is 0700
+	pass env_and_arms "$(head -n 1 "$f1"); the runner's command line holds no value; the run directory $(stat -c %a "$d")"
 else
 	fail env_and_arms "rc=$rc $(head -n 3 "$f1" 2>/dev/null | tr '\n' '|') $(tail -n 4 <<< "$out" | tr '\n' '|')"
 fi

@@ -56,11 +56,30 @@ struct cap {
 	long long inj_resent;	/* the hook's own count of resent packets, -1: not given */
 };
 
+/*
+ * An open-addressing hash of flow indices (flows by their identity; and
+ * (flow, PSN) pairs by the flow's addresses and a PSN, for pairing): the
+ * analysis is linear in packets and flows, not quadratic in flows (80k QPs
+ * in a 7 MB capture took 5.6 s before). Slots hold index + 1 (0: empty) and
+ * the key's hash; whoever probes compares the real key.
+ */
+struct hslot {
+	uint64_t h;
+	uint32_t v;	/* flow index + 1 */
+	uint32_t psn;
+};
+
+struct htab {
+	struct hslot *s;
+	size_t cap, n;	/* cap a power of two, n <= cap / 2 */
+};
+
 struct tr {
 	struct tp *p;
 	size_t np, cp;
 	struct flow *f;
 	size_t nf, cf;
+	struct htab fh;	/* flows by (cap, v6, src, dst, dqpn) */
 	struct cap c[PCAPNG_MAX_IF];
 	int nc;
 	uint64_t t0;
@@ -204,18 +223,80 @@ static void verdict_of(const char *c, struct tp *t)
 	t->rule = r ? (uint32_t)strtoul(r + 5, NULL, 10) : 0;
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* the hash of a flow's addresses (and cap, family), then of more words */
+static uint64_t addr_hash(int cap, int v6, const uint8_t *src, const uint8_t *dst)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int k[2] = { cap, v6 };
+
+	h = fnv(h, k, sizeof(k));
+	h = fnv(h, src, 16);
+	return fnv(h, dst, 16);
+}
+
+static int ht_grow(struct htab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024, i, j;
+	struct hslot *ns = calloc(cap, sizeof(*ns));
+
+	if (!ns)
+		return -1;
+	for (i = 0; i < t->cap; i++) {
+		if (!t->s[i].v)
+			continue;
+		for (j = t->s[i].h & (cap - 1); ns[j].v; j = (j + 1) & (cap - 1))
+			;
+		ns[j] = t->s[i];
+	}
+	free(t->s);
+	t->s = ns;
+	t->cap = cap;
+	return 0;
+}
+
+static int ht_add(struct htab *t, uint64_t h, uint32_t v, uint32_t psn)
+{
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->cap && ht_grow(t))
+		return -1;
+	for (j = h & (t->cap - 1); t->s[j].v; j = (j + 1) & (t->cap - 1))
+		;
+	t->s[j] = (struct hslot){ h, v, psn };
+	t->n++;
+	return 0;
+}
+
+static uint64_t flow_hash(int cap, int v6, const uint8_t *src, const uint8_t *dst, uint32_t dqpn)
+{
+	return fnv(addr_hash(cap, v6, src, dst), &dqpn, sizeof(dqpn));
+}
+
 static int flow_of(struct tr *s, int cap, const uint8_t *src, const uint8_t *dst, int v6,
 		   uint32_t dqpn)
 {
-	size_t i;
+	uint64_t h = flow_hash(cap, v6, src, dst, dqpn);
+	size_t j;
 	struct flow *f;
 
-	for (i = 0; i < s->nf; i++) {
-		f = &s->f[i];
-		if (f->cap == cap && f->dqpn == dqpn && f->v6 == v6 && !memcmp(f->src, src, 16) &&
-		    !memcmp(f->dst, dst, 16))
-			return (int)i;
+	for (j = s->fh.cap ? h & (s->fh.cap - 1) : 0; s->fh.cap && s->fh.s[j].v;
+	     j = (j + 1) & (s->fh.cap - 1)) {
+		f = &s->f[s->fh.s[j].v - 1];
+		if (s->fh.s[j].h == h && f->cap == cap && f->dqpn == dqpn && f->v6 == v6 &&
+		    !memcmp(f->src, src, 16) && !memcmp(f->dst, dst, 16))
+			return (int)(s->fh.s[j].v - 1);
 	}
+	if (ht_add(&s->fh, h, (uint32_t)s->nf + 1, 0))
+		return -1;
 	if (s->nf == s->cf) {
 		size_t n = s->cf ? s->cf * 2 : 16;
 		struct flow *nf = realloc(s->f, n * sizeof(*nf));
@@ -266,16 +347,6 @@ static int psn_mark(struct flow *f, uint32_t psn, int *was)
 	return 0;
 }
 
-static int psn_has(const struct flow *f, uint32_t psn)
-{
-	size_t i;
-
-	for (i = 0; i < f->nb; i++)
-		if (f->b[i].key == psn >> 12)
-			return (int)((f->b[i].bits[(psn & 4095) >> 6] >> (psn & 63)) & 1);
-	return 0;
-}
-
 static int push(struct flow *f, int idx)
 {
 	if (f->npk == f->cpk) {
@@ -299,44 +370,128 @@ static void addr_str(const struct flow *f, const uint8_t *a, char *buf, size_t l
 
 /* the flows at the opposite capture point paired with each flow: the one
  * whose responses answer most of this flow's PSNs (or whose requests this
- * flow's responses answer) */
-static void pair(struct tr *s)
+ * flow's responses answer); the first such flow on a tie.
+ *
+ * score(f, g) = c(g, f) + c(f, g), c(a, b) = how many of a's responses have a
+ * PSN b has seen, over flows at opposite points with swapped addresses. Each
+ * response looks its (addresses, PSN) up in an index of every flow's PSNs,
+ * and the scores of the pairs it finds add up in a hash: linear in packets,
+ * where the loop over every pair of flows was quadratic. */
+static uint64_t psn_key(const struct flow *f, uint32_t psn)
 {
+	return fnv(addr_hash(f->cap, f->v6, f->src, f->dst), &psn, sizeof(psn));
+}
+
+static int pair(struct tr *s)
+{
+	struct htab idx = { 0 }, sc = { 0 };
+	uint64_t *score = NULL, *best_n;
+	int *best, r = -1;
 	size_t i, j, k;
 
+	best = calloc(s->nf + 1, sizeof(*best));
+	best_n = calloc(s->nf + 1, sizeof(*best_n));
+	if (!best || !best_n)
+		goto out;
+	/* every flow's distinct PSNs (a CNP's 0 is no PSN) */
 	for (i = 0; i < s->nf; i++) {
-		struct flow *f = &s->f[i];
-		int opp = s->c[f->cap].opposite, best = -1;
-		uint64_t best_n = 0;
+		const struct flow *f = &s->f[i];
+
+		for (k = 0; k < f->npk; k++) {
+			const struct tp *t = &s->p[f->pk[k]];
+			uint64_t h = psn_key(f, t->psn);
+			int dup = 0;
+
+			if (t->cls == C_CNP)
+				continue;
+			for (j = idx.cap ? h & (idx.cap - 1) : 0; idx.cap && idx.s[j].v;
+			     j = (j + 1) & (idx.cap - 1))
+				if (idx.s[j].h == h && idx.s[j].v == i + 1 && idx.s[j].psn == t->psn)
+					dup = 1;
+			if (!dup && ht_add(&idx, h, (uint32_t)i + 1, t->psn))
+				goto out;
+		}
+	}
+	/* c(a, b) for every response of every flow a: the pair's score in sc
+	 * (key: the pair; v: its slot in score[]) */
+	for (i = 0; i < s->nf; i++) {
+		const struct flow *a = &s->f[i];
+		int opp = s->c[a->cap].opposite;
 
 		if (opp < 0)
 			continue;
-		for (j = 0; j < s->nf; j++) {
-			struct flow *g = &s->f[j];
-			uint64_t n = 0;
+		for (k = 0; k < a->npk; k++) {
+			const struct tp *t = &s->p[a->pk[k]];
+			uint64_t h = fnv(addr_hash(opp, a->v6, a->dst, a->src), &t->psn, sizeof(t->psn));
 
-			if (g->cap != opp || g->v6 != f->v6 || memcmp(g->src, f->dst, 16) ||
-			    memcmp(g->dst, f->src, 16))
+			if (is_request(t->cls) || t->cls == C_CNP)
 				continue;
-			for (k = 0; k < g->npk; k++) {
-				const struct tp *t = &s->p[g->pk[k]];
+			for (j = idx.cap ? h & (idx.cap - 1) : 0; idx.cap && idx.s[j].v;
+			     j = (j + 1) & (idx.cap - 1)) {
+				const struct flow *b = &s->f[idx.s[j].v - 1];
+				uint32_t lo, hi;
+				uint64_t ph;
+				size_t q;
 
-				if (!is_request(t->cls) && t->cls != C_CNP && psn_has(f, t->psn))
-					n++;
-			}
-			for (k = 0; k < f->npk; k++) {
-				const struct tp *t = &s->p[f->pk[k]];
+				if (idx.s[j].h != h || idx.s[j].psn != t->psn || b->cap != opp ||
+				    b->v6 != a->v6 || memcmp(b->src, a->dst, 16) ||
+				    memcmp(b->dst, a->src, 16))
+					continue;
+				lo = (uint32_t)(i < idx.s[j].v - 1 ? i : idx.s[j].v - 1);
+				hi = (uint32_t)(i < idx.s[j].v - 1 ? idx.s[j].v - 1 : i);
+				ph = ((uint64_t)lo << 32 | hi) * 0x9e3779b97f4a7c15ULL;
+				for (q = sc.cap ? ph & (sc.cap - 1) : 0; sc.cap && sc.s[q].v;
+				     q = (q + 1) & (sc.cap - 1))
+					if (sc.s[q].h == ph && score[2 * (sc.s[q].v - 1)] ==
+								  ((uint64_t)lo << 32 | hi))
+						break;
+				if (!sc.cap || !sc.s[q].v) {
+					uint64_t *ns = realloc(score, (sc.n + 1) * 2 * sizeof(*ns));
 
-				if (!is_request(t->cls) && t->cls != C_CNP && psn_has(g, t->psn))
-					n++;
-			}
-			if (n > best_n) {
-				best_n = n;
-				best = (int)j;
+					if (!ns)
+						goto out;
+					score = ns;
+					score[2 * sc.n] = (uint64_t)lo << 32 | hi;
+					score[2 * sc.n + 1] = 0;
+					if (ht_add(&sc, ph, (uint32_t)sc.n + 1, 0))
+						goto out;
+					q = sc.n - 1;
+				} else {
+					q = sc.s[q].v - 1;
+				}
+				score[2 * q + 1]++;
 			}
 		}
-		f->peer = best;
 	}
+	/* each flow's best partner: the highest score, the lowest index on a tie */
+	for (i = 0; i < s->nf; i++)
+		best[i] = -1;
+	for (k = 0; k < sc.n; k++) {
+		uint32_t lo = (uint32_t)(score[2 * k] >> 32), hi = (uint32_t)score[2 * k];
+		uint64_t n = score[2 * k + 1];
+		uint32_t e[2][2] = { { lo, hi }, { hi, lo } };
+
+		for (int w = 0; w < 2; w++) {
+			uint32_t f = e[w][0], g = e[w][1];
+
+			if (f == g && w)
+				continue;
+			if (n > best_n[f] || (n == best_n[f] && best[f] >= 0 && (int)g < best[f])) {
+				best_n[f] = n;
+				best[f] = (int)g;
+			}
+		}
+	}
+	for (i = 0; i < s->nf; i++)
+		s->f[i].peer = s->c[s->f[i].cap].opposite < 0 ? -1 : best[i];
+	r = 0;
+out:
+	free(idx.s);
+	free(sc.s);
+	free(score);
+	free(best);
+	free(best_n);
+	return r;
 }
 
 /* index (into f->pk) of the first packet after position from that fn accepts */
@@ -817,6 +972,7 @@ static void tr_free(struct tr *s)
 	}
 	free(s->f);
 	free(s->p);
+	free(s->fh.s);
 }
 
 json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t errlen)
@@ -917,7 +1073,8 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 		if (is_request(t->cls))
 			f->req++;
 	}
-	pair(&s);
+	if (pair(&s))
+		goto nomem;
 	out = json_pack("{s:s,s:[]}", "file", path, "captures");
 	caps = json_object_get(out, "captures");
 	for (i = 0; i < s.nc; i++) {

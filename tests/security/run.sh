@@ -12,7 +12,7 @@ C=$RDMACTL
 P=tests/softroce/ctlpeer.py
 TESTS="controller_served_under_unauth_flood report_html_escapes_every_string
        completion_runs_nothing_from_a_profile run_dir_planted_link_refused
-       metrics_slow_client_bounded"
+       metrics_slow_client_bounded analyze_linear_in_flows"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-security.XXXXXX)
 AST=$W/agents-state
@@ -92,6 +92,29 @@ if [ "$status" = "HTTP/1.1 200 OK" ] && [ "${slow:-99}" -lt 6 ]; then
 	pass metrics_slow_client_bounded "the second client waited $waited s, answered ($status) when the slow one had sent $slow of 25 bytes"
 else
 	fail metrics_slow_client_bounded "the second client waited ${waited:-?} s ($status); the slow one had sent ${slow:-?} bytes"
+fi
+
+# --- 9. rdmactl analyze paired every flow with every other (80k QPs in a
+# 7 MB capture: 5.6 s; a crafted capture could hold it for hours): 10 times
+# the QPs must take well under 10x10 times as long. The best of 3 runs each,
+# as a ratio in one run (a linear analysis gives about 10, a quadratic 100)
+python3 bench/trace_gen.py 2000 "$W/t2k.pcapng" && python3 bench/trace_gen.py 20000 "$W/t20k.pcapng"
+best_of3() {
+	local b=999 t0 t
+	for _ in 1 2 3; do
+		t0=$EPOCHREALTIME
+		"$C" -j analyze "$1" > "$W/an.json" 2>&1 || { echo 999; return; }
+		t=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.4f", b - a}')
+		b=$(awk -v a="$b" -v c="$t" 'BEGIN{print (c < a ? c : a)}')
+	done
+	echo "$b"
+}
+ts=$(best_of3 "$W/t2k.pcapng"); tl=$(best_of3 "$W/t20k.pcapng")
+pk=$(jq '[.captures[].packets] | add' < "$W/an.json" 2>/dev/null)
+if [ "$pk" = 200000 ] && awk -v s="$ts" -v l="$tl" 'BEGIN{exit !(l / s < 30)}'; then
+	pass analyze_linear_in_flows "2,000 QPs ${ts} s, 20,000 QPs (200,000 packets) ${tl} s: x$(awk -v s="$ts" -v l="$tl" 'BEGIN{printf "%.1f", l / s}') for 10x the QPs"
+else
+	fail analyze_linear_in_flows "2,000 QPs ${ts} s, 20,000 QPs ${tl} s ($pk packets): x$(awk -v s="$ts" -v l="$tl" 'BEGIN{printf "%.1f", l / s}')"
 fi
 
 # --- 5. A report from elsewhere, every string of it ending in live HTML

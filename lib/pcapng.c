@@ -171,7 +171,10 @@ struct pcapng_r {
 	uint8_t *buf;
 	size_t cap;
 	uint64_t frame;
-	int nif;
+	/* every section's interfaces, in file order: a section's interface id i
+	 * is ifs[base + i] (ids start anew in each section; a multi-section file
+	 * paired them by the last section's ids) */
+	int nif, base;
 	struct pcapng_if ifs[PCAPNG_MAX_IF];
 };
 
@@ -304,9 +307,9 @@ static void isb(struct pcapng_r *r, const uint8_t *b, size_t n)
 	if (n < 12)
 		return;
 	id = rd32(r, b);
-	if (id >= (uint32_t)r->nif)
+	if (id >= (uint32_t)(r->nif - r->base))
 		return;
-	i = &r->ifs[id];
+	i = &r->ifs[r->base + id];
 	while (at + 4 <= n) {
 		uint16_t code = sw16(r, *(const uint16_t *)(b + at)),
 			 len = sw16(r, *(const uint16_t *)(b + at + 2));
@@ -397,7 +400,7 @@ int pcapng_next(struct pcapng_r *r, struct pcapng_pkt *p, char *err, size_t errl
 				snprintf(err, errlen, "a section header with a bad byte-order magic");
 				return -1;
 			}
-			r->nif = 0;	/* interfaces are per section */
+			r->base = r->nif;	/* interfaces are per section */
 			len = sw32(r, h[1]);
 			if (len < 28 || len % 4 || fseek(r->f, (long)len - 12, SEEK_CUR)) {
 				snprintf(err, errlen, "a damaged section header");
@@ -435,10 +438,11 @@ int pcapng_next(struct pcapng_r *r, struct pcapng_pkt *p, char *err, size_t errl
 			uint32_t id = rd32(r, b), cap = rd32(r, b + 12);
 			size_t at = 20 + ((cap + 3u) & ~3u);
 
-			if (id >= (uint32_t)r->nif || 20 + (size_t)cap > n) {
+			if (id >= (uint32_t)(r->nif - r->base) || 20 + (size_t)cap > n) {
 				snprintf(err, errlen, "a packet of an unknown interface or too long");
 				return -1;
 			}
+			id += (uint32_t)r->base;
 			memset(p, 0, sizeof(*p));
 			p->ifid = id;
 			p->ts_ns = to_ns(&r->ifs[id], ((uint64_t)rd32(r, b + 4) << 32) | rd32(r, b + 8));

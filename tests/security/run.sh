@@ -12,7 +12,7 @@ C=$RDMACTL
 P=tests/softroce/ctlpeer.py
 TESTS="controller_served_under_unauth_flood report_html_escapes_every_string
        completion_runs_nothing_from_a_profile run_dir_planted_link_refused
-       metrics_slow_client_bounded analyze_linear_in_flows"
+       metrics_slow_client_bounded analyze_linear_in_flows pcapng_sections_kept_apart"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-security.XXXXXX)
 AST=$W/agents-state
@@ -115,6 +115,28 @@ if [ "$pk" = 200000 ] && awk -v s="$ts" -v l="$tl" 'BEGIN{exit !(l / s < 30)}'; 
 	pass analyze_linear_in_flows "2,000 QPs ${ts} s, 20,000 QPs (200,000 packets) ${tl} s: x$(awk -v s="$ts" -v l="$tl" 'BEGIN{printf "%.1f", l / s}') for 10x the QPs"
 else
 	fail analyze_linear_in_flows "2,000 QPs ${ts} s, 20,000 QPs ${tl} s ($pk packets): x$(awk -v s="$ts" -v l="$tl" 'BEGIN{printf "%.1f", l / s}')"
+fi
+
+# --- 9. A pcapng file of two sections (two captures joined: cat a b), whose
+# interface ids both start at 0: each section's packets stay with its own
+# interfaces. They were read by the last section's ids: 4 captures of twice
+# the packets, half of them "resent", where there are 8
+python3 - "$W/two.pcapng" <<'PY'
+import struct, sys
+d = open("tests/fuzz/corpus/trace/rc-pingpong-1pct.pcapng", "rb").read()
+out, at = bytearray(), 0
+while at < len(d):	# the same capture again, its interfaces renamed n -> m
+    t, l = struct.unpack_from("<II", d, at)
+    b = bytearray(d[at:at + l])
+    out += b.replace(b"n0", b"m0").replace(b"n1", b"m1") if t == 1 else b
+    at += l
+open(sys.argv[1], "wb").write(d + bytes(out))
+PY
+got=$("$C" -j analyze "$W/two.pcapng" 2>&1 | jq -c '[.captures[] | "\(.dev) \(.dir) \(.packets) \(.resent_packets)"]' 2>&1)
+if [ "$got" = '["n0 ingress 30 0","n0 egress 30 0","n1 ingress 30 0","n1 egress 30 0","m0 ingress 30 0","m0 egress 30 0","m1 ingress 30 0","m1 egress 30 0"]' ]; then
+	pass pcapng_sections_kept_apart "8 captures of 30 packets, none resent: $got"
+else
+	fail pcapng_sections_kept_apart "$got"
 fi
 
 # --- 5. A report from elsewhere, every string of it ending in live HTML

@@ -232,6 +232,8 @@ static int authenticate(struct agent *a, int fd, int slot, struct proto_sess *ps
 	int r;
 
 	r = proto_auth_agent(ps, fd, a->token, AGENT_AUTH_TIMEOUT_MS, AGENT_AUTH_MAX_FRAME);
+	if (r == -EPIPE)	/* closed at once: a port probe (wait-port, a scanner) */
+		return -1;
 	if (r) {
 		log_limited(&auth_log, "control: %s from %s: %s", r == -EACCES ?
 			    "authentication failed" : "no handshake", a->conns[slot].peer,

@@ -105,33 +105,28 @@ def call(port, tokfile, cmd, args, hold=0):
 def hold(port, tokfile, cmd, args, seconds):
     call(port, tokfile, cmd, args, seconds)
 
+def at_eof(s):
+    """s has seen EOF or a reset (data it had waiting is read and dropped)"""
+    try:
+        return not s.recv(65536)
+    except OSError:
+        return True
+
 def closed_within(socks, seconds):
     """those of socks that see EOF (or a reset) within seconds"""
     left, gone, dl = list(socks), [], time.time() + seconds
     while left and time.time() < dl:
         r, _, _ = select.select(left, [], [], max(0.0, dl - time.time()))
         for s in r:
-            try:
-                if s.recv(65536):
-                    continue
-            except OSError:
-                pass
-            gone.append(s)
-            left.remove(s)
+            if at_eof(s):
+                gone.append(s)
+                left.remove(s)
     return gone
 
 def closed_now(socks):
     """those of socks that have seen EOF (or a reset) by now"""
-    gone = []
     r, _, _ = select.select(socks, [], [], 0) if socks else ([], [], [])
-    for s in r:
-        try:
-            if s.recv(65536):
-                continue
-        except OSError:
-            pass
-        gone.append(s)
-    return gone
+    return [s for s in r if at_eof(s)]
 
 def idle(port, n, seconds):
     socks, t0 = [], time.time()

@@ -237,10 +237,30 @@ json_t *exp_report(struct exp *e)
 	return rep;
 }
 
+/* msg with the descriptor's path of DIR.partial ("/proc/self/fd/N") put
+ * back as its name, for people */
+static void own_names(const struct exp *e, char *msg, size_t len)
+{
+	char out[sizeof(e->err)] = "";
+	size_t n = strlen(e->tmpdir);
+	const char *p = msg, *at;
+
+	while (n && (at = strstr(p, e->tmpdir))) {
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%.*s%s", (int)(at - p), p,
+			 e->tmpname);
+		p = at + n;
+	}
+	if (p == msg)
+		return;
+	snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s", p);
+	snprintf(msg, len, "%s", out);
+}
+
 /* the directory: written as DIR.partial, renamed when complete */
 static int write_dir(struct exp *e)
 {
 	if (report_write(e->report, e->tmpdir, e->err, sizeof(e->err))) {
+		own_names(e, e->err, sizeof(e->err));
 		/* what was written whole stays (each file is complete or absent) */
 		log_err("writing %s: %s (the files written whole are kept there)", e->tmpname,
 			e->err);
@@ -286,6 +306,7 @@ static void write_junit(struct exp *e)
 
 int exp_finish(struct exp *e)
 {
+	own_names(e, e->err, sizeof(e->err));
 	if (e->group_open) {
 		remove_faults(e);
 		e->report = exp_report(e);

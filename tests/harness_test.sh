@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 S=harness
 CASES="abort_after_first never_reports exit_nonzero no_plan undeclared_pass silent_timeout honest_suite
        skip_fails_under_ci skip_listed_reason_passes_under_ci skip_passes_outside_ci
-       exact_name_mismatch binary_checked_nothing binary_missing binary_skip_under_ci
+       exact_name_mismatch slash_prefix_honest binary_checked_nothing binary_missing binary_skip_under_ci
        deadline_stops_and_counts"
 echo "PLAN: $S $(echo $CASES)"
 W=$(mktemp -d)
@@ -58,6 +58,8 @@ CI=false case_ skip_passes_outside_ci none \
 # names compare exactly: plan "first-case" does not declare "first"
 case_ exact_name_mismatch "s/first (passed but not declared" \
 	'echo "PLAN: s first-case"; echo "PASS: s/first-case"; echo "PASS: s/first"'
+# a prefix with a '/' (bpf/inject_cli): its own tests are declared
+case_ slash_prefix_honest none 'echo "PLAN: b/c a b"; echo "PASS: b/c/a"; echo "PASS: b/c/b"'
 
 # binary NAME EXPECT-LINE-START C-BODY: a test binary built from C-BODY (or
 # none, for "-"), run by run_binaries; the case passes when its line says so

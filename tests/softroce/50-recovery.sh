@@ -116,13 +116,27 @@ fi
 # +0.0041, -0.0017). What is compared is the error at the drops' loss, not
 # the step timeout: the timeout floor is raised as in modes_exact, so that a
 # host pause (a CI host 2.5x slower than usual) does not lose whole steps
-drop_all 1% || fail real_gradients_1pct "inject add failed"
-# shellcheck disable=SC2086
-j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad \
-	$DATA_TIMEOUTS 2>&1); rc=$?
-flush
-if [ $rc = 0 ]; then
+# A step that timed out measures a host pause, not the codec (CI: hadamard's
+# one timed-out step made its worst cosine 0.0001 lower than lossy's): a
+# measurement where any step timed out is taken again, up to 3 times in all,
+# and only one without is judged; the note says how many were set aside
+try=0 paused=0 j="" rc=1
+while [ $try -lt 3 ]; do
+	try=$((try + 1))
+	drop_all 1% || { fail real_gradients_1pct "inject add failed"; break; }
+	# shellcheck disable=SC2086
+	j=$("$C" -j collective allreduce --modes lossy,hadamard --size 1M --iters 30 --rounds 3 --data grad \
+		$DATA_TIMEOUTS 2>&1); rc=$?
+	flush
+	[ $rc = 0 ] || break
+	jq -e '[.results[].step_timeouts] | add == 0' <<< "$j" >/dev/null && break
+	paused=$((paused + 1))
+done
+if [ $rc = 0 ] && [ $paused = 3 ]; then
+	fail real_gradients_1pct "every one of 3 measurements had a step time out (a host this loaded measures itself): $(jq -c '[.results[] | {mode, step_timeouts}]' <<< "$j")"
+elif [ $rc = 0 ]; then
 	msg=$(jq -c '[.results[] | {mode, lost: (.lost_fraction*10000|floor/100), step_timeouts, nmse: .grad_error.nmse_mean, linf: .grad_error.linf_mean, cosine: .grad_error.cosine_mean, cosine_min: .grad_error.cosine_min}]' <<< "$j")
+	[ $paused -gt 0 ] && msg="$msg ($paused measurement(s) with a timed-out step set aside)"
 	if jq -e '(.results | map({(.mode): .grad_error}) | add) as $g |
 		$g.hadamard.linf_mean * 5 <= $g.lossy.linf_mean and $g.hadamard.cosine_min > $g.lossy.cosine_min and
 		$g.hadamard.cosine_mean >= $g.lossy.cosine_mean - 0.003' <<< "$j" >/dev/null; then

@@ -153,7 +153,7 @@ if [ $rc = 0 ] && grep -q "^dev=rxe1 ip=198.18.0.2 gid=[0-9] peer=198.18.0.2 b=1
 	grep -qx "GREETING=bonjour from node1" "$f1" && grep -qx "EXTRA=x y" "$f1" &&
 	grep -qx "RDMATB_PEERS=198.18.0.1" "$f1" && grep -qx "GREETING=hello from node0" "$d/exec/plain/r1/a.node0.stdout" &&
 	jq -e '[.arms[].count] == [2, 2] and .expectations_failed == 0' < "$d/report.json" >/dev/null &&
-	grep -q "^runner: .*rdma-run start .* -E -- " "$f1" && ! grep "^runner: " "$f1" | grep -q "GREETING\|EXTRA" &&
+	grep -q "^runner: .*rdma-run start .* -E -- " "$f1" && ! grep "^runner: " "$f1" | grep -q "GREETING=\|EXTRA=" &&
 	[ "$(stat -c %a "$d")" = 700 ]; then
 	# issue 34: the values went to rdma-run on its stdin (-E), not on its
 	# command line or ssh's, where ps shows them to every user; the run's

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "inj.h"
 #include "../lib/clock.h"
+#include "../lib/fnv.h"
 #include "inject.skel.h"
 
 _Static_assert(sizeof(struct inj_rule) == 152, "inj_rule layout");
@@ -249,12 +250,10 @@ static void prog_pin_path(const struct inj_ctx *c, int dir, char *path, size_t l
 	static uint64_t h;	/* FNV-1a of the object, once a process */
 
 	if (!h) {
-		size_t n, i;
+		size_t n;
 		const unsigned char *b = inject_bpf__elf_bytes(&n);
 
-		h = 0xcbf29ce484222325ULL;
-		for (i = 0; i < n; i++)
-			h = (h ^ b[i]) * 0x100000001b3ULL;
+		h = fnv1a(FNV_OFFSET, b, n);
 	}
 	snprintf(path, len, "%s/prog_%s_%016llx", c->pin_root, dir ? "eg" : "in",
 		 (unsigned long long)h);

@@ -236,6 +236,18 @@ static int nonce(unsigned char *b)
 	return getrandom(b, PROTO_NONCE_LEN, 0) == PROTO_NONCE_LEN ? 0 : -EIO;
 }
 
+int proto_token_new(char *buf, size_t len)
+{
+	unsigned char raw[24];
+
+	if (len < 2 * sizeof(raw) + 1)
+		return -ENOSPC;
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -EIO;
+	hex_of(raw, sizeof(raw), buf);
+	return 0;
+}
+
 static int same(const unsigned char *a, const unsigned char *b, size_t n)
 {
 	unsigned char d = 0;

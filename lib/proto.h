@@ -83,6 +83,8 @@ int proto_call(struct proto_sess *s, const char *cmd, json_t *args_stolen, json_
 int proto_request(struct proto_sess *s, const char *cmd, json_t *args_stolen, int timeout_ms);
 int proto_reply(struct proto_sess *s, json_t **result, int timeout_ms, char *err, size_t errlen);
 
+/* a fresh token: 48 hex characters of the kernel's random bytes; 0, -errno */
+int proto_token_new(char *buf, size_t len);
 /* read a token file (one line, [A-Za-z0-9_-], 16..128 chars) */
 int proto_token_load(const char *path, char *buf, size_t len);
 

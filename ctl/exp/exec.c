@@ -223,7 +223,7 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c,
 			if (*n == EXECENV_MAX) {	/* the checker refuses such a profile */
 				snprintf(r->e->err, sizeof(r->e->err), "env: more than %d variables",
 					 EXECENV_MAX);
-				return -1;
+				return -E2BIG;
 			} else if (env_word(r, c, k, json_string_value(val), env[(*n)++], ENV_WORD)) {
 				return -1;
 			}
@@ -545,21 +545,20 @@ static int wait_ready(struct run *r, int k)
 /* every member's address, device and GID index, from its agent */
 static int facts(struct run *r)
 {
-	int i;
+	int i, rc;
 
 	for (i = 0; i < r->e->g.n; i++) {
 		json_t *res = NULL;
 		struct tpl_node *n = &r->node[i];
 
 		snprintf(n->name, sizeof(n->name), "%s", r->e->g.tb.node[r->e->g.node[i]].name);
-		if (agentc_call(&r->e->g.c[i], "hello", NULL, &res, 10000, r->e->err,
-				sizeof(r->e->err)))
-			return -1;
-		if (tpl_node_facts(n, res, r->e->err, sizeof(r->e->err))) {
-			json_decref(res);
-			return -1;
-		}
+		rc = agentc_call(&r->e->g.c[i], "hello", NULL, &res, 10000, r->e->err,
+				 sizeof(r->e->err));
+		if (!rc)
+			rc = tpl_node_facts(n, res, r->e->err, sizeof(r->e->err));
 		json_decref(res);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

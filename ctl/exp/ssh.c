@@ -205,8 +205,8 @@ int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_s
 			p->ssh.config);
 		return -ENOENT;
 	}
-	if (tb_gen_token(s->token, sizeof(s->token))) {
-		log_err("/dev/urandom: cannot make a token");
+	if (proto_token_new(s->token, sizeof(s->token))) {
+		log_err("cannot make a token: no random bytes from the kernel");
 		return -EIO;
 	}
 	sa->n = p->nhosts;

@@ -91,7 +91,7 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 		if (strlen(s) >= len) {	/* never cut short */
 			snprintf(err, errlen, "{%s}: its value is longer than %zu characters", name,
 				 len - 1);
-			return -1;
+			return -E2BIG;
 		}
 		snprintf(v, len, "%s", s);
 		return 0;
@@ -130,7 +130,7 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 	if (!word_shell_inert(v)) {
 		snprintf(err, errlen, "{%s}: the fact has a character a shell would read: refused",
 			 name);
-		return -1;
+		return -EPROTO;
 	}
 	return 0;
 }

@@ -130,7 +130,7 @@ static int local_up(struct tb_state *s, const struct tb_up_opts *o, const char *
 		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
 		s->node[i].port = port_base + i;
 	}
-	if (tb_gen_token(s->token, sizeof(s->token)))
+	if (proto_token_new(s->token, sizeof(s->token)))
 		return -EIO;
 	r = tb_save(s);	/* token file first: the agents read it */
 	if (r)

@@ -45,23 +45,6 @@ int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int time
 	return agentc_open(c, n->name, n->host, n->port, s->token, timeout_ms);
 }
 
-int tb_gen_token(char *buf, size_t len)
-{
-	unsigned char raw[24];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	size_t i;
-
-	if (fd < 0 || read(fd, raw, sizeof(raw)) != (ssize_t)sizeof(raw)) {
-		if (fd >= 0)
-			close(fd);
-		return -EIO;
-	}
-	close(fd);
-	for (i = 0; i < sizeof(raw) && 2 * i + 2 < len; i++)
-		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
-	return 0;
-}
-
 int tb_save(const struct tb_state *s)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];

@@ -65,8 +65,6 @@ const char *tb_backend_name(enum tb_backend b);
 int tb_backend_parse(const char *name, enum tb_backend *b);
 /* index of node "nodeN" or "N", -1 if none */
 int tb_node_index(const struct tb_state *s, const char *name);
-/* a fresh token: 48 hex characters from /dev/urandom */
-int tb_gen_token(char *buf, size_t len);
 /* a control connection to node i's agent */
 int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms);
 

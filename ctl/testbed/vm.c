@@ -501,8 +501,8 @@ static int vm_plan(struct tb_state *s, const struct tb_up_opts *o)
 		log_err("no %d free consecutive loopback ports above %d", o->nodes + 1, PORT_BASE_MIN);
 		return base;
 	}
-	if (tb_gen_token(s->token, sizeof(s->token))) {
-		log_err("/dev/urandom: cannot make a token");
+	if (proto_token_new(s->token, sizeof(s->token))) {
+		log_err("cannot make a token: no random bytes from the kernel");
 		return -EIO;
 	}
 	for (i = 0; i < o->nodes; i++) {

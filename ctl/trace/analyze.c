@@ -6,6 +6,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include "ctl/trace/trace.h"
+#include "lib/fnv.h"
 #include "ebpf/inject_abi.h"
 #include "lib/pcapng.h"
 
@@ -223,24 +224,15 @@ static void verdict_of(const char *c, struct tp *t)
 	t->rule = r ? (uint32_t)strtoul(r + 5, NULL, 10) : 0;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* the hash of a flow's addresses (and cap, family), then of more words */
 static uint64_t addr_hash(int cap, int v6, const uint8_t *src, const uint8_t *dst)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h;
 	int k[2] = { cap, v6 };
 
-	h = fnv(h, k, sizeof(k));
-	h = fnv(h, src, 16);
-	return fnv(h, dst, 16);
+	h = fnv1a(FNV_OFFSET, k, sizeof(k));
+	h = fnv1a(h, src, 16);
+	return fnv1a(h, dst, 16);
 }
 
 static int ht_grow(struct htab *t)
@@ -249,7 +241,7 @@ static int ht_grow(struct htab *t)
 	struct hslot *ns = calloc(cap, sizeof(*ns));
 
 	if (!ns)
-		return -1;
+		return -ENOMEM;
 	for (i = 0; i < t->cap; i++) {
 		if (!t->s[i].v)
 			continue;
@@ -268,7 +260,7 @@ static int ht_add(struct htab *t, uint64_t h, uint32_t v, uint32_t psn)
 	size_t j;
 
 	if ((t->n + 1) * 2 > t->cap && ht_grow(t))
-		return -1;
+		return -ENOMEM;
 	for (j = h & (t->cap - 1); t->s[j].v; j = (j + 1) & (t->cap - 1))
 		;
 	t->s[j] = (struct hslot){ h, v, psn };
@@ -278,7 +270,7 @@ static int ht_add(struct htab *t, uint64_t h, uint32_t v, uint32_t psn)
 
 static uint64_t flow_hash(int cap, int v6, const uint8_t *src, const uint8_t *dst, uint32_t dqpn)
 {
-	return fnv(addr_hash(cap, v6, src, dst), &dqpn, sizeof(dqpn));
+	return fnv1a(addr_hash(cap, v6, src, dst), &dqpn, sizeof(dqpn));
 }
 
 static int flow_of(struct tr *s, int cap, const uint8_t *src, const uint8_t *dst, int v6,
@@ -296,7 +288,7 @@ static int flow_of(struct tr *s, int cap, const uint8_t *src, const uint8_t *dst
 			return (int)(s->fh.s[j].v - 1);
 	}
 	if (ht_add(&s->fh, h, (uint32_t)s->nf + 1, 0))
-		return -1;
+		return -ENOMEM;
 	if (s->nf == s->cf) {
 		size_t n = s->cf ? s->cf * 2 : 16;
 		struct flow *nf = realloc(s->f, n * sizeof(*nf));
@@ -379,36 +371,31 @@ static void addr_str(const struct flow *f, const uint8_t *a, char *buf, size_t l
  * where the loop over every pair of flows was quadratic. */
 static uint64_t psn_key(const struct flow *f, uint32_t psn)
 {
-	return fnv(addr_hash(f->cap, f->v6, f->src, f->dst), &psn, sizeof(psn));
+	return fnv1a(addr_hash(f->cap, f->v6, f->src, f->dst), &psn, sizeof(psn));
 }
 
 static int pair(struct tr *s)
 {
 	struct htab idx = { 0 }, sc = { 0 };
 	uint64_t *score = NULL, *best_n;
-	int *best, r = -1;
+	size_t nscore = 0;	/* pairs score[] has room for */
+	int *best, r = -ENOMEM;
 	size_t i, j, k;
 
 	best = calloc(s->nf + 1, sizeof(*best));
 	best_n = calloc(s->nf + 1, sizeof(*best_n));
 	if (!best || !best_n)
 		goto out;
-	/* every flow's distinct PSNs (a CNP's 0 is no PSN) */
+	/* every flow's distinct PSNs: a resent packet's was seen before in its
+	 * flow (psn_mark); a CNP's 0 is no PSN */
 	for (i = 0; i < s->nf; i++) {
 		const struct flow *f = &s->f[i];
 
 		for (k = 0; k < f->npk; k++) {
 			const struct tp *t = &s->p[f->pk[k]];
-			uint64_t h = psn_key(f, t->psn);
-			int dup = 0;
 
-			if (t->cls == C_CNP)
-				continue;
-			for (j = idx.cap ? h & (idx.cap - 1) : 0; idx.cap && idx.s[j].v;
-			     j = (j + 1) & (idx.cap - 1))
-				if (idx.s[j].h == h && idx.s[j].v == i + 1 && idx.s[j].psn == t->psn)
-					dup = 1;
-			if (!dup && ht_add(&idx, h, (uint32_t)i + 1, t->psn))
+			if (t->cls != C_CNP && !t->resent &&
+			    ht_add(&idx, psn_key(f, t->psn), (uint32_t)i + 1, t->psn))
 				goto out;
 		}
 	}
@@ -422,7 +409,7 @@ static int pair(struct tr *s)
 			continue;
 		for (k = 0; k < a->npk; k++) {
 			const struct tp *t = &s->p[a->pk[k]];
-			uint64_t h = fnv(addr_hash(opp, a->v6, a->dst, a->src), &t->psn, sizeof(t->psn));
+			uint64_t h = fnv1a(addr_hash(opp, a->v6, a->dst, a->src), &t->psn, sizeof(t->psn));
 
 			if (is_request(t->cls) || t->cls == C_CNP)
 				continue;
@@ -446,11 +433,15 @@ static int pair(struct tr *s)
 								  ((uint64_t)lo << 32 | hi))
 						break;
 				if (!sc.cap || !sc.s[q].v) {
-					uint64_t *ns = realloc(score, (sc.n + 1) * 2 * sizeof(*ns));
+					if (sc.n == nscore) {	/* doubled: amortised */
+						uint64_t *ns;
 
-					if (!ns)
-						goto out;
-					score = ns;
+						nscore = nscore ? 2 * nscore : 1024;
+						ns = realloc(score, nscore * 2 * sizeof(*ns));
+						if (!ns)
+							goto out;
+						score = ns;
+					}
 					score[2 * sc.n] = (uint64_t)lo << 32 | hi;
 					score[2 * sc.n + 1] = 0;
 					if (ht_add(&sc, ph, (uint32_t)sc.n + 1, 0))

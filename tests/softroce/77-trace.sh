@@ -42,6 +42,11 @@ ts_counts() {
 an_counts() {
 	jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets) \(.cnp_packets)"' < "$1" | sort
 }
+# where they differ (file iface packets resent cnps), for a failure's line
+counts_diff() {
+	echo "ours only: $(comm -23 <(echo "$1") <(echo "$2") | head -n 6 | tr '\n' '|')" \
+		"tshark only: $(comm -13 <(echo "$1") <(echo "$2") | head -n 6 | tr '\n' '|')"
+}
 ours=$(an_counts "$W/an.json")
 theirs=$(ts_counts)
 if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
@@ -87,7 +92,7 @@ if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
 	< "$W/q.json" >/dev/null; then
 	pass traced_quickstart "$(wc -l <<< "$ours") capture points agree with tshark ($(awk '{p += $3; r += $4} END {print p " packets, " r " resent"}' <<< "$ours")); rc arm's losses: $(jq -r '[.captures[] | select(.file | test("rc\\.")) | .losses[].trigger] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' < "$W/q.json"); $(jq '.trace.checks | length' < "$q/report.json") checks hold"
 else
-	fail traced_quickstart "rc=$rc analyze=$arc ours=[$(head -n 4 <<< "$ours" | tr '\n' '|')] tshark=[$(head -n 4 <<< "$theirs" | tr '\n' '|')] $(jq -c '[.trace.checks[] | select(.ok | not)][:3]' < "$q/report.json" 2>&1 | head -c 300) $(tail -n 3 <<< "$out" | tr '\n' '|')"
+	fail traced_quickstart "rc=$rc analyze=$arc $(wc -l <<< "$ours") vs $(wc -l <<< "$theirs") capture points; $(counts_diff "$ours" "$theirs") $(head -c 300 "$W/q.err" | tr '\n' '|') rc triggers $(jq -c '[.captures[] | select(.file | test("rc\\.")) | .losses[].trigger] | unique' < "$W/q.json" 2>&1 | head -c 100) $(jq -c '[.trace.checks[] | select(.ok | not)][:3]' < "$q/report.json" 2>&1 | head -c 300) $(tail -n 3 <<< "$out" | tr '\n' '|')"
 fi
 
 # --- the 31st packet of the server's first QP dropped, then its first

@@ -11,6 +11,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "agent.h"
 #include "../lib/log.h"
@@ -36,6 +38,31 @@ static json_t *hw_counter_names(struct agent *a)
 	return names;
 }
 
+/* the kernel the agent runs on: release, boot id, CPUs, memory (what tells
+ * per-node VMs apart, and what a report says of each node) */
+static void host_facts(json_t *o)
+{
+	char boot[64] = "";
+	struct utsname u;
+	struct sysinfo si;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f) {
+		if (fgets(boot, sizeof(boot), f))
+			boot[strcspn(boot, "\n")] = 0;
+		fclose(f);
+	}
+	if (!uname(&u)) {
+		json_object_set_new(o, "kernel", json_string(u.release));
+		json_object_set_new(o, "hostname", json_string(u.nodename));
+	}
+	json_object_set_new(o, "boot_id", json_string(boot));
+	json_object_set_new(o, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	if (!sysinfo(&si))
+		json_object_set_new(o, "mem_mb", json_integer((json_int_t)((uint64_t)si.totalram *
+								      si.mem_unit >> 20)));
+}
+
 static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen)
 {
@@ -51,6 +78,8 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 		*result = json_pack("{s:s,s:s,s:s,s:s,s:i,s:[],s:i,s:i}", "version", RTB_VERSION,
 				    "name", a->name, "dev", "-", "state", "NO-RDMA", "pid",
 				    (int)getpid(), "workloads", "arms", 0, "perftest_jobs", 0);
+		if (*result)
+			host_facts(*result);
 		return *result ? 0 : -ENOMEM;
 	}
 	r = vb_port_query(&a->dev, &pa);
@@ -105,6 +134,7 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 		json_object_set_new(*result, "qp_types", json_pack("[sss]", "rc", "uc", "ud"));
 		json_object_set_new(*result, "arms", json_integer(narms));
 		json_object_set_new(*result, "perftest_jobs", json_integer(njobs));
+		host_facts(*result);
 	}
 	return *result ? 0 : -ENOMEM;
 }

@@ -74,6 +74,9 @@ int inj_qp_reset(struct inj_ctx *c);
 int cmd_trace(int argc, char **argv, int json_out, const char *pin_root);
 
 /* qdiscs of the kinds the injector uses (clsact, prio, fq, netem) on any device */
+/* prio, fq, netem tried in a throwaway network namespace: bits 1, 2, 4;
+ * -1 when that cannot be tried */
+int qdisc_kinds_work(void);
 int qdisc_scan(void (*cb)(uint32_t ifindex, const char *kind, uint32_t handle, void *arg),
 	       void *arg);
 

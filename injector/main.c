@@ -562,6 +562,18 @@ static int cmd_probe(void)
 	fq = module_state("sch_fq");
 	netem = module_state("sch_netem");
 	prio = module_state("sch_prio");
+	{	/* what the module lists cannot say, tried */
+		int w = qdisc_kinds_work();
+
+		if (w >= 0) {
+			prio = w & 1 ? "works" : "missing";
+			fq = w & 2 ? "works" : "missing";
+			netem = w & 4 ? "works" : "missing";
+			json_object_set_new(m, "sch_prio", json_string(prio));
+			json_object_set_new(m, "sch_fq", json_string(fq));
+			json_object_set_new(m, "sch_netem", json_string(netem));
+		}
+	}
 #define HAVE(s) (strcmp((s), "missing") != 0)
 	/* every action of the ABI's list runs where the program loads; some
 	 * need a helper or a qdisc besides */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * One-node commands: rdmactl inject (the node's rdma-inject) and rdmactl
- * counters (its device's hw counters). On the VM testbed every node shares
- * one kernel, so any node's injector reaches every device (n0.., sw0..).
+ * counters (its device's hw counters). On a shared kernel's VM every node
+ * shares one kernel, so any node's injector reaches every device (n0..,
+ * sw0..); per-node VMs each have their own (nN), and `--node switch` is the
+ * switch's agent on this host, for its ports (rtbsw0..).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,15 @@ static int open_node(struct tb_state *s, struct agentc *c, const char *node)
 	if (r) {
 		if (r == -ENOENT)
 			log_err("no testbed is up (rdmactl testbed up)");
+		return r;
+	}
+	if (!strcmp(node, "switch")) {
+		r = tb_switch_open(c, s, 3000);
+		if (r == -ENOENT)
+			log_err("--node switch: this testbed's switch is in its VM (reach its "
+				"ports, sw0.., through any node)");
+		else if (r)
+			log_err("%s: cannot reach the switch's agent: %s", c->where, strerror(-r));
 		return r;
 	}
 	i = tb_node_index(s, node);
@@ -46,7 +57,7 @@ int cmd_inject(struct ctl *ctl, int argc, char **argv)
 		i = 2;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: rdmactl [-j] inject [--node NODE] RDMA-INJECT-ARGS...\n"
+		fprintf(stderr, "usage: rdmactl [-j] inject [--node NODE|switch] RDMA-INJECT-ARGS...\n"
 				"  e.g. rdmactl inject add dev n1 ingress drop 5%%; rdmactl inject stats\n");
 		return CTL_USAGE;
 	}

@@ -82,6 +82,7 @@ int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *word
 {
 	size_t at = 0;
 	int n = 0, i;
+	char *host = line;	/* a VM's: line holds it, then the command */
 
 	if (e->g.tb.backend == TB_HOST) {
 		for (i = 0; words[i]; i++)
@@ -89,7 +90,13 @@ int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *word
 		argv[n] = NULL;
 		return 0;
 	}
-	line[0] = 0;
+	if (e->g.tb.backend == TB_VM) {
+		tb_ssh_host(e->g.node[m], host, len < 32 ? len : 32);
+		at = strlen(host) + 1;
+		line += at;
+		len -= at;
+		at = 0;
+	}
 	snprintf(line, len, "cd /root 2>/dev/null || cd /; exec ");
 	at = strlen(line);
 	for (i = 0; words[i]; i++)
@@ -104,7 +111,7 @@ int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *word
 	}
 	argv[n++] = "-q";
 	argv[n++] = "--";
-	argv[n++] = e->g.tb.backend == TB_VM ? "rdma-testbed" : (char *)e->p.host[e->g.node[m]].ssh;
+	argv[n++] = e->g.tb.backend == TB_VM ? host : (char *)e->p.host[e->g.node[m]].ssh;
 	argv[n++] = line;
 	argv[n] = NULL;
 	return 0;

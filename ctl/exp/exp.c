@@ -301,12 +301,25 @@ static int ensure_testbed(struct exp *e)
 				"('rdmactl testbed down' first)", s.nodes, s.mtu, p->nodes, p->mtu);
 			return -EEXIST;
 		}
+		if (p->topology >= 0 && (s.backend != TB_VM || (int)s.topology != p->topology)) {
+			log_err("a testbed of backend %s%s%s is up; the profile wants topology %s "
+				"('rdmactl testbed down' first)", tb_backend_name(s.backend),
+				s.backend == TB_VM ? ", topology " : "",
+				s.backend == TB_VM ? tb_topology_name(s.topology) : "",
+				tb_topology_name((enum tb_topology)p->topology));
+			return -EEXIST;
+		}
 		log_info("reusing the running testbed (%d nodes)", s.nodes);
 		return 0;
 	}
 	o.nodes = p->nodes;
 	o.mtu = p->mtu;
-	if (tb_backend_parse(p->backend, &o.backend) || tb_up(&o))
+	if (p->topology >= 0) {
+		o.topology = (enum tb_topology)p->topology;
+		if (!strcmp(p->backend, "auto") && o.topology == TB_PER_NODE)
+			o.backend = TB_VM;	/* only the vm backend has one */
+	}
+	if ((o.backend == TB_AUTO && tb_backend_parse(p->backend, &o.backend)) || tb_up(&o))
 		return -EIO;
 	e->brought_up = 1;
 	return 0;
@@ -377,7 +390,27 @@ void exp_event(struct exp *e, const char *fmt, ...)
 	}
 }
 
-/* every fault of the profile on each of its nodes' agents */
+static int per_node(const struct exp *e)
+{
+	return !e->p.nhosts && e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE;
+}
+
+struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
+			    size_t len)
+{
+	int node = e->g.node[k];
+
+	if (e->p.nhosts)	/* the host's own interface names */
+		snprintf(dev, len, "%s", f->sw ? e->p.host[node].sw : e->p.host[node].nic);
+	else if (f->sw && per_node(e))
+		snprintf(dev, len, "rtbsw%d", node);
+	else
+		snprintf(dev, len, "%s%d", f->sw ? "sw" : "n", node);
+	return f->sw && per_node(e) ? &e->sw : &e->g.c[k];
+}
+
+/* every fault of the profile on each of its nodes' agents (a switch port of
+ * per-node VMs: on the switch's) */
 static int add_faults(struct exp *e)
 {
 	int i, k;
@@ -393,8 +426,14 @@ static int add_faults(struct exp *e)
 		for (k = 0; k < e->g.n; k++) {
 			if (!(f->nodes & (1u << e->g.node[k])))
 				continue;
-			e->ids[i][k] = inject_fault_add(&e->g.c[k], f, e->g.node[k],
-						 e->p.nhosts ? e->p.host : NULL, e->err, sizeof(e->err));
+			char dev[32];
+			struct agentc *c = exp_fault_at(e, f, k, dev, sizeof(dev));
+
+			if (c->fd < 0) {
+				snprintf(e->err, sizeof(e->err), "%s: not connected", c->where);
+				return -EIO;
+			}
+			e->ids[i][k] = inject_fault_add(c, f, dev, e->err, sizeof(e->err));
 			if (e->ids[i][k] < 0) {
 				log_err("fault %s: %s", f->name, e->err);
 				return -EIO;
@@ -423,6 +462,7 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 
 	e->ctl = ctl;
 	e->o = *o;
+	e->sw.fd = -1;
 	memset(e->ids, 0xff, sizeof(e->ids));
 	e->wl = wlc_find(e->p.workload);
 	if (!e->wl) {
@@ -436,6 +476,11 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 	if (e->p.nhosts ? open_hosts(e) : open_testbed(e))
 		return CTL_FAIL;
 	e->group_open = 1;
+	if (per_node(e) && (r = tb_switch_open(&e->sw, &e->g.tb, 5000))) {
+		log_err("%s: %s: the switch ports' faults and traces need it ('rdmactl testbed "
+			"status')", e->sw.where, strerror(-r));
+		return CTL_FAIL;
+	}
 	e->faults = json_array();
 	for (i = 0; i < PROF_MAX_ARMS; i++)
 		e->rounds[i] = json_array();
@@ -457,6 +502,8 @@ void exp_close(struct exp *e)
 
 	if (e->group_open)
 		group_close(&e->g);
+	if (e->sw.fd >= 0)
+		agentc_close(&e->sw);
 	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
 	/* a run that wrote nothing leaves nothing; one whose report could not be
 	 * written whole keeps the files that were (rmdir removes only an empty

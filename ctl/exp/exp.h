@@ -68,6 +68,7 @@ struct exp {
 	struct exp_obs obs;
 	int loaded, brought_up, group_open, rc, extra_rules, expect_failed;
 	struct group g;
+	struct agentc sw;	/* per-node VMs: the switch's agent (fd -1: none) */
 	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
 	json_t *faults, *rounds[PROF_MAX_ARMS];
 	json_t *report;		/* after exp_finish */
@@ -121,6 +122,11 @@ int exp_measure(struct exp *e);
  * verification failed, or an expectation failed (report.json tells which) */
 int exp_finish(struct exp *e);
 void exp_close(struct exp *e);
+/* the agent and device of fault f on member k: the switch's agent and
+ * rtbswN for a switch port of per-node VMs, else member k's agent and its
+ * NIC or switch port (a profile's hosts: their own names) */
+struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
+			    size_t len);
 /* path names the directory e->tmpfd holds (lstat: a link never does) */
 int exp_partial_is_ours(const struct exp *e, const char *path);
 

@@ -29,19 +29,20 @@ static void remove_fault(struct exp *e, int i)
 
 	for (k = 0; k < e->g.n; k++) {
 		json_t *st, *x, *rule;
-		char idb[16];
+		char idb[16], dev[32];
+		struct agentc *c = exp_fault_at(e, &e->p.fault[i], k, dev, sizeof(dev));
 		size_t m;
 
 		if (e->ids[i][k] < 0)
 			continue;
 		rule = json_array_get(fr, (size_t)j++);
-		st = inject_json(&e->g.c[k], "stats", NULL);
+		st = inject_json(c, "stats", NULL);
 		json_array_foreach(json_object_get(st, "rules"), m, x)
 			if (json_integer_value(json_object_get(x, "id")) == e->ids[i][k])
 				json_object_set(rule, "counters", json_object_get(x, "counters"));
 		json_decref(st);
 		snprintf(idb, sizeof(idb), "%d", e->ids[i][k]);
-		json_decref(inject_json(&e->g.c[k], "del", idb));
+		json_decref(inject_json(c, "del", idb));
 	}
 }
 
@@ -67,6 +68,21 @@ static void remove_faults(struct exp *e)
 	 * profile's own hosts are separate machines: theirs stay until the
 	 * next rdma-inject there.
 	 */
+	if (e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE) {
+		/* a kernel a node, and the switch's: each live one takes its own
+		 * hooks away; a lost node's rules stop with their lease */
+		for (k = 0; k < e->g.n; k++)
+			if (e->g.c[k].fd >= 0)
+				json_decref(inject_json(&e->g.c[k], "flush", "if-empty"));
+		if (e->sw.fd >= 0)
+			json_decref(inject_json(&e->sw, "flush", "if-empty"));
+		if (lost)
+			log_info("%d agent%s lost: %s rules stop within %d ms (their lease); the "
+				 "hooks stay in %s kernel until the next rdma-inject there", lost,
+				 lost > 1 ? "s" : "", lost > 1 ? "their" : "its", PROTO_LEASE_MS,
+				 lost > 1 ? "their" : "its");
+		return;
+	}
 	if (lost && (live < 0 || e->g.tb.backend == TB_HOSTS)) {
 		log_info("%d agent%s lost: %s rules stop within %d ms (their lease); their hooks "
 			 "and qdiscs stay until the next rdma-inject there", lost, lost > 1 ? "s" : "",

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The experiment's fault rules, through each node's agent (its "inject"
- * verb runs that node's rdma-inject): add one leased to our connection,
- * ask for counters, remove.
+ * verb runs that node's rdma-inject) or, on per-node VMs, the switch's
+ * agent for the switch ports: add one leased to our connection, ask for
+ * counters, remove.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +11,13 @@
 #include "ctl/exp/inject.h"
 
 /* one fault rule on one node's agent, leased to that connection; its id */
-int inject_fault_add(struct agentc *c, const struct prof_fault *f, int node,
-		     const struct prof_host *hosts, char *err, size_t errlen)
+int inject_fault_add(struct agentc *c, const struct prof_fault *f, const char *dev, char *err,
+		     size_t errlen)
 {
 	json_t *args = json_array(), *res = NULL;
-	char dev[16], buf[256], *tok, *save, t[32];
+	char buf[256], *tok, *save, t[32];
 	int id = -1, rc;
 
-	if (hosts)	/* the host's own interface names */
-		snprintf(dev, sizeof(dev), "%s", f->sw ? hosts[node].sw : hosts[node].nic);
-	else
-		snprintf(dev, sizeof(dev), "%s%d", f->sw ? "sw" : "n", node);
 	json_array_append_new(args, json_string("-j"));
 	json_array_append_new(args, json_string("add"));
 	json_array_append_new(args, json_string("dev"));

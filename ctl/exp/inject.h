@@ -7,11 +7,10 @@
 #include "ctl/agent/agent.h"
 #include "ctl/exp/profile.h"
 
-/* one fault rule on node's agent, leased to that connection: its id, or -1
- * with the reason in err (hosts: the profile's interface names, else the
- * testbed's n<i>/sw<i>) */
-int inject_fault_add(struct agentc *c, const struct prof_fault *f, int node,
-		     const struct prof_host *hosts, char *err, size_t errlen);
+/* one fault rule on dev through c's agent (a node's, or the switch's),
+ * leased to that connection: its id, or -1 with the reason in err */
+int inject_fault_add(struct agentc *c, const struct prof_fault *f, const char *dev, char *err,
+		     size_t errlen);
 /* rdma-inject -j VERB [ARG] on c's node: its JSON output (new reference) or NULL */
 json_t *inject_json(struct agentc *c, const char *verb, const char *arg);
 /* the node's CLOCK_MONOTONIC (interval timestamps are in it), 0 if unknown */

@@ -19,6 +19,7 @@
 #include "injector/inj.h"
 #include "lib/num.h"
 #include "lib/opt.h"
+#include "lib/proc.h"
 #include "lib/ytree.h"
 #include "workloads/wl.h"
 
@@ -72,15 +73,22 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wlc *
 
 static int check_testbed(struct pctx *x, struct profile *p, const struct ynode *t)
 {
-	static const char *const keys[] = { "backend", "nodes", "mtu", NULL };
+	static const char *const keys[] = { "backend", "topology", "nodes", "mtu", NULL };
 	static const char *const backends[] = { "auto", "vm", "host", NULL };
+	/* in enum tb_topology's order */
+	static const char *const topologies[] = { "per-node", "shared", NULL };
 	uint64_t v;
-	int b = 0;
+	int b = 0, tp = p->topology;
 
 	if (prof_want(x, t, YN_MAP, "testbed") || prof_keys_known(x, t, keys, "testbed") ||
-	    prof_get_enum(x, t, "backend", "testbed", backends, &b))
+	    prof_get_enum(x, t, "backend", "testbed", backends, &b) ||
+	    prof_get_enum(x, t, "topology", "testbed", topologies, &tp))
 		return -1;
 	snprintf(p->backend, sizeof(p->backend), "%s", backends[b]);
+	p->topology = tp;
+	if (tp == TB_PER_NODE && !strcmp(p->backend, "host"))
+		return prof_perr(x, ytree_get(t, "topology", NULL), 0,
+			    "testbed.topology: per-node is the vm backend's (backend: vm or auto)");
 	v = (uint64_t)p->nodes;
 	if (prof_get_num(x, t, "nodes", "testbed", NUM_PLAIN, 2, TB_MAX_NODES, "2..16", &v))
 		return -1;
@@ -199,6 +207,34 @@ int prof_check_nodes(struct pctx *x, const struct profile *p, const struct ynode
 	return 0;
 }
 
+/*
+ * Whether this host's kernel runs an action (rdma-inject -j probe, asked
+ * once): 1 yes, 0 no, -1 unknown (no rdma-inject, or not root). A switch
+ * port of per-node VMs is this host's device, so its rules run here.
+ */
+static int host_can(const char *action)
+{
+	static json_t *acts;
+	static int asked;
+
+	if (!asked) {
+		char inj[PATH_MAX], out[8192];
+		char *argv[] = { inj, "-j", "-q", "probe", NULL };
+
+		asked = 1;
+		snprintf(inj, sizeof(inj), "%s/rdma-inject", ctl_bin_dir());
+		if (geteuid() == 0 && !access(inj, X_OK) && proc_run(argv, out, sizeof(out)) >= 0) {
+			json_t *o = json_loads(strchr(out, '{') ?: "", JSON_DISABLE_EOF_CHECK, NULL);
+
+			acts = json_incref(json_object_get(o, "actions"));
+			json_decref(o);
+		}
+	}
+	if (!json_is_boolean(json_object_get(acts, action)))
+		return -1;
+	return json_is_true(json_object_get(acts, action));
+}
+
 static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f)
 {
 	static const char *const keys[] = { "name", "rule", "nodes", "dir", "port", "start",
@@ -253,6 +289,17 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 		inj_rule_init(&r);
 		if (inj_rule_parse(&r, argc, argv, 0, e, sizeof(e)))
 			return prof_perr(x, rule, 0, "%s.rule: %s", where, e);
+		/* per-node VMs: a switch port is this host's, its actions this
+		 * kernel's (delay needs sch_prio and sch_fq, reorder sch_netem) */
+		if (p->topology == TB_PER_NODE && pf->sw && !p->nhosts &&
+		    (r.action == INJ_ACT_DELAY || r.action == INJ_ACT_REORDER) &&
+		    host_can(inj_action_name(r.action)) == 0)
+			return prof_perr(x, rule, 0, "%s.rule: %s at a switch port runs on this host, "
+				    "whose kernel cannot (rdma-inject probe: %s=no; it needs "
+				    "sch_prio and %s): put it at port: nic with dir: egress, at the "
+				    "sending nodes (each node's kernel has them)", where,
+				    inj_action_name(r.action), inj_action_name(r.action),
+				    r.action == INJ_ACT_DELAY ? "sch_fq" : "sch_netem");
 		pf->nodes = (1u << p->nodes) - 1;
 		nodes = ytree_get(m, "nodes", NULL);
 		snprintf(buf, sizeof(buf), "%s.nodes", where);
@@ -497,6 +544,7 @@ void profile_init(struct profile *p, const char *workload)
 {
 	memset(p, 0, sizeof(*p));
 	snprintf(p->backend, sizeof(p->backend), "auto");
+	p->topology = -1;
 	snprintf(p->workload, sizeof(p->workload), "%s", workload ? workload : "");
 	snprintf(p->name, sizeof(p->name), "%s", workload ? workload : "");
 	p->iters = 20;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,12 @@
 #define READY_S 60.0	/* rdma-inject's program load takes seconds under TCG */
 
 struct exp_trace {
-	int n;		/* kernels traced */
-	int member[TB_MAX_NODES];
-	pid_t pid[TB_MAX_NODES];
-	int errfd[TB_MAX_NODES];
-	char id[TB_MAX_NODES][64], rel[TB_MAX_NODES][PATH_MAX], cfg[PATH_MAX];
-	char errtxt[TB_MAX_NODES][1024];
+	int n;		/* kernels traced (per-node VMs: and the switch, member -1) */
+	int member[TB_MAX_NODES + 1];
+	pid_t pid[TB_MAX_NODES + 1];
+	int errfd[TB_MAX_NODES + 1];
+	char id[TB_MAX_NODES + 1][64], rel[TB_MAX_NODES + 1][PATH_MAX], cfg[PATH_MAX];
+	char errtxt[TB_MAX_NODES + 1][1024];
 	json_t *nodes;	/* device -> node name */
 	int a;
 	uint64_t rd;
@@ -71,6 +72,8 @@ static void trace_cmd(struct exp *e, int from, int to, char *cmd, size_t len, js
 
 	for (i = 0; i < e->p.nfaults; i++)
 		sw |= e->p.fault[i].sw;
+	if (e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE)
+		sw = 0;	/* the switch's ports are this host's, not a node's */
 	snprintf(cmd, len, "exec %s trace snaplen %u to -", exp_node_tool(e, "rdma-inject"),
 		 e->p.trace_snaplen);
 	for (m = from; m <= to; m++) {
@@ -116,7 +119,9 @@ static void stop_one(struct exp *e, struct exp_trace *t, int k)
 	const char *words[] = { exp_node_tool(e, "rdma-run"), "stop", t->id[k], "5000", NULL };
 	int st;
 
-	if (!exp_node_argv(e, t->cfg, t->member[k], words, argv, line, sizeof(line)))
+	if (t->member[k] < 0 && t->pid[k] > 0)	/* the switch's, here: it ends on SIGTERM */
+		kill(t->pid[k], SIGTERM);
+	else if (!exp_node_argv(e, t->cfg, t->member[k], words, argv, line, sizeof(line)))
 		proc_run(argv, out, sizeof(out));
 	if (t->pid[k] > 0 && proc_reap(t->pid[k], 15000, &st))
 		proc_stop(t->pid[k], 1000);
@@ -127,11 +132,104 @@ static void stop_one(struct exp *e, struct exp_trace *t, int k)
 	t->errfd[k] = -1;
 }
 
+/* argv started as trace k, its pcapng into fd (closed here), its stderr
+ * read until it says it traces: 0, or -1 with e->err (who: where it runs) */
+static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, int fd,
+		       const char *who)
+{
+	struct proc_io io = { -1, fd, -1, 1 };
+	double t0;
+	int pe[2], rc;
+
+	if (pipe2(pe, O_CLOEXEC)) {
+		snprintf(e->err, sizeof(e->err), "trace: pipe: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	io.err = pe[1];
+	rc = proc_spawn(argv, &io, &t->pid[k]);
+	close(io.in);
+	close(fd);
+	close(pe[1]);
+	t->errfd[k] = pe[0];
+	t->n = k + 1;
+	if (rc) {
+		snprintf(e->err, sizeof(e->err), "trace: %s: %s", argv[0], strerror(-rc));
+		return -1;
+	}
+	t0 = rtb_now_s();
+	while (!strstr(t->errtxt[k], "rdma-inject: tracing") && t->errfd[k] >= 0 &&
+	       rtb_now_s() - t0 < READY_S && !ctl_interrupted)
+		read_err(t, k, 500);
+	if (!strstr(t->errtxt[k], "rdma-inject: tracing")) {
+		snprintf(e->err, sizeof(e->err), "trace on %s did not start: %.*s", who,
+			 (int)strcspn(t->errtxt[k], "\n"),
+			 t->errtxt[k][0] ? t->errtxt[k] : "(no message)");
+		return -1;
+	}
+	return 0;
+}
+
+/* per-node VMs with a fault on a switch port: the switch's ports are traced
+ * too, on this host */
+static int per_node_switch(const struct exp *e)
+{
+	int i, sw = 0;
+
+	for (i = 0; i < e->p.nfaults; i++)
+		sw |= e->p.fault[i].sw;
+	return sw && !e->p.nhosts && e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE;
+}
+
+/* rdma-inject trace on this host's switch ports (rtbswN of every member),
+ * streamed into trace/ARM.rROUND.switch.pcapng: entry t->n, member -1 */
+static int switch_trace_start(struct exp *e, struct exp_trace *t)
+{
+	char inj[PATH_MAX], snap[16], path[PATH_MAX * 2], devs[TB_MAX_NODES][16];
+	char *argv[16 + 3 * TB_MAX_NODES];
+	int k = t->n, n = 0, m, fd;
+
+	snprintf(inj, sizeof(inj), "%s/rdma-inject", ctl_bin_dir());
+	snprintf(snap, sizeof(snap), "%u", e->p.trace_snaplen);
+	argv[n++] = inj;
+	argv[n++] = "trace";
+	argv[n++] = "snaplen";
+	argv[n++] = snap;
+	argv[n++] = "to";
+	argv[n++] = "-";
+	for (m = 0; m < e->g.n; m++) {
+		snprintf(devs[m], sizeof(devs[m]), "rtbsw%d", e->g.node[m]);
+		argv[n++] = "dev";
+		argv[n++] = devs[m];
+		argv[n++] = "both";
+		json_object_set_new(t->nodes, devs[m], json_string(node_name(e, m)));
+	}
+	argv[n] = NULL;
+	t->member[k] = -1;
+	t->errfd[k] = -1;
+	snprintf(t->id[k], sizeof(t->id[k]), "switch");
+	snprintf(t->rel[k], sizeof(t->rel[k]), "trace/%s.r%llu.switch.pcapng", e->p.arm[t->a].name,
+		 (unsigned long long)t->rd + 1);
+	snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(e->err, sizeof(e->err), "trace: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (spawn_trace(e, t, k, argv, fd, "the switch"))
+		return -1;
+	exp_event(e, "%s: tracing (%s and %s)", e->p.arm[t->a].name, t->rel[0], t->rel[k]);
+	return 0;
+}
+
 int exp_trace_start(struct exp *e, int a, uint64_t rd)
 {
 	static char line[8192], cmd[4096];
 	struct exp_trace *t;
-	int k, per_host = e->p.ssh.on, nk;
+	/* a kernel a node: hosts.ssh, per-node VMs */
+	int k, per_host = e->p.ssh.on || (e->g.tb.backend == TB_VM &&
+					  e->g.tb.topology == TB_PER_NODE), nk;
 	char dir[PATH_MAX + 40];
 
 	if (!e->p.trace)
@@ -160,8 +258,7 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 	for (k = 0; k < nk; k++) {
 		const char *words[] = { exp_node_tool(e, "rdma-run"), "start", t->id[k], "--", cmd, NULL };
 		char *argv[40], path[PATH_MAX * 2];
-		int pe[2], fd;
-		double t0;
+		int fd;
 
 		t->member[k] = k;
 		t->errfd[k] = -1;
@@ -175,39 +272,19 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 				 (unsigned long long)rd + 1);
 		snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || pipe2(pe, O_CLOEXEC) ||
-		    exp_node_argv(e, t->cfg, k, words, argv, line, sizeof(line))) {
-			snprintf(e->err, sizeof(e->err), "trace: %s: %s", path, strerror(errno));
+		if (fd < 0 || exp_node_argv(e, t->cfg, k, words, argv, line, sizeof(line))) {
+			snprintf(e->err, sizeof(e->err), "trace: %s: %s", path,
+				 fd < 0 ? strerror(errno) : "command line too long");
 			if (fd >= 0)
 				close(fd);
 			t->n = k;
 			return -1;
 		}
-		{
-			struct proc_io io = { open("/dev/null", O_RDONLY | O_CLOEXEC), fd, pe[1], 1 };
-			int rc = proc_spawn(argv, &io, &t->pid[k]);
-
-			close(io.in);
-			close(fd);
-			close(pe[1]);
-			t->errfd[k] = pe[0];
-			t->n = k + 1;
-			if (rc) {
-				snprintf(e->err, sizeof(e->err), "trace: %s: %s", argv[0], strerror(-rc));
-				return -1;
-			}
-		}
-		t0 = rtb_now_s();
-		while (!strstr(t->errtxt[k], "rdma-inject: tracing") && t->errfd[k] >= 0 &&
-		       rtb_now_s() - t0 < READY_S && !ctl_interrupted)
-			read_err(t, k, 500);
-		if (!strstr(t->errtxt[k], "rdma-inject: tracing")) {
-			snprintf(e->err, sizeof(e->err), "trace on %s did not start: %.*s",
-				 node_name(e, k), (int)strcspn(t->errtxt[k], "\n"),
-				 t->errtxt[k][0] ? t->errtxt[k] : "(no message)");
+		if (spawn_trace(e, t, k, argv, fd, node_name(e, k)))
 			return -1;
-		}
 	}
+	if (per_node_switch(e))
+		return switch_trace_start(e, t) ? -1 : 0;
 	exp_event(e, "%s: tracing (%s)", e->p.arm[a].name, t->rel[0]);
 	return 0;
 }
@@ -279,9 +356,11 @@ static void sum_node(const json_t *traces, const char *node, const char *dir, in
 		json_array_foreach(json_object_get(an, "captures"), j, c) {
 			const json_t *v = json_object_get(c, "verdicts");
 
+			const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
+
 			if (strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
 			    strcmp(json_string_value(json_object_get(c, "dir")) ?: "", dir) ||
-			    strncmp(json_string_value(json_object_get(c, "dev")) ?: "", "sw", 2) == 0)
+			    !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5))	/* a switch port */
 				continue;
 			/* CNPs: rxe sends none, and one it receives it discards
 			 * before counting (rdma-inject's, inject_abi.h) */
@@ -404,7 +483,7 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 			enum { NK = sizeof(kinds) / sizeof(kinds[0]) };
 			json_int_t t[NK] = { 0 };
 			char id[16], what[160];
-			int q;
+			int q, sw = !strcmp(json_string_value(json_object_get(fl, "port")) ?: "", "switch");
 
 			snprintf(id, sizeof(id), "%lld", (long long)jint(ru, "id"));
 			json_array_foreach(e->traces, k, an) {
@@ -412,9 +491,12 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 
 				json_array_foreach(json_object_get(an, "captures"), m, c) {
 					json_t *r = json_object_get(json_object_get(c, "rules"), id);
+					const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
+					/* ids are a kernel's: the switch's and a node's may meet */
+					int at_sw = !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5);
 
 					if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "",
-							 node))
+							 node) || at_sw != sw)
 						continue;
 					for (q = 0; q < NK; q++)
 						t[q] += jint(r, kinds[q][0]) +

@@ -30,6 +30,9 @@ const struct tb_backend_ops *tb_ops(enum tb_backend b);
 
 /* --- state.c */
 int tb_save(const struct tb_state *s);
+/* pid is an rdma-agent with arg among its arguments (its device, or its
+ * name: a saved pid may have been reused by another process) */
+int tb_is_agent(pid_t pid, const char *arg);
 /* $STATE/file */
 int tb_state_path(char *buf, size_t len, const char *file);
 /* the seconds the cache keeps under NAME (set > 0: keep set); 0 when
@@ -41,6 +44,17 @@ void tb_progress(const char *what, double el, double eta_total, int done);
 /* wait until every agent answers hello with its port ACTIVE: 0, -ETIMEDOUT,
  * -ECHILD (alive() said the backend died), -EINTR (ctl_interrupted) */
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *));
+
+/* --- switch.c: the bridge on this host that joins per-node VMs */
+void tb_switch_port(int node, char *buf, size_t len);	/* "rtbswN" */
+int tb_switch_exists(void);
+int tb_switch_create(int mtu);			/* 0 or -errno (said) */
+int tb_switch_attach(int node, int mtu);	/* node's tap: a port, up */
+int tb_switch_remove(int nodes);		/* ports and bridge; 0 when none */
+/* its agent on 127.0.0.1:port, saved in s->sw (0 or -errno, said) */
+int tb_switch_agent_start(struct tb_state *s, int port);
+int tb_switch_agent_running(const struct tb_state *s);
+void tb_switch_agent_stop(const struct tb_state *s);
 
 /* --- exec.c: rdmactl testbed exec and cp (a cmd_entry each: ctl unused,
  * argv after the verb) */

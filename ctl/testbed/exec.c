@@ -3,8 +3,8 @@
  * rdmactl testbed exec NODE [--env K=V]... -- CMD [ARG...]   (docker exec)
  * rdmactl testbed cp FILE... NODE:PATH                       (docker cp)
  *
- * exec runs CMD where NODE's RDMA device lives: in the testbed VM over its
- * ssh (every node of a VM testbed is in that one kernel), or on this host
+ * exec runs CMD where NODE's RDMA device lives: in NODE's VM over its ssh
+ * (per-node VMs; a shared kernel's VM holds every node), or on this host
  * (host backend). stdin, stdout and stderr pass through; rdmactl exits with
  * CMD's status (a signal N as 128+N, as a shell says it). The node's facts
  * are in CMD's environment, asked of the agents (hello; an agent that does
@@ -253,7 +253,7 @@ int tb_cmd_exec(void *ctl, int argc, char **argv)
 		/* ssh joins its arguments into one remote command line: every
 		 * word quoted; not exec'd, so that a signal comes back as 128+N */
 		static char line[65536];
-		char *sargv[16];
+		char *sargv[16], host[32];
 		size_t at = 0;
 		int n = 0;
 
@@ -277,7 +277,7 @@ int tb_cmd_exec(void *ctl, int argc, char **argv)
 		sargv[n++] = "-q";
 		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 			sargv[n++] = "-t";	/* an interactive command gets a terminal */
-		sargv[n++] = "rdma-testbed";
+		sargv[n++] = (char *)tb_ssh_host(me, host, sizeof(host));
 		sargv[n++] = "--";
 		sargv[n++] = line;
 		sargv[n] = NULL;
@@ -296,11 +296,13 @@ int tb_cmd_exec(void *ctl, int argc, char **argv)
 	return run_fg(argv + a);
 }
 
-/* copy one local file (open at fd) to the VM at dst (a full path), mode kept */
-static int cp_vm(const char *cfg, int fd, const char *dst, mode_t mode)
+/* copy one local file (open at fd) to node's VM at dst (a full path), mode kept */
+static int cp_vm(const char *cfg, int node, int fd, const char *dst, mode_t mode)
 {
 	static char line[8192];
-	char m[16], *sargv[] = { "ssh", "-F", (char *)cfg, "-q", "rdma-testbed", "--", line, NULL };
+	char m[16], host[32];
+	char *sargv[] = { "ssh", "-F", (char *)cfg, "-q", (char *)tb_ssh_host(node, host, sizeof(host)),
+			  "--", line, NULL };
 	struct proc_io io = { .in = -1, .out = -1, .err = -1 };
 	size_t at = 0;
 	pid_t pid;
@@ -345,7 +347,7 @@ int tb_cmd_cp(void *ctl, int argc, char **argv)
 	static struct tb_state s;
 	char cfg[PATH_MAX], node[32], dst[PATH_MAX];
 	const char *colon, *path;
-	int i, r, dir;
+	int i, r, dir, me;
 
 	(void)ctl;
 	if (argc < 2) {
@@ -367,7 +369,7 @@ int tb_cmd_cp(void *ctl, int argc, char **argv)
 		log_err("testbed cp: no testbed is up (rdmactl testbed up)");
 	if (r)
 		return CTL_FAIL;
-	if (tb_node_index(&s, node) < 0) {
+	if ((me = tb_node_index(&s, node)) < 0) {
 		log_err("testbed cp: no node '%s' (node0..node%d)", node, s.nodes - 1);
 		return CTL_USAGE;
 	}
@@ -405,7 +407,7 @@ int tb_cmd_cp(void *ctl, int argc, char **argv)
 			close(fd);
 			return CTL_USAGE;
 		}
-		r = s.backend == TB_VM ? cp_vm(cfg, fd, dst, st.st_mode & 0777) :
+		r = s.backend == TB_VM ? cp_vm(cfg, me, fd, dst, st.st_mode & 0777) :
 					 cp_host(fd, dst, st.st_mode & 0777);
 		close(fd);
 		if (r) {

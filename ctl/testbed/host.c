@@ -171,30 +171,10 @@ static int host_up(struct tb_state *s, const struct tb_up_opts *o)
 }
 
 /* pid is still the agent started for node i: an rdma-agent whose
- * command line names the node's device, or with --no-rdma its name (a
- * saved pid may have been reused) */
+ * command line names the node's device, or with --no-rdma its name */
 static int is_our_agent(const struct tb_state *s, int i, pid_t pid)
 {
-	char path[64], cmd[1024];
-	size_t n, k;
-	FILE *f;
-	int exe = 0, dev = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(cmd, 1, sizeof(cmd) - 1, f);
-	fclose(f);
-	cmd[n] = 0;
-	for (k = 0; k < n; k += strlen(cmd + k) + 1) {
-		const char *a = cmd + k, *b = strrchr(a, '/');
-
-		if (!k)
-			exe = !strcmp(b ? b + 1 : a, "rdma-agent");
-		else if (!strcmp(a, s->backend == TB_AGENTS ? s->node[i].name : s->node[i].dev))
-			dev = 1;
-	}
-	return exe && dev;
+	return tb_is_agent(pid, s->backend == TB_AGENTS ? s->node[i].name : s->node[i].dev);
 }
 
 static void agents_stop(const struct tb_state *s)

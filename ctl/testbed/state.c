@@ -33,6 +33,17 @@ int tb_backend_parse(const char *name, enum tb_backend *b)
 	return -EINVAL;
 }
 
+const char *tb_topology_name(enum tb_topology t)
+{
+	return t == TB_PER_NODE ? "per-node" : "shared";
+}
+
+const char *tb_ssh_host(int node, char *buf, size_t len)
+{
+	snprintf(buf, len, "rdma-testbed-node%d", node);
+	return buf;
+}
+
 int tb_state_path(char *buf, size_t len, const char *file)
 {
 	return snprintf(buf, len, "%s/%s", ctl_state_dir(), file) >= (int)len ? -ENAMETOOLONG : 0;
@@ -45,6 +56,42 @@ int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int time
 	return agentc_open(c, n->name, n->host, n->port, s->token, timeout_ms);
 }
 
+int tb_is_agent(pid_t pid, const char *arg)
+{
+	char path[64], cmd[1024];
+	size_t n, k;
+	FILE *f;
+	int exe = 0, has = 0;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[n] = 0;
+	for (k = 0; k < n; k += strlen(cmd + k) + 1) {
+		const char *a = cmd + k, *b = strrchr(a, '/');
+
+		if (!k)
+			exe = !strcmp(b ? b + 1 : a, "rdma-agent");
+		else if (!strcmp(a, arg))
+			has = 1;
+	}
+	return exe && has;
+}
+
+int tb_switch_open(struct agentc *c, const struct tb_state *s, int timeout_ms)
+{
+	if (s->sw.port <= 0) {
+		c->fd = -1;
+		snprintf(c->where, sizeof(c->where), "switch");
+		return -ENOENT;
+	}
+	return agentc_open(c, s->sw.name, s->sw.host, s->sw.port, s->token, timeout_ms);
+}
+
 int tb_save(const struct tb_state *s)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
@@ -54,10 +101,12 @@ int tb_save(const struct tb_state *s)
 
 	nodes = json_array();
 	for (i = 0; i < s->nodes; i++)
-		json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:i,s:i}", "name",
+		json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "name",
 						       s->node[i].name, "dev", s->node[i].dev, "host",
 						       s->node[i].host, "port", s->node[i].port,
-						       "agent_pid", (int)s->node[i].agent_pid));
+						       "agent_pid", (int)s->node[i].agent_pid,
+						       "qemu_pid", (int)s->node[i].qemu_pid,
+						       "ssh_port", s->node[i].ssh_port));
 	o = json_pack("{s:i,s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "schema_version",
 		      TB_SCHEMA, "backend", tb_backend_name(s->backend), "nodes_n", s->nodes, "mtu",
 		      s->mtu, "netdev_mtu", s->netdev_mtu, "qemu_pid", (int)s->qemu_pid, "accel",
@@ -66,6 +115,12 @@ int tb_save(const struct tb_state *s)
 		      "nodes", nodes);
 	if (!o)
 		return -ENOMEM;
+	json_object_set_new(o, "topology", json_string(tb_topology_name(s->topology)));
+	json_object_set_new(o, "node_mem_mb", json_integer(s->node_mem_mb));
+	if (s->sw.port > 0)
+		json_object_set_new(o, "switch", json_pack("{s:s,s:i,s:i}", "host", s->sw.host, "port",
+							   s->sw.port, "agent_pid",
+							   (int)s->sw.agent_pid));
 	tb_state_path(path, sizeof(path), "token");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || dprintf(fd, "%s\n", s->token) < 0) {
@@ -107,7 +162,7 @@ int tb_load_rdma(struct tb_state *s)
 int tb_load(struct tb_state *s)
 {
 	char path[PATH_MAX];
-	const char *backend, *accel, *why, *kver;
+	const char *backend, *accel, *why, *kver, *topo;
 	json_error_t jerr;
 	json_t *o, *nodes, *n;
 	size_t i;
@@ -133,6 +188,21 @@ int tb_load(struct tb_state *s)
 	s->backend = !strcmp(backend, "host") ? TB_HOST : !strcmp(backend, "agents") ? TB_AGENTS : TB_VM;
 	if (s->backend != TB_AGENTS && s->nodes > TB_MAX_NODES)
 		goto bad;
+	topo = json_string_value(json_object_get(o, "topology"));
+	s->topology = topo && !strcmp(topo, "per-node") ? TB_PER_NODE : TB_SHARED;
+	s->node_mem_mb = (int)json_integer_value(json_object_get(o, "node_mem_mb"));
+	{
+		json_t *sw = json_object_get(o, "switch");
+		const char *h = json_string_value(json_object_get(sw, "host"));
+
+		if (sw && h) {
+			snprintf(s->sw.name, sizeof(s->sw.name), "switch");
+			snprintf(s->sw.dev, sizeof(s->sw.dev), "-");
+			snprintf(s->sw.host, sizeof(s->sw.host), "%s", h);
+			s->sw.port = (int)json_integer_value(json_object_get(sw, "port"));
+			s->sw.agent_pid = (pid_t)json_integer_value(json_object_get(sw, "agent_pid"));
+		}
+	}
 	snprintf(s->accel, sizeof(s->accel), "%s", accel);
 	snprintf(s->accel_why, sizeof(s->accel_why), "%s", why);
 	snprintf(s->kver, sizeof(s->kver), "%s", kver);
@@ -143,6 +213,8 @@ int tb_load(struct tb_state *s)
 		if (json_unpack(n, "{s:s,s:s,s:s,s:i,s:i}", "name", &name, "dev", &dev, "host", &host,
 				"port", &d->port, "agent_pid", &d->agent_pid))
 			goto bad;
+		d->qemu_pid = (pid_t)json_integer_value(json_object_get(n, "qemu_pid"));
+		d->ssh_port = (int)json_integer_value(json_object_get(n, "ssh_port"));
 		snprintf(d->name, sizeof(d->name), "%s", name);
 		snprintf(d->dev, sizeof(d->dev), "%s", dev);
 		snprintf(d->host, sizeof(d->host), "%s", host);

@@ -72,7 +72,8 @@ static int state_remove(void)
 {
 	static const char *const files[] = { "testbed.json", "testbed.json.tmp", "token", "lock",
 					     "qemu.pid", "qemu.log", "serial.log", "kvm-probe.log",
-					     "initrd.cpio", "live.json", "live.json.tmp", NULL };
+					     "initrd.cpio", "live.json", "live.json.tmp",
+					     "switch-agent.log", NULL };
 	static const char *const dirs[] = { "ssh", "overlay", NULL };
 	char path[PATH_MAX];
 	int i, r = 0;
@@ -83,12 +84,17 @@ static int state_remove(void)
 			r = -errno;
 	}
 	for (i = 0; i < TB_MAX_AGENTS; i++) {	/* the host backends' agent logs */
+		static const char *const per_node[] = { "agent%d.log", "qemu-node%d.pid",
+							 "qemu-node%d.log", "serial-node%d.log", NULL };
 		char name[32];
+		int k;
 
-		snprintf(name, sizeof(name), "agent%d.log", i);
-		tb_state_path(path, sizeof(path), name);
-		if (unlink(path) && errno != ENOENT && !r)
-			r = -errno;
+		for (k = 0; per_node[k] && (!k || i < TB_MAX_NODES); k++) {
+			snprintf(name, sizeof(name), per_node[k], i);
+			tb_state_path(path, sizeof(path), name);
+			if (unlink(path) && errno != ENOENT && !r)
+				r = -errno;
+		}
 	}
 	for (i = 0; dirs[i]; i++) {
 		tb_state_path(path, sizeof(path), dirs[i]);
@@ -141,10 +147,10 @@ static int clear_stale(int *lockfd)
 static void print_up(const struct tb_state *s)
 {
 	if (s->backend == TB_VM)
-		printf("testbed up: %d nodes, backend vm, accel %s, %.1f s (image %.1f s, %s; "
+		printf("testbed up: %d nodes, backend vm (%s), accel %s, %.1f s (image %.1f s, %s; "
 		       "boot to agents ready %.1f s)\n",
-		       s->nodes, s->accel, s->up_s, s->image_s, s->image_built ? "built" : "cached",
-		       s->boot_s);
+		       s->nodes, s->topology == TB_PER_NODE ? "a kernel per node" : "one shared kernel",
+		       s->accel, s->up_s, s->image_s, s->image_built ? "built" : "cached", s->boot_s);
 	else
 		printf("testbed up: %d nodes, backend %s, %.1f s\n", s->nodes,
 		       tb_backend_name(s->backend), s->up_s);
@@ -159,7 +165,7 @@ int tb_up(const struct tb_up_opts *o)
 	struct tb_state s;
 	int r, lockfd;
 
-	if (!eff.mem_mb)
+	if (!eff.mem_mb && eff.topology == TB_SHARED)
 		eff.mem_mb = 1024 + (eff.nodes > 3 ? 64 * (eff.nodes - 3) : 0);
 	if (geteuid() != 0) {
 		log_err("testbed up: needs root (qemu's image build reads kernel modules; the host "
@@ -242,12 +248,14 @@ int tb_down(void)
 /* testbed up's options: the table drives parsing, --help and the checks */
 struct up_cfg {
 	uint64_t nodes, mtu, timeout, mem;
-	int backend, accel;
+	int backend, accel, topology;
 };
 
 /* in enum tb_backend's order */
 static const char *const up_backends[] = { "auto", "vm", "host", "agents", NULL };
 static const char *const up_accels[] = { "auto", "kvm", "tcg", NULL };
+/* in enum tb_topology's order */
+static const char *const up_topologies[] = { "per-node", "shared", NULL };
 
 #define UP_OPT(n, k, f, lo, hi, d, kw, h) { n, k, offsetof(struct up_cfg, f), lo, hi, d, kw, h }
 static const struct opt up_opts[] = {
@@ -260,8 +268,12 @@ static const struct opt up_opts[] = {
 	UP_OPT("mtu", OPT_UINT, mtu, 256, 4096, "1024", NULL, "RoCE path MTU: 256|512|1024|2048|4096"),
 	UP_OPT("timeout", OPT_UINT, timeout, 10, 3600, "300", NULL,
 	       "seconds to wait for the agents to be ready"),
+	UP_OPT("topology", OPT_ENUM, topology, 0, 0, "shared", up_topologies,
+	       "vm backend: per-node (a VM and kernel for every node, joined by a bridge on this "
+	       "host: the RDMA CM and kernel stacks cross a real wire) or shared (one VM whose "
+	       "kernel holds every node: cheaper, for many nodes)"),
 	UP_OPT("mem", OPT_UINT, mem, 0, 65536, "0", NULL,
-	       "VM memory in MiB (0: 1024 + 64 per node above 3)"),
+	       "VM memory in MiB (0: shared 1024 + 64 per node above 3; per-node 512 a node)"),
 	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,
 	       "VM accelerator auto|kvm|tcg: auto probes KVM and falls back to TCG"),
 	{ NULL },
@@ -305,6 +317,7 @@ static int testbed_up(void *ctl, int argc, char **argv)
 	o.mem_mb = (int)c.mem;
 	o.backend = (enum tb_backend)c.backend;
 	o.accel = up_accels[c.accel];
+	o.topology = (enum tb_topology)c.topology;
 	return ctl_exit(tb_up(&o));
 }
 
@@ -338,6 +351,12 @@ static json_t *node_status(const struct tb_state *s, int i, struct agentc *c, in
 	json_object_set(o, "arms", json_object_get(res, "arms"));
 	json_object_set(o, "clocksource", json_object_get(res, "clocksource"));
 	json_object_set(o, "clock_gettime_ns", json_object_get(res, "clock_gettime_ns"));
+	json_object_set(o, "kernel", json_object_get(res, "kernel"));
+	json_object_set(o, "boot_id", json_object_get(res, "boot_id"));
+	json_object_set(o, "cpus", json_object_get(res, "cpus"));
+	json_object_set(o, "mem_mb", json_object_get(res, "mem_mb"));
+	if (s->backend == TB_VM && s->topology == TB_PER_NODE)
+		json_object_set_new(o, "qemu_pid", json_integer(s->node[i].qemu_pid));
 	json_decref(res);
 	return o;
 }
@@ -390,12 +409,19 @@ static int testbed_status(void *vctl, int argc, char **argv)
 		      tb_backend_name(s.backend), "accel", s.accel, "accel_reason", s.accel_why,
 		      "kernel", s.kver, "qemu_pid", (int)s.qemu_pid, "mtu", s.mtu, "netdev_mtu",
 		      s.netdev_mtu, "up_s", s.up_s, "nodes", nodes);
+	if (s.backend == TB_VM)
+		json_object_set_new(o, "topology", json_string(tb_topology_name(s.topology)));
 	if (ctl->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else {
+		int pn = s.backend == TB_VM && s.topology == TB_PER_NODE;
+
 		printf("testbed: %d nodes, backend %s", s.nodes, tb_backend_name(s.backend));
-		if (s.backend == TB_VM)
+		if (pn)
+			printf(" (a VM and kernel a node, switch rtbbr0; %s: %s)", s.accel,
+			       s.accel_why);
+		else if (s.backend == TB_VM)
 			printf(" (qemu pid %d, %s: %s, kernel %s)", (int)s.qemu_pid, s.accel,
 			       s.accel_why, s.kver);
 		printf("%s\n", alive ? "" : " -- NOT RUNNING");
@@ -413,6 +439,20 @@ static int testbed_status(void *vctl, int argc, char **argv)
 			       json_string_value(json_object_get(n, "gid")) ?: "-",
 			       json_integer_value(json_object_get(n, "gid_index")), ep,
 			       json_is_true(json_object_get(n, "agent_reachable")) ? "yes" : "NO");
+		}
+		if (pn) {	/* each node's own kernel */
+			printf("\n%-8s %-8s %-20s %-36s %4s %7s\n", "NODE", "QEMU", "KERNEL",
+			       "BOOT ID", "CPUS", "MEM MiB");
+			for (i = 0; i < s.nodes; i++) {
+				json_t *n = json_array_get(nodes, i);
+
+				printf("%-8s %-8d %-20s %-36s %4lld %7lld\n", s.node[i].name,
+				       (int)s.node[i].qemu_pid,
+				       json_string_value(json_object_get(n, "kernel")) ?: "-",
+				       json_string_value(json_object_get(n, "boot_id")) ?: "-",
+				       json_integer_value(json_object_get(n, "cpus")),
+				       json_integer_value(json_object_get(n, "mem_mb")));
+			}
 		}
 	}
 	json_decref(o);

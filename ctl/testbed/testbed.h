@@ -28,20 +28,31 @@ struct tb_node {
 	char host[64];
 	int port;
 	pid_t agent_pid;	/* host backend only */
+	pid_t qemu_pid;		/* per-node VMs: the node's own qemu */
+	int ssh_port;		/* VM backend: its sshd's forwarded port */
 };
+
+/* the VM backend's kernels: one for every node (a qemu each, joined by a
+ * bridge on this host, the switch), or one VM whose kernel holds them all */
+enum tb_topology { TB_PER_NODE, TB_SHARED };
 
 struct tb_state {
 	enum tb_backend backend;
 	int nodes;
 	int mtu;		/* RoCE MTU asked for */
 	int netdev_mtu;
-	pid_t qemu_pid;
+	enum tb_topology topology;	/* VM backend */
+	int node_mem_mb;		/* per-node VMs: each one's memory */
+	pid_t qemu_pid;			/* the shared kernel's VM */
 	char accel[8];
 	char accel_why[160];
 	char kver[64];
 	char token[PROTO_TOKEN_MAX + 1];
 	double up_s, image_s, boot_s;
 	int image_built;
+	/* per-node VMs: the switch's agent on this host (rdma-agent --no-rdma,
+	 * whose rdma-inject reaches the switch ports); port 0: none */
+	struct tb_node sw;
 	struct tb_node node[TB_MAX_AGENTS];
 };
 
@@ -51,11 +62,13 @@ struct tb_up_opts {
 	int nodes;
 	int mtu;
 	int timeout_s;
-	int mem_mb;		/* 0: 1024 + 64 per node above 3 */
+	int mem_mb;		/* 0: 1024 + 64 per node above 3; per node: 512 */
 	const char *accel;	/* auto|kvm|tcg */
+	enum tb_topology topology;	/* VM backend */
 };
 
-#define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, .accel = "auto" }
+#define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, \
+			  .accel = "auto", .topology = TB_SHARED }
 
 int tb_load(struct tb_state *s);	/* -ENOENT when no testbed is up */
 /* the same for running workloads: -EOPNOTSUPP (said) on an agents-only one */
@@ -67,6 +80,9 @@ int tb_backend_parse(const char *name, enum tb_backend *b);
 int tb_node_index(const struct tb_state *s, const char *name);
 /* a control connection to node i's agent */
 int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms);
+/* one to the switch's agent: -ENOENT when the testbed has none (a shared
+ * kernel's switch is in the VM: any node's agent reaches it) */
+int tb_switch_open(struct agentc *c, const struct tb_state *s, int timeout_ms);
 
 /* s as one shell word ('it', every ' as '\'') appended at *at, a space
  * after: 0 or -E2BIG */
@@ -74,6 +90,11 @@ int tb_sh_quote(char *buf, size_t len, size_t *at, const char *s);
 /* the testbed VM's ssh client config ($STATE/ssh/config): 0, or -ENOENT
  * (said) */
 int tb_ssh_config(char *buf, size_t len);
+/* the config's Host for node i: "rdma-testbed-nodeI" (the shared kernel's
+ * nodes all name its one VM) */
+const char *tb_ssh_host(int node, char *buf, size_t len);
+/* "per-node"|"shared" */
+const char *tb_topology_name(enum tb_topology t);
 
 /* bring a testbed up (0, -EINTR when interrupted, -errno; messages printed) */
 int tb_up(const struct tb_up_opts *o);

@@ -4,8 +4,15 @@
  * from testbed/mkimage.sh (cached base layer + per-up overlay with our
  * binaries, config and token); qemu runs daemonized. The host reaches the
  * agents only through qemu user networking: restrict=on (the guest cannot
- * open connections out) and one port per agent forwarded from 127.0.0.1.
- * RoCE traffic never leaves the guest.
+ * open connections out) and one port per agent (and sshd) forwarded from
+ * 127.0.0.1.
+ *
+ * Two topologies. per-node: a qemu for every node, each its own kernel with
+ * rxe on a second virtio NIC, a tap that is a port of the switch on this
+ * host (switch.c): RoCE crosses the host, the RDMA CM meets a real peer, a
+ * node can crash on its own. shared: one qemu whose kernel holds every node
+ * (testbed/topology.sh: veths on a bridge inside it): cheaper for many
+ * nodes, but the nodes' addresses are all local to that kernel.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,8 +122,8 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 	f = fopen(dst, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "NODES=%d\nNETDEV_MTU=%d\nPORT_BASE=%d\nCTRL_IP=%s\n", s->nodes, s->netdev_mtu,
-		port_base, CTRL_GUEST_IP);
+	fprintf(f, "NODES=%d\nNETDEV_MTU=%d\nPORT_BASE=%d\nCTRL_IP=%s\nTOPOLOGY=%s\n", s->nodes,
+		s->netdev_mtu, port_base, CTRL_GUEST_IP, tb_topology_name(s->topology));
 	if (fclose(f))
 		return -EIO;
 	snprintf(dst, sizeof(dst), "%s/token", d);
@@ -181,20 +188,22 @@ static void tail_file(const char *path, int lines)
 		log_err("cannot show %s", path);
 }
 
-static void base_args(char **a, int *n, const char *kernel, const char *initrd, const char *serial,
-		      int mem_mb, const char *accel, const char *append)
+/* qemu's arguments up to the NICs; the strings live until the next call */
+static void base_args(char **a, int *n, const char *name, const char *kernel, const char *initrd,
+		      const char *serial, int mem_mb, int cpus, const char *accel, const char *append)
 {
-	static char mem[16], ser[PATH_MAX + 8];
+	static char mem[16], ser[PATH_MAX + 8], smp[16];
 
 	snprintf(mem, sizeof(mem), "%d", mem_mb);
+	snprintf(smp, sizeof(smp), "%d", cpus);
 	snprintf(ser, sizeof(ser), "file:%s", serial);
 	a[(*n)++] = (char *)qemu_bin();
 	a[(*n)++] = "-name";
-	a[(*n)++] = "rdma-testbed";
+	a[(*n)++] = (char *)name;
 	a[(*n)++] = "-m";
 	a[(*n)++] = mem;
 	a[(*n)++] = "-smp";
-	a[(*n)++] = "2";
+	a[(*n)++] = smp;
 	a[(*n)++] = "-no-reboot";
 	a[(*n)++] = "-display";
 	a[(*n)++] = "none";
@@ -279,7 +288,7 @@ static int kvm_probe(const char *kernel, const char *initrd, char *why, size_t w
 	efd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (efd >= 0)
 		io.err = efd;
-	base_args(args, &n, kernel, initrd, serial, 256, "kvm", PROBE_APPEND);
+	base_args(args, &n, "rdma-testbed-probe", kernel, initrd, serial, 256, 1, "kvm", PROBE_APPEND);
 	args[n++] = "-nic";
 	args[n++] = "none";
 	args[n] = NULL;
@@ -385,16 +394,16 @@ static void choose_accel(struct tb_state *s, const char *want, const char *kerne
 	}
 }
 
-static int vm_alive(const struct tb_state *s)
+/* pid is still a testbed qemu (not a recycled pid) */
+static int qemu_ours(pid_t pid)
 {
-	char path[64], cmd[256] = "";
+	char path[64], cmd[512] = "";
 	int fd;
 	ssize_t n;
 
-	if (s->qemu_pid <= 0 || kill(s->qemu_pid, 0))
+	if (pid <= 0 || kill(pid, 0))
 		return 0;
-	/* the pid must still be our qemu, not a recycled pid */
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)s->qemu_pid);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -406,13 +415,45 @@ static int vm_alive(const struct tb_state *s)
 	return strstr(cmd, "qemu") != NULL && memmem(cmd, (size_t)n, "rdma-testbed", 12) != NULL;
 }
 
-/* while booting: qemu runs and the guest reported no failure */
+/* node i's console log */
+static void serial_path(const struct tb_state *s, int i, char *buf, size_t len)
+{
+	char name[32];
+
+	if (s->topology == TB_PER_NODE)
+		snprintf(name, sizeof(name), "serial-node%d.log", i);
+	else
+		snprintf(name, sizeof(name), "serial.log");
+	tb_state_path(buf, len, name);
+}
+
+/* the testbed exists while a qemu of it runs (a crashed node is a node
+ * fault, not the end of the testbed) or, per node, while its switch does */
+static int vm_alive(const struct tb_state *s)
+{
+	int i;
+
+	if (s->topology != TB_PER_NODE)
+		return qemu_ours(s->qemu_pid);
+	for (i = 0; i < s->nodes; i++)
+		if (qemu_ours(s->node[i].qemu_pid))
+			return 1;
+	return tb_switch_exists();
+}
+
+/* while booting: every qemu runs and no guest reported a failure */
 static int vm_booting(const struct tb_state *s)
 {
 	char serial[PATH_MAX];
+	int i, n = s->topology == TB_PER_NODE ? s->nodes : 1;
 
-	tb_state_path(serial, sizeof(serial), "serial.log");
-	return vm_alive(s) && !file_has(serial, "@@ERROR") && !file_has(serial, "@@AGENT-EXIT");
+	for (i = 0; i < n; i++) {
+		serial_path(s, i, serial, sizeof(serial));
+		if (!qemu_ours(s->topology == TB_PER_NODE ? s->node[i].qemu_pid : s->qemu_pid) ||
+		    file_has(serial, "@@ERROR") || file_has(serial, "@@AGENT-EXIT"))
+			return 0;
+	}
+	return 1;
 }
 
 /*
@@ -423,12 +464,12 @@ static int vm_booting(const struct tb_state *s)
  *   ssh -F /run/rdma-testbed/ssh/config rdma-testbed
  * Without ssh-keygen the VM simply gets no sshd.
  */
-static int stage_ssh(const char *overlay, int port)
+static int stage_ssh(const struct tb_state *s, const char *overlay)
 {
 	char dir[PATH_MAX], hk[PATH_MAX], ck[PATH_MAX], pub[PATH_MAX], path[PATH_MAX];
 	char out[1024], key[1024];
 	FILE *f;
-	int r;
+	int r, i;
 
 	tb_state_path(dir, sizeof(dir), "ssh");
 	snprintf(hk, sizeof(hk), "%s/etc/ssh/ssh_host_ed25519_key", overlay);
@@ -451,7 +492,7 @@ static int stage_ssh(const char *overlay, int port)
 	snprintf(path, sizeof(path), "%s/etc/ssh/authorized_keys", overlay);
 	if ((r = ctl_copy_file(pub, path, O_TRUNC, 0600)))
 		return r;
-	/* the host key, pinned */
+	/* the host key, pinned (every VM of the testbed has the one) */
 	snprintf(pub, sizeof(pub), "%s.pub", hk);
 	f = fopen(pub, "re");
 	if (!f)
@@ -463,7 +504,9 @@ static int stage_ssh(const char *overlay, int port)
 	f = fopen(path, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "[127.0.0.1]:%d %s", port, key);
+	for (i = 0; i < s->nodes; i++)
+		if (!i || s->node[i].ssh_port != s->node[0].ssh_port)
+			fprintf(f, "[127.0.0.1]:%d %s", s->node[i].ssh_port, key);
 	if (fclose(f))
 		return -EIO;
 	snprintf(path, sizeof(path), "%s/config", dir);
@@ -471,17 +514,27 @@ static int stage_ssh(const char *overlay, int port)
 	if (!f)
 		return -errno;
 	fprintf(f,
-		"# the testbed VM's sshd (root, key only): ssh -F %s rdma-testbed\n"
-		"Host rdma-testbed\n"
-		"\tHostName 127.0.0.1\n"
-		"\tPort %d\n"
-		"\tUser root\n"
-		"\tIdentityFile %s\n"
-		"\tIdentitiesOnly yes\n"
-		"\tUserKnownHostsFile %s/known_hosts\n"
-		"\tStrictHostKeyChecking yes\n"
-		"\tBatchMode yes\n",
-		path, port, ck, dir);
+		"# the testbed's sshd (root, key only): ssh -F %s rdma-testbed-nodeN\n"
+		"# (rdma-testbed: node0's)\n", path);
+	for (i = -1; i < s->nodes; i++) {
+		char host[32];
+
+		if (i < 0)
+			snprintf(host, sizeof(host), "rdma-testbed");
+		else
+			tb_ssh_host(i, host, sizeof(host));
+		fprintf(f,
+			"Host %s\n"
+			"\tHostName 127.0.0.1\n"
+			"\tPort %d\n"
+			"\tUser root\n"
+			"\tIdentityFile %s\n"
+			"\tIdentitiesOnly yes\n"
+			"\tUserKnownHostsFile %s/known_hosts\n"
+			"\tStrictHostKeyChecking yes\n"
+			"\tBatchMode yes\n",
+			host, s->node[i < 0 ? 0 : i].ssh_port, ck, dir);
+	}
 	return fclose(f) ? -EIO : 0;
 }
 
@@ -489,16 +542,18 @@ static int stage_ssh(const char *overlay, int port)
  * failed up can always be torn down. The first port; -errno */
 static int vm_plan(struct tb_state *s, const struct tb_up_opts *o)
 {
-	int r, i, base;
+	int r, i, base, nports;
 
 	r = ctl_mkdir_p(ctl_cache_dir(), 0755);
 	if (r) {
 		log_err("%s: cannot create cache directory: %s", ctl_cache_dir(), strerror(-r));
 		return r;
 	}
-	base = find_ports(o->nodes + 1);	/* the last one: the VM's sshd */
+	/* the agents', then the sshd's (one a VM), then the switch's agent */
+	nports = o->nodes + (s->topology == TB_PER_NODE ? o->nodes + 1 : 1);
+	base = find_ports(nports);
 	if (base < 0) {
-		log_err("no %d free consecutive loopback ports above %d", o->nodes + 1, PORT_BASE_MIN);
+		log_err("no %d free consecutive loopback ports above %d", nports, PORT_BASE_MIN);
 		return base;
 	}
 	if (proto_token_new(s->token, sizeof(s->token))) {
@@ -510,6 +565,7 @@ static int vm_plan(struct tb_state *s, const struct tb_up_opts *o)
 		snprintf(s->node[i].dev, sizeof(s->node[i].dev), "rxe%d", i);
 		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
 		s->node[i].port = base + i;
+		s->node[i].ssh_port = base + o->nodes + (s->topology == TB_PER_NODE ? i : 0);
 	}
 	r = tb_save(s);
 	if (r) {
@@ -557,8 +613,8 @@ static void *img_tick(void *arg)
 
 /* the overlay staged and the image built: kernel and initrd paths; *ssh 0
  * when the VM has an sshd */
-static int vm_image(struct tb_state *s, int base, int nodes, char *kernel, size_t klen,
-		    const char *initrd, int *ssh)
+static int vm_image(struct tb_state *s, int base, char *kernel, size_t klen, const char *initrd,
+		    int *ssh)
 {
 	char overlay[PATH_MAX], out[4096], buf[64], mk[PATH_MAX];
 	char *mkargv[] = { "bash", mk, "--cache", (char *)ctl_cache_dir(), "--out", (char *)initrd,
@@ -570,7 +626,7 @@ static int vm_image(struct tb_state *s, int base, int nodes, char *kernel, size_
 	r = stage_overlay(s, overlay, base);
 	if (r)
 		return r;
-	*ssh = stage_ssh(overlay, base + nodes);
+	*ssh = stage_ssh(s, overlay);
 	if (*ssh) {
 		char d[PATH_MAX];
 
@@ -637,7 +693,7 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 		n += snprintf(nic + n, sizeof(nic) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:22",
 			      base + o->nodes, CTRL_GUEST_IP);
 	n = 0;
-	base_args(args, &n, kernel, initrd, serial, o->mem_mb, s->accel, APPEND);
+	base_args(args, &n, "rdma-testbed", kernel, initrd, serial, o->mem_mb, 2, s->accel, APPEND);
 	args[n++] = "-nic";
 	args[n++] = nic;
 	args[n++] = "-daemonize";
@@ -670,22 +726,143 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 	return 0;
 }
 
+/* the MACs of node i's NICs: control (qemu user networking) and RoCE (the
+ * switch port); the guest's /init tells them apart by these */
+#define MAC_CTRL "52:54:00:72:63:%02x"
+#define MAC_DATA "52:54:00:72:64:%02x"
+
+/* node i's qemu, daemonized: a control NIC forwarding its agent's and
+ * sshd's ports, a RoCE NIC as tap rtbswI (made by qemu, gone with it) */
+static int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
+			const char *initrd)
+{
+	char serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX], name[48], file[48], append[256];
+	char ctrl[512], cdev[64], data[128], ddev[64], port[16], *args[64];
+	struct proc_io io = { -1, -1, -1, 0 };
+	int r, n = 0, st = 255;
+	pid_t pid;
+	FILE *f;
+
+	serial_path(s, i, serial, sizeof(serial));
+	snprintf(file, sizeof(file), "qemu-node%d.pid", i);
+	tb_state_path(pidf, sizeof(pidf), file);
+	snprintf(file, sizeof(file), "qemu-node%d.log", i);
+	tb_state_path(qlog, sizeof(qlog), file);
+	snprintf(name, sizeof(name), "rdma-testbed-node%d", i);
+	snprintf(append, sizeof(append), APPEND " rdmatb.node=%d", i);
+	n = snprintf(ctrl, sizeof(ctrl),
+		     "user,id=ctl,restrict=on,ipv6=off,net=%s,host=%s,hostfwd=tcp:127.0.0.1:%d-%s:%d",
+		     CTRL_NET, CTRL_HOST_IP, s->node[i].port, CTRL_GUEST_IP, s->node[i].port);
+	if (!ssh)
+		snprintf(ctrl + n, sizeof(ctrl) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:22",
+			 s->node[i].ssh_port, CTRL_GUEST_IP);
+	snprintf(cdev, sizeof(cdev), "virtio-net-pci,netdev=ctl,mac=" MAC_CTRL, i);
+	tb_switch_port(i, port, sizeof(port));
+	snprintf(data, sizeof(data), "tap,id=roce,ifname=%s,script=no,downscript=no", port);
+	snprintf(ddev, sizeof(ddev), "virtio-net-pci,netdev=roce,mac=" MAC_DATA, i);
+	n = 0;
+	base_args(args, &n, name, kernel, initrd, serial, s->node_mem_mb, 1, s->accel, append);
+	args[n++] = "-netdev";
+	args[n++] = ctrl;
+	args[n++] = "-device";
+	args[n++] = cdev;
+	args[n++] = "-netdev";
+	args[n++] = data;
+	args[n++] = "-device";
+	args[n++] = ddev;
+	args[n++] = "-daemonize";
+	args[n++] = "-pidfile";
+	args[n++] = pidf;
+	args[n] = NULL;
+	if (log_verbose > 0) {
+		for (r = 0; args[r]; r++)
+			fprintf(stderr, "%s ", args[r]);
+		fputc('\n', stderr);
+	}
+	io.out = io.err = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	r = proc_spawn(args, &io, &pid);
+	if (io.out >= 0)
+		close(io.out);
+	if (r || proc_reap(pid, -1, &st) || st) {
+		log_err("node%d: qemu failed to start:", i);
+		tail_file(qlog, 10);
+		return -EIO;
+	}
+	f = fopen(pidf, "re");
+	if (!f || fscanf(f, "%d", &s->node[i].qemu_pid) != 1) {
+		if (f)
+			fclose(f);
+		log_err("%s: qemu wrote no pid", pidf);
+		return -EIO;
+	}
+	fclose(f);
+	r = tb_save(s);
+	return r ? r : tb_switch_attach(i, s->netdev_mtu);
+}
+
+/* the last lines of every VM's console */
+static void tell_consoles(const struct tb_state *s)
+{
+	char serial[PATH_MAX];
+	int i, n = s->topology == TB_PER_NODE ? s->nodes : 1;
+
+	for (i = 0; i < n; i++) {
+		serial_path(s, i, serial, sizeof(serial));
+		log_err("last lines of %s's console (%s):",
+			s->topology == TB_PER_NODE ? s->node[i].name : "the VM", serial);
+		tail_file(serial, n > 1 ? 12 : 25);
+	}
+}
+
+/* the switch's agent answers (it started with the first VM: long ready) */
+static int switch_agent_ready(const struct tb_state *s)
+{
+	double t0 = rtb_now_s();
+	struct agentc c;
+	int r;
+
+	do {
+		r = tb_switch_open(&c, s, 1000);
+		if (!r) {
+			agentc_close(&c);
+			return 0;
+		}
+		usleep(100 * 1000);
+	} while (rtb_now_s() - t0 < 10 && tb_switch_agent_running(s) && !ctl_interrupted);
+	log_err("the switch's agent (%s:%d) does not answer: %s; see %s/switch-agent.log",
+		s->sw.host, s->sw.port, strerror(-r), ctl_state_dir());
+	return r ? r : -ETIMEDOUT;
+}
+
 static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 {
-	char initrd[PATH_MAX], kernel[PATH_MAX] = "", serial[PATH_MAX];
-	int r, base, ssh = 1;
+	char initrd[PATH_MAX], kernel[PATH_MAX] = "";
+	int r, base, ssh = 1, i;
 	double t0;
 
+	s->topology = o->topology;
+	if (s->topology == TB_PER_NODE)
+		s->node_mem_mb = o->mem_mb ? o->mem_mb : 512;
 	base = vm_plan(s, o);
 	if (base < 0)
 		return base;
 	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
-	r = vm_image(s, base, o->nodes, kernel, sizeof(kernel), initrd, &ssh);
+	r = vm_image(s, base, kernel, sizeof(kernel), initrd, &ssh);
 	if (r)
 		return r;
 	choose_accel(s, o->accel, kernel, initrd);
 	t0 = rtb_now_s();
-	r = vm_boot(s, o, base, ssh, kernel, initrd);
+	if (s->topology == TB_PER_NODE) {
+		log_info("booting %d nodes, a qemu (%s) and kernel %s each, %d MiB, joined by the "
+			 "switch rtbbr0", s->nodes, s->accel, s->kver, s->node_mem_mb);
+		r = tb_switch_create(s->netdev_mtu);
+		if (!r)
+			r = tb_switch_agent_start(s, base + 2 * s->nodes);
+		for (i = 0; !r && i < s->nodes && !ctl_interrupted; i++)
+			r = vm_boot_node(s, i, ssh, kernel, initrd);
+	} else {
+		r = vm_boot(s, o, base, ssh, kernel, initrd);
+	}
 	if (r)
 		return r;
 	unlink(initrd);		/* qemu has loaded it into guest memory */
@@ -693,46 +870,110 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	if (r)
 		return r;
 	r = tb_wait_agents(s, o->timeout_s, vm_booting);
+	if (!r && s->topology == TB_PER_NODE)
+		r = switch_agent_ready(s);
 	s->boot_s = rtb_now_s() - t0;
 	if (r && r != -EINTR) {
-		tb_state_path(serial, sizeof(serial), "serial.log");
-		log_err("testbed up: %s after %.0f s; last lines of the VM console (%s):",
-			r == -ECHILD ? "the VM failed" : "agents not ready", s->boot_s, serial);
-		tail_file(serial, 25);
+		log_err("testbed up: %s after %.0f s", r == -ECHILD ? "a VM failed" :
+			"agents not ready", s->boot_s);
+		tell_consoles(s);
 	}
+	return r;
+}
+
+/* SIGTERM, then SIGKILL: 0 once pid is no qemu of ours */
+static int stop_qemu(pid_t pid)
+{
+	int i;
+
+	if (!qemu_ours(pid))
+		return 0;
+	kill(pid, SIGTERM);
+	for (i = 0; i < 100 && qemu_ours(pid); i++) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (qemu_ours(pid)) {
+		kill(pid, SIGKILL);
+		for (i = 0; i < 50 && !kill(pid, 0); i++) {
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (qemu_ours(pid)) {
+		log_err("qemu pid %d does not exit", (int)pid);
+		return -EBUSY;
+	}
+	/* its command line goes before its files do (the tap): wait until
+	 * the process is gone */
+	for (i = 0; i < 50 && !kill(pid, 0); i++) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* the pid in $STATE/FILE, 0 when none */
+static pid_t pid_file(const char *file)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int pid = 0;
+
+	tb_state_path(path, sizeof(path), file);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+/* every node's qemu (by the state, and by its pid file: an up killed before
+ * it saved a pid), then the switch */
+static int down_per_node(const struct tb_state *s)
+{
+	int i, r = 0;
+
+	for (i = 0; i < s->nodes; i++) {
+		char file[48];
+
+		snprintf(file, sizeof(file), "qemu-node%d.pid", i);
+		if (stop_qemu(s->node[i].qemu_pid) || stop_qemu(pid_file(file)))
+			r = -EBUSY;
+	}
+	tb_switch_agent_stop(s);
+	if (!r)
+		r = tb_switch_remove(s->nodes);
 	return r;
 }
 
 static int vm_down(const struct tb_state *s)
 {
 	char serial[PATH_MAX], keep[PATH_MAX];
-	int i;
+	int r, i;
 
-	if (vm_alive(s)) {
-		kill(s->qemu_pid, SIGTERM);
-		for (i = 0; i < 100 && vm_alive(s); i++) {
-			struct timespec ts = { 0, 100 * 1000 * 1000 };
+	r = s->topology == TB_PER_NODE ? down_per_node(s) :
+	    stop_qemu(s->qemu_pid) ? -EBUSY : stop_qemu(pid_file("qemu.pid"));
+	if (r)
+		return r;
+	/* the console logs outlive the state: where to look after a failure */
+	for (i = 0; i < (s->topology == TB_PER_NODE ? s->nodes : 1); i++) {
+		char name[48];
 
-			nanosleep(&ts, NULL);
-		}
-		if (vm_alive(s)) {
-			kill(s->qemu_pid, SIGKILL);
-			for (i = 0; i < 50 && !kill(s->qemu_pid, 0); i++) {
-				struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-				nanosleep(&ts, NULL);
-			}
-		}
-		if (vm_alive(s)) {
-			log_err("qemu pid %d does not exit", (int)s->qemu_pid);
-			return -EBUSY;
-		}
+		serial_path(s, i, serial, sizeof(serial));
+		if (s->topology == TB_PER_NODE)
+			snprintf(name, sizeof(name), "last-serial-node%d.log", i);
+		else
+			snprintf(name, sizeof(name), "last-serial.log");
+		snprintf(keep, sizeof(keep), "%s/%s", ctl_cache_dir(), name);
+		if (!access(serial, R_OK) && rename(serial, keep))
+			ctl_copy_file(serial, keep, O_TRUNC, 0600);	/* EXDEV: /run and /var */
 	}
-	/* the console log outlives the state: where to look after a failure */
-	tb_state_path(serial, sizeof(serial), "serial.log");
-	snprintf(keep, sizeof(keep), "%s/last-serial.log", ctl_cache_dir());
-	if (!access(serial, R_OK) && rename(serial, keep))
-		ctl_copy_file(serial, keep, O_TRUNC, 0600);	/* EXDEV: /run and /var differ */
 	return 0;
 }
 

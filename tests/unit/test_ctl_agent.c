@@ -154,6 +154,60 @@ static void test_inject_reply_without_stdout(void)
 	EXPECT(rmdir(dir) == 0);
 }
 
+/* a per-node testbed's state comes back whole (topology, each node's qemu
+ * and sshd port); a state written before topologies loads as the shared
+ * kernel's; every node's ssh Host is its own */
+static void test_state_per_node_round_trip(void)
+{
+	char dir[] = "/tmp/rtb-unit-state-XXXXXX", path[300], host[32];
+	static struct tb_state st, back;
+	FILE *f;
+	int i;
+
+	EXPECT(mkdtemp(dir) != NULL);
+	setenv("RDMATB_STATE_DIR", dir, 1);
+	memset(&st, 0, sizeof(st));
+	st.backend = TB_VM;
+	st.topology = TB_PER_NODE;
+	st.nodes = 3;
+	st.node_mem_mb = 512;
+	snprintf(st.accel, sizeof(st.accel), "tcg");
+	snprintf(st.token, sizeof(st.token), "%s", TOKEN);
+	for (i = 0; i < 3; i++) {
+		snprintf(st.node[i].name, sizeof(st.node[i].name), "node%d", i);
+		snprintf(st.node[i].dev, sizeof(st.node[i].dev), "rxe%d", i);
+		snprintf(st.node[i].host, sizeof(st.node[i].host), "127.0.0.1");
+		st.node[i].port = 47100 + i;
+		st.node[i].ssh_port = 47103 + i;
+		st.node[i].qemu_pid = 4000 + i;
+	}
+	EXPECT(tb_save(&st) == 0);
+	EXPECT(tb_load(&back) == 0);
+	EXPECT(back.topology == TB_PER_NODE && back.node_mem_mb == 512 && back.nodes == 3);
+	for (i = 0; i < 3; i++)
+		EXPECT(back.node[i].qemu_pid == 4000 + i && back.node[i].ssh_port == 47103 + i);
+	EXPECT(!strcmp(tb_ssh_host(2, host, sizeof(host)), "rdma-testbed-node2"));
+	EXPECT(!strcmp(tb_topology_name(back.topology), "per-node"));
+	/* the same state as an older rdmactl wrote it: no topology, no per-node keys */
+	snprintf(path, sizeof(path), "%s/testbed.json", dir);
+	f = fopen(path, "we");
+	EXPECT(f != NULL);
+	if (f) {
+		fputs("{\"schema_version\": 1, \"backend\": \"vm\", \"nodes_n\": 1, \"mtu\": 1024, "
+		      "\"netdev_mtu\": 1152, \"qemu_pid\": 77, \"accel\": \"tcg\", \"accel_why\": \"\", "
+		      "\"kernel\": \"6.1\", \"up_s\": 1.0, \"image_s\": 1.0, \"boot_s\": 1.0, "
+		      "\"image_built\": false, \"nodes\": [{\"name\": \"node0\", \"dev\": \"rxe0\", "
+		      "\"host\": \"127.0.0.1\", \"port\": 47100, \"agent_pid\": 0}]}\n", f);
+		fclose(f);
+	}
+	EXPECT(tb_load(&back) == 0);
+	EXPECT(back.topology == TB_SHARED && back.qemu_pid == 77 && back.node[0].qemu_pid == 0);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	unlink(path);
+	EXPECT(rmdir(dir) == 0);
+}
+
 /*
  * group_run's steps go to every rank at once: n agents under TCG take one
  * agent's time, not n. Three stand-in ranks answer a prepare or a connect
@@ -306,6 +360,7 @@ int main(void)
 	test_open_authenticates();
 	test_open_wrong_token();
 	test_inject_reply_without_stdout();
+	test_state_per_node_round_trip();
 	test_group_steps_at_once();
 	return expect_done("test_ctl_agent");
 }

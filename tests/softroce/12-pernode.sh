@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# One kernel per node: `testbed up --topology per-node` boots a qemu and a
+# kernel for every node, their RoCE NICs taps on the switch (bridge rtbbr0)
+# on this host. Each node has its own boot id; the RDMA CM (rping without
+# -I) crosses kernels, and the host's switch port sees every RoCE packet
+# the node's rxe sent; agents run RC between kernels; exec and cp reach
+# each node's own filesystem; down, and down after a killed up, leave no
+# qemu, tap, bridge or state.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
+       exec_cp_per_node switch_faults_traced switch_agent_cli down_clean killed_up_cleans"
+INJ=${INJ:-build/bin/rdma-inject}
+plan $TESTS
+why=$(vm_unavailable)
+if [ -n "$why" ]; then
+	for t in $TESTS; do skip "$t" "$why"; done
+	exit 0
+fi
+W=$(mktemp -d /tmp/rtb-pernode.XXXXXX)
+trap '"$INJ" -q flush >/dev/null 2>&1; tb_cleanup; rm -rf "$W"' EXIT
+tb_cleanup
+
+# nothing of a per-node testbed on this host: no qemu, no rtbbr0 or rtbswN
+# (a tc filter or qdisc would be on one of them), no state directory
+host_clean() {
+	local why=""
+	pgrep -f 'qemu-system.*rdma-testbed' >/dev/null && why="qemu: $(pgrep -af 'qemu-system.*rdma-testbed' | cut -c1-80)"
+	ip -o link show | grep -qE ': rtb(br0|sw[0-9]+)[:@]' &&
+		why="$why links: $(ip -o link show | grep -oE 'rtb(br0|sw[0-9]+)' | tr '\n' ' ')"
+	[ -e "${RDMATB_STATE_DIR:-/run/rdma-testbed}/testbed.json" ] && why="$why state left"
+	echo "$why"
+}
+
+# --- a switch port of per-node VMs is this host's: validate takes a delay
+# rule there exactly when this host's kernel can run it, as rdma-inject
+# probe finds by trying the qdiscs (this host: no sch_prio, refused)
+cat > "$W/pd.yaml" <<'EOF'
+version: 1
+name: per-node-switch-delay
+testbed: {topology: per-node, nodes: 2}
+workload:
+  type: collective
+  options: {op: allreduce, size: 64k}
+arms:
+  - mode: rc
+faults:
+  - rule: opcode data delay 1ms
+    port: switch
+    dir: egress
+EOF
+can=$("$INJ" -j probe 2>/dev/null | jq '.actions.delay')
+out=$("$RDMACTL" validate "$W/pd.yaml" 2>&1); rc=$?
+sed 's/port: switch/port: nic/' "$W/pd.yaml" > "$W/pn.yaml"
+"$RDMACTL" validate "$W/pn.yaml" >/dev/null 2>&1; rcn=$?
+if { [ "$can" = false ] && [ $rc = 2 ] && grep -q "pd.yaml:10:11: .*delay at a switch port" <<< "$out"; } ||
+	{ [ "$can" = true ] && [ $rc = 0 ]; }; then
+	[ $rcn = 0 ] && pass switch_delay_as_probed "probe: delay=$can; validate exit $rc: $(tail -c 160 <<< "$out"); at port: nic: exit 0" ||
+		fail switch_delay_as_probed "at port: nic: exit $rcn"
+else
+	fail switch_delay_as_probed "probe: delay=[$can]; validate exit $rc: $out"
+fi
+
+t0=$(date +%s.%N)
+if out=$("$RDMACTL" testbed up --topology per-node --nodes 3 2>&1); then
+	pass up_per_node "$(tail -n 1 <<< "$out")"
+else
+	fail up_per_node "$(tail -n 30 <<< "$out" | tr '\n' '|')"
+	for t in status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels \
+		 exec_cp_per_node switch_faults_traced switch_agent_cli down_clean; do fail "$t" "no testbed"; done
+	exit 0
+fi
+
+# --- each node its own qemu and kernel, said by its agent
+st=$("$RDMACTL" -j testbed status); rc=$?
+txt=$("$RDMACTL" testbed status)
+if [ $rc = 0 ] && jq -e '.topology == "per-node" and .healthy and (.nodes | length == 3) and
+	([.nodes[] | (.kernel | test("^[0-9]")) and (.boot_id | length == 36) and .cpus == 1 and
+	  .mem_mb > 256 and .mem_mb <= 512 and .qemu_pid > 0] | all) and
+	([.nodes[].qemu_pid] | unique | length == 3) and
+	([.nodes | to_entries[] | .value.gid == "::ffff:198.18.0.\(.key + 1)"] | all)' <<< "$st" >/dev/null &&
+	grep -q "BOOT ID" <<< "$txt" && [ "$(grep -cE '^node[0-2] +[0-9]+ +[0-9]' <<< "$txt")" = 3 ]; then
+	pass status_kernels "$(jq -r '[.nodes[] | "\(.name): qemu \(.qemu_pid), \(.kernel), \(.cpus) vCPU, \(.mem_mb) MiB"] | join("; ")' <<< "$st")"
+else
+	fail status_kernels "rc=$rc $(head -c 400 <<< "$st") | $(tr '\n' '|' <<< "$txt" | head -c 300)"
+fi
+
+# --- a boot id a node, read in the node's own kernel
+ids=""
+for i in 0 1 2; do ids="$ids $("$RDMACTL" testbed exec node$i -- cat /proc/sys/kernel/random/boot_id 2>&1)"; done
+# shellcheck disable=SC2086
+if [ "$(printf '%s\n' $ids | grep -cE '^[0-9a-f-]{36}$')" = 3 ] &&
+	[ "$(printf '%s\n' $ids | sort -u | wc -l)" = 3 ] &&
+	[ "$(printf '%s\n' $ids | sort | tr '\n' ' ')" = "$(jq -r '[.nodes[].boot_id] | sort | join(" ")' <<< "$st") " ]; then
+	pass boot_ids_differ "$ids"
+else
+	fail boot_ids_differ "$ids"
+fi
+
+# --- the RDMA CM between kernels: rping resolves 198.18.0.1 (no -I) from
+# node1, the pings verified (the server's -S as the client's: a smaller
+# buffer fails its RDMA READ with a protection error); the switch port node1 is on counts every RoCE
+# packet node1's rxe sent (rdma-inject's count rule at the port's ingress)
+sent() { "$RDMACTL" testbed exec node1 -- cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts; }
+"$RDMACTL" testbed exec node0 -- sh -c 'setsid rping -s -a 198.18.0.1 -p 7174 -C 50 -S 1024 -V > /tmp/rps.log 2>&1 < /dev/null &' 
+id=$("$INJ" -j add dev rtbsw1 ingress count 2>"$W/inj.err" | jq -r '.id // empty')
+s0=$(sent)
+sleep 1
+out=$("$RDMACTL" testbed exec node1 -- timeout 120 rping -c -a 198.18.0.1 -p 7174 -C 50 -S 1024 -V -v 2>&1); rc=$?
+s1=$(sent)
+counted=$("$INJ" -j stats 2>/dev/null | jq --argjson id "${id:-0}" '.rules[] | select(.id == $id) | .counters.matched')
+"$INJ" -q del "$id" >/dev/null 2>&1; "$INJ" -q flush if-empty >/dev/null 2>&1
+pings=$(grep -c "ping data" <<< "$out")
+if [ $rc = 0 ] && [ "$pings" = 50 ] && [ -n "$counted" ] && [ $((s1 - s0)) -gt 100 ] &&
+	[ "$counted" = $((s1 - s0)) ]; then
+	pass rping_cm_across_kernels "50 pings of 1 KiB verified; node1's rxe sent $((s1 - s0)) packets, switch port rtbsw1 counted $counted"
+else
+	fail rping_cm_across_kernels "rc=$rc pings=$pings sent=$((s1 - s0)) counted=[$counted] id=[$id] $(head -c 200 "$W/inj.err") $(tail -n 3 <<< "$out" | tr '\n' '|')"
+	"$INJ" -j stats 2>&1 | head -c 600
+fi
+
+# --- the agents: RC between kernels, across the switch
+lat=$("$RDMACTL" -j p2p lat --client node1 --server node0 --iters 1000 --size 64); rc=$?
+if [ $rc = 0 ] && jq -e '.lat_ns.count == 1000 and .client_hw_counters_delta.sent_pkts >= 1000' <<< "$lat" >/dev/null; then
+	pass p2p_across_kernels "$(jq -r '.lat_ns | "node1 -> node0 RC WRITE 64 B: p50 \(.p50_ns/1000) us, p99 \(.p99_ns/1000) us"' <<< "$lat")"
+else
+	fail p2p_across_kernels "rc=$rc $(head -c 300 <<< "$lat")"
+fi
+
+# --- exec and cp: each node's own filesystem
+echo "made on the host $$" > "$W/f"
+"$RDMACTL" testbed cp "$W/f" node2:/tmp/pn/ 2>"$W/cp.err"; rc=$?
+got=$("$RDMACTL" testbed exec node2 -- cat /tmp/pn/f 2>&1)
+"$RDMACTL" testbed exec node0 -- test -e /tmp/pn/f; r0=$?
+host=$("$RDMACTL" testbed exec node2 -- hostname 2>&1)
+if [ $rc = 0 ] && [ "$got" = "made on the host $$" ] && [ $r0 = 1 ] && [ "$host" = node2 ]; then
+	pass exec_cp_per_node "node2 has the file, node0 does not; node2's hostname $host"
+else
+	fail exec_cp_per_node "cp rc=$rc $(cat "$W/cp.err") got=[$got] node0 test=$r0 hostname=[$host]"
+fi
+
+# --- faults at the switch: the profile's loss on the switch ports toward
+# each node (rtbswN egress, through the switch's agent on this host), traced
+# at the nodes and at the switch; every capture point agrees with tshark,
+# the rules' counters with the trace's verdicts, rxe's counters with the
+# nodes' captures; no hook or qdisc left on the switch ports
+ts_counts() {	# file iface packets resent, as tshark counts them
+	local f
+	for f in "$1"/trace/*.pcapng; do
+		tshark -r "$f" -Y infiniband -T fields -e frame.interface_id -e ip.src -e ip.dst \
+			-e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode 2>/dev/null |
+			awk -v f="trace/${f##*/}" '{ n[$1]++; k = $1 " " $2 " " $3 " " $4 " " $5
+				if ($6 == 129) next; if (k in seen) r[$1]++; seen[k] = 1 }
+				END { for (i in n) print f, i, n[i], r[i] + 0 }'
+	done | sort
+}
+sr=$W/sw
+out=$("$RDMACTL" run profiles/exec-rc-pingpong.yaml --trace -o "$sr" --set faults.0.port=switch \
+	--set faults.0.dir=egress 2>&1); rc=$?
+"$RDMACTL" analyze -j "$sr" > "$W/sw.json" 2> "$W/sw.err"; arc=$?
+ours=$(jq -r '.captures[] | select(.packets > 0) | "\(.file) \(.iface) \(.packets) \(.resent_packets)"' < "$W/sw.json" | sort)
+theirs=$(ts_counts "$sr")
+hooks=$(for i in 0 1; do tc filter show dev rtbsw$i ingress; tc filter show dev rtbsw$i egress; tc qdisc show dev rtbsw$i | grep -v 'qdisc \(noqueue\|fq_codel\|pfifo_fast\|mq\) '; done 2>&1)
+if [ $rc = 0 ] && [ $arc = 0 ] && [ -n "$ours" ] && [ "$ours" = "$theirs" ] &&
+	[ "$(ls "$sr"/trace/*.switch.pcapng 2>/dev/null | wc -l)" = 2 ] &&
+	jq -e '.faults[0].port == "switch" and ([.faults[0].rules[].counters.dropped] | add) > 0 and
+	  .trace.consistent and ([.trace.checks[] | select(.ok | not)] | length) == 0 and
+	  ([.arms[] | select(.retransmissions > 0)] | length) == 2' < "$sr/report.json" >/dev/null &&
+	[ -z "$hooks" ]; then
+	pass switch_faults_traced "dropped $(jq '[.faults[0].rules[].counters.dropped] | add' < "$sr/report.json") at rtbsw0/1 egress; $(wc -l <<< "$ours") capture points agree with tshark; $(jq '.trace.checks | length' < "$sr/report.json") checks hold; retransmissions $(jq -r '[.arms[] | "\(.name) \(.retransmissions)"] | join(", ")' < "$sr/report.json"); no hook left"
+else
+	fail switch_faults_traced "rc=$rc analyze=$arc ours=[$(tr '\n' '|' <<< "$ours" | head -c 300)] tshark=[$(tr '\n' '|' <<< "$theirs" | head -c 300)] $(jq -c '[.faults[0].port, [.faults[0].rules[].counters.dropped], [.trace.checks[] | select(.ok | not)][:2]]' < "$sr/report.json" 2>&1 | head -c 300) hooks=[$hooks] $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- the switch's agent from the command line: rdmactl inject --node switch
+out=$("$RDMACTL" inject --node switch add dev rtbsw0 ingress count 2>&1); r1=$?
+lst=$("$RDMACTL" -j inject --node switch list 2>&1)
+"$RDMACTL" inject --node switch flush >/dev/null 2>&1; r3=$?
+if [ $r1 = 0 ] && jq -e '[.rules[] | select(.dev == "rtbsw0")] | length == 1' <<< "$lst" >/dev/null &&
+	[ $r3 = 0 ] && [ -z "$(tc filter show dev rtbsw0 ingress 2>&1)" ]; then
+	pass switch_agent_cli "a count rule on rtbsw0 through --node switch, listed, flushed"
+else
+	fail switch_agent_cli "add rc=$r1 $out; list: $(head -c 300 <<< "$lst"); flush rc=$r3"
+fi
+
+out=$("$RDMACTL" testbed down 2>&1); rc=$?
+left=$(host_clean)
+if [ $rc = 0 ] && [ -z "$left" ]; then pass down_clean "$out; no qemu, tap, bridge or state left"
+else fail down_clean "rc=$rc $out; $left"; fi
+
+# --- killed mid-up: rdmactl gets SIGKILL once the first qemu runs; down
+# removes what it had started
+"$RDMACTL" testbed up --topology per-node --nodes 2 > "$W/up.log" 2>&1 &
+up=$!
+k=0
+until [ -s "${RDMATB_STATE_DIR:-/run/rdma-testbed}/qemu-node0.pid" ] || [ $k -ge 600 ]; do sleep 0.1; k=$((k + 1)); done
+kill -9 $up 2>/dev/null; wait $up 2>/dev/null
+during=$(pgrep -fc 'qemu-system.*rdma-testbed')
+out=$("$RDMACTL" testbed down 2>&1); rc=$?
+left=$(host_clean)
+if [ "$during" -ge 1 ] && [ $rc = 0 ] && [ -z "$left" ]; then
+	pass killed_up_cleans "killed with $during qemu running; down: $out; nothing left"
+else
+	fail killed_up_cleans "qemu at the kill: $during; down rc=$rc $out; $left; $(tail -n 3 "$W/up.log" | tr '\n' '|')"
+fi
+note "suite time $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s"

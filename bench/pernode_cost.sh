@@ -42,7 +42,7 @@ done
 echo "# topology round up_s rss_mib_per_node allreduce_1M_p50_ns"
 cat "$W/rows"
 for t in shared per-node; do
-	printf '%-9s up %5.1f s, %4d MiB a node (qemu VmRSS), allreduce 1 MiB p50 %.2f ms (medians of %d)\n' "$t" \
+	printf '%-9s up %5.1f s, %4.0f MiB a node (qemu VmRSS), allreduce 1 MiB p50 %.2f ms (medians of %d)\n' "$t" \
 		"$(awk -v t="$t" '$1 == t { print $3 }' "$W/rows" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $4 }' "$W/rows" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $5 / 1e6 }' "$W/rows" | median)" "$ROUNDS"

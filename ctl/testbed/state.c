@@ -117,6 +117,8 @@ int tb_save(const struct tb_state *s)
 		return -ENOMEM;
 	json_object_set_new(o, "topology", json_string(tb_topology_name(s->topology)));
 	json_object_set_new(o, "node_mem_mb", json_integer(s->node_mem_mb));
+	if (s->kernel_path[0])
+		json_object_set_new(o, "kernel_path", json_string(s->kernel_path));
 	if (s->sw.port > 0)
 		json_object_set_new(o, "switch", json_pack("{s:s,s:i,s:i}", "host", s->sw.host, "port",
 							   s->sw.port, "agent_pid",
@@ -191,6 +193,8 @@ int tb_load(struct tb_state *s)
 	topo = json_string_value(json_object_get(o, "topology"));
 	s->topology = topo && !strcmp(topo, "per-node") ? TB_PER_NODE : TB_SHARED;
 	s->node_mem_mb = (int)json_integer_value(json_object_get(o, "node_mem_mb"));
+	snprintf(s->kernel_path, sizeof(s->kernel_path), "%s",
+		 json_string_value(json_object_get(o, "kernel_path")) ?: "");
 	{
 		json_t *sw = json_object_get(o, "switch");
 		const char *h = json_string_value(json_object_get(sw, "host"));

@@ -469,6 +469,79 @@ static int testbed_down(void *ctl, int argc, char **argv)
 	return tb_down() ? CTL_FAIL : CTL_OK;
 }
 
+/* rdmactl testbed crash|freeze|thaw|reboot NODE, port NODE down|up: one
+ * node of per-node VMs, under the testbed's lock */
+static int node_fault(const char *verb, enum tb_node_fault f, int argc, char **argv)
+{
+	static struct tb_state s;
+	char err[512];
+	int i, r, lockfd, want = f == TB_PORT_DOWN ? 2 : 1;
+	pid_t old;
+
+	if (argc != want || (f == TB_PORT_DOWN && strcmp(argv[1], "down") && strcmp(argv[1], "up"))) {
+		log_err("usage: rdmactl testbed %s NODE%s", verb, f == TB_PORT_DOWN ? " down|up" : "");
+		return CTL_USAGE;
+	}
+	if (f == TB_PORT_DOWN && !strcmp(argv[1], "up"))
+		f = TB_PORT_UP;
+	lockfd = lock_state();
+	if (lockfd < 0)
+		return CTL_FAIL;
+	r = tb_load_rdma(&s);
+	if (r == -ENOENT)
+		log_err("testbed %s: no testbed is up (rdmactl testbed up)", verb);
+	if (r) {
+		close(lockfd);
+		return CTL_FAIL;
+	}
+	i = tb_node_index(&s, argv[0]);
+	if (i < 0) {
+		log_err("testbed %s: no node '%s' (node0..node%d)", verb, argv[0], s.nodes - 1);
+		close(lockfd);
+		return CTL_USAGE;
+	}
+	old = s.node[i].qemu_pid;
+	r = tb_node_fault(&s, i, f, 300, err, sizeof(err));
+	if (!r && f == TB_REBOOT)
+		r = tb_save(&s);
+	close(lockfd);
+	if (r) {
+		log_err("testbed %s: %s", verb, err);
+		return r == -EOPNOTSUPP ? CTL_USAGE : CTL_FAIL;
+	}
+	switch (f) {
+	case TB_CRASH:
+		printf("%s: crashed (qemu %d killed)\n", s.node[i].name, (int)old);
+		break;
+	case TB_FREEZE:
+		printf("%s: frozen (qemu %d stopped; rdmactl testbed thaw %s)\n", s.node[i].name,
+		       (int)old, s.node[i].name);
+		break;
+	case TB_THAW:
+		printf("%s: thawed (qemu %d continued)\n", s.node[i].name, (int)old);
+		break;
+	case TB_REBOOT:
+		printf("%s: rebooted (qemu %d, was %d), its agent ready\n", s.node[i].name,
+		       (int)s.node[i].qemu_pid, (int)old);
+		break;
+	default:
+		printf("%s: switch port rtbsw%d %s\n", s.node[i].name, i, argv[1]);
+	}
+	return CTL_OK;
+}
+
+#define NODE_FAULT(name, verb, f)                                                                  \
+	static int name(void *ctl, int argc, char **argv)                                          \
+	{                                                                                          \
+		(void)ctl;                                                                         \
+		return node_fault(verb, f, argc, argv);                                            \
+	}
+NODE_FAULT(testbed_crash, "crash", TB_CRASH)
+NODE_FAULT(testbed_freeze, "freeze", TB_FREEZE)
+NODE_FAULT(testbed_thaw, "thaw", TB_THAW)
+NODE_FAULT(testbed_reboot, "reboot", TB_REBOOT)
+NODE_FAULT(testbed_port, "port", TB_PORT_DOWN)
+
 int cmd_testbed(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct cmd_entry verbs[] = {
@@ -477,6 +550,12 @@ int cmd_testbed(struct ctl *ctl, int argc, char **argv)
 		{ "down", testbed_down, "stop everything the testbed started" },
 		{ "exec", tb_cmd_exec, "run a command at a node: NODE [--env K=V]... -- CMD [ARG...]" },
 		{ "cp", tb_cmd_cp, "copy files to the nodes: FILE... NODE:PATH" },
+		{ "crash", testbed_crash, "per-node VMs: kill NODE's qemu (its kernel gone without a word)" },
+		{ "freeze", testbed_freeze, "per-node VMs: stop NODE's qemu (a hung host) until thaw" },
+		{ "thaw", testbed_thaw, "per-node VMs: continue a frozen NODE" },
+		{ "reboot", testbed_reboot, "per-node VMs: NODE's qemu killed and booted again, its "
+					   "agent back" },
+		{ "port", testbed_port, "per-node VMs: NODE's switch port down|up" },
 		{ NULL, NULL, NULL },
 	};
 	char err[128];

@@ -8,6 +8,7 @@
 #ifndef RTB_CTL_TESTBED_H
 #define RTB_CTL_TESTBED_H
 
+#include <limits.h>
 #include <sys/types.h>
 #include "ctl/base/ctl.h"
 #include "ctl/agent/agent.h"
@@ -47,6 +48,7 @@ struct tb_state {
 	char accel[8];
 	char accel_why[160];
 	char kver[64];
+	char kernel_path[PATH_MAX];	/* per-node VMs: what a rebooted node boots */
 	char token[PROTO_TOKEN_MAX + 1];
 	double up_s, image_s, boot_s;
 	int image_built;
@@ -95,6 +97,15 @@ int tb_ssh_config(char *buf, size_t len);
 const char *tb_ssh_host(int node, char *buf, size_t len);
 /* "per-node"|"shared" */
 const char *tb_topology_name(enum tb_topology t);
+
+/* what happens to one node of per-node VMs (rdmactl testbed crash|freeze|
+ * thaw|reboot|port): its qemu killed (the kernel gone without a word),
+ * stopped (a hung host) or continued, killed and booted again (its agent
+ * back and ACTIVE), its switch port down or up */
+enum tb_node_fault { TB_CRASH, TB_FREEZE, TB_THAW, TB_REBOOT, TB_PORT_DOWN, TB_PORT_UP };
+/* 0, or -errno with the reason in err; s updated (and saved) on a reboot */
+int tb_node_fault(struct tb_state *s, int node, enum tb_node_fault f, int timeout_s, char *err,
+		  size_t errlen);
 
 /* bring a testbed up (0, -EINTR when interrupted, -errno; messages printed) */
 int tb_up(const struct tb_up_opts *o);

@@ -865,7 +865,10 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	}
 	if (r)
 		return r;
-	unlink(initrd);		/* qemu has loaded it into guest memory */
+	if (s->topology == TB_PER_NODE)	/* what a node boots again (reboot) */
+		snprintf(s->kernel_path, sizeof(s->kernel_path), "%s", kernel);
+	else
+		unlink(initrd);	/* qemu has loaded it into guest memory */
 	r = tb_save(s);
 	if (r)
 		return r;
@@ -975,6 +978,101 @@ static int vm_down(const struct tb_state *s)
 			ctl_copy_file(serial, keep, O_TRUNC, 0600);	/* EXDEV: /run and /var */
 	}
 	return 0;
+}
+
+/* node i's agent answers hello with its port ACTIVE, within timeout_s */
+static int node_ready(const struct tb_state *s, int i, int timeout_s, char *err, size_t errlen)
+{
+	double t0 = rtb_now_s();
+	char e2[256] = "";
+
+	while (rtb_now_s() - t0 < timeout_s && !ctl_interrupted) {
+		struct agentc c;
+		json_t *res = NULL;
+
+		if (!tb_agent_open(&c, s, i, 1000)) {
+			int ok = !agentc_call(&c, "hello", NULL, &res, 3000, e2, sizeof(e2)) &&
+				 !strcmp(json_string_value(json_object_get(res, "state")) ?: "", "ACTIVE");
+
+			json_decref(res);
+			agentc_close(&c);
+			if (ok)
+				return 0;
+		}
+		if (!qemu_ours(s->node[i].qemu_pid)) {
+			snprintf(err, errlen, "%s: its qemu exited while booting (see %s)",
+				 s->node[i].name, "serial-nodeN.log in the state directory");
+			return -ECHILD;
+		}
+		usleep(250 * 1000);
+	}
+	snprintf(err, errlen, "%s: its agent not ready after %d s", s->node[i].name, timeout_s);
+	return ctl_interrupted ? -EINTR : -ETIMEDOUT;
+}
+
+int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s, char *err,
+		  size_t errlen)
+{
+	pid_t pid = s->node[i].qemu_pid;
+	char port[16], initrd[PATH_MAX], cfg[PATH_MAX];
+	int r;
+
+	if (s->backend != TB_VM || s->topology != TB_PER_NODE) {
+		snprintf(err, errlen, "a node fault needs a kernel a node (testbed up --topology "
+			 "per-node); this testbed's nodes share %s",
+			 s->backend == TB_VM ? "one VM's kernel" : "this host's kernel");
+		return -EOPNOTSUPP;
+	}
+	tb_switch_port(i, port, sizeof(port));
+	switch (f) {
+	case TB_CRASH:
+	case TB_FREEZE:
+	case TB_THAW:
+		if (!qemu_ours(pid)) {
+			snprintf(err, errlen, "%s: its qemu is not running (crashed?)", s->node[i].name);
+			return -ESRCH;
+		}
+		kill(pid, f == TB_CRASH ? SIGKILL : f == TB_FREEZE ? SIGSTOP : SIGCONT);
+		if (f == TB_CRASH && stop_qemu(pid)) {
+			snprintf(err, errlen, "%s: qemu %d does not exit", s->node[i].name, (int)pid);
+			return -EBUSY;
+		}
+		return 0;
+	case TB_PORT_DOWN:
+	case TB_PORT_UP: {
+		char *argv[] = { "ip", "link", "set", port, f == TB_PORT_DOWN ? "down" : "up", NULL };
+		char out[256] = "";
+
+		if ((r = proc_run(argv, out, sizeof(out)))) {
+			snprintf(err, errlen, "%s: ip link set %s %s: %.*s", s->node[i].name, port,
+				 argv[4], (int)strcspn(out, "\n"), out);
+			return -EIO;
+		}
+		return 0;
+	}
+	case TB_REBOOT:
+		break;
+	}
+	/* reboot: the same kernel and image, the same ports; its agent back */
+	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
+	if (!s->kernel_path[0] || access(s->kernel_path, R_OK) || access(initrd, R_OK)) {
+		snprintf(err, errlen, "%s: no image to boot again (%s)", s->node[i].name, initrd);
+		return -ENOENT;
+	}
+	if (qemu_ours(pid)) {
+		kill(pid, SIGCONT);	/* a frozen one dies too */
+		if (stop_qemu(pid)) {
+			snprintf(err, errlen, "%s: qemu %d does not exit", s->node[i].name, (int)pid);
+			return -EBUSY;
+		}
+	}
+	tb_state_path(cfg, sizeof(cfg), "ssh/config");
+	r = vm_boot_node(s, i, access(cfg, R_OK) ? 1 : 0, s->kernel_path, initrd);
+	if (r) {
+		snprintf(err, errlen, "%s: qemu did not start again", s->node[i].name);
+		return r;
+	}
+	return node_ready(s, i, timeout_s, err, errlen);
 }
 
 /* qemu runs anywhere: KVM when it works, TCG otherwise */

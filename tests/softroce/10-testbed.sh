@@ -7,8 +7,8 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object down_foreign_dir up status_json status_text
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
-       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program cp_strips_setuid_refuses_links down
-       interrupt_up_cleans up_cached up_progress_image"
+       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input node_fault_needs_per_node cp_user_program
+       cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_progress_image"
 plan $TESTS
 
 # bad arguments never touch a VM: checked first
@@ -36,7 +36,8 @@ why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
 		 no_leaked_arms perftest exec_devinfo exec_exit_status exec_signal exec_env exec_stdin \
-		 exec_bad_input cp_user_program cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_progress_image; do skip "$t" "$why"; done
+		 exec_bad_input node_fault_needs_per_node cp_user_program cp_strips_setuid_refuses_links down \
+		 interrupt_up_cleans up_cached up_progress_image; do skip "$t" "$why"; done
 	exit 0
 fi
 W_TS=$(mktemp /tmp/rtb-ts.XXXXXX)
@@ -161,6 +162,13 @@ for a in "/etc/hostname" "/nonexistent node1:/root/" "/etc/hostname node1:relati
 done
 [ -z "$bad" ] && pass exec_bad_input "5 bad execs and 4 bad copies refused with messages" ||
 	fail exec_bad_input "$bad"
+# one shared kernel: no node can crash, freeze or reboot alone
+out=$("$RDMACTL" testbed crash node1 2>&1); rc=$?
+if [ $rc = 2 ] && grep -q "needs a kernel a node" <<< "$out" && "$RDMACTL" -q testbed status >/dev/null; then
+	pass node_fault_needs_per_node "exit 2: $out"
+else
+	fail node_fault_needs_per_node "exit $rc: $out"
+fi
 # a user's verbs program built here, copied there, run at two nodes
 ub=$(mktemp -d /tmp/rtb-user.XXXXXX)
 if cc -O2 -o "$ub/portinfo" examples/exec/portinfo.c -libverbs 2>"$ub/cc.err"; then

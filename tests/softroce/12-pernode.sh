@@ -11,14 +11,10 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
-       exec_cp_per_node switch_faults_traced switch_agent_cli down_clean killed_up_cleans"
+       exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli down_clean killed_up_cleans"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
-why=$(vm_unavailable)
-if [ -n "$why" ]; then
-	for t in $TESTS; do skip "$t" "$why"; done
-	exit 0
-fi
+vm_or_skip || exit 0
 W=$(mktemp -d /tmp/rtb-pernode.XXXXXX)
 trap '"$INJ" -q flush >/dev/null 2>&1; tb_cleanup; rm -rf "$W"' EXIT
 tb_cleanup
@@ -69,7 +65,9 @@ if out=$("$RDMACTL" testbed up --topology per-node --nodes 3 2>&1); then
 else
 	fail up_per_node "$(tail -n 30 <<< "$out" | tr '\n' '|')"
 	for t in status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels \
-		 exec_cp_per_node switch_faults_traced switch_agent_cli down_clean; do fail "$t" "no testbed"; done
+		 exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli down_clean; do
+		fail "$t" "no testbed"
+	done
 	exit 0
 fi
 
@@ -183,6 +181,40 @@ if [ $r1 = 0 ] && jq -e '[.rules[] | select(.dev == "rtbsw0")] | length == 1' <<
 	pass switch_agent_cli "a count rule on rtbsw0 through --node switch, listed, flushed"
 else
 	fail switch_agent_cli "add rc=$r1 $out; list: $(head -c 300 <<< "$lst"); flush rc=$r3"
+fi
+
+# --- node faults from the command line: freeze (the agent stops
+# answering) and thaw; crash (qemu gone, its switch port with it, the other
+# nodes unharmed); reboot (a new boot id, the agent back and ACTIVE, RC
+# across the switch again); a switch port down and up (node1 cut off, then
+# back)
+reach() { "$RDMACTL" -j testbed status 2>/dev/null | jq -r --arg n "$1" '.nodes[] | select(.name == $n) | .agent_reachable'; }
+bid() { "$RDMACTL" testbed exec "$1" -- cat /proc/sys/kernel/random/boot_id 2>/dev/null; }
+ok=1 why=""
+b0=$(bid node2)
+"$RDMACTL" testbed freeze node2 > "$W/nf" 2>&1 || { ok=0; why="$why freeze: $(cat "$W/nf")"; }
+fr=$(reach node2)
+"$RDMACTL" testbed thaw node2 >> "$W/nf" 2>&1 || { ok=0; why="$why thaw: $(cat "$W/nf")"; }
+k=0; until [ "$(reach node2)" = true ] || [ $k -ge 20 ]; do sleep 1; k=$((k + 1)); done
+th=$(reach node2)
+"$RDMACTL" testbed crash node2 >> "$W/nf" 2>&1 || { ok=0; why="$why crash: $(cat "$W/nf")"; }
+cr=$(reach node2)
+ip link show rtbsw2 >/dev/null 2>&1 && { ok=0; why="$why rtbsw2 outlived its qemu"; }
+"$RDMACTL" -q p2p lat --client node1 --server node0 --iters 200 >/dev/null 2>&1 || { ok=0; why="$why node1->node0 failed with node2 crashed"; }
+t1=$(date +%s.%N)
+"$RDMACTL" testbed reboot node2 >> "$W/nf" 2>&1 || { ok=0; why="$why reboot: $(cat "$W/nf")"; }
+rb=$(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+b1=$(bid node2)
+"$RDMACTL" -q p2p lat --client node2 --server node0 --iters 200 >/dev/null 2>&1 || { ok=0; why="$why node2->node0 failed after the reboot"; }
+"$RDMACTL" testbed port node1 down >> "$W/nf" 2>&1 || { ok=0; why="$why port down: $(cat "$W/nf")"; }
+"$RDMACTL" testbed exec node1 -- ping -c 2 -W 1 198.18.0.1 >/dev/null 2>&1 && { ok=0; why="$why node1 reached node0 with its port down"; }
+"$RDMACTL" testbed port node1 up >> "$W/nf" 2>&1 || { ok=0; why="$why port up: $(cat "$W/nf")"; }
+"$RDMACTL" testbed exec node1 -- ping -c 2 -W 2 198.18.0.1 >/dev/null 2>&1 || { ok=0; why="$why node1 cut off after port up"; }
+if [ $ok = 1 ] && [ "$fr" = false ] && [ "$th" = true ] && [ "$cr" = false ] && [ -n "$b0" ] && [ -n "$b1" ] &&
+	[ "$b0" != "$b1" ]; then
+	pass node_faults_cli "frozen: unreachable, thawed: back; crashed: unreachable, rtbsw2 gone, node1->node0 fine; rebooted in $rb s (boot id ${b0:0:8} -> ${b1:0:8}), RC node2->node0; port down: node1 cut off, up: back"
+else
+	fail node_faults_cli "frozen reach=$fr thawed=$th crashed=$cr boot ids [$b0] [$b1];$why $(tr '\n' '|' < "$W/nf")"
 fi
 
 out=$("$RDMACTL" testbed down 2>&1); rc=$?

@@ -11,11 +11,7 @@ SUITE=20-host-backend
 TESTS="up_auto_picks_host status p2p_lat agent_killed exec_cp second_up_refused down_restores"
 plan $TESTS
 
-why=$(vm_unavailable)
-if [ -n "$why" ]; then
-	for t in $TESTS; do skip "$t" "$why"; done
-	exit 0
-fi
+vm_or_skip || exit 0
 W=$(mktemp -d /tmp/rtb-hosttest.XXXXXX)
 QPID=
 cleanup() { [ -n "$QPID" ] && kill "$QPID" 2>/dev/null; rm -rf "$W"; }

@@ -22,6 +22,16 @@ vm_unavailable() {
 	echo ""
 }
 
+# vm_or_skip: 0 when the VM testbed can run here; else every test of
+# $TESTS is marked SKIP with the reason, and 1 (the caller exits 0)
+vm_or_skip() {
+	local why t
+	why=$(vm_unavailable)
+	[ -z "$why" ] && return 0
+	for t in $TESTS; do skip "$t" "$why"; done
+	return 1
+}
+
 tb_cleanup() {
 	"$RDMACTL" -q testbed down >/dev/null 2>&1 || true
 }
@@ -53,13 +63,9 @@ jq() {
 # (and $SUITE_EXIT run first, if set). Returns 1 after every test was marked
 # SKIP (no VM here) or FAIL (it would not come up): the caller exits 0.
 suite_up() {
-	local why out
+	local out
 	plan $TESTS
-	why=$(vm_unavailable)
-	if [ -n "$why" ]; then
-		for t in $TESTS; do skip "$t" "$why"; done
-		return 1
-	fi
+	vm_or_skip || return 1
 	trap 'eval "${SUITE_EXIT:-:}"; tb_cleanup' EXIT
 	tb_cleanup
 	if ! out=$("$RDMACTL" testbed up --nodes 3 2>&1); then

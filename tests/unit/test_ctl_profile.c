@@ -81,11 +81,39 @@ static void test_reserved(void)
 	profile_free(&p);
 }
 
+/* testbed.topology: unsaid (-1, whatever is up), per-node or shared; a typo
+ * named with the right word; per-node is the vm backend's, not the host's */
+static void test_topology(void)
+{
+	const char *pn[] = { "testbed.topology=per-node" }, *sh[] = { "testbed.topology=shared" };
+	const char *typo[] = { "testbed.topology=pernode" };
+	const char *host[] = { "testbed.backend=host", "testbed.topology=per-node" };
+	struct profile p;
+	char err[512];
+
+	EXPECT(!profile_load(&p, "profiles/quickstart.yaml", NULL, 0, err, sizeof(err)));
+	EXPECT(p.topology == -1);
+	profile_free(&p);
+	EXPECT(!profile_load(&p, "profiles/quickstart.yaml", pn, 1, err, sizeof(err)));
+	EXPECT(p.topology == TB_PER_NODE);
+	profile_free(&p);
+	EXPECT(!profile_load(&p, "profiles/quickstart.yaml", sh, 1, err, sizeof(err)));
+	EXPECT(p.topology == TB_SHARED);
+	profile_free(&p);
+	EXPECT(profile_load(&p, "profiles/quickstart.yaml", typo, 1, err, sizeof(err)));
+	EXPECT(strstr(err, "did you mean 'per-node'") != NULL);
+	profile_free(&p);
+	EXPECT(profile_load(&p, "profiles/quickstart.yaml", host, 2, err, sizeof(err)));
+	EXPECT(strstr(err, "per-node is the vm backend's") != NULL);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	test_quickstart();
 	test_kv();
 	test_train_and_storage();
 	test_reserved();
+	test_topology();
 	return expect_done("test_ctl_profile");
 }

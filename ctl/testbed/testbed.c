@@ -318,6 +318,14 @@ static int testbed_up(void *ctl, int argc, char **argv)
 	o.backend = (enum tb_backend)c.backend;
 	o.accel = up_accels[c.accel];
 	o.topology = (enum tb_topology)c.topology;
+	if (o.topology == TB_PER_NODE && o.backend != TB_VM) {
+		if (o.backend != TB_AUTO) {
+			log_err("testbed up: --topology per-node is the vm backend's (a qemu a node), "
+				"not --backend %s's", tb_backend_name(o.backend));
+			return CTL_USAGE;
+		}
+		o.backend = TB_VM;	/* auto: only the vm backend has one */
+	}
 	return ctl_exit(tb_up(&o));
 }
 

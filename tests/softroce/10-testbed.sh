@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
-TESTS="up_bad_nodes up_bad_backend up_bad_mtu unknown_verb unknown_object down_foreign_dir up status_json status_text
+TESTS="up_bad_nodes up_bad_backend up_bad_mtu up_per_node_not_host unknown_verb unknown_object down_foreign_dir up status_json status_text
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
        exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input node_fault_needs_per_node cp_user_program
        cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_progress_image"
@@ -21,6 +21,7 @@ bad() {	# name expected-rc pattern cmd...
 bad up_bad_nodes 2 "--nodes '0'" "$RDMACTL" testbed up --nodes 0
 bad up_bad_backend 2 "expected auto|vm|host" "$RDMACTL" testbed up --backend qemu
 bad up_bad_mtu 2 "--mtu '1500'" "$RDMACTL" testbed up --mtu 1500
+bad up_per_node_not_host 2 "per-node is the vm backend's" "$RDMACTL" testbed up --topology per-node --backend host
 bad unknown_verb 2 "unknown verb 'upp'" "$RDMACTL" testbed upp
 bad unknown_object 2 "unknown object" "$RDMACTL" testbedd up
 # a state directory that holds no testbed (RDMATB_STATE_DIR set to some

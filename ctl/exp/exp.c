@@ -390,9 +390,9 @@ void exp_event(struct exp *e, const char *fmt, ...)
 	}
 }
 
-static int per_node(const struct exp *e)
+int exp_per_node(const struct exp *e)
 {
-	return !e->p.nhosts && e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE;
+	return !e->p.nhosts && tb_per_node(&e->g.tb);
 }
 
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
@@ -402,11 +402,11 @@ struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, ch
 
 	if (e->p.nhosts)	/* the host's own interface names */
 		snprintf(dev, len, "%s", f->sw ? e->p.host[node].sw : e->p.host[node].nic);
-	else if (f->sw && per_node(e))
-		snprintf(dev, len, "rtbsw%d", node);
+	else if (f->sw && exp_per_node(e))
+		tb_switch_port(node, dev, len);
 	else
 		snprintf(dev, len, "%s%d", f->sw ? "sw" : "n", node);
-	return f->sw && per_node(e) ? &e->sw : &e->g.c[k];
+	return f->sw && exp_per_node(e) ? &e->sw : &e->g.c[k];
 }
 
 /* every fault of the profile on each of its nodes' agents (a switch port of
@@ -476,7 +476,7 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 	if (e->p.nhosts ? open_hosts(e) : open_testbed(e))
 		return CTL_FAIL;
 	e->group_open = 1;
-	if (per_node(e) && (r = tb_switch_open(&e->sw, &e->g.tb, 5000))) {
+	if (exp_per_node(e) && (r = tb_switch_open(&e->sw, &e->g.tb, 5000))) {
 		log_err("%s: %s: the switch ports' faults and traces need it ('rdmactl testbed "
 			"status')", e->sw.where, strerror(-r));
 		return CTL_FAIL;

@@ -125,6 +125,8 @@ void exp_close(struct exp *e);
 /* the agent and device of fault f on member k: the switch's agent and
  * rtbswN for a switch port of per-node VMs, else member k's agent and its
  * NIC or switch port (a profile's hosts: their own names) */
+/* the run's testbed is per-node VMs (not a profile's hosts) */
+int exp_per_node(const struct exp *e);
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
 			    size_t len);
 /* path names the directory e->tmpfd holds (lstat: a link never does) */

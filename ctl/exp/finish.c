@@ -68,7 +68,7 @@ static void remove_faults(struct exp *e)
 	 * profile's own hosts are separate machines: theirs stay until the
 	 * next rdma-inject there.
 	 */
-	if (e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE) {
+	if (exp_per_node(e)) {
 		/* a kernel a node, and the switch's: each live one takes its own
 		 * hooks away; a lost node's rules stop with their lease */
 		for (k = 0; k < e->g.n; k++)

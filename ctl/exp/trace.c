@@ -64,16 +64,24 @@ static void dev_of(const struct exp *e, int m, int sw, char *dev, size_t len)
 		snprintf(dev, len, "%s%d", sw ? "sw" : "n", node);
 }
 
+/* a fault of the profile is on a switch port */
+static int switch_faults(const struct exp *e)
+{
+	int i;
+
+	for (i = 0; i < e->p.nfaults; i++)
+		if (e->p.fault[i].sw)
+			return 1;
+	return 0;
+}
+
 /* "rdma-inject trace snaplen N to - dev D both..." for the members from..to */
 static void trace_cmd(struct exp *e, int from, int to, char *cmd, size_t len, json_t *nodes)
 {
 	size_t at;
-	int m, i, sw = 0;
+	/* a per-node VM's switch ports are this host's, not a node's */
+	int m, sw = switch_faults(e) && !exp_per_node(e);
 
-	for (i = 0; i < e->p.nfaults; i++)
-		sw |= e->p.fault[i].sw;
-	if (e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE)
-		sw = 0;	/* the switch's ports are this host's, not a node's */
 	snprintf(cmd, len, "exec %s trace snaplen %u to -", exp_node_tool(e, "rdma-inject"),
 		 e->p.trace_snaplen);
 	for (m = from; m <= to; m++) {
@@ -175,11 +183,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
  * too, on this host */
 static int per_node_switch(const struct exp *e)
 {
-	int i, sw = 0;
-
-	for (i = 0; i < e->p.nfaults; i++)
-		sw |= e->p.fault[i].sw;
-	return sw && !e->p.nhosts && e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE;
+	return switch_faults(e) && exp_per_node(e);
 }
 
 /* rdma-inject trace on this host's switch ports (rtbswN of every member),
@@ -199,7 +203,7 @@ static int switch_trace_start(struct exp *e, struct exp_trace *t)
 	argv[n++] = "to";
 	argv[n++] = "-";
 	for (m = 0; m < e->g.n; m++) {
-		snprintf(devs[m], sizeof(devs[m]), "rtbsw%d", e->g.node[m]);
+		tb_switch_port(e->g.node[m], devs[m], sizeof(devs[m]));
 		argv[n++] = "dev";
 		argv[n++] = devs[m];
 		argv[n++] = "both";
@@ -228,8 +232,7 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 	static char line[8192], cmd[4096];
 	struct exp_trace *t;
 	/* a kernel a node: hosts.ssh, per-node VMs */
-	int k, per_host = e->p.ssh.on || (e->g.tb.backend == TB_VM &&
-					  e->g.tb.topology == TB_PER_NODE), nk;
+	int k, per_host = e->p.ssh.on || exp_per_node(e), nk;
 	char dir[PATH_MAX + 40];
 
 	if (!e->p.trace)
@@ -345,6 +348,12 @@ static void check(json_t *checks, const char *what, json_int_t trace, json_int_t
 	json_array_append_new(checks, c);
 }
 
+/* a switch port's capture: swN in a shared kernel's VM, rtbswN on this host */
+static int switch_port(const char *dev)
+{
+	return !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5);
+}
+
 /* the captures of one node's device (NIC: the node's own name) */
 static void sum_node(const json_t *traces, const char *node, const char *dir, int passed_only,
 		     json_int_t *n)
@@ -360,7 +369,7 @@ static void sum_node(const json_t *traces, const char *node, const char *dir, in
 
 			if (strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
 			    strcmp(json_string_value(json_object_get(c, "dir")) ?: "", dir) ||
-			    !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5))	/* a switch port */
+			    switch_port(dev))
 				continue;
 			/* CNPs: rxe sends none, and one it receives it discards
 			 * before counting (rdma-inject's, inject_abi.h) */
@@ -493,7 +502,7 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 					json_t *r = json_object_get(json_object_get(c, "rules"), id);
 					const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
 					/* ids are a kernel's: the switch's and a node's may meet */
-					int at_sw = !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5);
+					int at_sw = switch_port(dev);
 
 					if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "",
 							 node) || at_sw != sw)

@@ -46,10 +46,11 @@ void tb_progress(const char *what, double el, double eta_total, int done);
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *));
 
 /* --- switch.c: the bridge on this host that joins per-node VMs */
-void tb_switch_port(int node, char *buf, size_t len);	/* "rtbswN" */
 int tb_switch_exists(void);
 int tb_switch_create(int mtu);			/* 0 or -errno (said) */
 int tb_switch_attach(int node, int mtu);	/* node's tap: a port, up */
+/* node's port up or down: 0, or -EIO with ip's words in err */
+int tb_switch_port_set(int node, int up, char *err, size_t errlen);
 int tb_switch_remove(int nodes);		/* ports and bridge; 0 when none */
 /* its agent on 127.0.0.1:port, saved in s->sw (0 or -errno, said) */
 int tb_switch_agent_start(struct tb_state *s, int port);

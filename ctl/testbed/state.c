@@ -38,6 +38,11 @@ const char *tb_topology_name(enum tb_topology t)
 	return t == TB_PER_NODE ? "per-node" : "shared";
 }
 
+int tb_per_node(const struct tb_state *s)
+{
+	return s->backend == TB_VM && s->topology == TB_PER_NODE;
+}
+
 const char *tb_ssh_host(int node, char *buf, size_t len)
 {
 	snprintf(buf, len, "rdma-testbed-node%d", node);

@@ -111,6 +111,19 @@ int tb_switch_attach(int node, int mtu)
 	return 0;
 }
 
+int tb_switch_port_set(int node, int up, char *err, size_t errlen)
+{
+	char dev[16], e2[256];
+	char *set[] = { "ip", "link", "set", dev, up ? "up" : "down", NULL };
+
+	tb_switch_port(node, dev, sizeof(dev));
+	if (ip(e2, sizeof(e2), set)) {
+		snprintf(err, errlen, "node%d: ip link set %s %s: %s", node, dev, set[4], e2);
+		return -EIO;
+	}
+	return 0;
+}
+
 int tb_switch_remove(int nodes)
 {
 	char dev[16], err[256];

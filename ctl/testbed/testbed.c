@@ -363,7 +363,7 @@ static json_t *node_status(const struct tb_state *s, int i, struct agentc *c, in
 	json_object_set(o, "boot_id", json_object_get(res, "boot_id"));
 	json_object_set(o, "cpus", json_object_get(res, "cpus"));
 	json_object_set(o, "mem_mb", json_object_get(res, "mem_mb"));
-	if (s->backend == TB_VM && s->topology == TB_PER_NODE)
+	if (tb_per_node(s))
 		json_object_set_new(o, "qemu_pid", json_integer(s->node[i].qemu_pid));
 	json_decref(res);
 	return o;
@@ -423,7 +423,7 @@ static int testbed_status(void *vctl, int argc, char **argv)
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else {
-		int pn = s.backend == TB_VM && s.topology == TB_PER_NODE;
+		int pn = tb_per_node(&s);
 
 		printf("testbed: %d nodes, backend %s", s.nodes, tb_backend_name(s.backend));
 		if (pn)
@@ -532,8 +532,12 @@ static int node_fault(const char *verb, enum tb_node_fault f, int argc, char **a
 		printf("%s: rebooted (qemu %d, was %d), its agent ready\n", s.node[i].name,
 		       (int)s.node[i].qemu_pid, (int)old);
 		break;
-	default:
-		printf("%s: switch port rtbsw%d %s\n", s.node[i].name, i, argv[1]);
+	default: {
+		char port[16];
+
+		tb_switch_port(i, port, sizeof(port));
+		printf("%s: switch port %s %s\n", s.node[i].name, port, argv[1]);
+	}
 	}
 	return CTL_OK;
 }

@@ -97,6 +97,10 @@ int tb_ssh_config(char *buf, size_t len);
 const char *tb_ssh_host(int node, char *buf, size_t len);
 /* "per-node"|"shared" */
 const char *tb_topology_name(enum tb_topology t);
+/* a VM a node (the switch on this host) */
+int tb_per_node(const struct tb_state *s);
+/* node's port of that switch: "rtbswN" */
+void tb_switch_port(int node, char *buf, size_t len);
 
 /* what happens to one node of per-node VMs (rdmactl testbed crash|freeze|
  * thaw|reboot|port): its qemu killed (the kernel gone without a word),

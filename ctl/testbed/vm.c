@@ -670,19 +670,70 @@ static int vm_image(struct tb_state *s, int base, char *kernel, size_t klen, con
 	return 0;
 }
 
+/* the pid in $STATE/FILE, 0 when none */
+static pid_t pid_file(const char *file)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int pid = 0;
+
+	tb_state_path(path, sizeof(path), file);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
+}
+
+/* args (n of them, room for 4 more) run daemonized: its output in
+ * $STATE/NAME.log, its pid from $STATE/NAME.pid into *pid; who: for messages */
+static int qemu_start(char **args, int n, const char *name, pid_t *pid, const char *who)
+{
+	char pidf[PATH_MAX], qlog[PATH_MAX], file[64];
+	struct proc_io io = { -1, -1, -1, 0 };
+	int r, i, st = 255;
+	pid_t child;
+
+	snprintf(file, sizeof(file), "%s.log", name);
+	tb_state_path(qlog, sizeof(qlog), file);
+	snprintf(file, sizeof(file), "%s.pid", name);
+	tb_state_path(pidf, sizeof(pidf), file);
+	args[n++] = "-daemonize";
+	args[n++] = "-pidfile";
+	args[n++] = pidf;
+	args[n] = NULL;
+	if (log_verbose > 0) {
+		for (i = 0; args[i]; i++)
+			fprintf(stderr, "%s ", args[i]);
+		fputc('\n', stderr);
+	}
+	io.out = io.err = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	r = proc_spawn(args, &io, &child);
+	if (io.out >= 0)
+		close(io.out);
+	if (r || proc_reap(child, -1, &st) || st) {
+		log_err("%s: qemu failed to start:", who);
+		tail_file(qlog, 10);
+		return -EIO;
+	}
+	*pid = pid_file(file);
+	if (*pid <= 0) {
+		log_err("%s: qemu wrote no pid", pidf);
+		return -EIO;
+	}
+	return 0;
+}
+
 /* qemu daemonized with the control ports forwarded; its pid in s */
 static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int ssh,
 		   const char *kernel, const char *initrd)
 {
-	char serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX], nic[2048], *args[64];
-	struct proc_io io = { -1, -1, -1, 0 };
-	int r, i, n, st = 255;
-	pid_t pid;
-	FILE *f;
+	char serial[PATH_MAX], nic[2048], *args[64];
+	int i, n;
 
 	tb_state_path(serial, sizeof(serial), "serial.log");
-	tb_state_path(pidf, sizeof(pidf), "qemu.pid");
-	tb_state_path(qlog, sizeof(qlog), "qemu.log");
 	n = snprintf(nic, sizeof(nic),
 		     "user,model=virtio-net-pci,restrict=on,ipv6=off,net=%s,host=%s", CTRL_NET,
 		     CTRL_HOST_IP);
@@ -696,34 +747,8 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 	base_args(args, &n, "rdma-testbed", kernel, initrd, serial, o->mem_mb, 2, s->accel, APPEND);
 	args[n++] = "-nic";
 	args[n++] = nic;
-	args[n++] = "-daemonize";
-	args[n++] = "-pidfile";
-	args[n++] = pidf;
-	args[n] = NULL;
-	if (log_verbose > 0) {
-		for (i = 0; args[i]; i++)
-			fprintf(stderr, "%s ", args[i]);
-		fputc('\n', stderr);
-	}
 	log_info("booting %d nodes in qemu (%s), kernel %s", o->nodes, s->accel, s->kver);
-	io.out = io.err = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	r = proc_spawn(args, &io, &pid);
-	if (io.out >= 0)
-		close(io.out);
-	if (r || proc_reap(pid, -1, &st) || st) {
-		log_err("qemu failed to start:");
-		tail_file(qlog, 10);
-		return -EIO;
-	}
-	f = fopen(pidf, "re");
-	if (!f || fscanf(f, "%d", &s->qemu_pid) != 1) {
-		if (f)
-			fclose(f);
-		log_err("%s: qemu wrote no pid", pidf);
-		return -EIO;
-	}
-	fclose(f);
-	return 0;
+	return qemu_start(args, n, "qemu", &s->qemu_pid, "the VM");
 }
 
 /* the MACs of node i's NICs: control (qemu user networking) and RoCE (the
@@ -736,18 +761,11 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 static int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
 			const char *initrd)
 {
-	char serial[PATH_MAX], pidf[PATH_MAX], qlog[PATH_MAX], name[48], file[48], append[256];
+	char serial[PATH_MAX], name[48], file[48], append[256];
 	char ctrl[512], cdev[64], data[128], ddev[64], port[16], *args[64];
-	struct proc_io io = { -1, -1, -1, 0 };
-	int r, n = 0, st = 255;
-	pid_t pid;
-	FILE *f;
+	int r, n = 0;
 
 	serial_path(s, i, serial, sizeof(serial));
-	snprintf(file, sizeof(file), "qemu-node%d.pid", i);
-	tb_state_path(pidf, sizeof(pidf), file);
-	snprintf(file, sizeof(file), "qemu-node%d.log", i);
-	tb_state_path(qlog, sizeof(qlog), file);
 	snprintf(name, sizeof(name), "rdma-testbed-node%d", i);
 	snprintf(append, sizeof(append), APPEND " rdmatb.node=%d", i);
 	n = snprintf(ctrl, sizeof(ctrl),
@@ -770,33 +788,10 @@ static int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
 	args[n++] = data;
 	args[n++] = "-device";
 	args[n++] = ddev;
-	args[n++] = "-daemonize";
-	args[n++] = "-pidfile";
-	args[n++] = pidf;
-	args[n] = NULL;
-	if (log_verbose > 0) {
-		for (r = 0; args[r]; r++)
-			fprintf(stderr, "%s ", args[r]);
-		fputc('\n', stderr);
-	}
-	io.out = io.err = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	r = proc_spawn(args, &io, &pid);
-	if (io.out >= 0)
-		close(io.out);
-	if (r || proc_reap(pid, -1, &st) || st) {
-		log_err("node%d: qemu failed to start:", i);
-		tail_file(qlog, 10);
-		return -EIO;
-	}
-	f = fopen(pidf, "re");
-	if (!f || fscanf(f, "%d", &s->node[i].qemu_pid) != 1) {
-		if (f)
-			fclose(f);
-		log_err("%s: qemu wrote no pid", pidf);
-		return -EIO;
-	}
-	fclose(f);
-	r = tb_save(s);
+	snprintf(file, sizeof(file), "qemu-node%d", i);
+	r = qemu_start(args, n, file, &s->node[i].qemu_pid, s->node[i].name);
+	if (!r)
+		r = tb_save(s);
 	return r ? r : tb_switch_attach(i, s->netdev_mtu);
 }
 
@@ -919,23 +914,6 @@ static int stop_qemu(pid_t pid)
 	return 0;
 }
 
-/* the pid in $STATE/FILE, 0 when none */
-static pid_t pid_file(const char *file)
-{
-	char path[PATH_MAX];
-	FILE *f;
-	int pid = 0;
-
-	tb_state_path(path, sizeof(path), file);
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return (pid_t)pid;
-}
-
 /* every node's qemu (by the state, and by its pid file: an up killed before
  * it saved a pid), then the switch */
 static int down_per_node(const struct tb_state *s)
@@ -1014,7 +992,7 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 		  size_t errlen)
 {
 	pid_t pid = s->node[i].qemu_pid;
-	char port[16], initrd[PATH_MAX], cfg[PATH_MAX];
+	char initrd[PATH_MAX], cfg[PATH_MAX];
 	int r;
 
 	if (s->backend != TB_VM || s->topology != TB_PER_NODE) {
@@ -1023,7 +1001,6 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 			 s->backend == TB_VM ? "one VM's kernel" : "this host's kernel");
 		return -EOPNOTSUPP;
 	}
-	tb_switch_port(i, port, sizeof(port));
 	switch (f) {
 	case TB_CRASH:
 	case TB_FREEZE:
@@ -1039,17 +1016,8 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 		}
 		return 0;
 	case TB_PORT_DOWN:
-	case TB_PORT_UP: {
-		char *argv[] = { "ip", "link", "set", port, f == TB_PORT_DOWN ? "down" : "up", NULL };
-		char out[256] = "";
-
-		if ((r = proc_run(argv, out, sizeof(out)))) {
-			snprintf(err, errlen, "%s: ip link set %s %s: %.*s", s->node[i].name, port,
-				 argv[4], (int)strcspn(out, "\n"), out);
-			return -EIO;
-		}
-		return 0;
-	}
+	case TB_PORT_UP:
+		return tb_switch_port_set(i, f == TB_PORT_UP, err, errlen);
 	case TB_REBOOT:
 		break;
 	}

@@ -147,7 +147,10 @@ static int cmd_ping(struct agent *a, unsigned int conn, json_t *args, json_t **r
 	(void)args;
 	(void)err;
 	(void)errlen;
-	*result = json_pack("{s:I}", "conn", (json_int_t)conn);
+	/* now_ns: the node's CLOCK_MONOTONIC, for rdmactl to place this node's
+	 * clock against its own (a kernel a node: each its own clock) */
+	*result = json_pack("{s:I,s:I}", "conn", (json_int_t)conn, "now_ns",
+			    (json_int_t)rtb_now_ns());
 	return *result ? 0 : -ENOMEM;
 }
 

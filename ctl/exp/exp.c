@@ -409,6 +409,25 @@ struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, ch
 	return f->sw && exp_per_node(e) ? &e->sw : &e->g.c[k];
 }
 
+/* arms_obs.lost: a member's failure explained by a node fault since its
+ * arm began (2: of its own node) */
+static int exp_lost(void *arg, const struct agentc *c)
+{
+	struct exp *e = arg;
+	unsigned gen[TB_MAX_NODES];
+	int k, n, any = 0;
+
+	if (!e->nf)
+		return 0;
+	exp_nodes_gens(e, gen);
+	for (n = 0; n < TB_MAX_NODES; n++)
+		any |= gen[n] != e->arm_gen[n];
+	for (k = 0; k < e->g.n; k++)
+		if (c == &e->g.c[k])
+			return gen[e->g.node[k]] != e->arm_gen[e->g.node[k]] ? 2 : any;
+	return any;
+}
+
 /* every fault of the profile on each of its nodes' agents (a switch port of
  * per-node VMs: on the switch's) */
 static int add_faults(struct exp *e)
@@ -417,7 +436,23 @@ static int add_faults(struct exp *e)
 
 	for (i = 0; i < e->p.nfaults; i++) {
 		const struct prof_fault *f = &e->p.fault[i];
-		json_t *fj = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:[]}", "name", f->name, "rule",
+		json_t *fj;
+
+		if (f->event) {	/* a node fault: the timeline's thread does it */
+			json_t *nodes = json_array();
+
+			for (k = 0; k < e->g.n; k++)
+				if (f->nodes & (1u << e->g.node[k]))
+					json_array_append_new(nodes, json_string(
+						e->g.tb.node[e->g.node[k]].name));
+			json_array_append_new(e->faults,
+					      json_pack("{s:s,s:s,s:s,s:I,s:I,s:o}", "name", f->name,
+							"event", f->rule, "rule", f->rule, "start_ns",
+							(json_int_t)f->start_ns, "duration_ns",
+							(json_int_t)f->duration_ns, "nodes", nodes));
+			continue;
+		}
+		fj = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:[]}", "name", f->name, "rule",
 				       f->rule, "dir", f->egress ? "egress" : "ingress", "port",
 				       f->sw ? "switch" : "nic", "start_ns", (json_int_t)f->start_ns,
 				       "duration_ns", (json_int_t)f->duration_ns, "rules");
@@ -451,8 +486,12 @@ static int add_faults(struct exp *e)
 			e->obs.event(e->obs.arg, msg);
 		}
 	}
-	if (e->p.nfaults && e->o.print && !e->ctl->json)
-		log_info("%d fault rule%s added", e->p.nfaults, e->p.nfaults == 1 ? "" : "s");
+	for (i = k = 0; i < e->p.nfaults; i++)
+		k += e->p.fault[i].event != PEV_NONE;
+	if (e->p.nfaults > k && e->o.print && !e->ctl->json)
+		log_info("%d fault rule%s added", e->p.nfaults - k, e->p.nfaults - k == 1 ? "" : "s");
+	if (k && e->o.print && !e->ctl->json)
+		log_info("%d node fault%s on the timeline", k, k == 1 ? "" : "s");
 	return 0;
 }
 
@@ -493,13 +532,22 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 		e->t0_unix_ns = ((json_int_t)a.tv_sec * 1000000000 + a.tv_nsec +
 				 (json_int_t)b.tv_sec * 1000000000 + b.tv_nsec) / 2;
 	}
-	return add_faults(e) ? CTL_FAIL : 0;
+	if (add_faults(e))
+		return CTL_FAIL;
+	e->g.obs.lost = exp_lost;
+	e->g.obs.arg = e;
+	if (exp_nodes_start(e)) {
+		log_err("%s", e->err);
+		return CTL_FAIL;
+	}
+	return 0;
 }
 
 void exp_close(struct exp *e)
 {
 	int a;
 
+	exp_nodes_free(e);	/* first: nothing is frozen or cut off after us */
 	if (e->group_open)
 		group_close(&e->g);
 	if (e->sw.fd >= 0)
@@ -519,6 +567,7 @@ void exp_close(struct exp *e)
 	exp_trace_stop(e);
 	json_decref(e->traces);
 	json_decref(e->faults);
+	json_decref(e->hits);
 	json_decref(e->report);
 	if (e->loaded)
 		profile_free(&e->p);

@@ -84,6 +84,16 @@ struct exp {
 	char tmpdir[48], tmpname[PATH_MAX + 32];
 	int tmpfd;
 	struct ssh_agents ssh;
+	struct exp_nodes *nf;	/* the timeline's node faults (nodefault.c), NULL: none */
+	unsigned arm_gen[TB_MAX_NODES];	/* each node's events when the arm began */
+	double arm_t;		/* when it began, on the node faults' clock */
+	json_t *hits;		/* what node faults did to arms: the report's node_fault_effects */
+	int res_member[TB_MAX_NODES + 1];	/* a run's result i is member res_member[i]'s */
+	int nodes_gone;		/* a member's node is down for good: no arm runs any more */
+	/* per-node VMs: each member's clock against this host's (node - host)
+	 * in [clk_lo, clk_hi] ns through the arm; clk_ok 1 known (measure.c) */
+	int64_t clk_lo[TB_MAX_NODES], clk_hi[TB_MAX_NODES];
+	int clk_ok[TB_MAX_NODES];
 	struct exp_trace *trace;	/* the round's trace, while it runs */
 	json_t *traces;			/* every finished trace's analysis */
 };
@@ -95,6 +105,22 @@ void exp_trace_stop(struct exp *e);
 /* the report's "trace" object from e->traces, the arms' retransmissions
  * taken from it (arms: the report's), NULL when nothing was traced */
 json_t *exp_trace_report(struct exp *e, json_t *arms);
+
+/* node faults (nodefault.c): started once the rules are in (0, or -1 with
+ * e->err); stopped at the run's end (what is frozen or cut off comes back,
+ * events not reached are said); freed with the exp */
+int exp_nodes_start(struct exp *e);
+void exp_nodes_stop(struct exp *e);
+void exp_nodes_free(struct exp *e);
+/* the events as they happened (new reference), NULL without node faults */
+json_t *exp_nodes_report(struct exp *e);
+/* each node's count of events so far (TB_MAX_NODES of them) */
+void exp_nodes_gens(struct exp *e, unsigned *gen);
+/* seconds since the node faults' t0 */
+double exp_nodes_now(const struct exp *e);
+/* wait while node is booting or frozen (or down with a reboot to come): 0 up (its agent may be reached), -1
+ * down for good (why says since when and by which fault) */
+int exp_nodes_wait_up(struct exp *e, int node, char *why, size_t len);
 
 /* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]
  * [--expect 'ARM: METRIC OP VALUE']... [--junit FILE] (junit: run only):

@@ -241,6 +241,10 @@ json_t *exp_report(struct exp *e)
 			arms);
 	if (rep)
 		json_object_set_new(rep, "t0_unix_ns", json_integer(e->t0_unix_ns));
+	if (rep && e->nf) {
+		json_object_set_new(rep, "node_events", exp_nodes_report(e));
+		json_object_set(rep, "node_fault_effects", e->hits ? e->hits : json_array());
+	}
 	if (rep && e->traces)
 		json_object_set_new(rep, "trace", exp_trace_report(e, arms));
 	if (rep && e->rc && !ctl_interrupted)
@@ -324,6 +328,7 @@ int exp_finish(struct exp *e)
 {
 	own_names(e, e->err, sizeof(e->err));
 	if (e->group_open) {
+		exp_nodes_stop(e);	/* the timeline ends with the run */
 		remove_faults(e);
 		e->report = exp_report(e);
 		group_close(&e->g);

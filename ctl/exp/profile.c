@@ -235,10 +235,50 @@ static int host_can(const char *action)
 	return json_is_true(json_object_get(acts, action));
 }
 
+const char *const prof_event_names[] = { "", "crash", "freeze", "reboot", "port-down", NULL };
+
+/* faults[i].event: a node fault at start (freeze and port-down for duration) */
+static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
+		       struct prof_fault *pf, const char *where)
+{
+	static const char *const needs_dur[] = { "", "", "how long the node stays frozen",
+						 "", "how long the port stays down" };
+	const struct ynode *ev = ytree_get(m, "event", NULL), *k;
+	int v = 0;
+
+	if (ytree_get(m, "rule", NULL))
+		return prof_perr(x, ytree_get(m, "rule", NULL), 0,
+			    "%s: a rule or an event, not both", where);
+	if ((k = ytree_get(m, "dir", NULL)) || (k = ytree_get(m, "port", NULL)))
+		return prof_perr(x, k, 0, "%s: an event acts on the whole node: no port or dir",
+			    where);
+	if (ev->kind == YN_SCALAR && !strcmp(ev->s, "nic-reset"))
+		return prof_perr(x, ev, 0, "%s.event: nic-reset is not here yet: rxe cannot let go "
+			    "of a device a process holds ('rdma link delete' waits for the agent "
+			    "to close it); use reboot or port-down", where);
+	if (prof_get_enum(x, m, "event", where, prof_event_names + 1, &v))
+		return -1;
+	pf->event = v + 1;
+	snprintf(pf->rule, sizeof(pf->rule), "%s", prof_event_names[pf->event]);
+	if (p->nhosts || p->topology != TB_PER_NODE)
+		return prof_perr(x, ev, 0, "%s: event %s needs a kernel a node: testbed: "
+			    "{topology: per-node}%s", where, pf->rule,
+			    p->nhosts ? " (a profile's hosts are not the testbed's to crash)" : "");
+	if ((pf->event == PEV_FREEZE || pf->event == PEV_PORT_DOWN) && !pf->duration_ns)
+		return prof_perr(x, ev, 0, "%s: event %s needs duration: (%s)", where, pf->rule,
+			    needs_dur[pf->event]);
+	if ((pf->event == PEV_CRASH || pf->event == PEV_REBOOT) && pf->duration_ns)
+		return prof_perr(x, ytree_get(m, "duration", NULL), 0,
+			    "%s: event %s has no duration (%s)", where, pf->rule,
+			    pf->event == PEV_CRASH ? "a crashed node stays down; a later event: "
+			    "reboot brings it back" : "the node is back when its agent is");
+	return 0;
+}
+
 static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f)
 {
-	static const char *const keys[] = { "name", "rule", "nodes", "dir", "port", "start",
-					    "duration", NULL };
+	static const char *const keys[] = { "name", "rule", "event", "nodes", "dir", "port",
+					    "start", "duration", NULL };
 	static const char *const dirs[] = { "ingress", "egress", NULL };
 	static const char *const ports[] = { "nic", "switch", NULL };
 	size_t i;
@@ -267,9 +307,15 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 			    "a time: 0s..24h (0: to the end)", &pf->duration_ns))
 			return -1;
 		rule = ytree_get(m, "rule", NULL);
+		if (ytree_get(m, "event", NULL)) {
+			if (check_event(x, p, m, pf, where))
+				return -1;
+			goto members;
+		}
 		if (!rule)
 			return prof_perr(x, m, 0, "%s: missing key 'rule' (rdma-inject's: e.g. "
-				    "\"opcode data drop 1%%\")", where);
+				    "\"opcode data drop 1%%\") or 'event' (crash, freeze, reboot, "
+				    "port-down)", where);
 		snprintf(buf, sizeof(buf), "%s.rule", where);
 		if (prof_want(x, rule, YN_SCALAR, buf))
 			return -1;
@@ -300,6 +346,7 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 				    "sending nodes (each node's kernel has them)", where,
 				    inj_action_name(r.action), inj_action_name(r.action),
 				    r.action == INJ_ACT_DELAY ? "sch_fq" : "sch_netem");
+members:
 		pf->nodes = (1u << p->nodes) - 1;
 		nodes = ytree_get(m, "nodes", NULL);
 		snprintf(buf, sizeof(buf), "%s.nodes", where);
@@ -675,8 +722,9 @@ json_t *profile_to_json(const struct profile *p)
 		const struct prof_fault *f = &p->fault[i];
 
 		json_array_append_new(faults,
-				      json_pack("{s:s,s:s,s:I,s:s,s:s,s:I,s:I}", "name", f->name, "rule",
-						f->rule, "nodes_mask", (json_int_t)f->nodes, "dir",
+				      json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:I,s:I}", "name", f->name,
+						"rule", f->event ? "" : f->rule, "event",
+						prof_event_names[f->event], "nodes_mask", (json_int_t)f->nodes, "dir",
 						f->egress ? "egress" : "ingress", "port",
 						f->sw ? "switch" : "nic", "start_ns",
 						(json_int_t)f->start_ns, "duration_ns",

@@ -18,9 +18,14 @@
 #define PROF_MAX_SETS 32
 #define PROF_MAX_EXPECT 32
 
+/* a node fault of the timeline (per-node VMs): what happens to the node */
+enum prof_event { PEV_NONE, PEV_CRASH, PEV_FREEZE, PEV_REBOOT, PEV_PORT_DOWN };
+extern const char *const prof_event_names[];	/* "", "crash", ... */
+
 struct prof_fault {
 	char name[32];
-	char rule[256];		/* rdma-inject rule text (match, action, select) */
+	char rule[256];		/* rdma-inject rule text (match, action, select); an event: its name */
+	int event;		/* an enum prof_event: PEV_NONE a packet rule */
 	uint32_t nodes;		/* bit i: node i; all bits: every node */
 	int egress;		/* 0: ingress */
 	int sw;			/* the switch port toward the node (sw_i), else its NIC (n_i) */

@@ -126,6 +126,54 @@ void report_print_lin(const json_t *arm, const char *lead, FILE *f)
 			(unsigned long long)jr_u64(op, "ret_ns"), (unsigned long long)jr_u64(op, "saw"));
 }
 
+/* node faults: what happened when, and what it did to each round it met */
+static void report_print_node_faults(const json_t *rep, FILE *f)
+{
+	const json_t *x, *m;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(rep, "node_events"), i, x) {
+		if (json_is_false(json_object_get(x, "reached")))
+			fprintf(f, "# node fault %s: %s %s at %.1f s: not reached (the run ended)\n",
+				jr_str(x, "fault"), jr_str(x, "event"), jr_str(x, "node"),
+				jr_real(x, "planned_s"));
+		else
+			fprintf(f, "# node fault %s: %s %s at %.1f s, %.1f s%s%s%s\n", jr_str(x, "fault"),
+				jr_str(x, "event"), jr_str(x, "node"), jr_real(x, "t_s"),
+				jr_real(x, "took_s"),
+				json_is_true(json_object_get(x, "at_run_end")) ? " (at the run's end)" : "",
+				json_object_get(x, "error") ? ": " : "",
+				json_object_get(x, "error") ? jr_str(x, "error") : "");
+	}
+	json_array_foreach(json_object_get(rep, "node_fault_effects"), i, x) {
+		fprintf(f, "#   %s round %llu: %s", jr_str(x, "arm"),
+			(unsigned long long)jr_u64(x, "round"), jr_str(x, "outcome"));
+		if (json_object_get(x, "error"))
+			fprintf(f, ": %s", jr_str(x, "error"));
+		if (json_object_get(x, "members"))
+			fprintf(f, " (not in the arm's figures)");
+		fputc('\n', f);
+		json_array_foreach(json_object_get(x, "members"), j, m) {
+			const json_t *res = json_object_get(m, "result");
+
+			if (json_object_get(res, "clients_done")) {	/* a server stopped */
+				fprintf(f, "#     %s served; stopped with %llu client(s) done: %llu "
+					"slot(s) left locked, %llu bad\n", jr_str(m, "node"),
+					(unsigned long long)jr_u64(res, "clients_done"),
+					(unsigned long long)jr_u64(res, "locked_slots"),
+					(unsigned long long)jr_u64(res, "bad_slots"));
+				continue;
+			}
+			fprintf(f, "#     %s %s after %llu iterations in %.1f s", jr_str(m, "node"),
+				jr_str(m, "outcome"), (unsigned long long)jr_u64(m, "ops_streamed"),
+				jr_real(m, "streamed_s"));
+			if (json_object_get(m, "error"))
+				fprintf(f, ": %s", jr_str(m, "error"));
+			fputc('\n', f);
+		}
+	}
+}
+
 void report_print_text(const json_t *rep, FILE *f)
 {
 	const json_t *arms = json_object_get(rep, "arms"), *arm;
@@ -193,6 +241,7 @@ void report_print_text(const json_t *rep, FILE *f)
 		report_print_lin(arm, lead, f);
 	}
 	report_print_roles(rep, f);
+	report_print_node_faults(rep, f);
 	report_print_expectations(rep, f);
 }
 

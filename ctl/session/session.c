@@ -54,12 +54,25 @@ void pair_close(struct pair *p)
 	agentc_close(&p->s);
 }
 
+/* only serving members are still running */
+static int serving_left(json_t **results, int n, int serve)
+{
+	int i;
+
+	if (!serve)
+		return 0;
+	for (i = 0; i < n - serve; i++)
+		if (!results[i])
+			return 0;
+	return 1;
+}
+
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms_obs *obs,
 	      json_t **results, char *err, size_t errlen)
 {
-	int i, r = 0, left = n;
+	int i, r = 0, left = n, serve = obs ? obs->serve : 0, stopped = 0;
 
-	double t0 = rtb_now_s(), shown = 0;
+	double t0 = rtb_now_s(), shown = 0, grace = 0;
 	int tty = isatty(2) && log_verbose >= 0 && !(obs && obs->intervals);
 	json_int_t prog[TB_MAX_NODES + 1] = { 0 };
 	json_t *ivals[TB_MAX_NODES + 1];
@@ -93,14 +106,40 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms
 			hist_init(last);
 			shown = rtb_now_s();
 		}
+		if (grace && stopped < 2 &&
+		    (rtb_now_s() > grace || (!stopped && serving_left(results, n, serve)))) {
+			/* after a loss: the servers once their clients are through,
+			 * everyone left after the grace (their wait then ends) */
+			for (i = 0; i < n; i++) {
+				json_t *x = NULL;
+				char e[256];
+
+				if (!results[i] && (rtb_now_s() > grace || i >= n - serve) &&
+				    !agentc_call(c[i], "stop", json_pack("{s:I}", "arm", arm[i]), &x,
+						 5000, e, sizeof(e)))
+					json_decref(x);
+			}
+			stopped = rtb_now_s() > grace ? 2 : 1;
+		}
 		for (i = 0; i < n && !r; i++) {
 			json_t *w = NULL;
+			int why;
 
 			if (results[i])
 				continue;
 			r = agentc_call(c[i], "wait",
 					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
 					PROTO_SILENCE_MS, err, errlen);
+			if (r && obs && obs->lost && (why = obs->lost(obs->arg, c[i]))) {
+				/* a node fault's doing: recorded, and the others go on */
+				results[i] = json_pack("{s:s,s:O}", why == 2 ? "lost" : "failed", err,
+						       "intervals", ivals[i]);
+				left--;
+				r = 0;
+				if (!grace)
+					grace = rtb_now_s() + ARMS_LOST_GRACE_S;
+				continue;
+			}
 			if (!r) {
 				json_t *iv = json_object_get(w, "intervals"), *e;
 				size_t k;
@@ -285,8 +324,14 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 		r = arms_do(&srv, 1, "start", &arm[ncli], NULL, err, errlen);
 	if (!r)
 		r = arms_do(cs, ncli, "start", arm, NULL, err, errlen);
-	if (!r)
-		r = arms_wait(cs, arm, ncli + 1, obs, res, err, errlen);
+	if (!r) {
+		struct arms_obs so = { 0 };
+
+		if (obs)
+			so = *obs;
+		so.serve = 1;	/* the server, last */
+		r = arms_wait(cs, arm, ncli + 1, &so, res, err, errlen);
+	}
 	/* every arm is released whatever failed; a failure there is not the headline */
 	arms_do(cs, ncli + 1, "destroy", arm, NULL, derr, sizeof(derr));
 	for (i = 0; i <= ncli; i++)

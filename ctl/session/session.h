@@ -18,12 +18,21 @@
  * line of its own. */
 struct arms_obs {
 	void (*intervals)(void *arg, int idx, const json_t *intervals, json_int_t progress);
+	/* a member's failure, told by whoever knows of node faults: 0 the
+	 * arm's failure (as without the hook); 1 a node fault elsewhere explains
+	 * it, 2 its own node's: the member is recorded ({"failed": err} or
+	 * {"lost": err}) and the others go on */
+	int (*lost)(void *arg, const struct agentc *c);
 	void *arg;
+	int serve;	/* the last serve members serve the others (star_run: 1) */
 };
 
 /* wait for several arms at once (round robin): results[i] new references,
  * with the intervals as streamed; the first failure returns at once with
- * the node in err; -EINTR when ctl_interrupted */
+ * the node in err (unless obs->lost explains it: then once a member is
+ * lost, the serving members are stopped when everyone else is through, and
+ * everyone left after ARMS_LOST_GRACE_S); -EINTR when ctl_interrupted */
+#define ARMS_LOST_GRACE_S 60
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms_obs *obs,
 	      json_t **results, char *err, size_t errlen);
 

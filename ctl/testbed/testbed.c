@@ -477,14 +477,44 @@ static int testbed_down(void *ctl, int argc, char **argv)
 	return tb_down() ? CTL_FAIL : CTL_OK;
 }
 
+int tb_fault_node(const char *name, enum tb_node_fault f, int timeout_s, struct tb_state *s,
+		  pid_t *old, char *err, size_t errlen)
+{
+	int i, r, lockfd = lock_state();
+
+	if (lockfd < 0) {
+		snprintf(err, errlen, "the testbed's state: %s", strerror(-lockfd));
+		return lockfd;
+	}
+	r = tb_load_rdma(s);
+	if (r) {
+		snprintf(err, errlen, r == -ENOENT ? "no testbed is up (rdmactl testbed up)" :
+			 "the testbed's state: %s", strerror(-r));
+		close(lockfd);
+		return r;
+	}
+	i = tb_node_index(s, name);
+	if (i < 0) {
+		snprintf(err, errlen, "no node '%s' (node0..node%d)", name, s->nodes - 1);
+		close(lockfd);
+		return -EINVAL;
+	}
+	*old = s->node[i].qemu_pid;
+	r = tb_node_fault(s, i, f, timeout_s, err, errlen);
+	if (!r && f == TB_REBOOT)
+		r = tb_save(s);
+	close(lockfd);
+	return r < 0 ? r : r ? -EIO : i;
+}
+
 /* rdmactl testbed crash|freeze|thaw|reboot NODE, port NODE down|up: one
  * node of per-node VMs, under the testbed's lock */
 static int node_fault(const char *verb, enum tb_node_fault f, int argc, char **argv)
 {
 	static struct tb_state s;
 	char err[512];
-	int i, r, lockfd, want = f == TB_PORT_DOWN ? 2 : 1;
-	pid_t old;
+	int i, want = f == TB_PORT_DOWN ? 2 : 1;
+	pid_t old = 0;
 
 	if (argc != want || (f == TB_PORT_DOWN && strcmp(argv[1], "down") && strcmp(argv[1], "up"))) {
 		log_err("usage: rdmactl testbed %s NODE%s", verb, f == TB_PORT_DOWN ? " down|up" : "");
@@ -492,30 +522,10 @@ static int node_fault(const char *verb, enum tb_node_fault f, int argc, char **a
 	}
 	if (f == TB_PORT_DOWN && !strcmp(argv[1], "up"))
 		f = TB_PORT_UP;
-	lockfd = lock_state();
-	if (lockfd < 0)
-		return CTL_FAIL;
-	r = tb_load_rdma(&s);
-	if (r == -ENOENT)
-		log_err("testbed %s: no testbed is up (rdmactl testbed up)", verb);
-	if (r) {
-		close(lockfd);
-		return CTL_FAIL;
-	}
-	i = tb_node_index(&s, argv[0]);
+	i = tb_fault_node(argv[0], f, 300, &s, &old, err, sizeof(err));
 	if (i < 0) {
-		log_err("testbed %s: no node '%s' (node0..node%d)", verb, argv[0], s.nodes - 1);
-		close(lockfd);
-		return CTL_USAGE;
-	}
-	old = s.node[i].qemu_pid;
-	r = tb_node_fault(&s, i, f, 300, err, sizeof(err));
-	if (!r && f == TB_REBOOT)
-		r = tb_save(&s);
-	close(lockfd);
-	if (r) {
 		log_err("testbed %s: %s", verb, err);
-		return r == -EOPNOTSUPP ? CTL_USAGE : CTL_FAIL;
+		return i == -EOPNOTSUPP || i == -EINVAL ? CTL_USAGE : CTL_FAIL;
 	}
 	switch (f) {
 	case TB_CRASH:

@@ -111,6 +111,12 @@ enum tb_node_fault { TB_CRASH, TB_FREEZE, TB_THAW, TB_REBOOT, TB_PORT_DOWN, TB_P
 int tb_node_fault(struct tb_state *s, int node, enum tb_node_fault f, int timeout_s, char *err,
 		  size_t errlen);
 
+/* f on the running testbed's node name, under the testbed's lock (s: the
+ * state, loaded and saved): the node's index, or -errno with err; *old its
+ * qemu before */
+int tb_fault_node(const char *name, enum tb_node_fault f, int timeout_s, struct tb_state *s,
+		  pid_t *old, char *err, size_t errlen);
+
 /* bring a testbed up (0, -EINTR when interrupted, -errno; messages printed) */
 int tb_up(const struct tb_up_opts *o);
 /* tear the running one down (0 when none is up) */

@@ -37,16 +37,23 @@ static void arm_opts(json_t *o, const char *mode, uint64_t iters, uint64_t warmu
  * incr, 3 cas) as the checker's: a PUT adds 1 to the key's update count
  * (read under the lock), an INCR or a successful CAS 1 to its counter (a
  * key of its own) */
-static int lin_of(const json_t *rec, uint32_t client, struct lin_op *o)
+static int lin_of(const json_t *rec, uint32_t client, const json_t *clk, struct lin_op *o)
 {
+	int64_t lo = 0, hi = 0;
 	int kind;
 
 	if (!json_is_array(rec) || json_array_size(rec) != 5)
 		return -1;
 	kind = (int)json_integer_value(json_array_get(rec, 2));
+	if (json_array_size(clk) == 2) {	/* its node's clock: [lo, hi] from this host's */
+		lo = json_integer_value(json_array_get(clk, 0));
+		hi = json_integer_value(json_array_get(clk, 1));
+	}
+	/* on this host's clock, widened by what is not known of the node's:
+	 * called no earlier, returned no later */
 	*o = (struct lin_op){
-		.call = (uint64_t)json_integer_value(json_array_get(rec, 0)),
-		.ret = (uint64_t)json_integer_value(json_array_get(rec, 1)),
+		.call = (uint64_t)(json_integer_value(json_array_get(rec, 0)) - hi),
+		.ret = (uint64_t)(json_integer_value(json_array_get(rec, 1)) - lo),
 		.key = (uint64_t)json_integer_value(json_array_get(rec, 3)),
 		.arg = 1,
 		.out = (uint64_t)json_integer_value(json_array_get(rec, 4)),
@@ -70,6 +77,7 @@ static void lin_round(json_t *results)
 	uint8_t *hk;		/* each operation's history kind, for its name */
 	struct lin_result r;
 	json_t *lin, *ce;
+	json_int_t widen = 0;
 	double t0;
 	int e;
 
@@ -88,8 +96,16 @@ static void lin_round(json_t *results)
 		json_t *c = json_array_get(results, i), *rec;
 
 		json_array_foreach(json_object_get(c, "history"), j, rec)
-			if (!lin_of(rec, (uint32_t)i, &ops[k]))
+			if (!lin_of(rec, (uint32_t)i, json_object_get(c, "clock_offset_ns"), &ops[k]))
 				hk[k++] = (uint8_t)json_integer_value(json_array_get(rec, 2));
+	}
+	for (i = 0; i + 1 < n; i++) {	/* per-node clocks: how much each op was widened */
+		const json_t *clk = json_object_get(json_array_get(results, i), "clock_offset_ns");
+		json_int_t w = json_integer_value(json_array_get(clk, 1)) -
+			       json_integer_value(json_array_get(clk, 0));
+
+		if (w > widen)
+			widen = w;
 	}
 	t0 = rtb_now_s();
 	e = lin_check(ops, k, 0, 0, &r);
@@ -97,6 +113,8 @@ static void lin_round(json_t *results)
 			(json_int_t)r.keys, "states", (json_int_t)r.states, "check_s", rtb_now_s() - t0);
 	if (lin && k < nops)
 		json_object_set_new(lin, "malformed_records", json_integer((json_int_t)(nops - k)));
+	if (lin && widen)	/* clients on separate clocks: ops placed on this host's */
+		json_object_set_new(lin, "clock_uncertainty_ns", json_integer(widen));
 	if (lin && !e)
 		json_object_set_new(lin, "linearizable",
 				    r.linearizable < 0 ? json_null() : json_boolean(r.linearizable));
@@ -170,7 +188,7 @@ static void lin_arm(json_t *o, const json_t *rounds)
 	const json_t *res, *lin, *bad = NULL;
 	size_t r;
 	int checked = 0, undecided = 0, violations = 0;
-	uint64_t ops = 0, states = 0;
+	uint64_t ops = 0, states = 0, widen = 0;
 	double secs = 0;
 
 	json_array_foreach(rounds, r, res) {
@@ -178,6 +196,8 @@ static void lin_arm(json_t *o, const json_t *rounds)
 		    !json_is_true(json_object_get(lin, "checked")))
 			continue;
 		checked++;
+		if (jr_u64(lin, "clock_uncertainty_ns") > widen)
+			widen = jr_u64(lin, "clock_uncertainty_ns");
 		ops += jr_u64(lin, "ops");
 		states += jr_u64(lin, "states");
 		secs += jr_real(lin, "check_s");
@@ -199,6 +219,9 @@ static void lin_arm(json_t *o, const json_t *rounds)
 				      violations, "undecided", undecided, "ops", (json_int_t)ops,
 				      "states", (json_int_t)states, "seconds", secs, "ops_per_s",
 				      secs > 0 ? (double)ops / secs : 0.0));
+	if (widen)	/* clients on separate clocks: each op widened by up to this */
+		json_object_set_new(json_object_get(o, "lin_check"), "clock_uncertainty_ns",
+				    json_integer((json_int_t)widen));
 	if (bad)
 		json_object_set_new(o, "lin_counterexample",
 				    json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "key", json_object_get(bad, "key"),

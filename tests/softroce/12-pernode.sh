@@ -11,7 +11,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
-       exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli down_clean killed_up_cleans"
+       exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli node_fault_kv_crash
+       node_fault_coll_reboot down_clean killed_up_cleans"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
 vm_or_skip || exit 0
@@ -215,6 +216,44 @@ if [ $ok = 1 ] && [ "$fr" = false ] && [ "$th" = true ] && [ "$cr" = false ] && 
 	pass node_faults_cli "frozen: unreachable, thawed: back; crashed: unreachable, rtbsw2 gone, node1->node0 fine; rebooted in $rb s (boot id ${b0:0:8} -> ${b1:0:8}), RC node2->node0; port down: node1 cut off, up: back"
 else
 	fail node_faults_cli "frozen reach=$fr thawed=$th crashed=$cr boot ids [$b0] [$b1];$why $(tr '\n' '|' < "$W/nf")"
+fi
+
+# --- node faults on a profile's timeline (profiles/kv-node-crash.yaml,
+# coll-node-reboot.yaml): what happened when (node_events), what it did to
+# the round it met (node_fault_effects), the report valid, the figures of
+# the other rounds checked as always
+schema_ok() { python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$1" schemas/report.schema.json 2>&1 | tail -n 1; }
+"$RDMACTL" run profiles/kv-node-crash.yaml -o "$W/kv" > "$W/kv.log" 2>&1; rc=$?
+R="$W/kv/report.json"
+v=$( [ -f "$R" ] && jq -r '[
+	(.node_events | map(select(.event == "crash" and .node == "node2" and .t_s >= 1 and (.error | not))) | length),
+	(.node_events | map(select(.event == "reboot" and .node == "node2" and (.error | not))) | length),
+	(.node_fault_effects[0].outcome),
+	(.node_fault_effects[0].members | map(select(.node == "node2")) | .[0].outcome),
+	(.node_fault_effects[0].members | map(select(.node == "node0")) | .[0].outcome),
+	(.node_fault_effects[0].members | map(select(.node == "node1")) | .[0].result.clients_done),
+	(.arms[0].count), (.arms[0].linearizable), (.arms[0].lin_check.clock_uncertainty_ns > 0),
+	(.expectations_failed)] | map(tostring) | join(" ")' "$R" 2>&1)
+sv=$( [ -f "$R" ] && schema_ok "$R")
+if [ $rc = 0 ] && [ "$v" = "1 1 members lost lost completed 1 4000 true true 0" ] && [ -z "$sv" ]; then
+	pass node_fault_kv_crash "exit 0; node2 crashed at 1 s and rebooted at 6 s; round 1: $(jq -r '.node_fault_effects[0].members | map(.node + " " + .outcome + " (" + (.ops_streamed | tostring) + " ops)") | join(", ")' "$R"), server stopped with 1 client done; rounds 2-3: 4000 ops linearizable (clocks placed within $(jq '.arms[0].lin_check.clock_uncertainty_ns / 1e6 | . * 10 | round / 10' "$R") ms), nothing run twice or lost; report valid"
+else
+	fail node_fault_kv_crash "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/kv.log" | tr '\n' '|')"
+fi
+"$RDMACTL" run profiles/coll-node-reboot.yaml -o "$W/coll" > "$W/coll.log" 2>&1; rc=$?
+R="$W/coll/report.json"
+v=$( [ -f "$R" ] && jq -r '[
+	(.node_events | map(select(.event == "reboot" and .node == "node2" and .took_s > 0 and (.error | not))) | length),
+	(.node_fault_effects | length), (.node_fault_effects[0].outcome),
+	(.node_fault_effects[0].members | map(select(.node == "node2")) | .[0].outcome),
+	(.node_fault_effects[0].members | map(select(.node != "node2" and .intervals > 0)) | length),
+	(.arms | map(.iters) | add), (.status)] | map(tostring) | join(" ")' "$R" 2>&1)
+sv=$( [ -f "$R" ] && schema_ok "$R")
+if [ $rc = 0 ] && [ "$v" = "1 1 members lost lost 2 300 ok" ] && [ -z "$sv" ]; then
+	pass node_fault_coll_reboot "exit 0; node2 rebooted at 1 s ($(jq '.node_events[0].took_s | . * 10 | round / 10' "$R") s to its agent); $(jq -r '.node_fault_effects[0] | .arm + " round " + (.round | tostring) + ": " + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", "))' "$R"); the next arm waited for node2; 3 rounds of 4 in the figures (300 steps); report valid"
+else
+	fail node_fault_coll_reboot "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/coll.log" | tr '\n' '|')"
 fi
 
 out=$("$RDMACTL" testbed down 2>&1); rc=$?

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Node faults on the run's timeline (a profile's faults with event:, per-node
+ * VMs only): a thread that, from when the rules are added (t0), crashes,
+ * freezes, reboots a node or takes its switch port down at each event's
+ * start, and thaws it or brings the port up at start + duration. What it did
+ * and when is the report's "node_events". The measuring side asks it which
+ * nodes an event has hit (a generation count per node) and waits for a node
+ * to be back before an arm uses it again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ctl/exp/exp.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+enum { NF_UP, NF_DOWN, NF_BOOTING, NF_FROZEN, NF_CUT };
+static const char *const nf_state_names[] = { "up", "down", "booting", "frozen", "cut off" };
+
+struct nf_act {
+	double at;	/* seconds from t0 */
+	int fault;	/* index in the profile's faults */
+	int node;	/* testbed node */
+	int undo;	/* thaw or port up, at start + duration */
+};
+
+struct exp_nodes {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, stop, nact, next;
+	double t0;
+	struct nf_act act[PROF_MAX_FAULTS * TB_MAX_NODES * 2];
+	int state[TB_MAX_NODES];
+	unsigned gen[TB_MAX_NODES];
+	char why[TB_MAX_NODES][160];	/* the last event's words, for "not run" */
+	json_t *log;
+	const struct profile *p;
+	char name[TB_MAX_NODES][32];
+};
+
+static int act_cmp(const void *a, const void *b)
+{
+	const struct nf_act *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->fault != y->fault ? x->fault - y->fault : x->node - y->node;
+}
+
+static enum tb_node_fault tb_fault_of(int event, int undo)
+{
+	switch (event) {
+	case PEV_CRASH:
+		return TB_CRASH;
+	case PEV_FREEZE:
+		return undo ? TB_THAW : TB_FREEZE;
+	case PEV_REBOOT:
+		return TB_REBOOT;
+	default:
+		return undo ? TB_PORT_UP : TB_PORT_DOWN;
+	}
+}
+
+static const char *act_name(int event, int undo)
+{
+	if (!undo)
+		return prof_event_names[event];
+	return event == PEV_FREEZE ? "thaw" : "port-up";
+}
+
+/* one action, nf->mu held (let go while the testbed acts) */
+static void nf_do(struct exp_nodes *nf, const struct nf_act *a, int at_end)
+{
+	const struct prof_fault *f = &nf->p->fault[a->fault];
+	static struct tb_state s;	/* one action at a time: the thread's, then stop's */
+	double t = rtb_now_s() - nf->t0, took;
+	char err[512] = "";
+	pid_t old = 0;
+	int r, n = a->node;
+
+	if (!a->undo) {
+		nf->gen[n]++;
+		nf->state[n] = f->event == PEV_CRASH ? NF_DOWN : f->event == PEV_FREEZE ? NF_FROZEN :
+			       f->event == PEV_REBOOT ? NF_BOOTING : NF_CUT;
+		snprintf(nf->why[n], sizeof(nf->why[n]), "%s at %.1f s (fault %s)",
+			 f->event == PEV_CRASH ? "crashed" : act_name(f->event, 0), t, f->name);
+	}
+	pthread_mutex_unlock(&nf->mu);
+	r = tb_fault_node(nf->name[n], tb_fault_of(f->event, a->undo), 300, &s, &old, err,
+			  sizeof(err));
+	took = rtb_now_s() - nf->t0 - t;
+	pthread_mutex_lock(&nf->mu);
+	if (a->undo || f->event == PEV_REBOOT)
+		nf->state[n] = r < 0 && f->event == PEV_REBOOT ? NF_DOWN : NF_UP;
+	if (r < 0 && !a->undo && f->event != PEV_REBOOT)
+		nf->state[n] = NF_UP;	/* it did not happen: the node is as it was */
+	if (r < 0)
+		snprintf(nf->why[n], sizeof(nf->why[n]), "%s failed at %.1f s: %s",
+			 act_name(f->event, a->undo), t, err);
+	json_array_append_new(nf->log,
+			      json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:s*}", "fault", f->name,
+					"event", act_name(f->event, a->undo), "node", nf->name[n],
+					"planned_s", a->at, "t_s", t, "took_s", took, "at_run_end",
+					at_end, "error", r < 0 ? err : NULL));
+	log_info("node fault %s: %s %s at %.1f s%s%s", f->name, act_name(f->event, a->undo),
+		 nf->name[n], t, r < 0 ? ": " : "", r < 0 ? err : "");
+	pthread_cond_broadcast(&nf->cv);
+}
+
+static void *nf_thread(void *arg)
+{
+	struct exp_nodes *nf = arg;
+
+	pthread_mutex_lock(&nf->mu);
+	while (!nf->stop && nf->next < nf->nact) {
+		struct nf_act *a = &nf->act[nf->next];
+		double wait = a->at - (rtb_now_s() - nf->t0);
+
+		if (wait > 0) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += (time_t)wait;
+			ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&nf->cv, &nf->mu, &ts);
+			continue;
+		}
+		nf->next++;
+		nf_do(nf, a, 0);
+	}
+	pthread_mutex_unlock(&nf->mu);
+	return NULL;
+}
+
+int exp_nodes_start(struct exp *e)
+{
+	struct exp_nodes *nf;
+	pthread_condattr_t ca;
+	int i, k;
+
+	for (i = 0; i < e->p.nfaults && !e->p.fault[i].event; i++)
+		;
+	if (i == e->p.nfaults)
+		return 0;
+	if (!exp_per_node(e)) {
+		snprintf(e->err, sizeof(e->err), "fault %s: event %s needs a kernel a node "
+			 "(testbed up --topology per-node)", e->p.fault[i].name, e->p.fault[i].rule);
+		return -1;
+	}
+	nf = calloc(1, sizeof(*nf));
+	if (!nf) {
+		snprintf(e->err, sizeof(e->err), "node faults: %s", strerror(ENOMEM));
+		return -1;
+	}
+	nf->p = &e->p;
+	nf->log = json_array();
+	e->hits = json_array();
+	for (i = 0; i < e->g.tb.nodes && i < TB_MAX_NODES; i++)
+		snprintf(nf->name[i], sizeof(nf->name[i]), "%s", e->g.tb.node[i].name);
+	for (i = 0; i < e->p.nfaults; i++) {
+		const struct prof_fault *f = &e->p.fault[i];
+
+		if (!f->event)
+			continue;
+		for (k = 0; k < e->g.n; k++) {
+			struct nf_act a = { f->start_ns / 1e9, i, e->g.node[k], 0 };
+
+			if (!(f->nodes & (1u << e->g.node[k])))
+				continue;
+			nf->act[nf->nact++] = a;
+			if (f->duration_ns) {
+				a.at += f->duration_ns / 1e9;
+				a.undo = 1;
+				nf->act[nf->nact++] = a;
+			}
+		}
+	}
+	qsort(nf->act, (size_t)nf->nact, sizeof(nf->act[0]), act_cmp);
+	pthread_mutex_init(&nf->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&nf->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	nf->t0 = rtb_now_s();
+	if (pthread_create(&nf->th, NULL, nf_thread, nf)) {
+		snprintf(e->err, sizeof(e->err), "node faults: cannot start a thread");
+		json_decref(nf->log);
+		free(nf);
+		return -1;
+	}
+	nf->started = 1;
+	e->nf = nf;
+	return 0;
+}
+
+void exp_nodes_stop(struct exp *e)
+{
+	struct exp_nodes *nf = e->nf;
+	int i;
+
+	if (!nf || !nf->started)
+		return;
+	pthread_mutex_lock(&nf->mu);
+	nf->stop = 1;
+	pthread_cond_broadcast(&nf->cv);
+	pthread_mutex_unlock(&nf->mu);
+	pthread_join(nf->th, NULL);
+	nf->started = 0;
+	pthread_mutex_lock(&nf->mu);
+	/* what the run did not reach: its undo now (nothing stays frozen or cut
+	 * off), its events never */
+	for (i = nf->next; i < nf->nact; i++) {
+		struct nf_act *a = &nf->act[i];
+		const struct prof_fault *f = &nf->p->fault[a->fault];
+
+		if (a->undo && (nf->state[a->node] == NF_FROZEN || nf->state[a->node] == NF_CUT))
+			nf_do(nf, a, 1);
+		else if (!a->undo)
+			json_array_append_new(nf->log,
+					      json_pack("{s:s,s:s,s:s,s:f,s:b}", "fault", f->name,
+							"event", act_name(f->event, 0), "node",
+							nf->name[a->node], "planned_s", a->at,
+							"reached", 0));
+	}
+	nf->next = nf->nact;
+	pthread_mutex_unlock(&nf->mu);
+}
+
+void exp_nodes_free(struct exp *e)
+{
+	struct exp_nodes *nf = e->nf;
+
+	if (!nf)
+		return;
+	exp_nodes_stop(e);
+	json_decref(nf->log);
+	pthread_mutex_destroy(&nf->mu);
+	pthread_cond_destroy(&nf->cv);
+	free(nf);
+	e->nf = NULL;
+}
+
+json_t *exp_nodes_report(struct exp *e)
+{
+	struct exp_nodes *nf = e->nf;
+	json_t *r;
+
+	if (!nf)
+		return NULL;
+	pthread_mutex_lock(&nf->mu);
+	r = json_deep_copy(nf->log);
+	pthread_mutex_unlock(&nf->mu);
+	return r;
+}
+
+void exp_nodes_gens(struct exp *e, unsigned *gen)
+{
+	struct exp_nodes *nf = e->nf;
+
+	memset(gen, 0, sizeof(*gen) * TB_MAX_NODES);
+	if (!nf)
+		return;
+	pthread_mutex_lock(&nf->mu);
+	memcpy(gen, nf->gen, sizeof(nf->gen));
+	pthread_mutex_unlock(&nf->mu);
+}
+
+double exp_nodes_now(const struct exp *e)
+{
+	return e->nf ? rtb_now_s() - e->nf->t0 : 0;
+}
+
+/* node is down, but a reboot of it is still to come (nf->mu held) */
+static int reboot_ahead(const struct exp_nodes *nf, int node)
+{
+	int i;
+
+	for (i = nf->next; i < nf->nact; i++)
+		if (nf->act[i].node == node && !nf->act[i].undo &&
+		    nf->p->fault[nf->act[i].fault].event == PEV_REBOOT)
+			return 1;
+	return 0;
+}
+
+int exp_nodes_wait_up(struct exp *e, int node, char *why, size_t len)
+{
+	struct exp_nodes *nf = e->nf;
+	double until = rtb_now_s() + 330;	/* a boot's time, with room */
+	int st, i;
+
+	if (!nf)
+		return 0;
+	pthread_mutex_lock(&nf->mu);
+	for (i = nf->next; i < nf->nact; i++)	/* and until the last event to come */
+		if (nf->act[i].node == node && nf->t0 + nf->act[i].at + 330 > until)
+			until = nf->t0 + nf->act[i].at + 330;
+	while ((nf->state[node] == NF_BOOTING || nf->state[node] == NF_FROZEN ||
+		(nf->state[node] == NF_DOWN && reboot_ahead(nf, node))) &&
+	       rtb_now_s() < until && !ctl_interrupted) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&nf->cv, &nf->mu, &ts);
+	}
+	st = nf->state[node];
+	snprintf(why, len, "%s is %s: %s", nf->name[node], nf_state_names[st], nf->why[node]);
+	pthread_mutex_unlock(&nf->mu);
+	return st == NF_UP || st == NF_CUT ? 0 : -1;
+}

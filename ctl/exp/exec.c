@@ -584,6 +584,36 @@ static json_t *counters(struct run *r, int m, int begin)
 	return res ? res : json_object();
 }
 
+/*
+ * Traced: the counters are read once the wire is quiet. A packet still on
+ * its way when the commands ended (a last ACK, a retry toward a QP that is
+ * gone) lands in the trace, which stops after the counters are read; so
+ * wait until every member's rxe sent and received nothing for 150 ms (at
+ * most 3 s), and the two windows hold the same packets.
+ */
+static void wire_quiet(struct run *r)
+{
+	json_int_t last = -1;
+	double until = rtb_now_s() + 3;
+	int m;
+
+	while (rtb_now_s() < until && !ctl_interrupted) {
+		json_int_t sum = 0;
+
+		for (m = 0; m < r->e->g.n; m++) {
+			json_t *c = counters(r, m, 0), *hw = json_object_get(c, "hw_counters");
+
+			sum += json_integer_value(json_object_get(hw, "sent_pkts")) +
+			       json_integer_value(json_object_get(hw, "rcvd_pkts"));
+			json_decref(c);
+		}
+		if (sum == last)
+			return;
+		last = sum;
+		usleep(150000);
+	}
+}
+
 /* what happened to one command, for the report */
 static json_t *outcome(struct run *r, const struct inst *in)
 {
@@ -763,6 +793,8 @@ static int round_run(struct run *r, json_t **results)
 		if (p->role[k].ready == PR_LINE)
 			regfree(&r->re[k]);
 	*results = json_array();
+	if (r->e->trace)
+		wire_quiet(r);
 	for (m = 0; m < r->e->g.n; m++) {
 		json_t *after = counters(r, m, 0), *res, *ij;
 

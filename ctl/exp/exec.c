@@ -585,11 +585,11 @@ static json_t *counters(struct run *r, int m, int begin)
 }
 
 /*
- * Traced: the counters are read once the wire is quiet. A packet still on
- * its way when the commands ended (a last ACK, a retry toward a QP that is
- * gone) lands in the trace, which stops after the counters are read; so
- * wait until every member's rxe sent and received nothing for 150 ms (at
- * most 3 s), and the two windows hold the same packets.
+ * Traced or with rules: the counters are read once the wire is quiet. A
+ * packet still on its way when the commands ended (a last ACK, a retry
+ * toward a QP that is gone) lands in the trace and the rules' counters,
+ * which are read later; so wait until every member's rxe sent and received
+ * nothing for 150 ms (at most 3 s), and the windows hold the same packets.
  */
 static void wire_quiet(struct run *r)
 {
@@ -793,7 +793,7 @@ static int round_run(struct run *r, json_t **results)
 		if (p->role[k].ready == PR_LINE)
 			regfree(&r->re[k]);
 	*results = json_array();
-	if (r->e->trace)
+	if (r->e->trace || r->e->p.nfaults)	/* traces and rule counters compared with these */
 		wire_quiet(r);
 	for (m = 0; m < r->e->g.n; m++) {
 		json_t *after = counters(r, m, 0), *res, *ij;

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
-       exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli node_fault_kv_crash
+       exec_cp_per_node switch_faults_traced switch_agent_cli rdma_cm_stacks_under_loss node_faults_cli node_fault_kv_crash
        node_fault_coll_reboot down_clean killed_up_cleans"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
@@ -182,6 +182,35 @@ if [ $r1 = 0 ] && jq -e '[.rules[] | select(.dev == "rtbsw0")] | length == 1' <<
 	pass switch_agent_cli "a count rule on rtbsw0 through --node switch, listed, flushed"
 else
 	fail switch_agent_cli "add rc=$r1 $out; list: $(head -c 300 <<< "$lst"); flush rc=$r3"
+fi
+
+# --- the RDMA CM's programs across kernels under loss at the switch
+# (profiles/exec-cm-*.yaml, scaled down): each exits 0; the count rule at
+# each switch port's ingress saw exactly the packets that node's rxe sent,
+# and each node received what its peer sent less what the switch dropped
+cm_ok="" cm_bad="" drops=0
+for x in "qperf workload.vars.time=1" "fi-pingpong workload.vars.iters=100" "rping workload.vars.count=50"; do
+	set -- $x
+	"$RDMACTL" run "profiles/exec-cm-$1.yaml" --set "$2" -o "$W/cm-$1" > "$W/cm-$1.log" 2>&1; rc=$?
+	R="$W/cm-$1/report.json"
+	v=$( [ -f "$R" ] && jq -r '
+		(.faults[] | select(.name == "watch") | .rules | map({key: .node, value: .counters.matched}) | from_entries) as $seen |
+		(.faults[] | select(.name == "loss") | .rules | map({key: .node, value: .counters.dropped}) | from_entries) as $drop |
+		[.arms[0].results[][] | {node, sent: .hw_counters_delta.sent_pkts, rcvd: .hw_counters_delta.rcvd_pkts}] as $n |
+		[($n[] | .sent == $seen[.node]), ($n[0].rcvd == $n[1].sent - $drop[$n[0].node]),
+		 ($n[1].rcvd == $n[0].sent - $drop[$n[1].node])] | all | tostring,
+		([$drop[]] | add), ($n | map(.node + " sent " + (.sent | tostring)) | join(", "))' "$R" 2>&1 | paste -sd'|')
+	if [ $rc = 0 ] && [ "${v%%|*}" = true ]; then
+		d=$(cut -d'|' -f2 <<< "$v"); drops=$((drops + d))
+		cm_ok="$cm_ok $1: $(cut -d'|' -f3 <<< "$v"), $d dropped;"
+	else
+		cm_bad="$cm_bad $1: exit $rc [$v] $(tail -n 4 "$W/cm-$1.log" | tr '\n' '|');"
+	fi
+done
+if [ -z "$cm_bad" ] && [ "$drops" -gt 0 ]; then
+	pass rdma_cm_stacks_under_loss "every one exit 0, switch counts = rxe sent_pkts, received = sent - dropped:$cm_ok"
+else
+	fail rdma_cm_stacks_under_loss "drops $drops;$cm_bad ok:$cm_ok"
 fi
 
 # --- node faults from the command line: freeze (the agent stops

@@ -7,8 +7,12 @@ SUITE=${SUITE:-$(basename "$0" .sh)}
 # plan TEST...: the tests this suite reports, each once (tests/run.sh fails
 # a declared test that never reports and an undeclared one that passes)
 plan() { echo "PLAN: $SUITE $*"; }
-pass() { echo "PASS: $SUITE/$1${2:+ ($2)}"; }
-fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; }
+# each result is followed by how long its test took (since the previous
+# result), to find where a suite's time goes
+_rtb_t=$SECONDS
+_took() { echo "# took $((SECONDS - _rtb_t)) s"; _rtb_t=$SECONDS; }
+pass() { echo "PASS: $SUITE/$1${2:+ ($2)}"; _took; }
+fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; _took; }
 skip() { echo "SKIP: $SUITE/$1 ($2)"; }
 note() { echo "# $*"; }
 # check NAME CMD...: PASS when CMD succeeds

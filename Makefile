@@ -267,6 +267,7 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/
 	$(Q)bash bench/piece_size.sh
 	$(Q)bash bench/hadamard_block.sh
 	$(Q)bash bench/kv_log_cost.sh
+	$(Q)bash bench/train_tta.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rdma-testbed \

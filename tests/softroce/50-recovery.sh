@@ -43,11 +43,14 @@ else
 	fail wait_spin "rc=$rc $(head -c 400 <<< "$j")"
 fi
 
-# --- 1% Bernoulli drop of RoCE data packets at every node's ingress, 1 MiB
-# allreduce, modes taking turns: RC's tail against the lossy modes', the
-# lost fraction against the injected rate, and hadamard's error against
-# lossy's. 100 iterations an arm (300 step times with 3 ranks; with 90, p99
-# was the largest time).
+# --- 1% Bernoulli drop of RoCE data packets at every node's ingress, a
+# 256 KiB allreduce (SBS_SIZE; 1 MiB took 142 s of the suite, 256 KiB about
+# a third: `rdmactl run profiles/quickstart.yaml` is the 1 MiB form), modes
+# taking turns: RC's tail against the lossy modes', the lost fraction
+# against the injected rate, and hadamard's error against lossy's. 100
+# iterations an arm (300 step times with 3 ranks; with 90, p99 was the
+# largest time). At 256 KiB a rank still sends about 340 data packets a
+# step, so at 1% nearly every RC step waits for its timer, as at 1 MiB.
 #
 # What is claimed about time is what RC's recovery costs: its p50 and its
 # p99 step are longer than lossy's and hadamard's by at least one of its
@@ -72,7 +75,8 @@ fi
 # (p99, busbw).
 RTO_NS=$((4096 << 14))
 drop_all 1% || fail side_by_side_1pct "inject add failed"
-j=$("$C" -j collective allreduce --modes rc,lossy,hadamard,sr --size 1M --iters 100 --rounds 3 --data laplace 2>&1); rc=$?
+SBS_SIZE=${SBS_SIZE:-256k}
+j=$("$C" -j collective allreduce --modes rc,lossy,hadamard,sr --size "$SBS_SIZE" --iters 100 --rounds 3 --data laplace 2>&1); rc=$?
 flush
 if [ $rc = 0 ]; then
 	# one arm against rc: ratio (CI), difference in ms (CI) and in timeouts (its CI's lower end)
@@ -90,7 +94,7 @@ if [ $rc = 0 ]; then
 			.p99_diff_ci95_ns[0] >= $t and .p50_diff_ci95_ns[0] >= $t] | all and length == 3' <<< "$j" >/dev/null &&
 		jq -e '[.results[] | select(.mode == "lossy" or .mode == "hadamard") | .lost_fraction >= 0.004 and .lost_fraction <= 0.025] | all' <<< "$j" >/dev/null &&
 		mode "$j" sr | jq -e '.wrong == 0 and .lost_pieces == 0 and .verification_failed == false and
-			.recovered_pieces >= 0.004 * .count * 4 * 342' >/dev/null &&
+			.recovered_pieces >= 0.004 * .count * 4 * 342 * .size / 1048576' >/dev/null &&
 		jq -e '.results[] | select(.mode == "rc") | .wrong == 0 and .retransmissions > 0' <<< "$j" >/dev/null; then
 		pass side_by_side_1pct "$msg"
 	else
@@ -246,71 +250,23 @@ else
 	fail late_writes_guarded "rc=$roff/$ron late off/on $(late "$joff" 2>/dev/null)/$(late "$jon" 2>/dev/null) $(jq -c '.results[0] | {lost_fraction, accounting}' <<< "$jon" 2>/dev/null || head -c 400 <<< "$jon")"
 fi
 
-# --- training at 1% loss: rc (whose gradients are exact: the lossless run)
-# against hadamard, four times, the runs' times to accuracy pooled.
-# hadamard reaches the target every time, ends within 1 point of rc's
-# accuracy (the mean of the runs' differences), gets there sooner on the
-# training clock, and spends at least 1.5x less time in the allreduce on
-# the way (tta_comm_ns: the part of the TTA spent in the allreduce, codec
-# included). The 1.5 is held on the allreduce's share because that is what
-# the recovery mode decides: the model's gradient and update cost the same
-# in both arms, and under TCG they run on softfloat, so on a slower host
-# they grow with the host (compute 65 ms a step here, 99-131 ms in a CI
-# run) while rc's retransmission waits do not; that CI run's wall-clock
-# ratio was 1.50 with an allreduce ratio of 1.73. 60 steps a run (four runs
-# of 120 steps took 1160 s under TCG, past the runner's 900 s for one test,
-# CI t11); the learning rate's cosine then ends at step 60 and the curve
-# pauses between ~67% and ~71% from step 25 to 35. The target is 65%, on
-# the steep part before that pause (61% at step 20, 67.5% at 25, every run,
-# either mode): at 70%, in the pause, a hadamard run crossed anywhere from
-# step 25 to 36 (rc at 29, the same every run), so one run's ratio moved by
-# a third with no change in speed. rc's curve is the same every run; what
-# varies is the clock.
-# What the network costs: RC's allreduce against hadamard's transport (its
-# allreduce without the transform, which is the computer's cost and is
-# reported apart as codec) must be longer by at least one RC ACK timeout a
-# step, at 95% confidence over the runs (t interval, 3 degrees of freedom;
-# here 329.6 ms more, 4.4 timeouts at the interval's low end; with qemu
-# held to 0.6 of a CPU 287.8 ms, 2.4). A ratio of the two (>= 1.5 until
-# now) is a bound on the host's speed: there every part of a step but RC's
-# timer took 4-5x longer and the ratio was 1.25.
-TTA_RUNS=4	# the t interval below takes 3.182 for its 3 degrees of freedom
+# --- training at 1% loss, the short form: one run of rc (whose gradients
+# are exact: the lossless run) against hadamard, 60 steps to 65% (the
+# long form, four runs with the time-to-accuracy and network-cost claims at
+# 95% confidence, is bench/train_tta.sh in `make bench`: 333 s here). Both
+# finish; hadamard reaches the target, loses about the injected 1%, and its
+# gradients stay close to the exact ones (cosine > 0.9 over >= 10 samples);
+# each arm's allreduce time is part of its time to accuracy.
 drop_all 1% || fail train_tta_1pct "inject add failed"
-jall="" rcs=""
-for _ in $(seq $TTA_RUNS); do
-	jk=$("$C" -j train --modes rc,hadamard --steps 60 --target 65% 2>&1); rcs="$rcs$?"
-	jall="$jall$jk"
-done
+j=$("$C" -j train --modes rc,hadamard --steps 60 --target 65% 2>&1); rc=$?
 flush
-if [ "$rcs" = "$(printf '0%.0s' $(seq $TTA_RUNS))" ]; then
-	j=$(jq -s '{runs: [.[] | [.results[] | {mode, tta_s: ((.tta_ns // 0)/1e9),
-			tta_comm_s: ((.tta_comm_ns // 0)/1e9), acc: .final_accuracy,
-			step_p50_ms: (.percentiles.p50_ns/1e6|floor), lost: .lost_fraction,
-			rank0_ms: (.results[0][0] | {compute: (.compute_ns_mean/1e6|floor),
-				comm: (.comm_ns_mean/1e6|floor), codec: (.codec_ns_mean/1e6|floor)})}]],
-		    tta_ratio: (([.[] | .results[0].tta_ns] | add) / ([.[] | .results[1].tta_ns // 1e18] | add)),
-		    tta_comm_ratio: (([.[] | .results[0].tta_comm_ns // 0] | add) /
-				     ([.[] | .results[1].tta_comm_ns // 1e18] | add)),
-		    transport_diff_ms: [.[] | ((([.results[0].results[][] | .comm_ns_mean] | add / length) -
-				([.results[1].results[][] | .comm_ns_mean - .codec_ns_mean] | add / length)) / 1e5 | round / 10)],
-		    transform: ([.[] | .results[1].results[][] | .transform] | unique),
-		    reached: ([.[] | .results[1].tta_ns != null] | all),
-		    acc_diff_mean: (([.[] | .results[1].final_accuracy - .results[0].final_accuracy] | add) / length),
-		    hadamard_gradient_vs_exact: (.[0].results[1].results[0][0].grad_error | {samples, nmse_mean, cosine_mean})}' \
-		<<< "$jall")
-	# the difference's mean and the low end of its 95% t interval (4 runs: t 3.182)
-	j=$(jq -c --argjson t "$RTO_NS" '.transport_diff_ms as $d | ($d | add / length) as $m |
-		(($d | map((. - $m) * (. - $m)) | add) / (($d | length) - 1) | sqrt) as $s |
-		. + {transport_diff_mean_ms: ($m*10|round/10), transport_diff_ci95_low_ms: (($m - 3.182 * $s / 2)*10|round/10),
-		     in_timeouts: (($m - 3.182 * $s / 2) * 1e6 / $t * 10 | floor / 10)}' <<< "$j")
-	if jq -e '.reached and .tta_ratio > 1 and .in_timeouts >= 1 and (.acc_diff_mean | fabs) <= 0.01 and
-		.hadamard_gradient_vs_exact.samples >= 10 and .hadamard_gradient_vs_exact.cosine_mean > 0.9' <<< "$j" >/dev/null; then
-		pass train_tta_1pct "$(jq -c . <<< "$j")"
-	else
-		fail train_tta_1pct "$(jq -c . <<< "$j")"
-	fi
+if [ $rc = 0 ] && jq -e '[.results[] | .mode] == ["rc", "hadamard"] and
+	(.results[1] | .tta_ns != null and .lost_fraction >= 0.004 and .lost_fraction <= 0.025 and
+		.results[0][0].grad_error.samples >= 10 and .results[0][0].grad_error.cosine_mean > 0.9) and
+	all(.results[] | select(.tta_ns != null); .tta_comm_ns > 0 and .tta_comm_ns <= .tta_ns)' <<< "$j" >/dev/null; then
+	pass train_tta_1pct "$(jq -c '[.results[] | {mode, tta_s: ((.tta_ns // 0) / 1e9 * 100 | round / 100), tta_comm_s: ((.tta_comm_ns // 0) / 1e9 * 100 | round / 100), acc: .final_accuracy, lost: .lost_fraction}] + [{hadamard_cosine: .results[1].results[0][0].grad_error.cosine_mean}]' <<< "$j")"
 else
-	fail train_tta_1pct "exit codes $rcs $(head -c 300 <<< "$jall")"
+	fail train_tta_1pct "rc=$rc $(jq -c '[.results[]? | {mode, tta_ns, tta_comm_ns, final_accuracy, lost_fraction, g: .results[0][0].grad_error}]' <<< "$j" 2>/dev/null || head -c 400 <<< "$j")"
 fi
 
 # --- seeds pooled: each mode trains with seeds 1..3 (the same seed for both

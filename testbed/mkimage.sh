@@ -3,7 +3,7 @@
 #
 # Build the testbed VM image from Debian packages.
 #
-#   mkimage.sh --cache DIR --out INITRD --overlay-dir DIR
+#   mkimage.sh --cache DIR --out INITRD --overlay-dir DIR [--kernel-pkg PKG]
 #
 # Two layers, concatenated into one initramfs (the kernel unpacks every cpio
 # archive it finds in the initrd, later files win):
@@ -17,15 +17,17 @@
 #            config, token). Shared libraries of its executables are added.
 #            Rebuilt on every call: it is small (< 1 s).
 #
-# The kernel (linux-image-amd64's versioned package) is downloaded and
-# unpacked under DIR, never installed: no hooks run, /boot is untouched.
+# The kernel (linux-image-amd64's versioned package, or --kernel-pkg's,
+# e.g. linux-image-6.12.118+deb12-amd64) is downloaded and unpacked under
+# DIR, never installed: no hooks run, /boot is untouched.
 # Prints KEY=VALUE lines on stdout: KVER, KERNEL, BASE, BASE_BUILT, BASE_S.
 set -euo pipefail
 
-CACHE= OUT= OVL=
+CACHE= OUT= OVL= KPKG=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cache) CACHE=$2; shift 2 ;;
+	--kernel-pkg) KPKG=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--overlay-dir) OVL=$2; shift 2 ;;
 	*) echo "mkimage: unknown argument '$1'" >&2; exit 2 ;;
@@ -53,12 +55,21 @@ resolve_kpkg() {
 	apt-cache depends linux-image-amd64 2>/dev/null |
 		awk '/Depends: linux-image-[0-9]/{print $2; exit}'
 }
-KPKG=$(resolve_kpkg)
-if [ -z "$KPKG" ]; then
-	apt-get -q update >/dev/null 2>&1 || true
+if [ -n "$KPKG" ]; then	# asked for: one Debian kernel package, by its exact name
+	[[ $KPKG =~ ^linux-image-[0-9][A-Za-z0-9.+~-]*$ ]] || die "--kernel-pkg '$KPKG': not a linux-image-VERSION name"
+	if ! apt-cache show "$KPKG" >/dev/null 2>&1; then
+		apt-get -q update >/dev/null 2>&1 || true
+		apt-cache show "$KPKG" >/dev/null 2>&1 ||
+			die "$KPKG: no such package in apt's lists (apt-cache search '^linux-image-[0-9].*-amd64$' lists them)"
+	fi
+else
 	KPKG=$(resolve_kpkg)
+	if [ -z "$KPKG" ]; then
+		apt-get -q update >/dev/null 2>&1 || true
+		KPKG=$(resolve_kpkg)
+	fi
+	[ -n "$KPKG" ] || die "cannot resolve linux-image-amd64 to a versioned kernel package (apt lists?)"
 fi
-[ -n "$KPKG" ] || die "cannot resolve linux-image-amd64 to a versioned kernel package (apt lists?)"
 KVER=${KPKG#linux-image-}
 KROOT=$CACHE/kernel-$KVER
 VMLINUZ=$KROOT/boot/vmlinuz-$KVER
@@ -101,7 +112,7 @@ fi
 # ---------------------------------------------------------------- base layer
 versions=$(dpkg-query -W -f='${Package}=${Version}\n' $PKGS 2>/dev/null | sort)
 KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; echo "${SSHD_ROOT##*/}"; } | sha256sum | cut -c1-16)
-BASE=$CACHE/base-$KEY.cpio
+BASE=$CACHE/base-$KVER-$KEY.cpio
 BUILT=0
 t0=$(date +%s.%N)
 
@@ -172,7 +183,8 @@ if [ ! -s "$BASE" ]; then
 	ORDER=()
 	dep_line() {
 		local n=$1
-		grep -E "(^|/)(${n}|${n//_/-})\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" | head -1
+		# none (built in, as virtio_pci is in 6.12): empty, not a failure
+		grep -E "(^|/)(${n}|${n//_/-})\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" | head -1 || true
 	}
 	add_mod() {
 		local n=$1 line path deps d
@@ -206,8 +218,11 @@ if [ ! -s "$BASE" ]; then
 	pack "$ST" "$BASE"
 	rm -rf "$ST"
 	trap - EXIT
-	# keep the cache small: older base layers are useless now
-	for f in "$CACHE"/base-*.cpio; do [ "$f" = "$BASE" ] || rm -f "$f"; done
+	# keep the cache small: this kernel's older base layers are useless now
+	# (another kernel's stay: per-node testbeds may boot several)
+	for f in "$CACHE"/base-"$KVER"-*.cpio "$CACHE"/base-????????????????.cpio; do
+		[ -e "$f" ] && [ "$f" != "$BASE" ] && rm -f "$f"
+	done
 fi
 t1=$(date +%s.%N)
 

@@ -515,6 +515,23 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 	if (e->p.nhosts ? open_hosts(e) : open_testbed(e))
 		return CTL_FAIL;
 	e->group_open = 1;
+	/* each member's kernel and boot, for the report (per-node VMs, hosts:
+	 * each its own) */
+	e->node_kernels = json_array();
+	for (i = 0; i < e->g.n; i++) {
+		json_t *res = NULL;
+		char err[256];
+
+		if (agentc_call(&e->g.c[i], "hello", NULL, &res, 10000, err, sizeof(err)))
+			continue;
+		json_array_append_new(e->node_kernels,
+				      json_pack("{s:s,s:s*,s:s*}", "node",
+						e->g.tb.node[e->g.node[i]].name, "kernel",
+						json_string_value(json_object_get(res, "kernel")),
+						"boot_id",
+						json_string_value(json_object_get(res, "boot_id"))));
+		json_decref(res);
+	}
 	if (exp_per_node(e) && (r = tb_switch_open(&e->sw, &e->g.tb, 5000))) {
 		log_err("%s: %s: the switch ports' faults and traces need it ('rdmactl testbed "
 			"status')", e->sw.where, strerror(-r));
@@ -568,6 +585,7 @@ void exp_close(struct exp *e)
 	json_decref(e->traces);
 	json_decref(e->faults);
 	json_decref(e->hits);
+	json_decref(e->node_kernels);
 	json_decref(e->report);
 	if (e->loaded)
 		profile_free(&e->p);

@@ -88,6 +88,7 @@ struct exp {
 	unsigned arm_gen[TB_MAX_NODES];	/* each node's events when the arm began */
 	double arm_t;		/* when it began, on the node faults' clock */
 	json_t *hits;		/* what node faults did to arms: the report's node_fault_effects */
+	json_t *node_kernels;	/* each member's kernel and boot id when the run began */
 	int res_member[TB_MAX_NODES + 1];	/* a run's result i is member res_member[i]'s */
 	int nodes_gone;		/* a member's node is down for good: no arm runs any more */
 	/* per-node VMs: each member's clock against this host's (node - host)

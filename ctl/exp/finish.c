@@ -239,8 +239,16 @@ json_t *exp_report(struct exp *e)
 			profile_to_json(p), "workload", p->workload, "measure",
 			measure_name(e->wl->measure), "t0_node_ns", e->t0, "faults", e->faults, "arms",
 			arms);
-	if (rep)
+	if (rep) {
+		json_t *tb = json_object_get(rep, "testbed");
+
 		json_object_set_new(rep, "t0_unix_ns", json_integer(e->t0_unix_ns));
+		if (!p->nhosts)
+			json_object_set_new(tb, "topology",
+					    json_string(tb_topology_name(e->g.tb.topology)));
+		if (e->node_kernels)
+			json_object_set(tb, "node_kernels", e->node_kernels);
+	}
 	if (rep && e->nf) {
 		json_object_set_new(rep, "node_events", exp_nodes_report(e));
 		json_object_set(rep, "node_fault_effects", e->hits ? e->hits : json_array());

@@ -126,6 +126,24 @@ void report_print_lin(const json_t *arm, const char *lead, FILE *f)
 			(unsigned long long)jr_u64(op, "ret_ns"), (unsigned long long)jr_u64(op, "saw"));
 }
 
+/* the members' kernels, when they are not all one */
+static void report_print_kernels(const json_t *rep, FILE *f)
+{
+	const json_t *nk = json_object_get(json_object_get(rep, "testbed"), "node_kernels"), *x;
+	const char *k0 = jr_str(json_array_get(nk, 0), "kernel");
+	size_t i;
+	int same = 1;
+
+	json_array_foreach(nk, i, x)
+		same &= !strcmp(jr_str(x, "kernel"), k0);
+	if (same)
+		return;
+	fputs("# kernels:", f);
+	json_array_foreach(nk, i, x)
+		fprintf(f, "%s %s %s", i ? "," : "", jr_str(x, "node"), jr_str(x, "kernel"));
+	fputc('\n', f);
+}
+
 /* node faults: what happened when, and what it did to each round it met */
 static void report_print_node_faults(const json_t *rep, FILE *f)
 {
@@ -241,6 +259,7 @@ void report_print_text(const json_t *rep, FILE *f)
 		report_print_lin(arm, lead, f);
 	}
 	report_print_roles(rep, f);
+	report_print_kernels(rep, f);
 	report_print_node_faults(rep, f);
 	report_print_expectations(rep, f);
 }

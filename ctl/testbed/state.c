@@ -105,13 +105,17 @@ int tb_save(const struct tb_state *s)
 	FILE *f;
 
 	nodes = json_array();
-	for (i = 0; i < s->nodes; i++)
-		json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "name",
-						       s->node[i].name, "dev", s->node[i].dev, "host",
-						       s->node[i].host, "port", s->node[i].port,
-						       "agent_pid", (int)s->node[i].agent_pid,
-						       "qemu_pid", (int)s->node[i].qemu_pid,
-						       "ssh_port", s->node[i].ssh_port));
+	for (i = 0; i < s->nodes; i++) {
+		json_t *n = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "name", s->node[i].name,
+				      "dev", s->node[i].dev, "host", s->node[i].host, "port",
+				      s->node[i].port, "agent_pid", (int)s->node[i].agent_pid,
+				      "qemu_pid", (int)s->node[i].qemu_pid, "ssh_port",
+				      s->node[i].ssh_port);
+
+		if (n && s->node[i].kver[0])	/* its own kernel (testbed up --kernel) */
+			json_object_set_new(n, "kernel", json_string(s->node[i].kver));
+		json_array_append_new(nodes, n);
+	}
 	o = json_pack("{s:i,s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "schema_version",
 		      TB_SCHEMA, "backend", tb_backend_name(s->backend), "nodes_n", s->nodes, "mtu",
 		      s->mtu, "netdev_mtu", s->netdev_mtu, "qemu_pid", (int)s->qemu_pid, "accel",
@@ -224,6 +228,8 @@ int tb_load(struct tb_state *s)
 			goto bad;
 		d->qemu_pid = (pid_t)json_integer_value(json_object_get(n, "qemu_pid"));
 		d->ssh_port = (int)json_integer_value(json_object_get(n, "ssh_port"));
+		snprintf(d->kver, sizeof(d->kver), "%s",
+			 json_string_value(json_object_get(n, "kernel")) ?: "");
 		snprintf(d->name, sizeof(d->name), "%s", name);
 		snprintf(d->dev, sizeof(d->dev), "%s", dev);
 		snprintf(d->host, sizeof(d->host), "%s", host);

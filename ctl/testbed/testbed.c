@@ -6,6 +6,8 @@
  * the lock that serialises up and down. `down` removes the whole state
  * directory.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -100,6 +102,23 @@ static int state_remove(void)
 		tb_state_path(path, sizeof(path), dirs[i]);
 		if (!access(path, F_OK) && ctl_rm_rf(path) && !r)
 			r = -EIO;
+	}
+	{	/* per-node VMs with kernels of their own: initrd-KVER.cpio each */
+		DIR *d = opendir(ctl_state_dir());
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+
+			if (strncmp(de->d_name, "initrd-", 7) || n < 13 ||
+			    strcmp(de->d_name + n - 5, ".cpio"))
+				continue;
+			tb_state_path(path, sizeof(path), de->d_name);
+			if (unlink(path) && errno != ENOENT && !r)
+				r = -errno;
+		}
+		if (d)
+			closedir(d);
 	}
 	if (rmdir(ctl_state_dir()) && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST && !r)
 		r = -errno;
@@ -279,19 +298,73 @@ static const struct opt up_opts[] = {
 	{ NULL },
 };
 
-static const char up_synopsis[] = "rdmactl testbed up [--OPTION VALUE]...";
+static const char up_synopsis[] = "rdmactl testbed up [--OPTION VALUE]... [--kernel NODE=VERSION]...";
+static const char up_kernel_help[] =
+	"  --kernel NODE=VERSION  per-node: NODE boots Debian's linux-image-VERSION instead\n"
+	"                         (e.g. node2=6.12.118+deb12-amd64; apt-cache search\n"
+	"                         '^linux-image-[0-9].*-amd64$' lists them); repeatable\n";
+
+/* --kernel NODE=VERSION (or --kernel=...) taken out of argv into o->kver:
+ * the rest left in argv, *argc updated; 0 or CTL_USAGE (said) */
+static int up_kernels(struct tb_up_opts *o, int *argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < *argc; i++) {
+		const char *v, *eq;
+		char *end;
+		long k;
+
+		if (!strcmp(argv[i], "--kernel") && i + 1 < *argc)
+			v = argv[++i];
+		else if (!strncmp(argv[i], "--kernel=", 9))
+			v = argv[i] + 9;
+		else if (!strcmp(argv[i], "--kernel")) {
+			log_err("testbed up: --kernel needs NODE=VERSION");
+			return CTL_USAGE;
+		} else {
+			argv[n++] = argv[i];
+			continue;
+		}
+		eq = strchr(v, '=');
+		k = eq && !strncmp(v, "node", 4) ? strtol(v + 4, &end, 10) : -1;
+		if (!eq || k < 0 || k >= TB_MAX_NODES || end != eq || eq == v + 4) {
+			log_err("testbed up: --kernel '%s': expected NODE=VERSION (node0..node%d)", v,
+				TB_MAX_NODES - 1);
+			return CTL_USAGE;
+		}
+		if (!eq[1] || strlen(eq + 1) > 48 || !isdigit((unsigned char)eq[1]) ||
+		    strspn(eq + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+~-") !=
+			    strlen(eq + 1)) {
+			log_err("testbed up: --kernel '%s': VERSION is a Debian kernel's, as in "
+				"linux-image-VERSION (e.g. 6.12.118+deb12-amd64)", v);
+			return CTL_USAGE;
+		}
+		if (o->kver[k]) {
+			log_err("testbed up: --kernel: node%ld given twice", k);
+			return CTL_USAGE;
+		}
+		o->kver[k] = eq + 1;
+	}
+	*argc = n;
+	return 0;
+}
 
 static int testbed_up(void *ctl, int argc, char **argv)
 {
 	struct tb_up_opts o = TB_UP_DEFAULTS;
 	struct up_cfg c;
 	char err[256];
+	int i;
 
 	(void)ctl;
 	if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
 		opt_usage(up_synopsis, up_opts, stdout);
+		fputs(up_kernel_help, stdout);
 		return CTL_OK;
 	}
+	if (up_kernels(&o, &argc, argv))
+		return CTL_USAGE;
 	if (opt_parse_argv(up_opts, &c, argc, argv, NULL, NULL, err, sizeof(err))) {
 		log_err("testbed up: %s", err);
 		opt_usage(up_synopsis, up_opts, stderr);
@@ -325,6 +398,20 @@ static int testbed_up(void *ctl, int argc, char **argv)
 			return CTL_USAGE;
 		}
 		o.backend = TB_VM;	/* auto: only the vm backend has one */
+	}
+	for (i = 0; i < TB_MAX_NODES; i++) {
+		if (!o.kver[i])
+			continue;
+		if (o.topology != TB_PER_NODE) {
+			log_err("testbed up: --kernel: a kernel of its own needs --topology per-node "
+				"(on the shared kernel every node is one kernel)");
+			return CTL_USAGE;
+		}
+		if (i >= o.nodes) {
+			log_err("testbed up: --kernel node%d: the testbed has node0..node%d", i,
+				o.nodes - 1);
+			return CTL_USAGE;
+		}
 	}
 	return ctl_exit(tb_up(&o));
 }

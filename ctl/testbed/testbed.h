@@ -31,6 +31,7 @@ struct tb_node {
 	pid_t agent_pid;	/* host backend only */
 	pid_t qemu_pid;		/* per-node VMs: the node's own qemu */
 	int ssh_port;		/* VM backend: its sshd's forwarded port */
+	char kver[64];		/* per-node VMs: its own kernel (testbed up --kernel), "" the testbed's */
 };
 
 /* the VM backend's kernels: one for every node (a qemu each, joined by a
@@ -67,6 +68,7 @@ struct tb_up_opts {
 	int mem_mb;		/* 0: 1024 + 64 per node above 3; per node: 512 */
 	const char *accel;	/* auto|kvm|tcg */
 	enum tb_topology topology;	/* VM backend */
+	const char *kver[TB_MAX_NODES];	/* per-node VMs: node i's kernel version, NULL the default */
 };
 
 #define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, \

@@ -611,28 +611,34 @@ static void *img_tick(void *arg)
 	return NULL;
 }
 
-/* the overlay staged and the image built: kernel and initrd paths; *ssh 0
- * when the VM has an sshd */
-static int vm_image(struct tb_state *s, int base, char *kernel, size_t klen, const char *initrd,
-		    int *ssh)
+enum { IMG_STAGE = 1, IMG_LAST = 2 };
+
+/* the image built for kernel package kpkg (NULL: Debian's default), with
+ * the overlay staged first (IMG_STAGE: *ssh 0 when the VM has an sshd) and
+ * removed after (IMG_LAST); kernel and kver (its version) filled */
+static int vm_image(struct tb_state *s, int base, const char *kpkg, char *kernel, size_t klen,
+		    char *kver, size_t kvlen, const char *initrd, int *ssh, int flags)
 {
 	char overlay[PATH_MAX], out[4096], buf[64], mk[PATH_MAX];
 	char *mkargv[] = { "bash", mk, "--cache", (char *)ctl_cache_dir(), "--out", (char *)initrd,
-			   "--overlay-dir", overlay, NULL };
+			   "--overlay-dir", overlay, kpkg ? "--kernel-pkg" : NULL, (char *)kpkg, NULL };
 	double t0;
 	int r;
 
 	tb_state_path(overlay, sizeof(overlay), "overlay");
-	r = stage_overlay(s, overlay, base);
-	if (r)
-		return r;
-	*ssh = stage_ssh(s, overlay);
-	if (*ssh) {
-		char d[PATH_MAX];
+	if (flags & IMG_STAGE) {
+		r = stage_overlay(s, overlay, base);
+		if (r)
+			return r;
+		*ssh = stage_ssh(s, overlay);
+		if (*ssh) {
+			char d[PATH_MAX];
 
-		log_info("note: no ssh into the VM (ssh-keygen: %s; make deps)", strerror(-*ssh));
-		tb_state_path(d, sizeof(d), "ssh");
-		ctl_rm_rf(d);
+			log_info("note: no ssh into the VM (ssh-keygen: %s; make deps)",
+				 strerror(-*ssh));
+			tb_state_path(d, sizeof(d), "ssh");
+			ctl_rm_rf(d);
+		}
 	}
 	t0 = rtb_now_s();
 	snprintf(mk, sizeof(mk), "%s/mkimage.sh", ctl_libexec_dir());
@@ -651,14 +657,16 @@ static int vm_image(struct tb_state *s, int base, char *kernel, size_t klen, con
 			pthread_join(th, NULL);
 		}
 	}
-	ctl_rm_rf(overlay);
+	if ((flags & IMG_LAST) || r)
+		ctl_rm_rf(overlay);
 	if (r) {
-		log_err("VM image: mkimage.sh failed (exit %d)", r);
+		log_err("VM image%s%s: mkimage.sh failed (exit %d)", kpkg ? " of " : "", kpkg ? kpkg : "",
+			r);
 		return -EIO;
 	}
 	s->image_s = rtb_now_s() - t0;
 	kv(out, "KERNEL", kernel, klen);
-	kv(out, "KVER", s->kver, sizeof(s->kver));
+	kv(out, "KVER", kver, kvlen);
 	kv(out, "BASE_BUILT", buf, sizeof(buf));
 	s->image_built = !strcmp(buf, "1");
 	if (s->image_built)
@@ -829,21 +837,78 @@ static int switch_agent_ready(const struct tb_state *s)
 	return r ? r : -ETIMEDOUT;
 }
 
+/* node i's kernel and initrd: its own (testbed up --kernel) or the testbed's */
+static void node_image(const struct tb_state *s, int i, char *kernel, size_t klen, char *initrd,
+		       size_t ilen)
+{
+	char f[96];
+
+	if (!s->node[i].kver[0]) {
+		snprintf(kernel, klen, "%s", s->kernel_path);
+		tb_state_path(initrd, ilen, "initrd.cpio");
+		return;
+	}
+	snprintf(kernel, klen, "%s/kernel-%s/boot/vmlinuz-%s", ctl_cache_dir(), s->node[i].kver,
+		 s->node[i].kver);
+	snprintf(f, sizeof(f), "initrd-%s.cpio", s->node[i].kver);
+	tb_state_path(initrd, ilen, f);
+}
+
+/* per-node VMs: an image for each kernel asked for by --kernel, beside the
+ * default's (the same overlay: one token, one ssh key) */
+static int other_kernels(struct tb_state *s, const struct tb_up_opts *o, int base)
+{
+	int i, j, r, ssh, last = -1;
+
+	for (i = 0; i < s->nodes; i++)
+		if (o->kver[i])
+			last = i;
+	for (i = 0; i < s->nodes; i++) {
+		char pkg[96], kernel[PATH_MAX], kver[64], initrd[PATH_MAX], f[96];
+
+		if (!o->kver[i])
+			continue;
+		for (j = 0; j < i && !(o->kver[j] && !strcmp(o->kver[j], o->kver[i])); j++)
+			;
+		if (j < i) {	/* built for an earlier node */
+			snprintf(s->node[i].kver, sizeof(s->node[i].kver), "%s", s->node[j].kver);
+			continue;
+		}
+		snprintf(pkg, sizeof(pkg), "linux-image-%s", o->kver[i]);
+		snprintf(f, sizeof(f), "initrd-%s.cpio", o->kver[i]);
+		tb_state_path(initrd, sizeof(initrd), f);
+		log_info("%s: kernel %s (its own image)", s->node[i].name, o->kver[i]);
+		r = vm_image(s, base, pkg, kernel, sizeof(kernel), kver, sizeof(kver), initrd, &ssh,
+			     i == last ? IMG_LAST : 0);
+		if (r)
+			return r;
+		snprintf(s->node[i].kver, sizeof(s->node[i].kver), "%s", kver);
+	}
+	return 0;
+}
+
 static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 {
 	char initrd[PATH_MAX], kernel[PATH_MAX] = "";
-	int r, base, ssh = 1, i;
+	int r, base, ssh = 1, i, others = 0;
 	double t0;
 
 	s->topology = o->topology;
 	if (s->topology == TB_PER_NODE)
 		s->node_mem_mb = o->mem_mb ? o->mem_mb : 512;
+	for (i = 0; s->topology == TB_PER_NODE && i < o->nodes && i < TB_MAX_NODES; i++)
+		others |= o->kver[i] != NULL;
 	base = vm_plan(s, o);
 	if (base < 0)
 		return base;
 	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
-	r = vm_image(s, base, kernel, sizeof(kernel), initrd, &ssh);
+	r = vm_image(s, base, NULL, kernel, sizeof(kernel), s->kver, sizeof(s->kver), initrd, &ssh,
+		     IMG_STAGE | (others ? 0 : IMG_LAST));
 	if (r)
+		return r;
+	if (s->topology == TB_PER_NODE)	/* what a node boots (again, at a reboot) */
+		snprintf(s->kernel_path, sizeof(s->kernel_path), "%s", kernel);
+	if (others && (r = other_kernels(s, o, base)))
 		return r;
 	choose_accel(s, o->accel, kernel, initrd);
 	t0 = rtb_now_s();
@@ -853,16 +918,18 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		r = tb_switch_create(s->netdev_mtu);
 		if (!r)
 			r = tb_switch_agent_start(s, base + 2 * s->nodes);
-		for (i = 0; !r && i < s->nodes && !ctl_interrupted; i++)
-			r = vm_boot_node(s, i, ssh, kernel, initrd);
+		for (i = 0; !r && i < s->nodes && !ctl_interrupted; i++) {
+			char k[PATH_MAX], rd[PATH_MAX];
+
+			node_image(s, i, k, sizeof(k), rd, sizeof(rd));
+			r = vm_boot_node(s, i, ssh, k, rd);
+		}
 	} else {
 		r = vm_boot(s, o, base, ssh, kernel, initrd);
 	}
 	if (r)
 		return r;
-	if (s->topology == TB_PER_NODE)	/* what a node boots again (reboot) */
-		snprintf(s->kernel_path, sizeof(s->kernel_path), "%s", kernel);
-	else
+	if (s->topology != TB_PER_NODE)
 		unlink(initrd);	/* qemu has loaded it into guest memory */
 	r = tb_save(s);
 	if (r)
@@ -992,7 +1059,7 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 		  size_t errlen)
 {
 	pid_t pid = s->node[i].qemu_pid;
-	char initrd[PATH_MAX], cfg[PATH_MAX];
+	char initrd[PATH_MAX], cfg[PATH_MAX], kernel[PATH_MAX];
 	int r;
 
 	if (s->backend != TB_VM || s->topology != TB_PER_NODE) {
@@ -1022,8 +1089,8 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 		break;
 	}
 	/* reboot: the same kernel and image, the same ports; its agent back */
-	tb_state_path(initrd, sizeof(initrd), "initrd.cpio");
-	if (!s->kernel_path[0] || access(s->kernel_path, R_OK) || access(initrd, R_OK)) {
+	node_image(s, i, kernel, sizeof(kernel), initrd, sizeof(initrd));
+	if (!kernel[0] || access(kernel, R_OK) || access(initrd, R_OK)) {
 		snprintf(err, errlen, "%s: no image to boot again (%s)", s->node[i].name, initrd);
 		return -ENOENT;
 	}
@@ -1035,7 +1102,7 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 		}
 	}
 	tb_state_path(cfg, sizeof(cfg), "ssh/config");
-	r = vm_boot_node(s, i, access(cfg, R_OK) ? 1 : 0, s->kernel_path, initrd);
+	r = vm_boot_node(s, i, access(cfg, R_OK) ? 1 : 0, kernel, initrd);
 	if (r) {
 		snprintf(err, errlen, "%s: qemu did not start again", s->node[i].name);
 		return r;

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
        exec_cp_per_node switch_faults_traced switch_agent_cli rdma_cm_stacks_under_loss node_faults_cli node_fault_kv_crash
-       node_fault_coll_reboot down_clean killed_up_cleans"
+       node_fault_coll_reboot down_clean killed_up_cleans kernel_per_node"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
 vm_or_skip || exit 0
@@ -305,4 +305,34 @@ if [ "$during" -ge 1 ] && [ $rc = 0 ] && [ -z "$left" ]; then
 else
 	fail killed_up_cleans "qemu at the kill: $during; down rc=$rc $out; $left; $(tail -n 3 "$W/up.log" | tr '\n' '|')"
 fi
+# --- a node on another kernel: node1 boots bookworm's newest 6.12 (its
+# own image) beside node0's default 6.1; status and the report name each
+# node's kernel; RC and the RDMA CM work between the two rxe versions; a
+# reboot keeps node1's kernel; down removes its image too
+kv=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null | awk '{print $1}' |
+	sed 's/^linux-image-//' | sort -V | tail -n 1)
+if [ -z "$kv" ]; then
+	fail kernel_per_node "apt lists no linux-image-6.12.*+deb12-amd64 (make deps runs apt-get update)"
+else
+	ok=1 why=""
+	"$RDMACTL" testbed up --nodes 2 --topology per-node --kernel "node1=$kv" > "$W/kup.log" 2>&1 ||
+		{ ok=0; why="up: $(tail -n 3 "$W/kup.log" | tr '\n' '|')"; }
+	k0=$("$RDMACTL" -j testbed status 2>/dev/null | jq -r '.nodes[0].kernel')
+	k1=$("$RDMACTL" -j testbed status 2>/dev/null | jq -r '.nodes[1].kernel')
+	"$RDMACTL" -q p2p lat --client node0 --server node1 --iters 200 >/dev/null 2>&1 || { ok=0; why="$why RC node0->node1 failed"; }
+	"$RDMACTL" -q p2p lat --client node1 --server node0 --iters 200 >/dev/null 2>&1 || { ok=0; why="$why RC node1->node0 failed"; }
+	"$RDMACTL" run profiles/exec-cm-rping.yaml --set workload.vars.count=30 -o "$W/krping" > "$W/krping.log" 2>&1 ||
+		{ ok=0; why="$why rping: $(tail -n 4 "$W/krping.log" | tr '\n' '|')"; }
+	rk=$(jq -r '.testbed.node_kernels | map(.kernel) | join(" ")' "$W/krping/report.json" 2>/dev/null)
+	"$RDMACTL" testbed reboot node1 >> "$W/kup.log" 2>&1 || { ok=0; why="$why reboot failed"; }
+	k1b=$("$RDMACTL" -j testbed status 2>/dev/null | jq -r '.nodes[1].kernel')
+	out=$("$RDMACTL" testbed down 2>&1); left=$(host_clean)
+	if [ $ok = 1 ] && [ "$k1" = "$kv" ] && [ "$k0" != "$kv" ] && [ -n "$k0" ] && [ "$k1b" = "$kv" ] &&
+		[ "$rk" = "$k0 $kv" ] && [ -z "$left" ]; then
+		pass kernel_per_node "node0 $k0, node1 $kv: RC both ways, rping across the RDMA CM; the report names both; after a reboot node1 is on $k1b; down left nothing"
+	else
+		fail kernel_per_node "kernels [$k0] [$k1] after reboot [$k1b], report [$rk];$why; left: $left"
+	fi
+fi
+
 note "suite time $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s"

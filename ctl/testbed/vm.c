@@ -871,7 +871,7 @@ static int other_kernels(struct tb_state *s, const struct tb_up_opts *o, int bas
 		for (j = 0; j < i && !(o->kver[j] && !strcmp(o->kver[j], o->kver[i])); j++)
 			;
 		if (j < i) {	/* built for an earlier node */
-			snprintf(s->node[i].kver, sizeof(s->node[i].kver), "%s", s->node[j].kver);
+			memcpy(s->node[i].kver, s->node[j].kver, sizeof(s->node[i].kver));
 			continue;
 		}
 		snprintf(pkg, sizeof(pkg), "linux-image-%s", o->kver[i]);

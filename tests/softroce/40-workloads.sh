@@ -68,9 +68,9 @@ for at in lock body; do
 done
 txt=${txt# }; [ $ok = 1 ] && pass kv_lock_lease "${txt%;}" || fail kv_lock_lease
 # link failures (issue 17 item 2, profiles/kv-link-failure.yaml): each
-# client's QP, then its first standby, broken in every arm (responses
-# dropped from the QP's 2000th packet: the operation in flight executed,
-# never acknowledged); the log arm restores or re-issues each and runs
+# client's QP, then its first standby, broken in every arm (atomic
+# acknowledgements dropped from the QP's 2000th response: an INCR or CAS in
+# flight, executed, never acknowledged); the log arm restores or re-issues each and runs
 # nothing twice, loses nothing, stays linearizable; resend_all re-issues
 # them all: the run passes (its arm is wrong_expected) and shows the cost,
 # operations executed twice or the time its own lock's lease took

@@ -31,7 +31,7 @@ else
 	brought_up=1
 fi
 # per-node VMs: the faults at the switch, and a 256 KiB allreduce (every
-# packet crosses this host's bridge: 1 MiB took 224 s of demo, 256 KiB 110 s)
+# packet crosses this host's bridge: 1 MiB took 224 s of demo, 256 KiB 102 s)
 sets=()
 if "$RDMACTL" -j testbed status 2>/dev/null | jq -e '.topology == "per-node"' >/dev/null; then
 	sets=(--set faults.0.port=switch --set faults.0.dir=egress --set workload.options.size=256k)

@@ -107,8 +107,8 @@ void exp_trace_stop(struct exp *e);
  * taken from it (arms: the report's), NULL when nothing was traced */
 json_t *exp_trace_report(struct exp *e, json_t *arms);
 
-/* node faults (nodefault.c): started once the rules are in (0, or -1 with
- * e->err); stopped at the run's end (what is frozen or cut off comes back,
+/* node faults (nodefault.c): started once the rules are in (0, or -errno
+ * with e->err); stopped at the run's end (what is frozen or cut off comes back,
  * events not reached are said); freed with the exp */
 int exp_nodes_start(struct exp *e);
 void exp_nodes_stop(struct exp *e);

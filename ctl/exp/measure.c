@@ -7,6 +7,7 @@
  * stalled in retransmission timeouts would hand its CPU time to the others.
  * Workloads that are a whole job (train) run each arm once.
  */
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 #include "ctl/exp/exp.h"
@@ -114,8 +115,8 @@ static void record_hit(struct exp *e, int a, uint64_t rd, const json_t *res, con
 }
 
 /* node faults: every member's node back (reconnected when its agent was
- * lost) before the arm; -1 when one is down for good (the arm not run,
- * said in e->hits) */
+ * lost) before the arm; -ENODEV when one is down for good (the arm not
+ * run, said in e->hits), an agent's -errno (e->err) */
 static int members_back(struct exp *e, int a, uint64_t rd)
 {
 	char why[256];
@@ -132,7 +133,7 @@ static int members_back(struct exp *e, int a, uint64_t rd)
 			exp_event(e, "%s round %llu not run: %s", e->p.arm[a].name,
 				  (unsigned long long)rd + 1, why);
 			e->nodes_gone = 1;
-			return -1;
+			return -ENODEV;
 		}
 		if (e->g.c[k].fd >= 0)
 			continue;
@@ -140,7 +141,7 @@ static int members_back(struct exp *e, int a, uint64_t rd)
 		if (r) {
 			snprintf(e->err, sizeof(e->err), "%s: back from a node fault, but its agent "
 				 "cannot be reached: %s", e->g.c[k].where, strerror(-r));
-			return -1;
+			return r;
 		}
 		exp_event(e, "%s: agent reached again", e->g.tb.node[e->g.node[k]].name);
 	}
@@ -164,31 +165,32 @@ static int nodes_changed(struct exp *e)
  * A kernel a node: each node's CLOCK_MONOTONIC is its own. Node k's offset
  * against this host's clock (node - host) lies in [lo, hi]: the node read
  * its clock between our send and our receipt of a ping, so of 5 pings the
- * tightest gives the narrowest interval. 0, or -1 (an agent without now_ns).
+ * tightest gives the narrowest interval. 0, or -errno (-EPROTO: an agent
+ * without now_ns).
  */
 static int clock_sample(struct agentc *c, int64_t *lo, int64_t *hi)
 {
-	int i, ok = 0;
+	int i, r, ok = 0;
 
 	for (i = 0; i < 5; i++) {
 		json_t *res = NULL;
 		char err[256];
 		int64_t t1 = (int64_t)rtb_now_ns(), t2, now;
 
-		if (agentc_call(c, "ping", NULL, &res, 5000, err, sizeof(err)))
-			return -1;
+		if ((r = agentc_call(c, "ping", NULL, &res, 5000, err, sizeof(err))))
+			return r;
 		t2 = (int64_t)rtb_now_ns();
 		now = json_integer_value(json_object_get(res, "now_ns"));
 		json_decref(res);
 		if (!now)
-			return -1;
+			return -EPROTO;
 		if (!ok || now - t2 > *lo || now - t1 < *hi) {	/* the intersection */
 			*lo = ok && *lo > now - t2 ? *lo : now - t2;
 			*hi = ok && *hi < now - t1 ? *hi : now - t1;
 			ok = 1;
 		}
 	}
-	return ok ? 0 : -1;
+	return 0;
 }
 
 /* every member's clock interval, before (0) or after (1) the arm; the union

@@ -144,7 +144,7 @@ int exp_nodes_start(struct exp *e)
 {
 	struct exp_nodes *nf;
 	pthread_condattr_t ca;
-	int i, k;
+	int i, k, r;
 
 	for (i = 0; i < e->p.nfaults && !e->p.fault[i].event; i++)
 		;
@@ -153,12 +153,12 @@ int exp_nodes_start(struct exp *e)
 	if (!exp_per_node(e)) {
 		snprintf(e->err, sizeof(e->err), "fault %s: event %s needs a kernel a node "
 			 "(testbed up --topology per-node)", e->p.fault[i].name, e->p.fault[i].rule);
-		return -1;
+		return -EOPNOTSUPP;
 	}
 	nf = calloc(1, sizeof(*nf));
 	if (!nf) {
 		snprintf(e->err, sizeof(e->err), "node faults: %s", strerror(ENOMEM));
-		return -1;
+		return -ENOMEM;
 	}
 	nf->p = &e->p;
 	nf->log = json_array();
@@ -190,11 +190,11 @@ int exp_nodes_start(struct exp *e)
 	pthread_cond_init(&nf->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	nf->t0 = rtb_now_s();
-	if (pthread_create(&nf->th, NULL, nf_thread, nf)) {
-		snprintf(e->err, sizeof(e->err), "node faults: cannot start a thread");
+	if ((r = pthread_create(&nf->th, NULL, nf_thread, nf))) {
+		snprintf(e->err, sizeof(e->err), "node faults: a thread: %s", strerror(r));
 		json_decref(nf->log);
 		free(nf);
-		return -1;
+		return -r;
 	}
 	nf->started = 1;
 	e->nf = nf;

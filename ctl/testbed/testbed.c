@@ -416,11 +416,17 @@ static int testbed_up(void *ctl, int argc, char **argv)
 	return ctl_exit(tb_up(&o));
 }
 
-/* node i's status from its hello (res, taken) or its failure r with err */
-static json_t *node_status(const struct tb_state *s, int i, int r, json_t *res, const char *err)
+/* node i's status through c, opened with open_r (0 or -errno) */
+static json_t *node_status(const struct tb_state *s, int i, struct agentc *c, int open_r)
 {
-	json_t *o;
+	json_t *res = NULL, *o;
+	char err[256] = "";
+	int r = open_r;
 
+	if (!r)
+		r = agentc_call(c, "hello", NULL, &res, 5000, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s: %s", c->where, strerror(-r));
 	o = json_pack("{s:s,s:s,s:s,s:i}", "name", s->node[i].name, "dev", s->node[i].dev,
 		      "agent_host", s->node[i].host, "agent_port", s->node[i].port);
 	json_object_set_new(o, "agent_reachable", json_boolean(!r));
@@ -455,7 +461,6 @@ static int testbed_status(void *vctl, int argc, char **argv)
 	const struct ctl *ctl = vctl;
 	static struct agentc conns[TB_MAX_AGENTS];
 	static int open_r[TB_MAX_AGENTS];
-	static char errs[TB_MAX_AGENTS][256];
 	static struct tb_state s;
 	json_t *o, *nodes;
 	int r, i, bad = 0, alive;
@@ -479,29 +484,11 @@ static int testbed_status(void *vctl, int argc, char **argv)
 	 * whole control plane, as a run does (up to TB_MAX_AGENTS) */
 	for (i = 0; alive && i < s.nodes; i++)
 		open_r[i] = tb_agent_open(&conns[i], &s, i, 2000);
-	/* every hello sent, then every answer read: the agents answer at once,
-	 * not one after the other (256 of them: 3.4 s, not 11.5 s) */
-	for (i = 0; alive && i < s.nodes; i++)
-		if (!open_r[i] && (r = agentc_send(&conns[i], "hello", NULL, 5000, errs[i],
-						  sizeof(errs[i]))))
-			open_r[i] = r ? r : -EIO;
 	nodes = json_array();
 	for (i = 0; i < s.nodes; i++) {
-		json_t *n, *res = NULL;
-
-		if (alive && !open_r[i]) {
-			errs[i][0] = '\0';
-			open_r[i] = agentc_reply(&conns[i], "hello", &res, 5000, errs[i],
-						 sizeof(errs[i]));
-			if (open_r[i])
-				open_r[i] = open_r[i] < 0 ? open_r[i] : -EIO;
-		} else if (alive && !errs[i][0]) {
-			snprintf(errs[i], sizeof(errs[i]), "%s: %s", conns[i].where,
-				 strerror(-open_r[i]));
-		}
-		n = alive ? node_status(&s, i, open_r[i], res, errs[i]) :
-			    json_pack("{s:s,s:s,s:b,s:s}", "name", s.node[i].name, "dev",
-				      s.node[i].dev, "agent_reachable", 0, "state", "unknown");
+		json_t *n = alive ? node_status(&s, i, &conns[i], open_r[i]) :
+				    json_pack("{s:s,s:s,s:b,s:s}", "name", s.node[i].name, "dev",
+					      s.node[i].dev, "agent_reachable", 0, "state", "unknown");
 
 		if (!json_is_true(json_object_get(n, "agent_reachable")) ||
 		    strcmp(json_string_value(json_object_get(n, "state")),
@@ -510,7 +497,7 @@ static int testbed_status(void *vctl, int argc, char **argv)
 		json_array_append_new(nodes, n);
 	}
 	for (i = 0; alive && i < s.nodes; i++)
-		if (conns[i].fd >= 0)
+		if (!open_r[i])
 			agentc_close(&conns[i]);
 	o = json_pack("{s:i,s:b,s:b,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:f,s:o}", "schema_version",
 		      TB_SCHEMA, "up", 1, "healthy", alive && !bad, "backend",

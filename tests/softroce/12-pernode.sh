@@ -262,15 +262,17 @@ R="$W/kv/report.json"
 v=$( [ -f "$R" ] && jq -r '[
 	(.node_events | map(select(.event == "crash" and .node == "node2" and .t_s >= 1 and (.error | not))) | length),
 	(.node_events | map(select(.event == "reboot" and .node == "node2" and (.error | not))) | length),
-	(.node_fault_effects[0].outcome),
-	(.node_fault_effects[0].members | map(select(.node == "node2")) | .[0].outcome),
-	(.node_fault_effects[0].members | map(select(.node == "node0")) | .[0].outcome),
-	(.node_fault_effects[0].members | map(select(.node == "node1")) | .[0].result.clients_done),
+	# the crash lands in the run of the round (the fate of each member) or, on a
+	# quicker host, in its setup (the round failed, naming node2)
+	(.node_fault_effects[0] | if .outcome == "failed" then (.error | test("node2")) else
+		(.outcome == "members lost" and (.members | map({key: .node, value: .}) | from_entries |
+		 .node2.outcome == "lost" and .node0.outcome == "completed" and
+		 .node1.result.clients_done == 1)) end),
 	(.arms[0].count), (.arms[0].linearizable), (.arms[0].lin_check.clock_uncertainty_ns > 0),
 	(.expectations_failed)] | map(tostring) | join(" ")' "$R" 2>&1)
 sv=$( [ -f "$R" ] && schema_ok "$R")
-if [ $rc = 0 ] && [ "$v" = "1 1 members lost lost completed 1 4000 true true 0" ] && [ -z "$sv" ]; then
-	pass node_fault_kv_crash "exit 0; node2 crashed at 1 s and rebooted at 6 s; round 1: $(jq -r '.node_fault_effects[0].members | map(.node + " " + .outcome + " (" + (.ops_streamed | tostring) + " ops)") | join(", ")' "$R"), server stopped with 1 client done; rounds 2-3: 4000 ops linearizable (clocks placed within $(jq '.arms[0].lin_check.clock_uncertainty_ns / 1e6 | . * 10 | round / 10' "$R") ms), nothing run twice or lost; report valid"
+if [ $rc = 0 ] && [ "$v" = "1 1 true 4000 true true 0" ] && [ -z "$sv" ]; then
+	pass node_fault_kv_crash "exit 0; node2 crashed at 1 s and rebooted at 6 s; round $(jq -r '.node_fault_effects[0] | (.round | tostring) + ": " + .outcome + (if .members then " (" + (.members | map(.node + " " + .outcome + " " + (.ops_streamed | tostring) + " ops") | join(", ")) + ")" else ": " + .error end)' "$R"); rounds 2-3: 4000 ops linearizable (clocks placed within $(jq '.arms[0].lin_check.clock_uncertainty_ns / 1e6 | . * 10 | round / 10' "$R") ms), nothing run twice or lost; report valid"
 else
 	fail node_fault_kv_crash "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/kv.log" | tr '\n' '|')"
 fi
@@ -278,13 +280,14 @@ fi
 R="$W/coll/report.json"
 v=$( [ -f "$R" ] && jq -r '[
 	(.node_events | map(select(.event == "reboot" and .node == "node2" and .took_s > 0 and (.error | not))) | length),
-	(.node_fault_effects | length), (.node_fault_effects[0].outcome),
-	(.node_fault_effects[0].members | map(select(.node == "node2")) | .[0].outcome),
-	(.node_fault_effects[0].members | map(select(.node != "node2" and .intervals > 0)) | length),
+	(.node_fault_effects | length),
+	(.node_fault_effects[0] | if .outcome == "failed" then (.error | test("node2")) else
+		(.outcome == "members lost" and (.members | map(select(.node == "node2")) | .[0].outcome) == "lost" and
+		 (.members | map(select(.node != "node2" and .intervals > 0)) | length) == 2) end),
 	(.arms | map(.iters) | add), (.status)] | map(tostring) | join(" ")' "$R" 2>&1)
 sv=$( [ -f "$R" ] && schema_ok "$R")
-if [ $rc = 0 ] && [ "$v" = "1 1 members lost lost 2 300 ok" ] && [ -z "$sv" ]; then
-	pass node_fault_coll_reboot "exit 0; node2 rebooted at 1 s ($(jq '.node_events[0].took_s | . * 10 | round / 10' "$R") s to its agent); $(jq -r '.node_fault_effects[0] | .arm + " round " + (.round | tostring) + ": " + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", "))' "$R"); the next arm waited for node2; 3 rounds of 4 in the figures (300 steps); report valid"
+if [ $rc = 0 ] && [ "$v" = "1 1 true 300 ok" ] && [ -z "$sv" ]; then
+	pass node_fault_coll_reboot "exit 0; node2 rebooted at 1 s ($(jq '.node_events[0].took_s | . * 10 | round / 10' "$R") s to its agent); $(jq -r '.node_fault_effects[0] | .arm + " round " + (.round | tostring) + ": " + .outcome + (if .members then " (" + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", ")) + ")" else ": " + .error end)' "$R"); the next arm waited for node2; 3 rounds of 4 in the figures (300 steps); report valid"
 else
 	fail node_fault_coll_reboot "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/coll.log" | tr '\n' '|')"
 fi

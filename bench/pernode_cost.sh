@@ -6,12 +6,13 @@
 # p50 without faults (rc). The two topologies take turns, A B A B
 # (ROUNDS pairs), so that drift hits both; each figure is the median over
 # rounds, the p50 ratio per-node / shared the median of the pairs' ratios.
-# Needs no testbed up (it brings each one up and down).   ROUNDS=3 ITERS=40
+# Needs no testbed up (it brings each one up and down).   ROUNDS=3 ITERS=40 NODES=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RDMACTL=${RDMACTL:-build/bin/rdmactl}
 ROUNDS=${ROUNDS:-3}
 ITERS=${ITERS:-40}
+NODES=${NODES:-3}
 W=$(mktemp -d)
 trap '"$RDMACTL" -q testbed down >/dev/null 2>&1 || true; rm -rf "$W"' EXIT
 if "$RDMACTL" -q testbed status >/dev/null 2>&1; then
@@ -23,7 +24,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 one() {	# topology round
 	local t=$1 r=$2 st pids rss j
-	"$RDMACTL" -q testbed up --nodes 3 --topology "$t" > /dev/null
+	"$RDMACTL" -q testbed up --nodes "$NODES" --topology "$t" > /dev/null
 	st=$("$RDMACTL" -j testbed status)
 	if [ "$t" = per-node ]; then pids=$(jq -r '.nodes[].qemu_pid' <<< "$st")
 	else pids=$(jq -r '.qemu_pid' <<< "$st"); fi
@@ -31,7 +32,7 @@ one() {	# topology round
 	for p in $pids; do rss=$((rss + $(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status"))); done
 	j=$("$RDMACTL" -j collective allreduce --mode rc --size 1M --iters "$ITERS" --warmup 2)
 	"$RDMACTL" -q testbed down > /dev/null
-	printf '%s %s %s %s %s\n' "$t" "$r" "$(jq -r .up_s <<< "$st")" "$((rss / 1024 / 3))" \
+	printf '%s %s %s %s %s\n' "$t" "$r" "$(jq -r .up_s <<< "$st")" "$((rss / 1024 / NODES))" \
 		"$(jq '.results[0].percentiles.p50_ns' <<< "$j")" >> "$W/rows"
 }
 
@@ -42,7 +43,7 @@ done
 echo "# topology round up_s rss_mib_per_node allreduce_1M_p50_ns"
 cat "$W/rows"
 for t in shared per-node; do
-	printf '%-9s up %5.1f s, %4.0f MiB a node (qemu VmRSS), allreduce 1 MiB p50 %.2f ms (medians of %d)\n' "$t" \
+	printf '%-9s %d nodes: up %5.1f s, %4.0f MiB a node (qemu VmRSS), allreduce 1 MiB p50 %.2f ms (medians of %d)\n' "$t" "$NODES" \
 		"$(awk -v t="$t" '$1 == t { print $3 }' "$W/rows" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $4 }' "$W/rows" | median)" \
 		"$(awk -v t="$t" '$1 == t { print $5 / 1e6 }' "$W/rows" | median)" "$ROUNDS"

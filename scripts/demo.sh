@@ -21,13 +21,9 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 brought_up=0
 if "$RDMACTL" -q testbed status >/dev/null 2>&1; then
 	step "reusing the running testbed"
-elif modprobe -q rdma_rxe 2>/dev/null; then	# auto picks this host's kernel
+else	# this host's kernel if it has rdma_rxe, else a VM and kernel a node
 	step "rdmactl testbed up --nodes 3"
 	"$RDMACTL" testbed up --nodes 3
-	brought_up=1
-else
-	step "rdmactl testbed up --nodes 3 --topology per-node"
-	"$RDMACTL" testbed up --nodes 3 --topology per-node
 	brought_up=1
 fi
 # per-node VMs: the faults at the switch, and a 256 KiB allreduce (every

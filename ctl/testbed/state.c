@@ -35,7 +35,7 @@ int tb_backend_parse(const char *name, enum tb_backend *b)
 
 const char *tb_topology_name(enum tb_topology t)
 {
-	return t == TB_PER_NODE ? "per-node" : "shared";
+	return t == TB_PER_NODE ? "per-node" : t == TB_SHARED ? "shared" : "auto";
 }
 
 int tb_per_node(const struct tb_state *s)
@@ -293,7 +293,10 @@ static double last_wait_s(const struct tb_state *s, double set)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "wait-%s-%d", tb_backend_name(s->backend), s->nodes);
+	if (s->backend == TB_VM)	/* a kernel a node boots in another time than one */
+		snprintf(name, sizeof(name), "wait-vm-%s-%d", tb_topology_name(s->topology), s->nodes);
+	else
+		snprintf(name, sizeof(name), "wait-%s-%d", tb_backend_name(s->backend), s->nodes);
 	return tb_cache_seconds(name, set);
 }
 

@@ -184,8 +184,6 @@ int tb_up(const struct tb_up_opts *o)
 	struct tb_state s;
 	int r, lockfd;
 
-	if (!eff.mem_mb && eff.topology == TB_SHARED)
-		eff.mem_mb = 1024 + (eff.nodes > 3 ? 64 * (eff.nodes - 3) : 0);
 	if (geteuid() != 0) {
 		log_err("testbed up: needs root (qemu's image build reads kernel modules; the host "
 			"backend changes routing)");
@@ -205,6 +203,16 @@ int tb_up(const struct tb_up_opts *o)
 		log_info("backend auto: %s", backend == TB_HOST ? "host (this kernel has rdma_rxe)" :
 				"vm (this kernel has no rdma_rxe)");
 	}
+	if (eff.topology == TB_TOPO_AUTO) {
+		eff.topology = backend == TB_VM && eff.nodes <= TB_PER_NODE_AUTO_MAX ?
+			       TB_PER_NODE : TB_SHARED;
+		if (backend == TB_VM)
+			log_info("topology auto: %s", eff.topology == TB_PER_NODE ?
+				 "per-node (a kernel a node, at most " TB_PER_NODE_AUTO_MAX_S " nodes)" :
+				 "shared (one kernel for more than " TB_PER_NODE_AUTO_MAX_S " nodes)");
+	}
+	if (!eff.mem_mb && eff.topology == TB_SHARED)
+		eff.mem_mb = 1024 + (eff.nodes > 3 ? 64 * (eff.nodes - 3) : 0);
 	sigaction(SIGINT, &sa, &oldi);
 	sigaction(SIGTERM, &sa, &oldt);
 	memset(&s, 0, sizeof(s));
@@ -274,7 +282,7 @@ struct up_cfg {
 static const char *const up_backends[] = { "auto", "vm", "host", "agents", NULL };
 static const char *const up_accels[] = { "auto", "kvm", "tcg", NULL };
 /* in enum tb_topology's order */
-static const char *const up_topologies[] = { "per-node", "shared", NULL };
+static const char *const up_topologies[] = { "per-node", "shared", "auto", NULL };
 
 #define UP_OPT(n, k, f, lo, hi, d, kw, h) { n, k, offsetof(struct up_cfg, f), lo, hi, d, kw, h }
 static const struct opt up_opts[] = {
@@ -287,10 +295,11 @@ static const struct opt up_opts[] = {
 	UP_OPT("mtu", OPT_UINT, mtu, 256, 4096, "1024", NULL, "RoCE path MTU: 256|512|1024|2048|4096"),
 	UP_OPT("timeout", OPT_UINT, timeout, 10, 3600, "300", NULL,
 	       "seconds to wait for the agents to be ready"),
-	UP_OPT("topology", OPT_ENUM, topology, 0, 0, "shared", up_topologies,
+	UP_OPT("topology", OPT_ENUM, topology, 0, 0, "auto", up_topologies,
 	       "vm backend: per-node (a VM and kernel for every node, joined by a bridge on this "
-	       "host: the RDMA CM and kernel stacks cross a real wire) or shared (one VM whose "
-	       "kernel holds every node: cheaper, for many nodes)"),
+	       "host: the RDMA CM and kernel stacks cross a real wire), shared (one VM whose "
+	       "kernel holds every node: cheaper, for many nodes) or auto (per-node up to "
+	       TB_PER_NODE_AUTO_MAX_S " nodes, shared above)"),
 	UP_OPT("mem", OPT_UINT, mem, 0, 65536, "0", NULL,
 	       "VM memory in MiB (0: shared 1024 + 64 per node above 3; per-node 512 a node)"),
 	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,
@@ -402,6 +411,11 @@ static int testbed_up(void *ctl, int argc, char **argv)
 	for (i = 0; i < TB_MAX_NODES; i++) {
 		if (!o.kver[i])
 			continue;
+		if (o.topology == TB_TOPO_AUTO) {	/* a kernel of its own: per-node asked for */
+			o.topology = TB_PER_NODE;
+			if (o.backend == TB_AUTO)
+				o.backend = TB_VM;
+		}
 		if (o.topology != TB_PER_NODE) {
 			log_err("testbed up: --kernel: a kernel of its own needs --topology per-node "
 				"(on the shared kernel every node is one kernel)");

@@ -35,8 +35,11 @@ struct tb_node {
 };
 
 /* the VM backend's kernels: one for every node (a qemu each, joined by a
- * bridge on this host, the switch), or one VM whose kernel holds them all */
-enum tb_topology { TB_PER_NODE, TB_SHARED };
+ * bridge on this host, the switch), or one VM whose kernel holds them all;
+ * auto (testbed up's default) is per-node up to TB_PER_NODE_AUTO_MAX nodes */
+enum tb_topology { TB_PER_NODE, TB_SHARED, TB_TOPO_AUTO };
+#define TB_PER_NODE_AUTO_MAX 4
+#define TB_PER_NODE_AUTO_MAX_S "4"	/* the same, in messages */
 
 struct tb_state {
 	enum tb_backend backend;
@@ -67,12 +70,12 @@ struct tb_up_opts {
 	int timeout_s;
 	int mem_mb;		/* 0: 1024 + 64 per node above 3; per node: 512 */
 	const char *accel;	/* auto|kvm|tcg */
-	enum tb_topology topology;	/* VM backend */
+	enum tb_topology topology;	/* VM backend; TB_TOPO_AUTO: by the node count */
 	const char *kver[TB_MAX_NODES];	/* per-node VMs: node i's kernel version, NULL the default */
 };
 
 #define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, \
-			  .accel = "auto", .topology = TB_SHARED }
+			  .accel = "auto", .topology = TB_TOPO_AUTO }
 
 int tb_load(struct tb_state *s);	/* -ENOENT when no testbed is up */
 /* the same for running workloads: -EOPNOTSUPP (said) on an agents-only one */

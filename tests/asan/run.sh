@@ -55,7 +55,7 @@ else
 	# on a slow host (CI) their pauses outlasted the lossy modes' 50 ms
 	# step-timeout floor: hadamard "lost" 7% at a 1% drop and the profile's
 	# lost < 5% failed. The floor is raised, so only the drops lose pieces
-	if "$C" testbed up --nodes 3 --mem 2048 > "$W/up.out" 2>&1 &&
+	if "$C" testbed up --nodes 3 --topology shared --mem 2048 > "$W/up.out" 2>&1 &&
 	   "$C" run profiles/quickstart.yaml -o "$W/q" --set run.iters=24 --set run.rounds=3 \
 		--set workload.options.step_timeout_min=1s \
 		--set workload.options.step_timeout_max=2s > "$W/run.out" 2>&1; then

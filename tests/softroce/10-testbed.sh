@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End to end on real SoftRoCE: testbed up (3 nodes) / status / the agents'
-# RC WRITE latency / perftest on the same testbed / bad inputs / down.
+# End to end on real SoftRoCE: testbed up (3 nodes: by default a kernel a
+# node) / status / the agents' RC WRITE latency / perftest on the same
+# testbed / bad inputs / down; then one shared kernel, which refuses node
+# faults.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="up_bad_nodes up_bad_backend up_bad_mtu up_per_node_not_host unknown_verb unknown_object down_foreign_dir up status_json status_text
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
-       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input node_fault_needs_per_node cp_user_program
-       cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_progress_image"
+       exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program
+       cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_shared node_fault_needs_per_node
+       up_progress_image"
 plan $TESTS
 
 # bad arguments never touch a VM: checked first
@@ -37,15 +40,17 @@ why=$(vm_unavailable)
 if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
 		 no_leaked_arms perftest exec_devinfo exec_exit_status exec_signal exec_env exec_stdin \
-		 exec_bad_input node_fault_needs_per_node cp_user_program cp_strips_setuid_refuses_links down \
-		 interrupt_up_cleans up_cached up_progress_image; do skip "$t" "$why"; done
+		 exec_bad_input cp_user_program cp_strips_setuid_refuses_links down interrupt_up_cleans \
+		 up_cached up_shared node_fault_needs_per_node up_progress_image; do skip "$t" "$why"; done
 	exit 0
 fi
 W_TS=$(mktemp /tmp/rtb-ts.XXXXXX)
 trap 'tb_cleanup; rm -f "$W_TS"' EXIT
 tb_cleanup
 
-if out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
+# no --topology: 3 nodes are 3 VMs, a kernel each (auto: per-node up to 4)
+if out=$("$RDMACTL" testbed up --nodes 3 2>&1) && grep -q "a kernel per node" <<< "$out" &&
+	grep -q "topology auto: per-node" <<< "$out"; then
 	pass up "$(tail -n 1 <<< "$out")"
 else
 	fail up "$(tail -n 30 <<< "$out" | tr '\n' '|')"
@@ -55,7 +60,8 @@ note "$(tail -n 1 <<< "$out")"
 
 st=$("$RDMACTL" -j testbed status); rc=$?
 if [ $rc = 0 ] && jq -e '
-	.up and .healthy and (.nodes | length == 3) and
+	.up and .healthy and .topology == "per-node" and (.nodes | length == 3) and
+	([.nodes[].qemu_pid] | unique | length == 3) and
 	([.nodes[] | .state == "ACTIVE" and .agent_reachable and .active_mtu == 1024] | all) and
 	([.nodes | to_entries[] | .value.gid == "::ffff:198.18.0.\(.key + 1)"] | all) and
 	([.nodes[] | .hw_counters | index("sent_pkts") != null] | all)' <<< "$st" >/dev/null; then
@@ -163,22 +169,19 @@ for a in "/etc/hostname" "/nonexistent node1:/root/" "/etc/hostname node1:relati
 done
 [ -z "$bad" ] && pass exec_bad_input "5 bad execs and 4 bad copies refused with messages" ||
 	fail exec_bad_input "$bad"
-# one shared kernel: no node can crash, freeze or reboot alone
-out=$("$RDMACTL" testbed crash node1 2>&1); rc=$?
-if [ $rc = 2 ] && grep -q "needs a kernel a node" <<< "$out" && "$RDMACTL" -q testbed status >/dev/null; then
-	pass node_fault_needs_per_node "exit 2: $out"
-else
-	fail node_fault_needs_per_node "exit $rc: $out"
-fi
-# a user's verbs program built here, copied there, run at two nodes
+# a user's verbs program built here, copied to two nodes (a filesystem a
+# node: node1 never got it), run at both
 ub=$(mktemp -d /tmp/rtb-user.XXXXXX)
 if cc -O2 -o "$ub/portinfo" examples/exec/portinfo.c -libverbs 2>"$ub/cc.err"; then
-	"$RDMACTL" testbed cp "$ub/portinfo" node0:/root/bin/ 2>&1; r1=$?
+	"$RDMACTL" testbed cp "$ub/portinfo" node0:/root/bin/ 2>&1 &&
+		"$RDMACTL" testbed cp "$ub/portinfo" node2:/root/bin/ 2>&1; r1=$?
+	"$RDMACTL" testbed exec node1 -- test -e /root/bin/portinfo 2>&1; r4=$?
 	o1=$("$RDMACTL" testbed exec node0 -- /root/bin/portinfo 2>&1); r2=$?
 	o2=$("$RDMACTL" testbed exec node2 -- /root/bin/portinfo 2>&1); r3=$?
-	[ $r1 = 0 ] && [ $r2 = 0 ] && [ $r3 = 0 ] && [ "$o1" = "rxe0 port 1 active mtu 1024" ] &&
+	[ $r1 = 0 ] && [ $r2 = 0 ] && [ $r3 = 0 ] && [ $r4 = 1 ] && [ "$o1" = "rxe0 port 1 active mtu 1024" ] &&
 		[ "$o2" = "rxe2 port 1 active mtu 1024" ] &&
-		pass cp_user_program "$o1 / $o2" || fail cp_user_program "cp $r1, exec $r2 '$o1', $r3 '$o2'"
+		pass cp_user_program "$o1 / $o2; not on node1" ||
+		fail cp_user_program "cp $r1, exec $r2 '$o1', $r3 '$o2', on node1: test -e exit $r4"
 else
 	fail cp_user_program "cc: $(head -c 200 "$ub/cc.err")"
 fi
@@ -224,6 +227,25 @@ else
 fi
 "$RDMACTL" testbed down >/dev/null 2>&1
 no_leftovers || fail down_final "leftovers after the second down"
+
+# --- one shared kernel, asked for: one qemu holds every node
+out=$("$RDMACTL" testbed up --nodes 2 --topology shared 2>&1); rc=$?
+st=$("$RDMACTL" -j testbed status 2>&1)
+if [ $rc = 0 ] && grep -q "one shared kernel" <<< "$out" &&
+	jq -e '.topology == "shared" and .healthy and (.nodes | length == 2) and .qemu_pid > 0' <<< "$st" >/dev/null; then
+	pass up_shared "$(tail -n 1 <<< "$out")"
+else
+	fail up_shared "rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|') $(head -c 200 <<< "$st")"
+fi
+# on it, no node can crash, freeze or reboot alone
+out=$("$RDMACTL" testbed crash node1 2>&1); rc=$?
+if [ $rc = 2 ] && grep -q "needs a kernel a node" <<< "$out" && "$RDMACTL" -q testbed status >/dev/null; then
+	pass node_fault_needs_per_node "exit 2: $out"
+else
+	fail node_fault_needs_per_node "exit $rc: $out"
+fi
+"$RDMACTL" testbed down >/dev/null 2>&1
+no_leftovers || fail down_final "leftovers after the shared kernel's down"
 
 # the image built from an empty cache (the kernel package downloaded, the
 # base layer built: about 10 s) shows "building the VM image, N s, ETA M s",

@@ -237,8 +237,9 @@ else
 fi
 
 # --- hosts: agents already running (the testbed's, reached by address and
-# the shared token file, as a Slurm or systemd deployment would be)
-"$C" testbed up --nodes 3 >/dev/null 2>&1
+# the shared token file, as a Slurm or systemd deployment would be; the
+# profiles name the shared kernel's VM, rdma-testbed, as their ssh host)
+"$C" testbed up --nodes 3 --topology shared >/dev/null 2>&1
 h=$W/hosts
 out=$("$C" run profiles/hosts-running-agents.yaml -o "$h" --set run.iters=4 2>&1); rc=$?
 if [ $rc = 0 ] && jq -e '.testbed.backend == "hosts" and (.arms | length) == 2 and

@@ -66,13 +66,17 @@ jq() {
 # suite_up: a fresh 3-node testbed for the suite's $TESTS, torn down at exit
 # (and $SUITE_EXIT run first, if set). Returns 1 after every test was marked
 # SKIP (no VM here) or FAIL (it would not come up): the caller exits 0.
+# Its topology is $SUITE_TOPOLOGY, shared unless set: these suites' bounds
+# were measured on one shared kernel, where a collective runs about twice
+# as fast (bench/pernode_cost.sh). 10-testbed and 12-pernode run per-node,
+# testbed up's default for up to 4 nodes.
 suite_up() {
 	local out
 	plan $TESTS
 	vm_or_skip || return 1
 	trap 'eval "${SUITE_EXIT:-:}"; tb_cleanup' EXIT
 	tb_cleanup
-	if ! out=$("$RDMACTL" testbed up --nodes 3 2>&1); then
+	if ! out=$("$RDMACTL" testbed up --nodes 3 --topology "${SUITE_TOPOLOGY:-shared}" 2>&1); then
 		for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
 		return 1
 	fi

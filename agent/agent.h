@@ -28,7 +28,11 @@ struct arm;
 struct job;
 
 struct agent {
-	struct vb_dev dev;
+	struct vb_dev dev;	/* dev.ctx NULL: gone (a nic reset that did not bring it back) */
+	/* who uses dev.ctx outside an arm's thread holds it shared (hello,
+	 * prepare); a nic reset holds it alone (nicreset.c) */
+	pthread_rwlock_t dev_rw;
+	int gid_index_arg;	/* --gid-index, or -1: found at start (and after a reset) */
 	char name[64];
 	char token[PROTO_TOKEN_MAX + 1];
 	char listen_ip[64];	/* the control address: no fault rule may go on its interface */
@@ -105,6 +109,14 @@ int arm_stop(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 	     size_t errlen);
 /* conn 0: all arms; else those made on that control connection. Returns how many. */
 int arm_release(struct agent *a, unsigned int conn);
+/* the device about to go: every arm stopped, its verbs objects destroyed;
+ * one still running ends with why as its error. They stay until destroyed.
+ * Returns how many ended so */
+int arm_reset_all(struct agent *a, const char *why);
+
+/* nicreset.c: the rxe device removed and added again ("nic_reset") */
+int nic_reset(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+	      size_t errlen);
 
 /* perftest.c: run the real perftest binaries next to our own numbers */
 int job_start(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,

@@ -28,6 +28,7 @@ struct arm {
 	struct wl_ctx ctx;
 	enum arm_state state;
 	volatile int stop;
+	int gone;		/* its objects destroyed, its thread joined (a nic reset) */
 	pthread_t thread;
 	int rc;
 	json_t *result;
@@ -102,6 +103,13 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 		return -EINVAL;
 	}
 	arm->agent = a;
+	pthread_rwlock_rdlock(&a->dev_rw);	/* a nic reset waits for the arm to be in the table */
+	if (!a->dev.ctx) {
+		pthread_rwlock_unlock(&a->dev_rw);
+		snprintf(err, errlen, "%s is gone (a nic reset did not bring it back)", a->dev.name);
+		free(arm);
+		return -ENODEV;
+	}
 	inject_track_begin(a);	/* before any QP of the arm exists: qp 1 is its first */
 	wl_ctx_init(&arm->ctx);
 	arm->ctx.dev = &a->dev;
@@ -109,6 +117,7 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 	arm->owner = conn;
 	r = arm->wl->prepare(&arm->ctx, opts, &ep);
 	if (r) {
+		pthread_rwlock_unlock(&a->dev_rw);
 		snprintf(err, errlen, "%s: %s", wname, arm->ctx.err[0] ? arm->ctx.err : strerror(-r));
 		wl_ctx_fini(&arm->ctx);
 		free(arm);
@@ -123,6 +132,7 @@ int arm_prepare(struct agent *a, unsigned int conn, json_t *args, json_t **resul
 		*free_slot = arm;
 	}
 	pthread_mutex_unlock(&a->lock);
+	pthread_rwlock_unlock(&a->dev_rw);
 	if (!free_slot) {
 		snprintf(err, errlen, "too many arms (%d)", AGENT_MAX_ARMS);
 		arm->wl->destroy(&arm->ctx);
@@ -315,11 +325,12 @@ int arm_stop(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 
 static void arm_free(struct arm *arm)
 {
-	if (arm->state == ARM_RUNNING || arm->state == ARM_DONE) {
+	if (!arm->gone && (arm->state == ARM_RUNNING || arm->state == ARM_DONE)) {
 		arm->stop = 1;
 		pthread_join(arm->thread, NULL);
 	}
-	arm->wl->destroy(&arm->ctx);
+	if (!arm->gone)
+		arm->wl->destroy(&arm->ctx);
 	wl_ctx_fini(&arm->ctx);
 	json_decref(arm->result);
 	free(arm);
@@ -368,6 +379,41 @@ int arm_release(struct agent *a, unsigned int conn)
 			n++;
 		}
 	}
+	return n;
+}
+
+int arm_reset_all(struct agent *a, const char *why)
+{
+	int i, n = 0;
+
+	/* under the table's lock: a wait or destroy of one of them waits (the
+	 * arm threads never take it) */
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AGENT_MAX_ARMS; i++) {
+		struct arm *arm = a->arms[i];
+		int ran, finished;
+
+		if (!arm || arm->gone)
+			continue;
+		finished = __atomic_load_n(&arm->state, __ATOMIC_ACQUIRE) == ARM_DONE;
+		ran = finished || arm->state == ARM_RUNNING;
+		if (ran) {
+			arm->stop = 1;
+			pthread_join(arm->thread, NULL);
+		}
+		arm->wl->destroy(&arm->ctx);
+		arm->gone = 1;
+		/* one that had finished keeps its result: only what was cut short fails */
+		if (!finished) {
+			json_decref(arm->result);
+			arm->result = NULL;
+			arm->rc = -ENETRESET;
+			snprintf(arm->ctx.err, sizeof(arm->ctx.err), "%s", why);
+			n++;
+		}
+		__atomic_store_n(&arm->state, ARM_DONE, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&a->lock);
 	return n;
 }
 

@@ -224,6 +224,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(a.name, sizeof(a.name), "%s", o.name ? o.name : o.dev ? o.dev : "agent");
 	pthread_mutex_init(&a.lock, NULL);
+	pthread_rwlock_init(&a.dev_rw, NULL);
+	a.gid_index_arg = o.have_gidx ? (int)o.gidx : -1;
 	agent_conns_init(&a);
 
 	a.no_rdma = o.no_rdma;
@@ -274,6 +276,7 @@ close_dev:
 	if (!a.no_rdma)
 		vb_dev_close(&a.dev);
 destroy_lock:
+	pthread_rwlock_destroy(&a.dev_rw);
 	pthread_mutex_destroy(&a.lock);
 	return rc;
 }

@@ -82,10 +82,12 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 			host_facts(*result);
 		return *result ? 0 : -ENOMEM;
 	}
-	r = vb_port_query(&a->dev, &pa);
+	pthread_rwlock_rdlock(&a->dev_rw);	/* not while a nic reset has it closed */
+	r = a->dev.ctx ? vb_port_query(&a->dev, &pa) : -ENODEV;
 	if (r) {
-		snprintf(err, errlen, "%s: port %u: query failed: %s", a->dev.name, a->dev.port,
-			 strerror(-r));
+		snprintf(err, errlen, "%s: port %u: %s", a->dev.name, a->dev.port,
+			 r == -ENODEV ? "gone (a nic reset did not bring it back)" : strerror(-r));
+		pthread_rwlock_unlock(&a->dev_rw);
 		return r;
 	}
 	vb_gid_str(&a->dev.gid, gid, sizeof(gid));
@@ -108,6 +110,7 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 			    "max_qp", a->dev.attr.max_qp, "max_mr_size_mb",
 			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
 			    a->dev.attr.max_qp_wr);
+	pthread_rwlock_unlock(&a->dev_rw);
 	if (*result) {
 		char cs[64] = "";
 		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
@@ -184,6 +187,7 @@ VERB(job_start)
 VERB(job_wait)
 VERB(inject_run)
 VERB(hw_counters)
+VERB(nic_reset)
 
 static const struct cmd_entry cmds[] = {
 	{ "ping", verb_cmd_ping, NULL },
@@ -198,6 +202,7 @@ static const struct cmd_entry cmds[] = {
 	{ "perftest_wait", verb_job_wait, NULL },
 	{ "inject", verb_inject_run, NULL },
 	{ "counters", verb_hw_counters, NULL },
+	{ "nic_reset", verb_nic_reset, NULL },
 	{ NULL, NULL, NULL },
 };
 

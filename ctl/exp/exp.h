@@ -57,6 +57,7 @@ struct exp_opts {
 	int need_testbed;	/* do not bring one up: the testbed must be running */
 	const char *nodes;	/* the members ("node0,node2"); NULL: the first p.nodes */
 	int print;		/* progress lines on stderr */
+	int node_faults_by_hand;	/* the TUI: a node fault timeline even with no event */
 	const char *junit;	/* --junit FILE: the expectations as JUnit XML */
 };
 
@@ -122,6 +123,10 @@ double exp_nodes_now(const struct exp *e);
 /* wait while node is booting or frozen (or down with a reboot to come): 0 up (its agent may be reached), -1
  * down for good (why says since when and by which fault) */
 int exp_nodes_wait_up(struct exp *e, int node, char *why, size_t len);
+/* a node fault by hand (the TUI), on the run's timeline: event (enum
+ * prof_event), or its undo (thaw, port up); 0 or -errno, what it did or
+ * why not in err (the report's node_events has it too) */
+int exp_nodes_act(struct exp *e, int node, int event, int undo, char *err, size_t len);
 
 /* run's and tui's arguments: PROFILE [-o DIR] [--set k.path=v]... [--keep]
  * [--expect 'ARM: METRIC OP VALUE']... [--junit FILE] (junit: run only):

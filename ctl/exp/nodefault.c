@@ -6,7 +6,9 @@
  * start, and thaws it or brings the port up at start + duration. What it did
  * and when is the report's "node_events". The measuring side asks it which
  * nodes an event has hit (a generation count per node) and waits for a node
- * to be back before an arm uses it again.
+ * to be back before an arm uses it again. The TUI adds faults by hand to
+ * the same timeline (exp_nodes_act): the same bookkeeping, "by hand" as
+ * their fault's name.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,9 +24,10 @@ static const char *const nf_state_names[] = { "up", "down", "booting", "frozen",
 
 struct nf_act {
 	double at;	/* seconds from t0 */
-	int fault;	/* index in the profile's faults */
+	int fault;	/* index in the profile's faults; -1: by hand (the TUI) */
 	int node;	/* testbed node */
 	int undo;	/* thaw or port up, at start + duration */
+	int event;	/* an enum prof_event */
 };
 
 struct exp_nodes {
@@ -32,6 +35,7 @@ struct exp_nodes {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int started, stop, nact, next;
+	int busy;		/* actions by hand under way: stop waits for them */
 	double t0;
 	struct nf_act act[PROF_MAX_FAULTS * TB_MAX_NODES * 2];
 	int state[TB_MAX_NODES];
@@ -39,6 +43,7 @@ struct exp_nodes {
 	char why[TB_MAX_NODES][160];	/* the last event's words, for "not run" */
 	json_t *log;
 	const struct profile *p;
+	struct exp *e;		/* its events told (the TUI's events pane, the log) */
 	char name[TB_MAX_NODES][32];
 };
 
@@ -60,6 +65,8 @@ static enum tb_node_fault tb_fault_of(int event, int undo)
 		return undo ? TB_THAW : TB_FREEZE;
 	case PEV_REBOOT:
 		return TB_REBOOT;
+	case PEV_NIC_RESET:
+		return TB_NIC_RESET;
 	default:
 		return undo ? TB_PORT_UP : TB_PORT_DOWN;
 	}
@@ -72,43 +79,56 @@ static const char *act_name(int event, int undo)
 	return event == PEV_FREEZE ? "thaw" : "port-up";
 }
 
-/* one action, nf->mu held (let go while the testbed acts) */
-static void nf_do(struct exp_nodes *nf, const struct nf_act *a, int at_end)
+static const char *fault_name(const struct exp_nodes *nf, const struct nf_act *a)
 {
-	const struct prof_fault *f = &nf->p->fault[a->fault];
-	static struct tb_state s;	/* one action at a time: the thread's, then stop's */
+	return a->fault < 0 ? "by hand" : nf->p->fault[a->fault].name;
+}
+
+/* one action, nf->mu held (let go while the testbed acts; the testbed's
+ * lock puts actions from the thread and the TUI one after the other) */
+static int nf_do(struct exp_nodes *nf, const struct nf_act *a, int at_end)
+{
+	struct tb_state *s = malloc(sizeof(*s));	/* large: up to 256 nodes */
 	double t = rtb_now_s() - nf->t0, took;
 	char err[512] = "";
 	pid_t old = 0;
-	int r, n = a->node;
+	int r = -ENOMEM, n = a->node, ev = a->event;
 
 	if (!a->undo) {
 		nf->gen[n]++;
-		nf->state[n] = f->event == PEV_CRASH ? NF_DOWN : f->event == PEV_FREEZE ? NF_FROZEN :
-			       f->event == PEV_REBOOT ? NF_BOOTING : NF_CUT;
+		nf->state[n] = ev == PEV_CRASH ? NF_DOWN : ev == PEV_FREEZE ? NF_FROZEN :
+			       ev == PEV_REBOOT || ev == PEV_NIC_RESET ? NF_BOOTING : NF_CUT;
 		snprintf(nf->why[n], sizeof(nf->why[n]), "%s at %.1f s (fault %s)",
-			 f->event == PEV_CRASH ? "crashed" : act_name(f->event, 0), t, f->name);
+			 ev == PEV_CRASH ? "crashed" : act_name(ev, 0), t, fault_name(nf, a));
 	}
 	pthread_mutex_unlock(&nf->mu);
-	r = tb_fault_node(nf->name[n], tb_fault_of(f->event, a->undo), 300, &s, &old, err,
-			  sizeof(err));
+	if (s)
+		r = tb_fault_node(nf->name[n], tb_fault_of(ev, a->undo), 300, s, &old, err,
+				  sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
+	free(s);
 	took = rtb_now_s() - nf->t0 - t;
 	pthread_mutex_lock(&nf->mu);
-	if (a->undo || f->event == PEV_REBOOT)
-		nf->state[n] = r < 0 && f->event == PEV_REBOOT ? NF_DOWN : NF_UP;
-	if (r < 0 && !a->undo && f->event != PEV_REBOOT)
+	if (a->undo || ev == PEV_REBOOT || ev == PEV_NIC_RESET)
+		nf->state[n] = r < 0 && ev == PEV_REBOOT ? NF_DOWN : NF_UP;
+	if (r < 0 && !a->undo && ev != PEV_REBOOT)
 		nf->state[n] = NF_UP;	/* it did not happen: the node is as it was */
 	if (r < 0)
 		snprintf(nf->why[n], sizeof(nf->why[n]), "%s failed at %.1f s: %s",
-			 act_name(f->event, a->undo), t, err);
+			 act_name(ev, a->undo), t, err);
 	json_array_append_new(nf->log,
-			      json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:s*}", "fault", f->name,
-					"event", act_name(f->event, a->undo), "node", nf->name[n],
-					"planned_s", a->at, "t_s", t, "took_s", took, "at_run_end",
-					at_end, "error", r < 0 ? err : NULL));
-	log_info("node fault %s: %s %s at %.1f s%s%s", f->name, act_name(f->event, a->undo),
-		 nf->name[n], t, r < 0 ? ": " : "", r < 0 ? err : "");
+			      json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:s*,s:s*}", "fault",
+					fault_name(nf, a), "event", act_name(ev, a->undo), "node",
+					nf->name[n], "planned_s", a->at, "t_s", t, "took_s", took,
+					"at_run_end", at_end, "error", r < 0 ? err : NULL, "detail",
+					r >= 0 && err[0] ? err : NULL));
+	if (nf->e)
+		exp_event(nf->e, "node fault %s: %s %s at %.1f s%s%s", fault_name(nf, a),
+			  act_name(ev, a->undo), nf->name[n], t, r < 0 ? ": " : "",
+			  r < 0 ? err : "");
 	pthread_cond_broadcast(&nf->cv);
+	return r < 0 ? r : 0;
 }
 
 static void *nf_thread(void *arg)
@@ -148,9 +168,9 @@ int exp_nodes_start(struct exp *e)
 
 	for (i = 0; i < e->p.nfaults && !e->p.fault[i].event; i++)
 		;
-	if (i == e->p.nfaults)
+	if (i == e->p.nfaults && !(e->o.node_faults_by_hand && exp_per_node(e)))
 		return 0;
-	if (!exp_per_node(e)) {
+	if (i < e->p.nfaults && !exp_per_node(e)) {
 		snprintf(e->err, sizeof(e->err), "fault %s: event %s needs a kernel a node "
 			 "(testbed up --topology per-node)", e->p.fault[i].name, e->p.fault[i].rule);
 		return -EOPNOTSUPP;
@@ -161,6 +181,7 @@ int exp_nodes_start(struct exp *e)
 		return -ENOMEM;
 	}
 	nf->p = &e->p;
+	nf->e = e;
 	nf->log = json_array();
 	e->hits = json_array();
 	for (i = 0; i < e->g.tb.nodes && i < TB_MAX_NODES; i++)
@@ -171,7 +192,7 @@ int exp_nodes_start(struct exp *e)
 		if (!f->event)
 			continue;
 		for (k = 0; k < e->g.n; k++) {
-			struct nf_act a = { f->start_ns / 1e9, i, e->g.node[k], 0 };
+			struct nf_act a = { f->start_ns / 1e9, i, e->g.node[k], 0, f->event };
 
 			if (!(f->nodes & (1u << e->g.node[k])))
 				continue;
@@ -213,25 +234,66 @@ void exp_nodes_stop(struct exp *e)
 	pthread_cond_broadcast(&nf->cv);
 	pthread_mutex_unlock(&nf->mu);
 	pthread_join(nf->th, NULL);
-	nf->started = 0;
 	pthread_mutex_lock(&nf->mu);
+	while (nf->busy)	/* a reboot by hand: until its agent is back */
+		pthread_cond_wait(&nf->cv, &nf->mu);
+	nf->started = 0;
 	/* what the run did not reach: its undo now (nothing stays frozen or cut
 	 * off), its events never */
 	for (i = nf->next; i < nf->nact; i++) {
 		struct nf_act *a = &nf->act[i];
-		const struct prof_fault *f = &nf->p->fault[a->fault];
 
 		if (a->undo && (nf->state[a->node] == NF_FROZEN || nf->state[a->node] == NF_CUT))
 			nf_do(nf, a, 1);
 		else if (!a->undo)
 			json_array_append_new(nf->log,
-					      json_pack("{s:s,s:s,s:s,s:f,s:b}", "fault", f->name,
-							"event", act_name(f->event, 0), "node",
+					      json_pack("{s:s,s:s,s:s,s:f,s:b}", "fault",
+							fault_name(nf, a), "event",
+							act_name(a->event, 0), "node",
 							nf->name[a->node], "planned_s", a->at,
 							"reached", 0));
 	}
 	nf->next = nf->nact;
+	/* what was done by hand and not undone: undone now */
+	for (i = 0; i < TB_MAX_NODES; i++)
+		if (nf->state[i] == NF_FROZEN || nf->state[i] == NF_CUT) {
+			struct nf_act a = { rtb_now_s() - nf->t0, -1, i, 1,
+					    nf->state[i] == NF_FROZEN ? PEV_FREEZE : PEV_PORT_DOWN };
+
+			nf_do(nf, &a, 1);
+		}
 	pthread_mutex_unlock(&nf->mu);
+}
+
+int exp_nodes_act(struct exp *e, int node, int event, int undo, char *err, size_t len)
+{
+	struct exp_nodes *nf = e->nf;
+	struct nf_act a = { 0, -1, node, undo, event };
+	int r;
+
+	if (!nf) {
+		snprintf(err, len, "node faults need a kernel a node (testbed up --topology "
+			 "per-node)");
+		return -EOPNOTSUPP;
+	}
+	if (node < 0 || node >= e->g.tb.nodes || node >= TB_MAX_NODES) {
+		snprintf(err, len, "no node %d", node);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&nf->mu);
+	if (!nf->started || nf->stop) {
+		pthread_mutex_unlock(&nf->mu);
+		snprintf(err, len, "the run is over");
+		return -ESRCH;
+	}
+	nf->busy++;
+	a.at = rtb_now_s() - nf->t0;
+	r = nf_do(nf, &a, 0);
+	snprintf(err, len, "%s", nf->why[node]);
+	nf->busy--;
+	pthread_cond_broadcast(&nf->cv);
+	pthread_mutex_unlock(&nf->mu);
+	return r;
 }
 
 void exp_nodes_free(struct exp *e)

@@ -235,14 +235,19 @@ static int host_can(const char *action)
 	return json_is_true(json_object_get(acts, action));
 }
 
-const char *const prof_event_names[] = { "", "crash", "freeze", "reboot", "port-down", NULL };
+const char *const prof_event_names[] = { "", "crash", "freeze", "reboot", "port-down", "nic-reset",
+					 NULL };
 
 /* faults[i].event: a node fault at start (freeze and port-down for duration) */
 static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 		       struct prof_fault *pf, const char *where)
 {
 	static const char *const needs_dur[] = { "", "", "how long the node stays frozen",
-						 "", "how long the port stays down" };
+						 "", "how long the port stays down", "" };
+	static const char *const no_dur[] = { "", "a crashed node stays down; a later event: "
+					      "reboot brings it back", "",
+					      "the node is back when its agent is", "",
+					      "the device is back when its agent has opened it again" };
 	const struct ynode *ev = ytree_get(m, "event", NULL), *k;
 	int v = 0;
 
@@ -252,10 +257,6 @@ static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 	if ((k = ytree_get(m, "dir", NULL)) || (k = ytree_get(m, "port", NULL)))
 		return prof_perr(x, k, 0, "%s: an event acts on the whole node: no port or dir",
 			    where);
-	if (ev->kind == YN_SCALAR && !strcmp(ev->s, "nic-reset"))
-		return prof_perr(x, ev, 0, "%s.event: nic-reset is not here yet: rxe cannot let go "
-			    "of a device a process holds ('rdma link delete' waits for the agent "
-			    "to close it); use reboot or port-down", where);
 	if (prof_get_enum(x, m, "event", where, prof_event_names + 1, &v))
 		return -1;
 	pf->event = v + 1;
@@ -267,11 +268,9 @@ static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 	if ((pf->event == PEV_FREEZE || pf->event == PEV_PORT_DOWN) && !pf->duration_ns)
 		return prof_perr(x, ev, 0, "%s: event %s needs duration: (%s)", where, pf->rule,
 			    needs_dur[pf->event]);
-	if ((pf->event == PEV_CRASH || pf->event == PEV_REBOOT) && pf->duration_ns)
+	if (no_dur[pf->event][0] && pf->duration_ns)
 		return prof_perr(x, ytree_get(m, "duration", NULL), 0,
-			    "%s: event %s has no duration (%s)", where, pf->rule,
-			    pf->event == PEV_CRASH ? "a crashed node stays down; a later event: "
-			    "reboot brings it back" : "the node is back when its agent is");
+			    "%s: event %s has no duration (%s)", where, pf->rule, no_dur[pf->event]);
 	return 0;
 }
 

@@ -19,7 +19,7 @@
 #define PROF_MAX_EXPECT 32
 
 /* a node fault of the timeline (per-node VMs): what happens to the node */
-enum prof_event { PEV_NONE, PEV_CRASH, PEV_FREEZE, PEV_REBOOT, PEV_PORT_DOWN };
+enum prof_event { PEV_NONE, PEV_CRASH, PEV_FREEZE, PEV_REBOOT, PEV_PORT_DOWN, PEV_NIC_RESET };
 extern const char *const prof_event_names[];	/* "", "crash", ... */
 
 struct prof_fault {

@@ -578,6 +578,30 @@ static int testbed_down(void *ctl, int argc, char **argv)
 	return tb_down() ? CTL_FAIL : CTL_OK;
 }
 
+/* node i's agent resets its rxe device: 0 and what it did in err, or -errno */
+static int nic_reset(const struct tb_state *s, int i, int timeout_s, char *err, size_t errlen)
+{
+	struct agentc c;
+	json_t *res = NULL;
+	int r = tb_agent_open(&c, s, i, 5000);
+
+	if (r) {
+		snprintf(err, errlen, "%s: its agent: %s", s->node[i].name, strerror(-r));
+		return r;
+	}
+	r = agentc_call(&c, "nic_reset", NULL, &res, timeout_s * 1000, err, errlen);
+	agentc_close(&c);
+	if (r)
+		return r;
+	snprintf(err, errlen, "%s removed and added again on %s in %.0f ms (%d arm(s) ended)",
+		 json_string_value(json_object_get(res, "dev")) ?: "?",
+		 json_string_value(json_object_get(res, "netdev")) ?: "?",
+		 json_real_value(json_object_get(res, "ready_s")) * 1000,
+		 (int)json_integer_value(json_object_get(res, "arms_reset")));
+	json_decref(res);
+	return 0;
+}
+
 int tb_fault_node(const char *name, enum tb_node_fault f, int timeout_s, struct tb_state *s,
 		  pid_t *old, char *err, size_t errlen)
 {
@@ -601,7 +625,8 @@ int tb_fault_node(const char *name, enum tb_node_fault f, int timeout_s, struct 
 		return -EINVAL;
 	}
 	*old = s->node[i].qemu_pid;
-	r = tb_node_fault(s, i, f, timeout_s, err, errlen);
+	r = f == TB_NIC_RESET ? nic_reset(s, i, timeout_s, err, errlen) :
+				tb_node_fault(s, i, f, timeout_s, err, errlen);
 	if (!r && f == TB_REBOOT)
 		r = tb_save(s);
 	close(lockfd);
@@ -643,6 +668,9 @@ static int node_fault(const char *verb, enum tb_node_fault f, int argc, char **a
 		printf("%s: rebooted (qemu %d, was %d), its agent ready\n", s.node[i].name,
 		       (int)s.node[i].qemu_pid, (int)old);
 		break;
+	case TB_NIC_RESET:
+		printf("%s: %s\n", s.node[i].name, err);
+		break;
 	default: {
 		char port[16];
 
@@ -664,6 +692,7 @@ NODE_FAULT(testbed_freeze, "freeze", TB_FREEZE)
 NODE_FAULT(testbed_thaw, "thaw", TB_THAW)
 NODE_FAULT(testbed_reboot, "reboot", TB_REBOOT)
 NODE_FAULT(testbed_port, "port", TB_PORT_DOWN)
+NODE_FAULT(testbed_nic_reset, "nic-reset", TB_NIC_RESET)
 
 int cmd_testbed(struct ctl *ctl, int argc, char **argv)
 {
@@ -679,6 +708,8 @@ int cmd_testbed(struct ctl *ctl, int argc, char **argv)
 		{ "reboot", testbed_reboot, "per-node VMs: NODE's qemu killed and booted again, its "
 					   "agent back" },
 		{ "port", testbed_port, "per-node VMs: NODE's switch port down|up" },
+		{ "nic-reset", testbed_nic_reset, "NODE's rxe device removed and added again (its "
+						  "agent's arms end; refused while another process holds it)" },
 		{ NULL, NULL, NULL },
 	};
 	char err[128];

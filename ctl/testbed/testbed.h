@@ -111,14 +111,16 @@ void tb_switch_port(int node, char *buf, size_t len);
  * thaw|reboot|port): its qemu killed (the kernel gone without a word),
  * stopped (a hung host) or continued, killed and booted again (its agent
  * back and ACTIVE), its switch port down or up */
-enum tb_node_fault { TB_CRASH, TB_FREEZE, TB_THAW, TB_REBOOT, TB_PORT_DOWN, TB_PORT_UP };
+enum tb_node_fault { TB_CRASH, TB_FREEZE, TB_THAW, TB_REBOOT, TB_PORT_DOWN, TB_PORT_UP,
+		     TB_NIC_RESET };
 /* 0, or -errno with the reason in err; s updated (and saved) on a reboot */
 int tb_node_fault(struct tb_state *s, int node, enum tb_node_fault f, int timeout_s, char *err,
 		  size_t errlen);
 
 /* f on the running testbed's node name, under the testbed's lock (s: the
  * state, loaded and saved): the node's index, or -errno with err; *old its
- * qemu before */
+ * qemu before. A nic reset (any backend with rxe: the node's agent removes
+ * and adds its device) leaves what it did in err on success too */
 int tb_fault_node(const char *name, enum tb_node_fault f, int timeout_s, struct tb_state *s,
 		  pid_t *old, char *err, size_t errlen);
 

@@ -252,6 +252,72 @@ int tui_quit_asked(struct tui *t)
 }
 
 /* a `:` command; 1 to quit */
+/* a node fault typed in: on its own thread (a reboot takes seconds), on
+ * the run's node fault timeline (the report's node_events) */
+struct node_act {
+	struct tui *t;
+	int node, event, undo;
+	char what[48];
+};
+
+static void *node_act_thread(void *p)
+{
+	struct node_act *x = p;
+	char err[512];
+	int r = exp_nodes_act(x->t->e, x->node, x->event, x->undo, err, sizeof(err));
+
+	if (r)
+		tui_flash_msg(x->t, "%s: %s", x->what, err);
+	__atomic_sub_fetch(&x->t->acting, 1, __ATOMIC_RELEASE);
+	free(x);
+	return NULL;
+}
+
+static void cmd_node(struct tui *t, const char *verb, const char *node, const char *arg)
+{
+	static const char *const verbs[] = { "crash", "freeze", "thaw", "reboot", "nic-reset", "port",
+					     NULL };
+	static const int events[] = { PEV_CRASH, PEV_FREEZE, PEV_FREEZE, PEV_REBOOT, PEV_NIC_RESET,
+				      PEV_PORT_DOWN };
+	struct node_act *x;
+	pthread_t th;
+	int v, i;
+
+	for (v = 0; verbs[v] && strcmp(verbs[v], verb); v++)
+		;
+	if (t->attach) {
+		tui_flash_msg(t, "%s: in the tui that runs the experiment, not when attached", verb);
+		return;
+	}
+	i = tb_node_index(&t->e->g.tb, node);
+	if (i < 0) {
+		tui_flash_msg(t, "%s: no node '%s'", verb, node);
+		return;
+	}
+	if (v == 5 && (!arg || (strcmp(arg, "down") && strcmp(arg, "up")))) {
+		tui_flash_msg(t, "port: :port NODE down|up");
+		return;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return;
+	x->t = t;
+	x->node = i;
+	x->event = events[v];
+	x->undo = v == 2 || (v == 5 && !strcmp(arg, "up"));
+	snprintf(x->what, sizeof(x->what), "%s %s%s%s", verb, node, v == 5 ? " " : "",
+		 v == 5 ? arg : "");
+	tui_flash_msg(t, "%s ...", x->what);
+	__atomic_add_fetch(&t->acting, 1, __ATOMIC_ACQUIRE);
+	if (pthread_create(&th, NULL, node_act_thread, x)) {
+		__atomic_sub_fetch(&t->acting, 1, __ATOMIC_RELEASE);
+		tui_flash_msg(t, "%s: no thread", x->what);
+		free(x);
+		return;
+	}
+	pthread_detach(th);
+}
+
 int tui_command(struct tui *t, const char *line)
 {
 	char a[5][64] = { { 0 } };
@@ -282,6 +348,11 @@ int tui_command(struct tui *t, const char *line)
 		tui_poll_rules(t);
 	} else if ((!strcmp(a[0], "on") || !strcmp(a[0], "off")) && n == 2) {
 		tui_rule_onoff(t, atoi(a[1]), !strcmp(a[0], "on"));
+	} else if ((!strcmp(a[0], "crash") || !strcmp(a[0], "freeze") || !strcmp(a[0], "thaw") ||
+		    !strcmp(a[0], "reboot") || !strcmp(a[0], "nic-reset")) && n == 2) {
+		cmd_node(t, a[0], a[1], NULL);
+	} else if (!strcmp(a[0], "port") && n == 3) {
+		cmd_node(t, a[0], a[1], a[2]);
 	} else if (!strcmp(a[0], "pause") || !strcmp(a[0], "resume")) {
 		t->m->paused = !strcmp(a[0], "pause");
 		tui_flash_msg(t, "%s", t->m->paused ? "pausing after the arm in flight" : "resumed");

@@ -175,6 +175,7 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	r = exp_load(&e, argc, argv, &o, usage);
+	o.node_faults_by_hand = 1;	/* :crash node2 and the like */
 	if (!r)
 		r = exp_open(&e, ctl, &o);
 	if (r) {
@@ -244,7 +245,9 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 finish:
 	for (i = 0; i < t.nctl; i++)
 		agentc_close(&t.ctl[i]);
-	r = exp_finish(&e);
+	r = exp_finish(&e);	/* waits for a node fault typed in and under way */
+	while (__atomic_load_n(&t.acting, __ATOMIC_ACQUIRE))	/* then for its last words */
+		usleep(20 * 1000);
 	model_fini(&m);
 	exp_close(&e);
 	sigaction(SIGINT, &old_int, NULL);

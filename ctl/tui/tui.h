@@ -40,6 +40,7 @@ struct tui {
 	int worker_done;
 	int worker_stopped;	/* the measurement ended because it was told to stop */
 	int attach;		/* viewing another process's run (tui --attach) */
+	int acting;		/* node faults typed in, under way (their threads) */
 	json_t *stats;		/* attach: our latest rdma-inject stats */
 	char live[PATH_MAX];
 };

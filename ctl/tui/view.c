@@ -343,6 +343,8 @@ static const char *const help_text[] = {
 	"             :drop 2% [all|nodeN] [ingress|egress]   set or add drop rules",
 	"             :delay 2ms [nodeN]   :flap 2s [nodeN]   :on ID   :off ID",
 	"             :set ID RULE   e.g. :set 1 opcode data drop gemodel 1% 10%",
+	"             :crash|:freeze|:thaw|:reboot|:nic-reset nodeN   :port nodeN down|up",
+	"               (a kernel a node: the node itself; the report's node_events)",
 	"             :pause  :resume  :view latency|throughput|training  :quit",
 	"  q F10    quit: stop the arm in flight, remove rules, write the report",
 	NULL,

@@ -11,7 +11,7 @@ TESTS="up_bad_nodes up_bad_backend up_bad_mtu up_per_node_not_host unknown_verb 
        second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs no_leaked_arms perftest
        exec_devinfo exec_exit_status exec_signal exec_env exec_stdin exec_bad_input cp_user_program
        cp_strips_setuid_refuses_links down interrupt_up_cleans up_cached up_shared node_fault_needs_per_node
-       up_progress_image"
+       nic_reset_shared up_progress_image"
 plan $TESTS
 
 # bad arguments never touch a VM: checked first
@@ -41,7 +41,8 @@ if [ -n "$why" ]; then
 	for t in up status_json status_text second_up p2p_lat p2p_lat_pair2 p2p_bad_inputs \
 		 no_leaked_arms perftest exec_devinfo exec_exit_status exec_signal exec_env exec_stdin \
 		 exec_bad_input cp_user_program cp_strips_setuid_refuses_links down interrupt_up_cleans \
-		 up_cached up_shared node_fault_needs_per_node up_progress_image; do skip "$t" "$why"; done
+		 up_cached up_shared node_fault_needs_per_node nic_reset_shared up_progress_image; do
+		skip "$t" "$why"; done
 	exit 0
 fi
 W_TS=$(mktemp /tmp/rtb-ts.XXXXXX)
@@ -243,6 +244,14 @@ if [ $rc = 2 ] && grep -q "needs a kernel a node" <<< "$out" && "$RDMACTL" -q te
 	pass node_fault_needs_per_node "exit 2: $out"
 else
 	fail node_fault_needs_per_node "exit $rc: $out"
+fi
+# but a nic reset is the device's: node1's rxe1 goes and comes back, node0 untouched
+out=$("$RDMACTL" testbed nic-reset node1 2>&1); rc=$?
+p2p=$("$RDMACTL" -q p2p lat --client node1 --server node0 --iters 200 2>&1); r2=$?
+if [ $rc = 0 ] && grep -qE "^node1: rxe1 removed and added again on [a-z0-9]+ in [0-9]+ ms" <<< "$out" && [ $r2 = 0 ]; then
+	pass nic_reset_shared "$out; RC node1 -> node0 after it"
+else
+	fail nic_reset_shared "exit $rc: $out; p2p exit $r2: $(tail -n 2 <<< "$p2p" | tr '\n' '|')"
 fi
 "$RDMACTL" testbed down >/dev/null 2>&1
 no_leftovers || fail down_final "leftovers after the shared kernel's down"

@@ -11,8 +11,9 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
-       exec_cp_per_node switch_faults_traced switch_agent_cli rdma_cm_stacks_under_loss node_faults_cli node_fault_kv_crash
-       node_fault_coll_reboot down_clean killed_up_cleans kernel_per_node"
+       exec_cp_per_node switch_faults_traced switch_agent_cli rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
+       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset tui_node_fault down_clean killed_up_cleans
+       kernel_per_node"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
 vm_or_skip || exit 0
@@ -66,7 +67,7 @@ if out=$("$RDMACTL" testbed up --topology per-node --nodes 3 2>&1); then
 else
 	fail up_per_node "$(tail -n 30 <<< "$out" | tr '\n' '|')"
 	for t in status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels \
-		 exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli down_clean; do
+		 exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli nic_reset_cli down_clean; do
 		fail "$t" "no testbed"
 	done
 	exit 0
@@ -251,6 +252,35 @@ else
 	fail node_faults_cli "frozen reach=$fr thawed=$th crashed=$cr boot ids [$b0] [$b1];$why $(tr '\n' '|' < "$W/nf")"
 fi
 
+# --- a nic reset from the command line: refused, naming the process,
+# while a program of the user's holds rxe1 (the device untouched: its
+# counters go on); once it is gone, rxe1 is removed and added again: its
+# hw counters start from 0, the node's kernel is the same (boot id), and
+# the agent runs RC on the new device
+sent1() { "$RDMACTL" testbed exec node1 -- cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts 2>/dev/null; }
+ok=1 why=""
+"$RDMACTL" -q p2p lat --client node1 --server node0 --iters 300 >/dev/null 2>&1 || { ok=0; why="$why p2p before"; }
+b0=$(bid node1)
+hp=$("$RDMACTL" testbed exec node1 -- sh -c 'setsid ibv_rc_pingpong -d rxe1 -g "$RDMATB_GID_INDEX" -p 18515 > /tmp/pp.log 2>&1 < /dev/null & echo $!' 2>&1)
+sleep 2
+s0=$(sent1)
+out1=$("$RDMACTL" testbed nic-reset node1 2>&1); r1=$?
+s1=$(sent1)
+"$RDMACTL" testbed exec node1 -- kill "$hp" >/dev/null 2>&1
+sleep 1
+out2=$("$RDMACTL" testbed nic-reset node1 2>&1); r2=$?
+s2=$(sent1)
+b1=$(bid node1)
+"$RDMACTL" -q p2p lat --client node1 --server node0 --iters 300 >/dev/null 2>&1 || { ok=0; why="$why p2p after the reset failed"; }
+st1=$("$RDMACTL" -j testbed status 2>/dev/null | jq -r '.nodes[1].state')
+if [ $ok = 1 ] && [ $r1 = 1 ] && grep -q "process $hp (ibv_rc_pingpong) holds it" <<< "$out1" &&
+	[ -n "$s0" ] && [ "${s1:-0}" -ge "$s0" ] && [ $r2 = 0 ] && grep -qE "^node1: rxe1 removed and added again on n1 in [0-9]+ ms" <<< "$out2" &&
+	[ -n "$s2" ] && [ "$s2" -lt "$s0" ] && [ -n "$b0" ] && [ "$b0" = "$b1" ] && [ "$st1" = ACTIVE ]; then
+	pass nic_reset_cli "held: exit 1, $(sed 's/^rdmactl: //' <<< "$out1" | head -c 110); then $out2; sent_pkts $s0 -> $s2, same boot id, RC node1->node0 on the new rxe1"
+else
+	fail nic_reset_cli "held: exit $r1 ($out1); holder [$hp]; exit $r2 ($out2); sent $s0/$s1/$s2; boot [$b0] [$b1]; state $st1;$why"
+fi
+
 # --- node faults on a profile's timeline (profiles/kv-node-crash.yaml,
 # coll-node-reboot.yaml): what happened when (node_events), what it did to
 # the round it met (node_fault_effects), the report valid, the figures of
@@ -290,6 +320,65 @@ if [ $rc = 0 ] && [ "$v" = "1 1 true 300 ok" ] && [ -z "$sv" ]; then
 	pass node_fault_coll_reboot "exit 0; node2 rebooted at 1 s ($(jq '.node_events[0].took_s | . * 10 | round / 10' "$R") s to its agent); $(jq -r '.node_fault_effects[0] | .arm + " round " + (.round | tostring) + ": " + .outcome + (if .members then " (" + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", ")) + ")" else ": " + .error end)' "$R"); the next arm waited for node2; 3 rounds of 4 in the figures (300 steps); report valid"
 else
 	fail node_fault_coll_reboot "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/coll.log" | tr '\n' '|')"
+fi
+
+# a nic reset on the timeline (profiles/coll-nic-reset.yaml): rank 1 ends
+# with the reset as its error; the round is out of the figures, the other
+# two rounds run on the new rxe1
+"$RDMACTL" run profiles/coll-nic-reset.yaml -o "$W/nr" > "$W/nr.log" 2>&1; rc=$?
+R="$W/nr/report.json"
+v=$( [ -f "$R" ] && jq -r '[
+	(.node_events | map(select(.event == "nic-reset" and .node == "node1" and (.error | not) and
+		(.detail | test("rxe1 removed and added again on n1")))) | length),
+	(.node_fault_effects | length),
+	(.node_fault_effects[0] | if .outcome == "failed" then (.error | test("node1|rxe1")) else
+		(.outcome == "members lost" and (.members | map(select(.node == "node1")) | .[0] |
+		 .outcome == "lost" and (.error | test("rxe1 was reset")))) end),
+	(.arms[0].iters), (.status)] | map(tostring) | join(" ")' "$R" 2>&1)
+sv=$( [ -f "$R" ] && schema_ok "$R")
+if [ $rc = 0 ] && [ "$v" = "1 1 true 200 ok" ] && [ -z "$sv" ]; then
+	pass node_fault_coll_nic_reset "exit 0; $(jq -r '.node_events[0] | "at \(.t_s * 10 | round / 10) s: \(.detail)"' "$R"); $(jq -r '.node_fault_effects[0] | "round " + (.round | tostring) + ": " + .outcome + (if .members then " (" + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", ")) + ")" else ": " + .error end)' "$R"); 2 rounds of 3 in the figures (200 steps); report valid"
+else
+	fail node_fault_coll_nic_reset "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/nr.log" | tr '\n' '|')"
+fi
+
+# --- a node fault typed into the TUI (tmux): :nic-reset node1 while an
+# allreduce runs; the events pane says what happened, and the report's
+# node_events has it, "by hand", on the run's timeline
+T="tmux -L rtbpn"
+cat > "$W/tui.yaml" <<'EOF'
+version: 1
+name: tui-node-fault
+testbed: {topology: per-node, nodes: 3}
+workload:
+  type: collective
+  options: {op: allreduce, size: 64k, op_timeout: 5s}
+arms:
+  - mode: rc
+  - mode: lossy
+run: {iters: 100, rounds: 40}
+EOF
+$T new-session -d -s nf -x 200 -y 60 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color $RDMACTL tui $W/tui.yaml -o $W/tui; echo \$? > $W/tui.rc; sleep 3600"
+tsee() { local i; for i in $(seq $(($2 * 2))); do $T capture-pane -t nf -p | grep -qE -- "$1" && return 0; sleep 0.5; done; return 1; }
+ok=1 why=""
+tsee '^\| p50 \[ms\] +[0-9.]+ +[0-9.]+' 120 || { ok=0; why="$why no numbers;"; }
+$T send-keys -t nf ":nic-reset node1" Enter
+tsee "node fault by hand: nic-reset node1 at [0-9.]+ s" 60 || { ok=0; why="$why no event line;"; }
+ev=$($T capture-pane -t nf -p | grep -oE "node fault by hand: nic-reset node1 at [0-9.]+ s" | head -n 1)
+sleep 3
+$T send-keys -t nf q
+for i in $(seq 120); do [ -s "$W/tui.rc" ] && break; sleep 0.5; done
+scr=$($T capture-pane -t nf -p | tail -n 5 | tr '\n' '|')
+$T kill-server 2>/dev/null
+R="$W/tui/report.json"
+v=$( [ -f "$R" ] && jq -r '[(.node_events | map(select(.fault == "by hand" and .event == "nic-reset" and
+	.node == "node1" and (.error | not) and (.detail | test("rxe1 removed and added again")))) | length),
+	(.node_events | length)] | map(tostring) | join(" ")' "$R" 2>&1)
+sv=$( [ -f "$R" ] && schema_ok "$R")
+if [ $ok = 1 ] && [ -s "$W/tui.rc" ] && [ "$v" = "1 1" ] && [ -z "$sv" ]; then
+	pass tui_node_fault "events pane: '$ev'; report: $(jq -c '.node_events[0] | {fault, event, node, t_s: (.t_s * 10 | round / 10), detail}' "$R"); tui exit $(cat "$W/tui.rc")"
+else
+	fail tui_node_fault "$why rc=$(cat "$W/tui.rc" 2>/dev/null) [$v] schema: $sv; screen: $scr"
 fi
 
 out=$("$RDMACTL" testbed down 2>&1); rc=$?

@@ -356,7 +356,7 @@ workload:
 arms:
   - mode: rc
   - mode: lossy
-run: {iters: 100, rounds: 40}
+run: {iters: 4000, rounds: 40}
 EOF
 $T new-session -d -s nf -x 200 -y 60 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color $RDMACTL tui $W/tui.yaml -o $W/tui; echo \$? > $W/tui.rc; sleep 3600"
 tsee() { local i; for i in $(seq $(($2 * 2))); do $T capture-pane -t nf -p | grep -qE -- "$1" && return 0; sleep 0.5; done; return 1; }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The recovery modes, once: what an experiment arm compares (HACKING.md; README
- * section 2). The collective engine (workloads/coll.c) implements them;
+ * The recovery modes, once: what an experiment arm compares (HACKING.md;
+ * docs/recovery.md). The collective engine (workloads/coll.c) implements them;
  * the controller names and parses them from this list.
  */
 #ifndef RTB_MODE_H

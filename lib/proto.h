@@ -41,8 +41,8 @@ struct proto_sess {
 	unsigned char key[PROTO_TAG_LEN];
 };
 /*
- * The two ends' promises when the channel goes quiet (README "When the
- * control channel is cut"). A leased fault rule lives PROTO_LEASE_MS past
+ * The two ends' promises when the channel goes quiet (docs/testbed.md,
+ * "When a piece fails mid-run"). A leased fault rule lives PROTO_LEASE_MS past
  * its agent's last renewal, so one whose agent died stops acting that long
  * after at most. A request may stay unanswered for PROTO_SILENCE_MS (a cut
  * cable, a frozen VM) before the controller calls the agent lost, and the

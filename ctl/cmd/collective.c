@@ -213,7 +213,7 @@ static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int fir
 	}
 	if (!ctl->json && a->nm > 1 && !r)
 		report_print_compare(json_object_get(e.report, "arms"), stdout);
-	if (!ctl->json && first && !r)	/* what the retrans column counts (README "Packet traces") */
+	if (!ctl->json && first && !r)	/* what the retrans column counts (docs/traces.md) */
 		printf("# retrans: %s\n",
 		       arm_retrans_what(jr_str(json_array_get(json_object_get(e.report, "arms"), 0),
 					       "retransmissions_source"), 0));

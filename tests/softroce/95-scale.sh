@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Scale of the control plane (issue 13): one rdmactl with 256 agents
 # connected at once (the agents-only testbed: rdma-agent --no-rdma on this
-# host, README "Control-plane scale"), and a 16-node VM testbed running an
+# host, docs/testbed.md "Control-plane scale"), and a 16-node VM testbed running an
 # allreduce on real rxe.
 set -u
 cd "$(dirname "$0")/../.."

@@ -56,7 +56,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce test-asan fuzz demo bench install format lint \
+.PHONY: all clean deps test test-unit test-softroce test-asan fuzz demo docs bench install format lint \
 	sanitize-objs asan-build fuzz-objs
 # the BPF object is an input of the skeleton and of the installed copy: keep
 # it, or every second make rebuilds both (make -q after make must say "done")
@@ -248,6 +248,11 @@ deps:
 
 demo: all
 	$(Q)bash scripts/demo.sh
+
+# the generated parts of docs/ (docs/report.md: a sample report, the metric
+# table's columns); make test fails when they are stale
+docs: all
+	$(Q)bash scripts/mkdocs.sh
 
 $(BUILD)/bench/hist_record: bench/hist_record.c lib/hist.c
 	$(call msg,CC,$@)

@@ -224,7 +224,10 @@ static void usage_report(FILE *f)
 		   "       rdmactl report DIR_A DIR_B [DIR_C...] [--format text|json|html]\n"
 		   "         compares runs arm by arm: every metric, each run's change from the\n"
 		   "         first in %%, with a 95%% bootstrap interval for step-time percentiles\n"
-		   "  re-renders a run directory's report.json\n");
+		   "  re-renders a run directory's report.json\n"
+		   "       rdmactl report --metrics\n"
+		   "         every column and figure: where it shows, its unit, its path in\n"
+		   "         report.json, what it means (Markdown: docs/report.md)\n");
 }
 
 static json_t *load_report(const char *dir)
@@ -328,6 +331,10 @@ int cmd_report(struct ctl *ctl, int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_report(stdout);
+			return CTL_OK;
+		}
+		if (!strcmp(argv[i], "--metrics") && argc == 1) {
+			metric_doc(stdout);
 			return CTL_OK;
 		}
 		if (!strcmp(argv[i], "--format") && i + 1 < argc) {

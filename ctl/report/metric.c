@@ -27,122 +27,278 @@
 
 /* the columns in the order they appear; CSV names carry the raw unit */
 const struct metric report_metrics[] = {
-	/* name          csv                 where              measures kind   path */
-	{ "state", NULL, MW_TUI, ALL, MK_STR, "live.state", NULL, 1, "%s", NULL, 0, "-", 1 },
-	{ "steps done", NULL, LAT | THR | TRN, ALL, MK_NUM, "live.done", NULL, 1, "%.0f", NULL, 0,
-	  "-", 2 },
+	{ .name = "state", .where = MW_TUI, .measures = ALL, .kind = MK_STR, .path = "live.state",
+	  .scale = 1, .fmt = "%s", .absent = "-", .tui_order = 1,
+	  .doc = "what the arm is doing now: running, waiting (its rounds done for now) or not "
+		"yet" },
+	{ .name = "steps done", .where = LAT | THR | TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "live.done", .scale = 1, .fmt = "%.0f", .absent = "-", .tui_order = 2,
+	  .doc = "steps done so far by the arm that is running" },
 	/* a collective's samples are its steps (the ranks of a step finish together) */
-	{ "steps", NULL, TXT | HTM, S, MK_NUM, "iters", NULL, 1, "%.0f", NULL, 6, "-" },
-	{ "count", "count", CSV | HTM, S, MK_NUM, "count", NULL, 1, "%.0f", "%.0f", 6, "-" },
-	{ "ops", NULL, TXT, O, MK_NUM, "count", NULL, 1, "%.0f", NULL, 8, "-" },
-	{ "runs", NULL, TXT, E, MK_NUM, "count", NULL, 1, "%.0f", NULL, 5, "-" },
-	{ "exit", NULL, TXT, E, MK_NUM, "exit", NULL, 1, "%.0f", NULL, 5, "-" },
-	{ "wall p50[s]", NULL, TXT, E, MK_NUM, "percentiles.p50_ns", NULL, 1e9, "%.3f", NULL, 11,
-	  "-" },
-	{ "wall max[s]", NULL, TXT, E, MK_NUM, "percentiles.max_ns", NULL, 1e9, "%.3f", NULL, 11,
-	  "-" },
-	{ "TTA[s]", "tta_ns", TXT | CSV | HTM, T, MK_NUM, "tta_ns", NULL, 1e9, "%.2f", "%.0f", 9,
-	  "never" },
-	{ "acc", "final_accuracy", TXT | CSV | HTM, T, MK_NUM, "final_accuracy", NULL, 1, "%.3f",
-	  "%.4f", 8, "-" },
-	{ "accuracy", NULL, TRN, ALL, MK_NUM, "live.accuracy", NULL, 1, "%.3f", NULL, 0, "-", 3 },
-	{ "eval loss", NULL, TRN, ALL, MK_NUM, "live.eval_loss", NULL, 1, "%.3f", NULL, 0, "-", 4 },
-	{ "TTA [s]", NULL, TRN, ALL, MK_NUM, "live.tta_ns", NULL, 1e9, "%.2f", NULL, 0, "never", 5 },
-	{ "min_ns", "min_ns", CSV, ALL, MK_NUM, "percentiles.min_ns", NULL, 1, "", "%.0f", 0, "-" },
-	{ "p50[ms]", "p50_ns", TXT | CSV | HTM, S | T, MK_NUM, "percentiles.p50_ns", NULL, 1e6,
-	  "%.2f", "%.0f", 10, "-" },
-	{ "p50[us]", NULL, TXT, O, MK_NUM, "percentiles.p50_ns", NULL, 1e3, "%.1f", NULL, 9, "-" },
-	{ "p50 [ms]", NULL, LAT, ALL, MK_NUM, "percentiles.p50_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 10 },
-	{ "step p50 [ms]", NULL, TRN, ALL, MK_NUM, "percentiles.p50_ns", NULL, 1e6, "%.2f", NULL, 0,
-	  "-", 11 },
-	{ "p90[ms]", "p90_ns", CSV | HTM, ALL, MK_NUM, "percentiles.p90_ns", NULL, 1e6, "%.2f", "%.0f",
-	  10, "-" },
-	{ "p99[ms]", "p99_ns", TXT | CSV | HTM, S | T, MK_NUM, "percentiles.p99_ns", NULL, 1e6,
-	  "%.2f", "%.0f", 10, "-" },
-	{ "p99[us]", NULL, TXT, O, MK_NUM, "percentiles.p99_ns", NULL, 1e3, "%.1f", NULL, 9, "-" },
-	{ "p99 [ms]", NULL, LAT, ALL, MK_NUM, "percentiles.p99_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 12 },
-	{ "step p99 [ms]", NULL, TRN, ALL, MK_NUM, "percentiles.p99_ns", NULL, 1e6, "%.2f", NULL, 0,
-	  "-", 13 },
-	{ "p99.9[ms]", "p99_9_ns", TXT | CSV | HTM, S, MK_NUM, "percentiles.p99_9_ns", NULL, 1e6,
-	  "%.2f", "%.0f", 10, "-" },
-	{ "p99.9[us]", NULL, TXT, O, MK_NUM, "percentiles.p99_9_ns", NULL, 1e3, "%.1f", NULL, 10,
-	  "-" },
-	{ "p99.9 [ms]", NULL, LAT, ALL, MK_NUM, "percentiles.p99_9_ns", NULL, 1e6, "%.2f", NULL, 0,
-	  "-", 14 },
-	{ "p99_99_ns", "p99_99_ns", CSV, ALL, MK_NUM, "percentiles.p99_99_ns", NULL, 1, "", "%.0f", 0,
-	  "-" },
+	{ .name = "steps", .where = TXT | HTM, .measures = S, .kind = MK_NUM, .path = "iters",
+	  .scale = 1, .fmt = "%.0f", .width = 6, .absent = "-",
+	  .doc = "steps measured: the samples of the step-time figures (the ranks of a "
+		"collective finish a step together, so a step is one sample, not one a rank)" },
+	{ .name = "count", .csv = "count", .where = CSV | HTM, .measures = S, .kind = MK_NUM,
+	  .path = "count", .scale = 1, .fmt = "%.0f", .csv_fmt = "%.0f", .width = 6, .absent = "-",
+	  .doc = "samples in the latency figures: steps, or operations" },
+	{ .name = "ops", .where = TXT, .measures = O, .kind = MK_NUM, .path = "count", .scale = 1,
+	  .fmt = "%.0f", .width = 8, .absent = "-",
+	  .doc = "operations measured (kv, storage): the samples of the latency figures" },
+	{ .name = "runs", .where = TXT, .measures = E, .kind = MK_NUM, .path = "count", .scale = 1,
+	  .fmt = "%.0f", .width = 5, .absent = "-",
+	  .doc = "runs of the exec roles that were measured" },
+	{ .name = "exit", .where = TXT, .measures = E, .kind = MK_NUM, .path = "exit", .scale = 1,
+	  .fmt = "%.0f", .width = 5, .absent = "-",
+	  .doc = "the exit status of the first run of a role that failed; 0 when every run "
+		"succeeded" },
+	{ .name = "wall p50[s]", .where = TXT, .measures = E, .kind = MK_NUM,
+	  .path = "percentiles.p50_ns", .scale = 1e9, .fmt = "%.3f", .width = 11, .absent = "-",
+	  .doc = "median wall time of one run of the exec roles" },
+	{ .name = "wall max[s]", .where = TXT, .measures = E, .kind = MK_NUM,
+	  .path = "percentiles.max_ns", .scale = 1e9, .fmt = "%.3f", .width = 11, .absent = "-",
+	  .doc = "longest wall time of one run of the exec roles" },
+	{ .name = "TTA[s]", .csv = "tta_ns", .where = TXT | CSV | HTM, .measures = T,
+	  .kind = MK_NUM, .path = "tta_ns", .scale = 1e9, .fmt = "%.2f", .csv_fmt = "%.0f",
+	  .width = 9, .absent = "never",
+	  .doc = "time to accuracy: training time until the held-out accuracy first reaches the "
+		"target; \"never\" when it did not" },
+	{ .name = "acc", .csv = "final_accuracy", .where = TXT | CSV | HTM, .measures = T,
+	  .kind = MK_NUM, .path = "final_accuracy", .scale = 1, .fmt = "%.3f", .csv_fmt = "%.4f",
+	  .width = 8, .absent = "-",
+	  .doc = "held-out accuracy at the end of training" },
+	{ .name = "accuracy", .where = TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "live.accuracy", .scale = 1, .fmt = "%.3f", .absent = "-", .tui_order = 3,
+	  .doc = "held-out accuracy at the latest evaluation of the running arm" },
+	{ .name = "eval loss", .where = TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "live.eval_loss", .scale = 1, .fmt = "%.3f", .absent = "-", .tui_order = 4,
+	  .doc = "held-out loss at the latest evaluation of the running arm" },
+	{ .name = "TTA [s]", .where = TRN, .measures = ALL, .kind = MK_NUM, .path = "live.tta_ns",
+	  .scale = 1e9, .fmt = "%.2f", .absent = "never", .tui_order = 5,
+	  .doc = "time to accuracy of the running arm, once reached" },
+	{ .name = "min_ns", .csv = "min_ns", .where = CSV, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.min_ns", .scale = 1, .fmt = "", .csv_fmt = "%.0f", .absent = "-",
+	  .doc = "shortest step (operation)" },
+	{ .name = "p50[ms]", .csv = "p50_ns", .where = TXT | CSV | HTM, .measures = S | T,
+	  .kind = MK_NUM, .path = "percentiles.p50_ns", .scale = 1e6, .fmt = "%.2f",
+	  .csv_fmt = "%.0f", .width = 10, .absent = "-",
+	  .doc = "median step time (kv, storage: operation latency); from the log-linear "
+		"histogram, within 0.8% of a measured value and never below it" },
+	{ .name = "p50[us]", .where = TXT, .measures = O, .kind = MK_NUM,
+	  .path = "percentiles.p50_ns", .scale = 1e3, .fmt = "%.1f", .width = 9, .absent = "-",
+	  .doc = "median step time (kv, storage: operation latency); from the log-linear "
+		"histogram, within 0.8% of a measured value and never below it" },
+	{ .name = "p50 [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p50_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 10,
+	  .doc = "median step time (kv, storage: operation latency); from the log-linear "
+		"histogram, within 0.8% of a measured value and never below it" },
+	{ .name = "step p50 [ms]", .where = TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p50_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 11,
+	  .doc = "median step time (kv, storage: operation latency); from the log-linear "
+		"histogram, within 0.8% of a measured value and never below it" },
+	{ .name = "p90[ms]", .csv = "p90_ns", .where = CSV | HTM, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p90_ns", .scale = 1e6, .fmt = "%.2f", .csv_fmt = "%.0f", .width = 10,
+	  .absent = "-",
+	  .doc = "90th percentile of step time (operation latency)" },
+	{ .name = "p99[ms]", .csv = "p99_ns", .where = TXT | CSV | HTM, .measures = S | T,
+	  .kind = MK_NUM, .path = "percentiles.p99_ns", .scale = 1e6, .fmt = "%.2f",
+	  .csv_fmt = "%.0f", .width = 10, .absent = "-",
+	  .doc = "99th percentile of step time (operation latency); needs 100 samples, marked * "
+		"with fewer" },
+	{ .name = "p99[us]", .where = TXT, .measures = O, .kind = MK_NUM,
+	  .path = "percentiles.p99_ns", .scale = 1e3, .fmt = "%.1f", .width = 9, .absent = "-",
+	  .doc = "99th percentile of step time (operation latency); needs 100 samples, marked * "
+		"with fewer" },
+	{ .name = "p99 [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p99_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 12,
+	  .doc = "99th percentile of step time (operation latency); needs 100 samples, marked * "
+		"with fewer" },
+	{ .name = "step p99 [ms]", .where = TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p99_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 13,
+	  .doc = "99th percentile of step time (operation latency); needs 100 samples, marked * "
+		"with fewer" },
+	{ .name = "p99.9[ms]", .csv = "p99_9_ns", .where = TXT | CSV | HTM, .measures = S,
+	  .kind = MK_NUM, .path = "percentiles.p99_9_ns", .scale = 1e6, .fmt = "%.2f",
+	  .csv_fmt = "%.0f", .width = 10, .absent = "-",
+	  .doc = "99.9th percentile of step time (operation latency); needs 1000 samples, "
+		"marked * with fewer" },
+	{ .name = "p99.9[us]", .where = TXT, .measures = O, .kind = MK_NUM,
+	  .path = "percentiles.p99_9_ns", .scale = 1e3, .fmt = "%.1f", .width = 10, .absent = "-",
+	  .doc = "99.9th percentile of step time (operation latency); needs 1000 samples, "
+		"marked * with fewer" },
+	{ .name = "p99.9 [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p99_9_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-",
+	  .tui_order = 14,
+	  .doc = "99.9th percentile of step time (operation latency); needs 1000 samples, "
+		"marked * with fewer" },
+	{ .name = "p99_99_ns", .csv = "p99_99_ns", .where = CSV, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.p99_99_ns", .scale = 1, .fmt = "", .csv_fmt = "%.0f", .absent = "-",
+	  .doc = "99.99th percentile of step time (operation latency); needs 10000 samples" },
 	/* the first arm's p99 over this one's, 95% bootstrap interval (ctl/tui/model.c) */
-	{ "p99 1st/this", NULL, LAT, ALL, MK_STR, "live.p99_vs_first", NULL, 1, "%s", NULL, 0, "-",
-	  23 },
-	{ "now p50 [ms]", NULL, MW_TUI, ALL, MK_NUM, "live.p50_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 20 },
-	{ "now p99 [ms]", NULL, LAT, ALL, MK_NUM, "live.p99_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 34 },
-	{ "max[ms]", "max_ns", TXT | CSV | HTM, S, MK_NUM, "percentiles.max_ns", NULL, 1e6, "%.2f",
-	  "%.0f", 10, "-" },
-	{ "max [ms]", NULL, LAT, ALL, MK_NUM, "percentiles.max_ns", NULL, 1e6, "%.2f", NULL, 0, "-", 33 },
-	{ "max[us]", NULL, TXT, O, MK_NUM, "percentiles.max_ns", NULL, 1e3, "%.1f", NULL, 10, "-" },
-	{ "mean_ns", "mean_ns", CSV, ALL, MK_NUM, "percentiles.mean_ns", NULL, 1, "", "%.1f", 0, "-" },
-	{ "mean [ms]", NULL, THR, ALL, MK_NUM, "percentiles.mean_ns", NULL, 1e6, "%.2f", NULL, 0,
-	  "-", 17 },
+	{ .name = "p99 1st/this", .where = LAT, .measures = ALL, .kind = MK_STR,
+	  .path = "live.p99_vs_first", .scale = 1, .fmt = "%s", .absent = "-", .tui_order = 23,
+	  .doc = "the first arm's p99 over this arm's, with its 95% bootstrap interval (above "
+		"1: this arm's tail is shorter)" },
+	{ .name = "now p50 [ms]", .where = MW_TUI, .measures = ALL, .kind = MK_NUM,
+	  .path = "live.p50_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 20,
+	  .doc = "median step time in the latest 250 ms interval" },
+	{ .name = "now p99 [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "live.p99_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 34,
+	  .doc = "99th percentile of step time in the latest 250 ms interval" },
+	{ .name = "max[ms]", .csv = "max_ns", .where = TXT | CSV | HTM, .measures = S,
+	  .kind = MK_NUM, .path = "percentiles.max_ns", .scale = 1e6, .fmt = "%.2f",
+	  .csv_fmt = "%.0f", .width = 10, .absent = "-",
+	  .doc = "longest step (operation)" },
+	{ .name = "max [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.max_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 33,
+	  .doc = "longest step (operation)" },
+	{ .name = "max[us]", .where = TXT, .measures = O, .kind = MK_NUM,
+	  .path = "percentiles.max_ns", .scale = 1e3, .fmt = "%.1f", .width = 10, .absent = "-",
+	  .doc = "longest step (operation)" },
+	{ .name = "mean_ns", .csv = "mean_ns", .where = CSV, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.mean_ns", .scale = 1, .fmt = "", .csv_fmt = "%.1f", .absent = "-",
+	  .doc = "mean step time (operation latency)" },
+	{ .name = "mean [ms]", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "percentiles.mean_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-",
+	  .tui_order = 17,
+	  .doc = "mean step time (operation latency)" },
 	/* a collective's step in two parts: the transform (hadamard) and the ring */
-	{ "codec[ms]", "codec_p50_ns", TXT | CSV | HTM, S, MK_NUM, "codec_ns.p50_ns", NULL, 1e6,
-	  "%.2f", "%.0f", 10, "-" },
-	{ "xport[ms]", "transport_p50_ns", TXT | CSV | HTM, S, MK_NUM, "transport_ns.p50_ns", NULL,
-	  1e6, "%.2f", "%.0f", 10, "-" },
-	{ "codec_mean_ns", "codec_mean_ns", CSV, ALL, MK_NUM, "codec_ns.mean_ns", NULL, 1, "",
-	  "%.1f", 0, "-" },
-	{ "transport_mean_ns", "transport_mean_ns", CSV, ALL, MK_NUM, "transport_ns.mean_ns", NULL,
-	  1, "", "%.1f", 0, "-" },
-	{ "codec p50 [ms]", NULL, LAT, ALL, MK_NUM, "codec_ns.p50_ns", NULL, 1e6, "%.2f", NULL, 0,
-	  "-", 35 },
-	{ "xport p50 [ms]", NULL, LAT, ALL, MK_NUM, "transport_ns.p50_ns", NULL, 1e6, "%.2f", NULL,
-	  0, "-", 36 },
-	{ "busbw[MB/s]", "busbw_bytes_per_s", TXT | CSV, S, MK_NUM, "busbw_bytes_per_s", NULL, 1e6,
-	  "%.3f", "%.1f", 11, "-" },
-	{ "busbw [MB/s]", NULL, THR, ALL, MK_NUM, "busbw_bytes_per_s", NULL, 1e6, "%.3f", NULL, 0,
-	  "-", 15 },
-	{ "algbw [MB/s]", NULL, THR, ALL, MK_NUM, "algbw_bytes_per_s", NULL, 1e6, "%.3f", NULL, 0,
-	  "-", 16 },
-	{ "ops/s", "ops_per_s", TXT | CSV, O, MK_NUM, "ops_per_s", NULL, 1, "%.0f", "%.1f", 10, "-" },
-	{ "lost", "lost_fraction", TXT | CSV | HTM, S | T, MK_PCT, "lost_fraction", NULL, 1,
-	  "%.3f%%", "%.6f", 8, "-" },
-	{ "lost [%]", NULL, LAT | TRN, ALL, MK_NUM, "lost_fraction", NULL, 0.01, "%.3f", NULL, 0,
-	  "-", 21 },
-	{ "now lost [%]", NULL, LAT, ALL, MK_NUM, "live.lost_fraction", NULL, 0.01, "%.3f", NULL, 0,
-	  "-", 22 },
-	{ "lost_pieces", "lost_pieces", CSV, ALL, MK_NUM, "lost_pieces", NULL, 1, "", "%.0f", 0,
-	  "-" },
-	{ "lost bytes", NULL, THR, ALL, MK_NUM, "lost_bytes", NULL, 1, "%.0f", NULL, 0, "-", 23 },
-	{ "recovered_pieces", "recovered_pieces", CSV, ALL, MK_NUM, "recovered_pieces", NULL, 1, "",
-	  "%.0f", 0, "-" },
-	{ "rebuilt (ec)", NULL, THR, ALL, MK_NUM, "recovered_pieces", NULL, 1, "%.0f", NULL, 0, "-", 24 },
-	{ "step timeouts", NULL, THR, ALL, MK_NUM, "step_timeouts", NULL, 1, "%.0f", NULL, 0, "-", 25 },
-	{ "retrans", "retransmissions", TXT | CSV | HTM, S | O | E, MK_NUM, "retransmissions", NULL, 1,
-	  "%.0f", "%.0f", 8, "-" },
-	{ "retransmits", NULL, LAT, ALL, MK_NUM, "retransmissions", NULL, 1, "%.0f", NULL, 0, "-", 26 },
+	{ .name = "codec[ms]", .csv = "codec_p50_ns", .where = TXT | CSV | HTM, .measures = S,
+	  .kind = MK_NUM, .path = "codec_ns.p50_ns", .scale = 1e6, .fmt = "%.2f", .csv_fmt = "%.0f",
+	  .width = 10, .absent = "-",
+	  .doc = "median time a step spent in the transform (hadamard's encode and decode, ec's "
+		"parity): what the computer costs" },
+	{ .name = "xport[ms]", .csv = "transport_p50_ns", .where = TXT | CSV | HTM, .measures = S,
+	  .kind = MK_NUM, .path = "transport_ns.p50_ns", .scale = 1e6, .fmt = "%.2f",
+	  .csv_fmt = "%.0f", .width = 10, .absent = "-",
+	  .doc = "median time a step spent in the ring's transfers: what the network costs" },
+	{ .name = "codec_mean_ns", .csv = "codec_mean_ns", .where = CSV, .measures = ALL,
+	  .kind = MK_NUM, .path = "codec_ns.mean_ns", .scale = 1, .fmt = "", .csv_fmt = "%.1f",
+	  .absent = "-",
+	  .doc = "mean time a step spent in the transform" },
+	{ .name = "transport_mean_ns", .csv = "transport_mean_ns", .where = CSV, .measures = ALL,
+	  .kind = MK_NUM, .path = "transport_ns.mean_ns", .scale = 1, .fmt = "", .csv_fmt = "%.1f",
+	  .absent = "-",
+	  .doc = "mean time a step spent in the ring's transfers" },
+	{ .name = "codec p50 [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "codec_ns.p50_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-", .tui_order = 35,
+	  .doc = "median time a step spent in the transform (hadamard's encode and decode, ec's "
+		"parity): what the computer costs" },
+	{ .name = "xport p50 [ms]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "transport_ns.p50_ns", .scale = 1e6, .fmt = "%.2f", .absent = "-",
+	  .tui_order = 36,
+	  .doc = "median time a step spent in the ring's transfers: what the network costs" },
+	{ .name = "busbw[MB/s]", .csv = "busbw_bytes_per_s", .where = TXT | CSV, .measures = S,
+	  .kind = MK_NUM, .path = "busbw_bytes_per_s", .scale = 1e6, .fmt = "%.3f",
+	  .csv_fmt = "%.1f", .width = 11, .absent = "-",
+	  .doc = "bus bandwidth, nccl-tests' formula: algbw times the collective's factor "
+		"(allreduce 2(n-1)/n)" },
+	{ .name = "busbw [MB/s]", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "busbw_bytes_per_s", .scale = 1e6, .fmt = "%.3f", .absent = "-", .tui_order = 15,
+	  .doc = "bus bandwidth, nccl-tests' formula: algbw times the collective's factor "
+		"(allreduce 2(n-1)/n)" },
+	{ .name = "algbw [MB/s]", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "algbw_bytes_per_s", .scale = 1e6, .fmt = "%.3f", .absent = "-", .tui_order = 16,
+	  .doc = "algorithm bandwidth: the buffer size over the mean step time" },
+	{ .name = "ops/s", .csv = "ops_per_s", .where = TXT | CSV, .measures = O, .kind = MK_NUM,
+	  .path = "ops_per_s", .scale = 1, .fmt = "%.0f", .csv_fmt = "%.1f", .width = 10,
+	  .absent = "-",
+	  .doc = "operations completed per second" },
+	{ .name = "lost", .csv = "lost_fraction", .where = TXT | CSV | HTM, .measures = S | T,
+	  .kind = MK_PCT, .path = "lost_fraction", .scale = 1, .fmt = "%.3f%%", .csv_fmt = "%.6f",
+	  .width = 8, .absent = "-",
+	  .doc = "share of the data a lossy arm gave up (not there by its step's timeout), over "
+		"every measured step" },
+	{ .name = "lost [%]", .where = LAT | TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "lost_fraction", .scale = 0.01, .fmt = "%.3f", .absent = "-", .tui_order = 21,
+	  .doc = "share of the data a lossy arm gave up (not there by its step's timeout), over "
+		"every measured step" },
+	{ .name = "now lost [%]", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "live.lost_fraction", .scale = 0.01, .fmt = "%.3f", .absent = "-",
+	  .tui_order = 22,
+	  .doc = "share of the data given up in the latest 250 ms interval" },
+	{ .name = "lost_pieces", .csv = "lost_pieces", .where = CSV, .measures = ALL,
+	  .kind = MK_NUM, .path = "lost_pieces", .scale = 1, .fmt = "", .csv_fmt = "%.0f",
+	  .absent = "-",
+	  .doc = "pieces (messages) given up" },
+	{ .name = "lost bytes", .where = THR, .measures = ALL, .kind = MK_NUM, .path = "lost_bytes",
+	  .scale = 1, .fmt = "%.0f", .absent = "-", .tui_order = 23,
+	  .doc = "bytes given up" },
+	{ .name = "recovered_pieces", .csv = "recovered_pieces", .where = CSV, .measures = ALL,
+	  .kind = MK_NUM, .path = "recovered_pieces", .scale = 1, .fmt = "", .csv_fmt = "%.0f",
+	  .absent = "-",
+	  .doc = "pieces ec rebuilt from parity" },
+	{ .name = "rebuilt (ec)", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "recovered_pieces", .scale = 1, .fmt = "%.0f", .absent = "-", .tui_order = 24,
+	  .doc = "pieces ec rebuilt from parity" },
+	{ .name = "step timeouts", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "step_timeouts", .scale = 1, .fmt = "%.0f", .absent = "-", .tui_order = 25,
+	  .doc = "steps that ended at their timeout, with pieces missing" },
+	{ .name = "retrans", .csv = "retransmissions", .where = TXT | CSV | HTM,
+	  .measures = S | O | E, .kind = MK_NUM, .path = "retransmissions", .scale = 1,
+	  .fmt = "%.0f", .csv_fmt = "%.0f", .width = 8, .absent = "-",
+	  .doc = "packets resent: counted by the injector at the nodes' hooks when a rule is "
+		"there, else rxe's completer_retry_err + rcvd_seq_err events (the report says "
+		"which)" },
+	{ .name = "retransmits", .where = LAT, .measures = ALL, .kind = MK_NUM,
+	  .path = "retransmissions", .scale = 1, .fmt = "%.0f", .absent = "-", .tui_order = 26,
+	  .doc = "packets resent: counted by the injector at the nodes' hooks when a rule is "
+		"there, else rxe's completer_retry_err + rcvd_seq_err events (the report says "
+		"which)" },
 	/* rxe's counters over the arm's measured time */
-	{ "retries/s", NULL, THR, ALL, MK_NUM, "hw_counters_delta.completer_retry_err",
-	  "time_total_ns", 1e-9, "%.1f", NULL, 0, "-", 27 },
-	{ "seq NAKs/s", NULL, THR, ALL, MK_NUM, "hw_counters_delta.rcvd_seq_err", "time_total_ns",
-	  1e-9, "%.1f", NULL, 0, "-", 28 },
-	{ "out-of-seq/s", NULL, THR, ALL, MK_NUM, "hw_counters_delta.out_of_seq_request",
-	  "time_total_ns", 1e-9, "%.1f", NULL, 0, "-", 29 },
-	{ "dup reqs/s", NULL, THR, ALL, MK_NUM, "hw_counters_delta.duplicate_request",
-	  "time_total_ns", 1e-9, "%.1f", NULL, 0, "-", 30 },
-	{ "nmse", "nmse_mean", CSV, ALL, MK_NUM, "grad_error.nmse_mean", NULL, 1, "%.3g", "%.6g", 9,
-	  "-" },
-	{ "linf", "linf_mean", TXT | CSV | HTM, S, MK_NUM, "grad_error.linf_mean", NULL, 1, "%.3g",
-	  "%.6g", 9, "-" },
-	{ "L-inf error", NULL, LAT | TRN, ALL, MK_NUM, "grad_error.linf_mean", NULL, 1, "%.3g", NULL,
-	  0, "-", 31 },
-	{ "cosine", "cosine_mean", CSV | HTM | LAT | TRN, ALL, MK_NUM, "grad_error.cosine_mean", NULL,
-	  1, "%.5f", "%.6f", 8, "-", 32 },
-	{ "cos_min", "cosine_min", CSV, ALL, MK_NUM, "grad_error.cosine_min", NULL, 1, "%.5f", "%.6f",
-	  8, "-" },
-	{ "verify", NULL, TXT, O, MK_VERIFY, "verification_failed", NULL, 1, "%s", NULL, 7, "-" },
+	{ .name = "retries/s", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "hw_counters_delta.completer_retry_err", .per = "time_total_ns", .scale = 1e-9,
+	  .fmt = "%.1f", .absent = "-", .tui_order = 27,
+	  .doc = "rxe retry events (a request timed out or was NAKed) per second of the arm" },
+	{ .name = "seq NAKs/s", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "hw_counters_delta.rcvd_seq_err", .per = "time_total_ns", .scale = 1e-9,
+	  .fmt = "%.1f", .absent = "-", .tui_order = 28,
+	  .doc = "sequence-error NAKs received per second" },
+	{ .name = "out-of-seq/s", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "hw_counters_delta.out_of_seq_request", .per = "time_total_ns", .scale = 1e-9,
+	  .fmt = "%.1f", .absent = "-", .tui_order = 29,
+	  .doc = "requests that arrived out of sequence per second" },
+	{ .name = "dup reqs/s", .where = THR, .measures = ALL, .kind = MK_NUM,
+	  .path = "hw_counters_delta.duplicate_request", .per = "time_total_ns", .scale = 1e-9,
+	  .fmt = "%.1f", .absent = "-", .tui_order = 30,
+	  .doc = "duplicate requests received per second (a resend of what had arrived)" },
+	{ .name = "nmse", .csv = "nmse_mean", .where = CSV, .measures = ALL, .kind = MK_NUM,
+	  .path = "grad_error.nmse_mean", .scale = 1, .fmt = "%.3g", .csv_fmt = "%.6g", .width = 9,
+	  .absent = "-",
+	  .doc = "normalized mean squared error of the result against the exact sum, mean over "
+		"steps" },
+	{ .name = "linf", .csv = "linf_mean", .where = TXT | CSV | HTM, .measures = S,
+	  .kind = MK_NUM, .path = "grad_error.linf_mean", .scale = 1, .fmt = "%.3g",
+	  .csv_fmt = "%.6g", .width = 9, .absent = "-",
+	  .doc = "largest absolute error of an element against the exact sum (L-inf), mean over "
+		"steps" },
+	{ .name = "L-inf error", .where = LAT | TRN, .measures = ALL, .kind = MK_NUM,
+	  .path = "grad_error.linf_mean", .scale = 1, .fmt = "%.3g", .absent = "-", .tui_order = 31,
+	  .doc = "largest absolute error of an element against the exact sum (L-inf), mean over "
+		"steps" },
+	{ .name = "cosine", .csv = "cosine_mean", .where = CSV | HTM | LAT | TRN, .measures = ALL,
+	  .kind = MK_NUM, .path = "grad_error.cosine_mean", .scale = 1, .fmt = "%.5f",
+	  .csv_fmt = "%.6f", .width = 8, .absent = "-", .tui_order = 32,
+	  .doc = "cosine similarity of the result with the exact sum, mean over steps (1: "
+		"exact)" },
+	{ .name = "cos_min", .csv = "cosine_min", .where = CSV, .measures = ALL, .kind = MK_NUM,
+	  .path = "grad_error.cosine_min", .scale = 1, .fmt = "%.5f", .csv_fmt = "%.6f", .width = 8,
+	  .absent = "-",
+	  .doc = "cosine similarity of the worst step" },
+	{ .name = "verify", .where = TXT, .measures = O, .kind = MK_VERIFY,
+	  .path = "verification_failed", .scale = 1, .fmt = "%s", .width = 7, .absent = "-",
+	  .doc = "every read checked against what was written: ok, or FAILED" },
 	/* kv: was every round's history linearizable (ctl/wl/kv.c) */
-	{ "linear.", NULL, TXT, O, MK_VERIFY, "lin_failed", NULL, 1, "%s", NULL, 7, "-" },
-	{ "p99 x", NULL, TXT, S | O, MK_RATIO, "percentiles.p99_ns", NULL, 1, "%.2f", NULL, 7, "-" },
-	{ "TTA x", NULL, TXT, T, MK_RATIO, "tta_ns", NULL, 1, "%.2f", NULL, 7, "-" },
+	{ .name = "linear.", .where = TXT, .measures = O, .kind = MK_VERIFY, .path = "lin_failed",
+	  .scale = 1, .fmt = "%s", .width = 7, .absent = "-",
+	  .doc = "kv: was every round's history linearizable: ok, or FAILED (rdmactl prints the "
+		"operations that prove it)" },
+	{ .name = "p99 x", .where = TXT, .measures = S | O, .kind = MK_RATIO,
+	  .path = "percentiles.p99_ns", .scale = 1, .fmt = "%.2f", .width = 7, .absent = "-",
+	  .doc = "the first arm's p99 over this arm's: above 1, this arm's tail is shorter" },
+	{ .name = "TTA x", .where = TXT, .measures = T, .kind = MK_RATIO, .path = "tta_ns",
+	  .scale = 1, .fmt = "%.2f", .width = 7, .absent = "-",
+	  .doc = "the first arm's time to accuracy over this arm's: above 1, this arm is faster" },
 	{ NULL },
 };
 
@@ -276,4 +432,70 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 		return 1;
 	}
 	return 0;
+}
+
+/* "ms" for a _ns path shown at 1e6, ...: the unit a column shows */
+static const char *shown_unit(const struct metric *m)
+{
+	if (m->kind == MK_PCT)
+		return "%";
+	if (m->kind == MK_RATIO)
+		return "ratio";
+	if (m->kind != MK_NUM || m->per)
+		return m->per ? "per s" : "";
+	if (strstr(m->path, "_ns"))
+		return m->scale == 1e9 ? "s" : m->scale == 1e6 ? "ms" : m->scale == 1e3 ? "us" : "ns";
+	if (strstr(m->path, "bytes_per_s"))
+		return m->scale == 1e6 ? "MB/s" : "B/s";
+	return m->scale == 0.01 ? "%" : "";
+}
+
+static void doc_row(FILE *f, const struct metric *m, const char *name)
+{
+	fprintf(f, "| `%s` | %s | `%s%s%s` | %s |\n", name, shown_unit(m), m->path,
+		m->per ? "` / `" : "", m->per ? m->per : "", m->doc);
+}
+
+void metric_doc(FILE *f)
+{
+	static const struct {
+		unsigned bit;
+		const char *title;
+	} tui[] = { { MW_TUI_LAT, "latency" }, { MW_TUI_THR, "throughput" },
+		    { MW_TUI_TRN, "training" } };
+	static const char *const kinds[MEASURE_N] = {
+		"collectives (steps)", "kv and storage (operations)", "training", "your programs (exec)"
+	};
+	const struct metric *m;
+	int k, o;
+
+	fprintf(f, "### The text table, by workload\n\n");
+	for (k = 0; k < MEASURE_N; k++) {
+		fprintf(f, "%s:\n\n| column | unit | report.json (arm) | what it is |\n|---|---|---|---|\n",
+			kinds[k]);
+		for (m = report_metrics; m->name; m++)
+			if (metric_shown(m, MW_TEXT, (enum measure)k))
+				doc_row(f, m, m->name);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "### summary.csv\n\nOne row an arm; raw values, the unit in the name.\n\n"
+		   "| column | unit | report.json (arm) | what it is |\n|---|---|---|---|\n");
+	for (m = report_metrics; m->name; m++)
+		if (m->csv && (m->where & MW_CSV))
+			fprintf(f, "| `%s` | %s | `%s` | %s |\n", m->csv,
+				strstr(m->csv, "_ns") ? "ns" : "", m->path, m->doc);
+	fprintf(f, "\n### report.html's table\n\n");
+	for (m = report_metrics; m->name; m++)
+		if (m->where & MW_HTML)
+			fprintf(f, "%s`%s`", m == report_metrics ? "" : ", ", m->name);
+	fprintf(f, "; as in the text table.\n");
+	for (k = 0; k < 3; k++) {
+		fprintf(f, "\n### The TUI's %s view\n\nRows, the most telling first.\n\n"
+			   "| row | unit | report.json (arm) | what it is |\n|---|---|---|---|\n",
+			tui[k].title);
+		for (o = 1; o < 100; o++)
+			for (m = report_metrics; m->name; m++)
+				if ((m->where & tui[k].bit) && m->tui_order == o)
+					doc_row(f, m, m->name);
+	}
 }

@@ -76,6 +76,7 @@ struct metric {
 	const char *absent;	/* shown when the value is null (TTA: "never") */
 	int tui_order;		/* TUI rows: the most telling first (a short terminal
 				 * shows the top ones) */
+	const char *doc;	/* what it means, for docs/report.md (make docs) */
 };
 
 extern const struct metric report_metrics[];	/* { NULL } terminated */
@@ -87,6 +88,8 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 int metric_value(const struct metric *m, const json_t *arm, double *v);
 /* does m show for measure in this rendering (where: one MW_* bit)? */
 int metric_shown(const struct metric *m, unsigned where, enum measure measure);
+/* every metric's place and meaning as Markdown (docs/report.md, make docs) */
+void metric_doc(FILE *f);
 
 /*
  * Percentiles a sample count cannot support: pX from fewer than 1/(1-X)

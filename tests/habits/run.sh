@@ -7,13 +7,15 @@
 # agents unreachable, as status shows them). Man pages (build/man, from the
 # programs' help): groff finds nothing to warn about, and every option of
 # every help is on its rendered page; make install puts pages and
-# completion where man and bash-completion look.
+# completion where man and bash-completion look. The docs: the generated
+# parts of docs/report.md are what make docs writes, every metric has its
+# meaning, and every link between the pages reaches a file.
 set -u
 cd "$(dirname "$0")/../.."
 SUITE=habits
 . tests/softroce/lib.sh
 plan complete_objects complete_options complete_values complete_set_keys complete_nodes \
-     complete_inject complete_agent man_pages install_places openmetrics
+     complete_inject complete_agent man_pages install_places openmetrics docs_fresh docs_links
 W=$(mktemp -d /tmp/rtb-habits.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export PATH="$PWD/build/bin:$PATH"
@@ -166,3 +168,25 @@ if [[ $fam == *"rdma_agent:info:1"* && $fam == *"rdma_agent_arms:gauge:4"* && $f
 else
 	fail openmetrics "$fam | $c404 $c405 $ctype other=$other | $(tail -3 "$W/agent.log")"
 fi
+
+# --- docs/report.md as make docs would write it (the metric table's
+# columns and a sample report), every metric with a meaning
+out=$(bash scripts/mkdocs.sh --check 2>&1); rc=$?
+m=$(rdmactl report --metrics)
+nodoc=$(grep -c '(null)' <<< "$m")
+if [ $rc = 0 ] && [ "$nodoc" = 0 ] && [ "$(grep -c '^| `' <<< "$m")" -gt 50 ]; then
+	pass docs_fresh "docs/report.md current; $(grep -c '^| `' <<< "$m") rows from the metric table, each with its meaning"
+else
+	fail docs_fresh "mkdocs --check exit $rc: $(head -c 300 <<< "$out"); rows without a meaning: $nodoc"
+fi
+
+# --- every relative link in README.md and docs/ reaches a file
+bad=""
+n=0
+for f in README.md docs/*.md; do
+	for l in $(grep -oE '\]\([^)#]+' "$f" | sed 's/^](//' | grep -vE '^(https?|mailto):'); do
+		n=$((n + 1))
+		[ -e "$(dirname "$f")/$l" ] || bad="$bad $f: $l;"
+	done
+done
+[ -z "$bad" ] && [ $n -gt 10 ] && pass docs_links "$n links, each reaches its file" || fail docs_links "$n links;$bad"

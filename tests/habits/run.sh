@@ -9,13 +9,14 @@
 # every help is on its rendered page; make install puts pages and
 # completion where man and bash-completion look. The docs: the generated
 # parts of docs/report.md are what make docs writes, every metric has its
-# meaning, and every link between the pages reaches a file.
+# meaning, every link between the pages reaches a file, and the sentences
+# stay short (tests/habits/sentences.py says the bounds and why).
 set -u
 cd "$(dirname "$0")/../.."
 SUITE=habits
 . tests/softroce/lib.sh
 plan complete_objects complete_options complete_values complete_set_keys complete_nodes \
-     complete_inject complete_agent man_pages install_places openmetrics docs_fresh docs_links
+     complete_inject complete_agent man_pages install_places openmetrics docs_fresh docs_links docs_sentences
 W=$(mktemp -d /tmp/rtb-habits.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export PATH="$PWD/build/bin:$PATH"
@@ -190,3 +191,9 @@ for f in README.md docs/*.md; do
 	done
 done
 [ -z "$bad" ] && [ $n -gt 10 ] && pass docs_links "$n links, each reaches its file" || fail docs_links "$n links;$bad"
+
+# --- short sentences in README.md and docs/: the median and the longest,
+# against the bounds tests/habits/sentences.py gives
+out=$(python3 tests/habits/sentences.py README.md docs/*.md 2>&1); rc=$?
+if [ $rc = 0 ]; then pass docs_sentences "$(grep '^all:' <<< "$out")"
+else fail docs_sentences "$(grep -A10 '^all:' <<< "$out" | tr '\n' '|')"; fi

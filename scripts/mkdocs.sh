@@ -3,7 +3,8 @@
 # make docs: the generated parts of docs/report.md, from the programs
 # themselves: a sample report (the golden collective run of the unit tests,
 # rendered by rdmactl report) and every column and figure (the metric table,
-# rdmactl report --metrics). Each part lies between
+# rdmactl report --metrics) and every field of report.json (its JSON
+# Schema's descriptions, scripts/schema_doc.py). Each part lies between
 #   <!-- generated: NAME (make docs) -->  and  <!-- end: NAME -->
 # --check writes nothing: it exits 1, saying which part, when the page is
 # not what make docs would write (a test in make test runs it).
@@ -19,6 +20,7 @@ trap 'rm -rf "$W"' EXIT
 cp tests/unit/golden/collective.report.json "$W/report.json"
 { echo '```'; "$RDMACTL" report "$W"; echo '```'; } > "$W/sample"
 "$RDMACTL" report --metrics > "$W/metrics"
+python3 scripts/schema_doc.py schemas/report.schema.json > "$W/fields"
 
 # the page with each part's lines replaced by its file
 awk -v dir="$W" '
@@ -29,7 +31,7 @@ awk -v dir="$W" '
 	}
 	/^<!-- end: [a-z]+ -->$/ { skip = 0 }
 	!skip { print }' "$PAGE" > "$W/page"
-for n in sample metrics; do
+for n in sample metrics fields; do
 	grep -q "^<!-- generated: $n (make docs) -->$" "$PAGE" ||
 		{ echo "mkdocs: $PAGE has no part '$n'" >&2; exit 1; }
 done

@@ -171,12 +171,13 @@ else
 fi
 
 # --- docs/report.md as make docs would write it (the metric table's
-# columns and a sample report), every metric with a meaning
+# columns, every field of report.json and a sample report), every metric
+# and every field with a meaning
 out=$(bash scripts/mkdocs.sh --check 2>&1); rc=$?
 m=$(rdmactl report --metrics)
 nodoc=$(grep -c '(null)' <<< "$m")
 if [ $rc = 0 ] && [ "$nodoc" = 0 ] && [ "$(grep -c '^| `' <<< "$m")" -gt 50 ]; then
-	pass docs_fresh "docs/report.md current; $(grep -c '^| `' <<< "$m") rows from the metric table, each with its meaning"
+	pass docs_fresh "docs/report.md current; $(grep -c '^| `' <<< "$m") rows from the metric table and $(python3 scripts/schema_doc.py | grep -c '^| `') fields of report.json, each with its meaning"
 else
 	fail docs_fresh "mkdocs --check exit $rc: $(head -c 300 <<< "$out"); rows without a meaning: $nodoc"
 fi

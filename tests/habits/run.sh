@@ -185,7 +185,7 @@ fi
 # --- every relative link in README.md and docs/ reaches a file
 bad=""
 n=0
-for f in README.md docs/*.md; do
+for f in README.md docs/*.md profiles/README.md; do
 	for l in $(grep -oE '\]\([^)#]+' "$f" | sed 's/^](//' | grep -vE '^(https?|mailto):'); do
 		n=$((n + 1))
 		[ -e "$(dirname "$f")/$l" ] || bad="$bad $f: $l;"
@@ -195,6 +195,6 @@ done
 
 # --- short sentences in README.md and docs/: the median and the longest,
 # against the bounds tests/habits/sentences.py gives
-out=$(python3 tests/habits/sentences.py README.md docs/*.md 2>&1); rc=$?
+out=$(python3 tests/habits/sentences.py README.md docs/*.md profiles/README.md 2>&1); rc=$?
 if [ $rc = 0 ]; then pass docs_sentences "$(grep '^all:' <<< "$out")"
 else fail docs_sentences "$(grep -A10 '^all:' <<< "$out" | tr '\n' '|')"; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Sentence lengths of the pages users read (README.md, docs/*.md).
+"""Sentence lengths of the pages users read (README.md, docs/*.md,
+profiles/README.md).
 
 Prose only: code blocks, tables, headings and HTML comments are left out;
 a list item is a sentence of its own; a code span counts as one word.

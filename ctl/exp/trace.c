@@ -21,6 +21,7 @@
 #include "ctl/exp/exec.h"
 #include "ctl/exp/exp.h"
 #include "ctl/trace/trace.h"
+#include "ebpf/inject_abi.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/proc.h"
@@ -478,17 +479,12 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 		json_array_foreach(json_object_get(fl, "rules"), j, ru) {
 			const char *node = json_string_value(json_object_get(ru, "node")) ?: "";
 			json_t *ctr = json_object_get(ru, "counters");
-			/* a rule counter, named as the trace's verdict, and the
-			 * other verdict it counts (a corrupt payload rule's packets
-			 * are "tampered") */
-			static const char *const kinds[][2] = { { "matched", NULL },
-								{ "dropped", NULL },
-								{ "delayed", NULL },
-								{ "reordered", NULL },
-								{ "duplicated", NULL },
-								{ "corrupted", "tampered" },
-								{ "marked", NULL },
-								{ "notified", NULL } };
+			/* each rule counter is named as the trace's verdict (a
+			 * corrupt payload rule's packets are also "tampered");
+			 * matched_bytes counts bytes, which no verdict does */
+#define CTR_NAME(c) #c,
+			static const char *const kinds[] = { INJ_COUNTERS(CTR_NAME) };
+#undef CTR_NAME
 			enum { NK = sizeof(kinds) / sizeof(kinds[0]) };
 			json_int_t t[NK] = { 0 };
 			char id[16], what[160];
@@ -508,15 +504,17 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 							 node) || at_sw != sw)
 						continue;
 					for (q = 0; q < NK; q++)
-						t[q] += jint(r, kinds[q][0]) +
-							(kinds[q][1] ? jint(r, kinds[q][1]) : 0);
+						t[q] += jint(r, kinds[q]) +
+							(!strcmp(kinds[q], "corrupted") ?
+							 jint(r, "tampered") : 0);
 				}
 			}
 			for (q = 0; q < NK; q++) {
-				if (q && !t[q] && !jint(ctr, kinds[q][0]))
+				if (!strcmp(kinds[q], "matched_bytes") ||
+				    (q && !t[q] && !jint(ctr, kinds[q])))
 					continue;
-				snprintf(what, sizeof(what), "rule %s on %s: %s", id, node, kinds[q][0]);
-				check(checks, what, t[q], jint(ctr, kinds[q][0]),
+				snprintf(what, sizeof(what), "rule %s on %s: %s", id, node, kinds[q]);
+				check(checks, what, t[q], jint(ctr, kinds[q]),
 				      "the rule also saw packets outside the traced rounds");
 			}
 		}

@@ -20,5 +20,7 @@ enum rtb_mode { RTB_MODES(RTB_MODE_ENUM) RTB_MODE_N };
 
 /* NULL-terminated, by enum rtb_mode */
 extern const char *const rtb_mode_names[];
+/* the enum rtb_mode a name means, or -1 */
+int rtb_mode_of(const char *name);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "ctl/exp/expect.h"
 #include "ctl/report/report.h"
+#include "lib/mode.h"
 
 enum unit { U_TIME, U_FRAC, U_COUNT, U_BW };
 enum { EX_LT, EX_LE, EX_GT, EX_GE, EX_EQ, EX_NE };
@@ -320,7 +321,7 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 
 	/* an rc arm reports no loss: it has none (its NIC retransmits) */
 	if (ran && !has && !strcmp(metrics[x->metric].name, "lost") &&
-	    !strcmp(jr_str(arm, "mode"), "rc"))
+	    rtb_mode_of(jr_str(arm, "mode")) == M_RC)
 		has = 1;
 	else if (has)
 		a = json_number_value(v);

@@ -5,6 +5,7 @@
 #include "ctl/report/acc.h"
 #include "ctl/report/report.h"
 #include "lib/hwc.h"
+#include "lib/mode.h"
 
 void arm_acc_init(struct arm_acc *a, const char *name, const char *mode)
 {
@@ -50,10 +51,10 @@ static void add_error(struct arm_acc *a, const json_t *g)
  * tolerance */
 static int loss_shows(const json_t *e)
 {
-	const char *m = jr_str(e, "mode");
+	int m = rtb_mode_of(jr_str(e, "mode"));
 
 	return !strcmp(jr_str(e, "data"), "ints") && !strcmp(jr_str(e, "fill"), "zero") &&
-	       (!strcmp(m, "lossy") || !strcmp(m, "ec"));
+	       (m == M_LOSSY || m == M_EC);
 }
 
 /*
@@ -229,7 +230,7 @@ json_t *arm_acc_summary(const struct arm_acc *a)
 					      a->linf_sum / n, "linf_max", a->linf_max,
 					      "linf_rel_max", a->linf_rel_max,
 					      "cosine_mean", a->cos_sum / n, "cosine_min", a->cos_min));
-	if (o && (a->uc || strcmp(a->mode, "rc"))) {	/* also when it never ran */
+	if (o && (a->uc || rtb_mode_of(a->mode) != M_RC)) {	/* also when it never ran */
 		json_object_set_new(o, "lost_pieces", json_integer((json_int_t)a->lost));
 		json_object_set_new(o, "lost_bytes", json_integer((json_int_t)a->lost_bytes));
 		json_object_set_new(o, "lost_fraction",

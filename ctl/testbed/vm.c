@@ -946,39 +946,59 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	return r;
 }
 
-/* SIGTERM, then SIGKILL: 0 once pid is no qemu of ours */
-static int stop_qemu(pid_t pid)
+/* pid still runs: it exists and is not a zombie waiting for its reaper (a
+ * qemu that lets go of its guest's memory can take seconds to exit, and
+ * its command line may read empty meanwhile) */
+static int still_running(pid_t pid)
 {
+	char path[64], st[256];
+	const char *p;
+	int fd;
+	ssize_t n;
+
+	if (kill(pid, 0))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	st[n] = 0;
+	p = strrchr(st, ')');	/* "pid (comm) S ...": comm may hold anything */
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* wait up to ms for pid to be gone: 0, or -ETIMEDOUT */
+static int wait_gone(pid_t pid, int ms)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	int i;
 
+	for (i = 0; i < ms / 20; i++) {
+		if (!still_running(pid))
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return still_running(pid) ? -ETIMEDOUT : 0;
+}
+
+/* our qemu stopped: SIGTERM, then SIGKILL; back once the process is gone
+ * (its command line goes before its files do: the tap, the pid file) */
+static int stop_qemu(pid_t pid)
+{
 	if (!qemu_ours(pid))
 		return 0;
 	kill(pid, SIGTERM);
-	for (i = 0; i < 100 && qemu_ours(pid); i++) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	if (qemu_ours(pid)) {
-		kill(pid, SIGKILL);
-		for (i = 0; i < 50 && !kill(pid, 0); i++) {
-			struct timespec ts = { 0, 100 * 1000 * 1000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	if (qemu_ours(pid)) {
-		log_err("qemu pid %d does not exit", (int)pid);
-		return -EBUSY;
-	}
-	/* its command line goes before its files do (the tap): wait until
-	 * the process is gone */
-	for (i = 0; i < 50 && !kill(pid, 0); i++) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	return 0;
+	if (!wait_gone(pid, 10000))
+		return 0;
+	kill(pid, SIGKILL);
+	if (!wait_gone(pid, 10000))
+		return 0;
+	log_err("qemu pid %d does not exit", (int)pid);
+	return -EBUSY;
 }
 
 /* every node's qemu (by the state, and by its pid file: an up killed before
@@ -1077,7 +1097,7 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 			return -ESRCH;
 		}
 		kill(pid, f == TB_CRASH ? SIGKILL : f == TB_FREEZE ? SIGSTOP : SIGCONT);
-		if (f == TB_CRASH && stop_qemu(pid)) {
+		if (f == TB_CRASH && wait_gone(pid, 10000)) {
 			snprintf(err, errlen, "%s: qemu %d does not exit", s->node[i].name, (int)pid);
 			return -EBUSY;
 		}

@@ -44,12 +44,7 @@ void wlc_profile_names(char *buf, size_t len)
 
 int wlc_mode(const char *name)
 {
-	int i;
-
-	for (i = 0; rtb_mode_names[i]; i++)
-		if (!strcmp(rtb_mode_names[i], name))
-			return i;
-	return -1;
+	return rtb_mode_of(name);
 }
 
 /* "rc, lossy, hadamard, ec or sr" */

@@ -45,7 +45,8 @@ charts_of() { grep -o '<figure class="chart" id="[a-z_]*"' "$1" 2>/dev/null | se
 
 no_leftovers() {	# nothing of the testbed remains
 	local why=""
-	pgrep -f 'qemu-system.*rdma-testbed' >/dev/null && why="qemu still running"
+	pgrep -f 'qemu-system.*rdma-testbed' >/dev/null &&
+		why="qemu still running: $(pgrep -af 'qemu-system.*rdma-testbed' | cut -c1-100 | tr '\n' ' ')$(ps -o pid=,stat=,etime= -p "$(pgrep -d, -f 'qemu-system.*rdma-testbed')" 2>/dev/null | tr '\n' ' ')"
 	[ -e "${RDMATB_STATE_DIR:-/run/rdma-testbed}" ] && why="$why state dir left"
 	[ -z "$why" ] || { echo "leftovers: $why" >&2; return 1; }
 }

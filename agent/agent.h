@@ -125,7 +125,9 @@ int job_wait(struct agent *a, unsigned int conn, json_t *args, json_t **result, 
 		 size_t errlen);
 void job_kill_all(struct agent *a);
 
-/* inject.c: the node's injector (rdma-inject) and hw counters */
+/* inject.c: the node's injector (rdma-inject) and hw counters; the netdev
+ * the agent's RoCE GID is on, by name (0, or -errno) */
+int agent_gid_netdev(const struct agent *a, char *name, size_t len);
 int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 		 size_t errlen);
 /* remove the rules leased by a control connection; returns how many */

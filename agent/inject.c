@@ -549,22 +549,29 @@ static long possible_cpus(void)
 	return n > 0 ? n : sysconf(_SC_NPROCESSORS_CONF);
 }
 
-/* the netdev the agent's RoCE GID is on (its ifindex; 0: unknown) */
-static unsigned int gid_ifindex(const struct agent *a)
+int agent_gid_netdev(const struct agent *a, char *name, size_t len)
 {
-	char path[320], name[IF_NAMESIZE + 2] = "";
+	char path[320];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%d",
 		 a->dev.name, a->dev.port, a->dev.gid_index);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
-	if (!fgets(name, sizeof(name), f))
+		return -errno;
+	if (!fgets(name, (int)len, f))
 		name[0] = 0;
 	fclose(f);
 	name[strcspn(name, "\n")] = 0;
-	return name[0] ? if_nametoindex(name) : 0;
+	return name[0] ? 0 : -ENODEV;
+}
+
+/* the netdev the agent's RoCE GID is on (its ifindex; 0: unknown) */
+static unsigned int gid_ifindex(const struct agent *a)
+{
+	char name[IF_NAMESIZE + 2];
+
+	return agent_gid_netdev(a, name, sizeof(name)) ? 0 : if_nametoindex(name);
 }
 
 /*

@@ -166,7 +166,7 @@ static int reopen(struct agent *a, const char *dev, uint8_t port, char *err, siz
 int nic_reset(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
 	      size_t errlen)
 {
-	char dev[sizeof(a->dev.name)], netdev[64] = "", path[PATH_MAX], uverbs[PATH_MAX] = "";
+	char dev[sizeof(a->dev.name)], netdev[64] = "", uverbs[PATH_MAX] = "";
 	char why[160], comm[32];
 	double t0 = rtb_now_s(), t_closed, t_deleted, t_added;
 	uint8_t port = a->dev.port;
@@ -186,10 +186,8 @@ int nic_reset(struct agent *a, unsigned int conn, json_t *args, json_t **result,
 		pthread_rwlock_unlock(&a->dev_rw);
 		return r ? r : -EAGAIN;
 	}
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%d", dev,
-		 port, gidx);
-	if (read_line(path, netdev, sizeof(netdev)) || !netdev[0]) {
-		snprintf(err, errlen, "%s: no netdev under GID %d (%s)", dev, gidx, path);
+	if (agent_gid_netdev(a, netdev, sizeof(netdev))) {
+		snprintf(err, errlen, "%s: no netdev under its GID %d", dev, gidx);
 		pthread_rwlock_unlock(&a->dev_rw);
 		return -ENODEV;
 	}

@@ -208,8 +208,8 @@ int tb_up(const struct tb_up_opts *o)
 			       TB_PER_NODE : TB_SHARED;
 		if (backend == TB_VM)
 			log_info("topology auto: %s", eff.topology == TB_PER_NODE ?
-				 "per-node (a kernel a node, at most " TB_PER_NODE_AUTO_MAX_S " nodes)" :
-				 "shared (one kernel for more than " TB_PER_NODE_AUTO_MAX_S " nodes)");
+				 "per-node (a kernel a node, at most " TB_STR(TB_PER_NODE_AUTO_MAX) " nodes)" :
+				 "shared (one kernel for more than " TB_STR(TB_PER_NODE_AUTO_MAX) " nodes)");
 	}
 	if (!eff.mem_mb && eff.topology == TB_SHARED)
 		eff.mem_mb = 1024 + (eff.nodes > 3 ? 64 * (eff.nodes - 3) : 0);
@@ -299,7 +299,7 @@ static const struct opt up_opts[] = {
 	       "vm backend: per-node (a VM and kernel for every node, joined by a bridge on this "
 	       "host: the RDMA CM and kernel stacks cross a real wire), shared (one VM whose "
 	       "kernel holds every node: cheaper, for many nodes) or auto (per-node up to "
-	       TB_PER_NODE_AUTO_MAX_S " nodes, shared above)"),
+	       TB_STR(TB_PER_NODE_AUTO_MAX) " nodes, shared above)"),
 	UP_OPT("mem", OPT_UINT, mem, 0, 65536, "0", NULL,
 	       "VM memory in MiB (0: shared 1024 + 64 per node above 3; per-node 512 a node)"),
 	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,

@@ -39,7 +39,8 @@ struct tb_node {
  * auto (testbed up's default) is per-node up to TB_PER_NODE_AUTO_MAX nodes */
 enum tb_topology { TB_PER_NODE, TB_SHARED, TB_TOPO_AUTO };
 #define TB_PER_NODE_AUTO_MAX 4
-#define TB_PER_NODE_AUTO_MAX_S "4"	/* the same, in messages */
+#define TB_STR_(x) #x
+#define TB_STR(x) TB_STR_(x)	/* a number, as text in messages */
 
 struct tb_state {
 	enum tb_backend backend;

@@ -395,23 +395,32 @@ static void choose_accel(struct tb_state *s, const char *want, const char *kerne
 }
 
 /* pid is still a testbed qemu (not a recycled pid) */
-static int qemu_ours(pid_t pid)
+/* /proc/PID/WHAT into buf (NUL-terminated): its length, or <= 0 */
+static ssize_t proc_read(pid_t pid, const char *what, char *buf, size_t len)
 {
-	char path[64], cmd[512] = "";
-	int fd;
+	char path[64];
 	ssize_t n;
+	int fd;
 
 	if (pid <= 0 || kill(pid, 0))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	n = read(fd, cmd, sizeof(cmd) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+static int qemu_ours(pid_t pid)
+{
+	char cmd[512];
+	ssize_t n = proc_read(pid, "cmdline", cmd, sizeof(cmd));
+
 	if (n <= 0)
 		return 0;
-	cmd[n] = 0;
 	return strstr(cmd, "qemu") != NULL && memmem(cmd, (size_t)n, "rdma-testbed", 12) != NULL;
 }
 
@@ -951,22 +960,11 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
  * its command line may read empty meanwhile) */
 static int still_running(pid_t pid)
 {
-	char path[64], st[256];
+	char st[256];
 	const char *p;
-	int fd;
-	ssize_t n;
 
-	if (kill(pid, 0))
+	if (proc_read(pid, "stat", st, sizeof(st)) <= 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, st, sizeof(st) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	st[n] = 0;
 	p = strrchr(st, ')');	/* "pid (comm) S ...": comm may hold anything */
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }

@@ -273,18 +273,35 @@ static void *node_act_thread(void *p)
 	return NULL;
 }
 
-static void cmd_node(struct tui *t, const char *verb, const char *node, const char *arg)
+/* the node faults typed in: :VERB NODE (port: :port NODE down|up) */
+static const struct {
+	const char *verb;
+	int event, undo, port;
+} node_verbs[] = {
+	{ "crash", PEV_CRASH, 0, 0 },	  { "freeze", PEV_FREEZE, 0, 0 },
+	{ "thaw", PEV_FREEZE, 1, 0 },	  { "reboot", PEV_REBOOT, 0, 0 },
+	{ "nic-reset", PEV_NIC_RESET, 0, 0 }, { "port", PEV_PORT_DOWN, 0, 1 },
+};
+#define NODE_VERBS (int)(sizeof(node_verbs) / sizeof(node_verbs[0]))
+
+/* verb's entry in node_verbs, or -1 */
+static int node_verb(const char *verb)
 {
-	static const char *const verbs[] = { "crash", "freeze", "thaw", "reboot", "nic-reset", "port",
-					     NULL };
-	static const int events[] = { PEV_CRASH, PEV_FREEZE, PEV_FREEZE, PEV_REBOOT, PEV_NIC_RESET,
-				      PEV_PORT_DOWN };
+	int v;
+
+	for (v = 0; v < NODE_VERBS; v++)
+		if (!strcmp(node_verbs[v].verb, verb))
+			return v;
+	return -1;
+}
+
+static void cmd_node(struct tui *t, int v, const char *node, const char *arg)
+{
+	const char *verb = node_verbs[v].verb;
+	int port = node_verbs[v].port, i;
 	struct node_act *x;
 	pthread_t th;
-	int v, i;
 
-	for (v = 0; verbs[v] && strcmp(verbs[v], verb); v++)
-		;
 	if (t->attach) {
 		tui_flash_msg(t, "%s: in the tui that runs the experiment, not when attached", verb);
 		return;
@@ -294,7 +311,7 @@ static void cmd_node(struct tui *t, const char *verb, const char *node, const ch
 		tui_flash_msg(t, "%s: no node '%s'", verb, node);
 		return;
 	}
-	if (v == 5 && (!arg || (strcmp(arg, "down") && strcmp(arg, "up")))) {
+	if (port && (!arg || (strcmp(arg, "down") && strcmp(arg, "up")))) {
 		tui_flash_msg(t, "port: :port NODE down|up");
 		return;
 	}
@@ -303,10 +320,10 @@ static void cmd_node(struct tui *t, const char *verb, const char *node, const ch
 		return;
 	x->t = t;
 	x->node = i;
-	x->event = events[v];
-	x->undo = v == 2 || (v == 5 && !strcmp(arg, "up"));
-	snprintf(x->what, sizeof(x->what), "%s %s%s%s", verb, node, v == 5 ? " " : "",
-		 v == 5 ? arg : "");
+	x->event = node_verbs[v].event;
+	x->undo = node_verbs[v].undo || (port && !strcmp(arg, "up"));
+	snprintf(x->what, sizeof(x->what), "%s %s%s%s", verb, node, port ? " " : "",
+		 port ? arg : "");
 	tui_flash_msg(t, "%s ...", x->what);
 	__atomic_add_fetch(&t->acting, 1, __ATOMIC_ACQUIRE);
 	if (pthread_create(&th, NULL, node_act_thread, x)) {
@@ -348,11 +365,8 @@ int tui_command(struct tui *t, const char *line)
 		tui_poll_rules(t);
 	} else if ((!strcmp(a[0], "on") || !strcmp(a[0], "off")) && n == 2) {
 		tui_rule_onoff(t, atoi(a[1]), !strcmp(a[0], "on"));
-	} else if ((!strcmp(a[0], "crash") || !strcmp(a[0], "freeze") || !strcmp(a[0], "thaw") ||
-		    !strcmp(a[0], "reboot") || !strcmp(a[0], "nic-reset")) && n == 2) {
-		cmd_node(t, a[0], a[1], NULL);
-	} else if (!strcmp(a[0], "port") && n == 3) {
-		cmd_node(t, a[0], a[1], a[2]);
+	} else if (node_verb(a[0]) >= 0 && n == 2 + node_verbs[node_verb(a[0])].port) {
+		cmd_node(t, node_verb(a[0]), a[1], n == 3 ? a[2] : NULL);
 	} else if (!strcmp(a[0], "pause") || !strcmp(a[0], "resume")) {
 		t->m->paused = !strcmp(a[0], "pause");
 		tui_flash_msg(t, "%s", t->m->paused ? "pausing after the arm in flight" : "resumed");

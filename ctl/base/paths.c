@@ -156,7 +156,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 	(void)sb;
 	(void)flag;
 	(void)ftw;
-	return remove(p) && errno != ENOENT ? -1 : 0;
+	return remove(p) && errno != ENOENT ? -errno : 0;
 }
 
 int ctl_rm_rf(const char *path)

@@ -44,7 +44,7 @@ static int add_file(json_t *out, const char *path, const char *rel, const json_t
 
 	if (!an) {
 		log_err("%s", err);
-		return -1;
+		return -EINVAL;
 	}
 	if (rel) {
 		json_object_set_new(an, "file", json_string(rel));

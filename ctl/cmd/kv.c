@@ -6,6 +6,7 @@
  * the updates it finds must equal the PUTs the clients made: exit 1
  * otherwise.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "ctl/cmd/cmds.h"
@@ -46,7 +47,7 @@ static int members(const char *server, const char *clients, char *buf, size_t le
 
 	if (tb_load_rdma(&tb)) {
 		log_err("no testbed is up (rdmactl testbed up)");
-		return -1;
+		return -ENOENT;
 	}
 	if (clients)
 		snprintf(cl, sizeof(cl), "%s", clients);

@@ -9,6 +9,7 @@
  * arm failed, the run was interrupted, or a verification failed (#wrong
  * without loss), or an expectation failed (report.json says which).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,7 +271,7 @@ static int fmt_nccl(const json_t *r, FILE *f)
 	if (!report_nccl_applies(r)) {
 		log_err("nccl-tests' format is for collective runs; this one is '%s'",
 			jr_str(r, "workload"));
-		return -1;
+		return -EOPNOTSUPP;
 	}
 	return report_nccl_tests(r, f);
 }

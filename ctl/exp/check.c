@@ -3,6 +3,7 @@
  * The profile checker's helpers (check.h): typed reads of the YAML tree
  * with file:line:col errors and "did you mean".
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,7 @@ __attribute__((format(printf, 4, 5))) int prof_perr(struct pctx *x, const struct
 	if (o >= 0 && (size_t)o < x->errlen)
 		vsnprintf(x->err + o, x->errlen - (size_t)o, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 /* an error at key i of map m */
@@ -40,7 +41,7 @@ __attribute__((format(printf, 4, 5))) int prof_perr_key(struct pctx *x, const st
 	if (o >= 0 && (size_t)o < x->errlen)
 		vsnprintf(x->err + o, x->errlen - (size_t)o, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 const char *prof_kind_name(const struct ynode *n)
@@ -92,14 +93,14 @@ int prof_keys_known(struct pctx *x, const struct ynode *m, const char *const *al
 	return 0;
 }
 
-/* the scalar at key of map m: 0 and *n = NULL when absent, -1 (error
+/* the scalar at key of map m: 0 and *n = NULL when absent, -EINVAL (error
  * reported) when not a scalar; what = "where.key" for messages */
 int prof_scalar_at(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		     char *what, size_t wlen, const struct ynode **n)
 {
 	*n = ytree_get(m, key, NULL);
 	snprintf(what, wlen, "%s.%s", where, key);
-	return *n && prof_want(x, *n, YN_SCALAR, what) ? -1 : 0;
+	return *n && prof_want(x, *n, YN_SCALAR, what) ? -EINVAL : 0;
 }
 
 int prof_get_str(struct pctx *x, const struct ynode *m, const char *key, const char *where,
@@ -109,7 +110,7 @@ int prof_get_str(struct pctx *x, const struct ynode *m, const char *key, const c
 	char what[96];
 
 	if (prof_scalar_at(x, m, key, where, what, sizeof(what), &n) || !n)
-		return n ? -1 : 0;
+		return n ? -EINVAL : 0;
 	if (strlen(n->s) >= len)
 		return prof_perr(x, n, 0, "%s: longer than %zu characters", what, len - 1);
 	snprintf(buf, len, "%s", n->s);
@@ -126,7 +127,7 @@ int prof_get_name(struct pctx *x, const struct ynode *m, const char *where, char
 	const struct ynode *n = ytree_get(m, "name", NULL);
 
 	if (prof_get_str(x, m, "name", where, buf, len))
-		return -1;
+		return -EINVAL;
 	if (n && !prof_name_ok(buf))
 		return prof_perr(x, n, 0, "%s.name: '%s': expected letters, digits, '.', '_' and '-', "
 			    "not first '.' or '-' (it names files of the run and labels in report.html)",
@@ -143,7 +144,7 @@ int prof_get_enum(struct pctx *x, const struct ynode *m, const char *key, const 
 	int j;
 
 	if (prof_scalar_at(x, m, key, where, what, sizeof(what), &n) || !n)
-		return n ? -1 : 0;
+		return n ? -EINVAL : 0;
 	for (j = 0; kw[j]; j++) {
 		size_t l = strlen(list);
 
@@ -167,8 +168,49 @@ int prof_get_num(struct pctx *x, const struct ynode *m, const char *key, const c
 	char what[96];
 
 	if (prof_scalar_at(x, m, key, where, what, sizeof(what), &n) || !n)
-		return n ? -1 : 0;
+		return n ? -EINVAL : 0;
 	if (num_parse(n->s, kind, min, max, out, &why))
 		return prof_perr(x, n, 0, "%s: '%s': %s (expected %s)", what, n->s, why, range);
+	return 0;
+}
+
+/* "all", "node1", or a list of node names: a bit mask */
+int prof_check_nodes(struct pctx *x, const struct profile *p, const struct ynode *n,
+		       const char *where, uint32_t *mask)
+{
+	size_t i, cnt = n->kind == YN_SEQ ? n->n : 1;
+
+	*mask = 0;
+	if (n->kind == YN_SCALAR && !strcmp(n->s, "all")) {
+		*mask = (1u << p->nodes) - 1;
+		return 0;
+	}
+	if (n->kind == YN_MAP)
+		return prof_perr(x, n, 0, "%s: expected all, a node name or a list of them", where);
+	for (i = 0; i < cnt; i++) {
+		const struct ynode *e = n->kind == YN_SEQ ? n->v[i] : n;
+		unsigned int k;
+		int h;
+
+		if (p->nhosts && e->kind == YN_SCALAR) {	/* by the hosts' names */
+			for (h = 0; h < p->nhosts && strcmp(p->host[h].name, e->s); h++)
+				;
+			if (h == p->nhosts)
+				return prof_perr(x, e, 0, "%s: '%s': not one of hosts.nodes", where, e->s);
+			*mask |= 1u << h;
+			continue;
+		}
+		/* node, then 1..3 digits and nothing else: no sign, no space, no
+		 * wrap-around (node-1 once read as node4294967295) */
+		if (e->kind != YN_SCALAR || strncmp(e->s, "node", 4) || !e->s[4] ||
+		    strspn(e->s + 4, "0123456789") != strlen(e->s + 4) || strlen(e->s + 4) > 3)
+			return prof_perr(x, e, 0, "%s: '%s': expected all or node0..node%d", where,
+				    e->kind == YN_SCALAR ? e->s : prof_kind_name(e), p->nodes - 1);
+		k = (unsigned int)atoi(e->s + 4);
+		if ((int)k >= p->nodes)
+			return prof_perr(x, e, 0, "%s: node%u: the testbed has %d nodes (node0..node%d)",
+				    where, k, p->nodes, p->nodes - 1);
+		*mask |= 1u << k;
+	}
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * Inside the experiment room: the profile checker's helpers, shared by
  * profile.c and profile_hosts.c. Every one reports the first error as
- * "file:line:col: message" into x->err and returns -1.
+ * "file:line:col: message" into x->err and returns -EINVAL.
  */
 #ifndef RTB_CTL_EXP_CHECK_H
 #define RTB_CTL_EXP_CHECK_H

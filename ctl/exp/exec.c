@@ -77,63 +77,10 @@ struct run {
 
 /* --- reaching the node */
 
-int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *words, char **argv,
-		  char *line, size_t len)
-{
-	size_t at = 0;
-	int n = 0, i;
-	char *host = line;	/* a VM's: line holds it, then the command */
-
-	if (e->g.tb.backend == TB_HOST) {
-		for (i = 0; words[i]; i++)
-			argv[n++] = (char *)words[i];
-		argv[n] = NULL;
-		return 0;
-	}
-	if (e->g.tb.backend == TB_VM) {
-		tb_ssh_host(e->g.node[m], host, len < 32 ? len : 32);
-		at = strlen(host) + 1;
-		line += at;
-		len -= at;
-		at = 0;
-	}
-	snprintf(line, len, "cd /root 2>/dev/null || cd /; exec ");
-	at = strlen(line);
-	for (i = 0; words[i]; i++)
-		if (tb_sh_quote(line, len, &at, words[i]))
-			return -E2BIG;
-	if (e->g.tb.backend == TB_VM) {	/* its config says BatchMode */
-		argv[n++] = "ssh";
-		argv[n++] = "-F";
-		argv[n++] = (char *)cfg;
-	} else {
-		n = ssh_host_argv(&e->p, argv);
-	}
-	argv[n++] = "-q";
-	argv[n++] = "--";
-	argv[n++] = e->g.tb.backend == TB_VM ? host : (char *)e->p.host[e->g.node[m]].ssh;
-	argv[n++] = line;
-	argv[n] = NULL;
-	return 0;
-}
-
 static int node_argv(struct run *r, int m, const char *const *words, char **argv, char *line,
 		     size_t len)
 {
 	return exp_node_argv(r->e, r->cfg, m, words, argv, line, len);
-}
-
-const char *exp_node_tool(const struct exp *e, const char *tool)
-{
-	static char path[2][PATH_MAX];
-	int k = !strcmp(tool, "rdma-inject");
-
-	if (e->g.tb.backend == TB_HOST)
-		snprintf(path[k], sizeof(path[k]), "%s/%s", ctl_bin_dir(), tool);
-	else
-		snprintf(path[k], sizeof(path[k]), "%s%s", e->g.tb.backend == TB_VM ? "/usr/bin/" : "",
-			 tool);
-	return path[k];
 }
 
 static const char *runner(const struct run *r)
@@ -186,7 +133,7 @@ static int env_word(struct run *r, const struct tpl_ctx *c, const char *k, const
 
 	if (n >= len || tpl_expand(v, c, buf + n, len - n, &off, msg, sizeof(msg))) {
 		snprintf(r->e->err, sizeof(r->e->err), "env %s: %s", k, n >= len ? "too long" : msg);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -209,7 +156,7 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c,
 	for (i = 0; i < 5; i++) {	/* the names `testbed exec` gives them */
 		snprintf(name, sizeof(name), "RDMATB_%s", i == 4 ? "NODE" : facts[i]);
 		if (env_word(r, c, name, tmpl[i], env[(*n)++], ENV_WORD))
-			return -1;
+			return -EINVAL;
 	}
 	for (i = 0; i < r->e->g.n; i++) {
 		if (i != in->member && r->node[i].ip[0])
@@ -220,7 +167,7 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c,
 			snprintf(v, sizeof(v), "{node%d.%s}", i, j == 0 ? "dev" : j == 1 ? "ip" :
 				 "gid_index");
 			if (env_word(r, c, name, v, env[(*n)++], ENV_WORD))
-				return -1;
+				return -EINVAL;
 		}
 	}
 	snprintf(env[(*n)++], ENV_WORD, "RDMATB_PEERS=%s", peers);
@@ -232,7 +179,7 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c,
 					 EXECENV_MAX);
 				return -E2BIG;
 			} else if (env_word(r, c, k, json_string_value(val), env[(*n)++], ENV_WORD)) {
-				return -1;
+				return -EINVAL;
 			}
 	return 0;
 }
@@ -254,7 +201,7 @@ static int open_out(struct run *r, struct inst *in, int s)
 	return in->file[s] < 0 ? -errno : 0;
 }
 
-/* start one command: 0, or -1 (the instance is done, "not started") */
+/* start one command: 0, or -EIO (the instance is done, "not started") */
 static int start_inst(struct run *r, struct inst *in)
 {
 	/* one ssh argument: the kernel takes at most 128 KiB (MAX_ARG_STRLEN) */
@@ -364,7 +311,7 @@ fail:
 		}
 	in->why = WHY_ABORTED;
 	inst_event(r, in, in->note);
-	return -1;
+	return -EIO;
 }
 
 /* a complete line of stream s: does it make the command ready? */
@@ -513,7 +460,7 @@ static int wait_ready(struct run *r, int k)
 			if (in->state != S_RUNNING && ro->ready != PR_AFTER) {
 				snprintf(r->e->err, sizeof(r->e->err), "%s on %s ended before it was "
 					 "ready", ro->name, r->node[in->member].name);
-				return -1;
+				return -EIO;
 			}
 			if (in->state != S_RUNNING || (ro->ready == PR_AFTER && rtb_now_s() >= until))
 				in->ready = 1;
@@ -521,7 +468,7 @@ static int wait_ready(struct run *r, int k)
 				snprintf(r->e->err, sizeof(r->e->err), "%s on %s: %s", ro->name,
 					 r->node[in->member].name, in->note);
 				in->why = WHY_NOT_READY;
-				return -1;
+				return -EIO;
 			} else
 				all = 0;
 		}
@@ -539,11 +486,11 @@ static int wait_ready(struct run *r, int k)
 				 ro->ready == PR_LINE ? "no line of its output matched ready.line" :
 							"its port was not listening");
 			r->in[i].why = WHY_NOT_READY;
-			return -1;
+			return -EIO;
 		}
 		pump(r, 20);
 		if (watch(r))
-			return -1;
+			return -EIO;
 	}
 }
 
@@ -678,7 +625,7 @@ static int mkdirs(struct run *r)
 		 (unsigned long long)r->round + 1);
 	if (ctl_mkdir_p(r->dir, 0755)) {
 		snprintf(r->e->err, sizeof(r->e->err), "%s: %s", r->dir, strerror(errno));
-		return -1;
+		return -EIO;
 	}
 	return 0;
 }
@@ -703,14 +650,14 @@ static int round_run(struct run *r, json_t **results)
 	if (r->e->g.tb.backend != TB_VM && r->e->g.tb.backend != TB_HOST && !p->ssh.on) {
 		snprintf(r->e->err, sizeof(r->e->err), "an exec workload starts its commands on the "
 			 "nodes: a testbed (vm or host) or hosts.ssh, not agents already running");
-		return -1;
+		return -EIO;
 	}
 	if (r->e->g.tb.backend == TB_VM && tb_ssh_config(r->cfg, sizeof(r->cfg))) {
 		snprintf(r->e->err, sizeof(r->e->err), "no ssh into the testbed VM");
-		return -1;
+		return -EIO;
 	}
 	if (facts(r) || mkdirs(r))
-		return -1;
+		return -EIO;
 	for (k = 0; k < p->nroles; k++)
 		if (p->role[k].ready == PR_LINE) {
 			regcomp(&r->re[k], p->role[k].ready_line, REG_EXTENDED | REG_NOSUB);
@@ -830,7 +777,7 @@ int exec_round(struct exp *e, int a, uint64_t round, json_t **results)
 
 	if (!r) {
 		snprintf(e->err, sizeof(e->err), "out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	r->e = e;
 	r->p = &e->p;

@@ -19,13 +19,4 @@ struct exp;
  * go on (no way to reach the nodes, interrupted) */
 int exec_round(struct exp *e, int a, uint64_t round, json_t **results);
 
-/* argv for words run on member m's node: over the testbed VM's ssh (cfg:
- * its ssh config), directly on this host, or over ssh to the profile's
- * host (line: the buffer a remote command line, and a VM's ssh Host, are
- * built in); 0 or -E2BIG */
-int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *words, char **argv,
-		  char *line, size_t len);
-/* the path of one of our tools (rdma-run, rdma-inject) on the nodes */
-const char *exp_node_tool(const struct exp *e, const char *tool);
-
 #endif

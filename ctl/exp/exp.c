@@ -96,7 +96,7 @@ int exp_add_expects(struct profile *p, const char *const *texts, int n)
 			log_err("--expect '%s': %s", texts[i], wl ? msg : "no workload");
 			return CTL_USAGE;
 		}
-		j = profile_expect_target(p, x);
+		j = expect_target(p, x);
 		if (j) {
 			if (j == -EINVAL)
 				log_err("--expect '%s': '%s' is a role: a role has exit and wall", texts[i],
@@ -371,28 +371,6 @@ static int open_testbed(struct exp *e)
 		snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes), "%snode%d", i ? "," : "",
 			 i);
 	return group_open(&e->g, nodes);
-}
-
-void exp_event(struct exp *e, const char *fmt, ...)
-{
-	char buf[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (e->obs.event)
-		e->obs.event(e->obs.arg, buf);
-	if (e->o.print && !e->ctl->json) {
-		if (isatty(2))
-			fprintf(stderr, "\r%114s\r", "");
-		log_info("%s", buf);
-	}
-}
-
-int exp_per_node(const struct exp *e)
-{
-	return !e->p.nhosts && tb_per_node(&e->g.tb);
 }
 
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,

@@ -120,8 +120,8 @@ json_t *exp_nodes_report(struct exp *e);
 void exp_nodes_gens(struct exp *e, unsigned *gen);
 /* seconds since the node faults' t0 */
 double exp_nodes_now(const struct exp *e);
-/* wait while node is booting or frozen (or down with a reboot to come): 0 up (its agent may be reached), -1
- * down for good (why says since when and by which fault) */
+/* wait while node is booting or frozen (or down with a reboot to come): 0 up (its agent may be reached),
+ * -ENODEV down for good (why says since when and by which fault) */
 int exp_nodes_wait_up(struct exp *e, int node, char *why, size_t len);
 /* a node fault by hand (the TUI), on the run's timeline: event (enum
  * prof_event), or its undo (thaw, port up); 0 or -errno, what it did or
@@ -147,6 +147,20 @@ int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int ma
 /* --expect texts into p (after its own): 0, or CTL_USAGE with the message printed */
 int exp_add_expects(struct profile *p, const char *const *texts, int n);
 
+/* --- node.c: reaching the nodes */
+/* argv for words run on member m's node: over the testbed VM's ssh (cfg:
+ * its ssh config), directly on this host, or over ssh to the profile's
+ * host (line: the buffer a remote command line, and a VM's ssh Host, are
+ * built in); 0 or -E2BIG */
+int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *words, char **argv,
+		  char *line, size_t len);
+/* the path of one of our tools (rdma-run, rdma-inject) on the nodes */
+const char *exp_node_tool(const struct exp *e, const char *tool);
+/* the run's testbed is per-node VMs (not a profile's hosts) */
+int exp_per_node(const struct exp *e);
+/* a progress line: to the watcher, and on stderr when printing */
+void exp_event(struct exp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* e->p loaded: 0 ready; CTL_USAGE (bad output directory); CTL_FAIL */
 int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o);
 int exp_measure(struct exp *e);
@@ -157,8 +171,6 @@ void exp_close(struct exp *e);
 /* the agent and device of fault f on member k: the switch's agent and
  * rtbswN for a switch port of per-node VMs, else member k's agent and its
  * NIC or switch port (a profile's hosts: their own names) */
-/* the run's testbed is per-node VMs (not a profile's hosts) */
-int exp_per_node(const struct exp *e);
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
 			    size_t len);
 /* path names the directory e->tmpfd holds (lstat: a link never does) */
@@ -169,9 +181,6 @@ int exp_partial_is_ours(const struct exp *e, const char *path);
  * iterations, clients); new reference */
 json_t *exp_arm_opts(const struct profile *p, const struct wlc *wl, int a, uint64_t iters,
 		     uint64_t warm, int members);
-
-/* a progress line: to the watcher, and on stderr when printing */
-void exp_event(struct exp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* the report JSON of the arms run so far (what exp_finish writes) */
 json_t *exp_report(struct exp *e);

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ void expect_metric_names(unsigned measure, char *buf, size_t len)
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", metrics[i].name);
 }
 
-/* the value's text in unit u: 0 and *v, or -1 with the reason */
+/* the value's text in unit u: 0 and *v, or -EINVAL with the reason */
 static int parse_value(const char *s, enum unit u, double *v, const char **why)
 {
 	static const struct {
@@ -98,7 +99,7 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 	x = strtod(s, &end);
 	if (end == s || !isfinite(x) || x < 0 || !isdigit((unsigned char)s[0])) {
 		*why = "expected a number (not negative)";
-		return -1;
+		return -EINVAL;
 	}
 	switch (u) {
 	case U_TIME:
@@ -107,7 +108,7 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 		if (!times[i].sfx) {
 			*why = *end ? "unknown time unit (ns, us, ms or s)" :
 				      "a time needs its unit (ns, us, ms or s)";
-			return -1;
+			return -EINVAL;
 		}
 		x *= times[i].mult;
 		break;
@@ -116,11 +117,11 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 			x /= 100;
 		else if (*end) {
 			*why = "expected a percentage (5%) or a fraction (0.05)";
-			return -1;
+			return -EINVAL;
 		}
 		if (x > 1) {
 			*why = "a fraction is at most 100%";
-			return -1;
+			return -EINVAL;
 		}
 		break;
 	case U_COUNT:
@@ -136,7 +137,7 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 		if (*end) {
 			*why = u == U_BW ? "expected a rate: 1.5GB/s, 200MB/s, 5e8" :
 					   "expected a count: 0, 10, 2.5k, 1M";
-			return -1;
+			return -EINVAL;
 		}
 		break;
 	}
@@ -149,7 +150,7 @@ static int fail_at(char *err, size_t len, size_t *off, size_t at, const char *fm
 {
 	snprintf(err, len, fmt, a, b);
 	*off = at;
-	return -1;
+	return -EINVAL;
 }
 
 static int parse(const char *s, unsigned measure, struct prof_expect *x, char *err, size_t len,
@@ -232,7 +233,7 @@ static int parse(const char *s, unsigned measure, struct prof_expect *x, char *e
 	if (parse_value(val, metrics[k].unit, &x->value, &why)) {
 		snprintf(err, len, "'%s': %s (%s)", val, why, name);
 		*off = i;
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -403,4 +404,24 @@ json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int 
 		}
 	}
 	return out;
+}
+
+int expect_target(struct profile *p, struct prof_expect *x)
+{
+	int j;
+
+	for (j = 0; x->arm[0] && j < p->narms; j++)
+		if (!strcmp(p->arm[j].name, x->arm))
+			return 0;
+	if (!x->arm[0])
+		return 0;	/* every arm */
+	for (j = 0; j < p->nroles; j++)
+		if (!strcmp(p->role[j].name, x->arm)) {
+			if (!expect_per_role(x))
+				return -EINVAL;
+			memcpy(x->role, x->arm, sizeof(x->role));
+			x->arm[0] = 0;
+			return 0;
+		}
+	return -ENOENT;
 }

@@ -16,7 +16,7 @@
 #include "ctl/exp/profile.h"
 
 /* "[ARM:] METRIC OP VALUE" into x, for a workload counting measure (enum
- * measure). 0, or -1 with the message in err and *off the byte offset in
+ * measure). 0, or -EINVAL with the message in err and *off the byte offset in
  * s of what is wrong */
 int expect_parse(const char *s, unsigned measure, struct prof_expect *x, char *err, size_t len,
 		 size_t *off);
@@ -32,5 +32,10 @@ const char *expect_metric_name(const struct prof_expect *x);
 
 /* the metrics an expectation may name, for messages: "p50, p90, ..." */
 void expect_metric_names(unsigned measure, char *buf, size_t len);
+
+/* x's "ARM:" resolved: an arm of p, all, or a role (exec: moved to
+ * x->role). 0; -ENOENT no arm or role of that name; -EINVAL a role with a
+ * metric that is not a role's */
+int expect_target(struct profile *p, struct prof_expect *x);
 
 #endif

@@ -5,6 +5,7 @@
  * agent for the switch ports: add one leased to our connection, ask for
  * counters, remove.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ int inject_fault_add(struct agentc *c, const struct prof_fault *f, const char *d
 	}
 	if (agentc_call(c, "inject", json_pack("{s:o,s:b}", "args", args, "lease", 1), &res, 90000,
 			err, errlen))
-		return -1;
+		return -EIO;
 	rc = (int)json_integer_value(json_object_get(res, "rc"));
 	if (rc) {	/* the agent says how rdma-inject ended when it printed nothing */
 		const char *e = json_string_value(json_object_get(res, "stderr")) ?: "";
@@ -51,7 +52,7 @@ int inject_fault_add(struct agentc *c, const struct prof_fault *f, const char *d
 	json_decref(res);
 	if (!rc && id <= 0)
 		snprintf(err, errlen, "%s: rdma-inject add %s: no rule in its answer", c->where, dev);
-	return rc || id <= 0 ? -1 : id;
+	return rc ? -EIO : id <= 0 ? -EPROTO : id;
 }
 
 /* rdma-inject on one agent, -j, its JSON output (new reference) or NULL */

@@ -8,7 +8,7 @@
 #include "ctl/exp/profile.h"
 
 /* one fault rule on dev through c's agent (a node's, or the switch's),
- * leased to that connection: its id, or -1 with the reason in err */
+ * leased to that connection: its id, or -errno with the reason in err */
 int inject_fault_add(struct agentc *c, const struct prof_fault *f, const char *dev, char *err,
 		     size_t errlen);
 /* rdma-inject -j VERB [ARG] on c's node: its JSON output (new reference) or NULL */

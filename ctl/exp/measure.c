@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include "ctl/exp/exec.h"
 #include "ctl/exp/exp.h"
 #include "lib/hist.h"
 #include "lib/log.h"
@@ -242,8 +243,8 @@ static int run_on_group(struct exp *e, int a, uint64_t rd, json_t *o, json_t **r
 	struct agentc *cli[TB_MAX_NODES];
 	int i, n = 0;
 
-	if (e->wl->run)	/* the descriptor runs its rounds itself (exec) */
-		return e->wl->run(e, a, rd, res);
+	if (e->wl->roles)	/* the profile's own commands (exec) */
+		return exec_round(e, a, rd, res);
 	if (e->wl->topo == WLC_GROUP) {
 		for (i = 0; i < e->g.n; i++)
 			e->res_member[i] = i;
@@ -260,7 +261,7 @@ static int run_on_group(struct exp *e, int a, uint64_t rd, json_t *o, json_t **r
 		clocks(e, 0);
 	if (star_run(&e->g.c[1], cli, n, e->wl->name, o, e->wl->topo == WLC_STAR, &e->g.obs, res,
 		     e->err, sizeof(e->err)))
-		return -1;
+		return -EIO;
 	if (exp_per_node(e)) {
 		clocks(e, 1);
 		clocks_into(e, *res);

@@ -376,5 +376,5 @@ int exp_nodes_wait_up(struct exp *e, int node, char *why, size_t len)
 	st = nf->state[node];
 	snprintf(why, len, "%s is %s: %s", nf->name[node], nf_state_names[st], nf->why[node]);
 	pthread_mutex_unlock(&nf->mu);
-	return st == NF_UP || st == NF_CUT ? 0 : -1;
+	return st == NF_UP || st == NF_CUT ? 0 : -ENODEV;
 }

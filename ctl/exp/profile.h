@@ -131,11 +131,8 @@ struct profile {
 void profile_init(struct profile *p, const char *workload);
 /* one more arm (opts stolen; NULL: none): 0 or -E2BIG */
 int profile_add_arm(struct profile *p, const char *name, const char *mode, json_t *opts);
-/* x's "ARM:" resolved: an arm of p, all, or a role (exec: moved to
- * x->role). 0; -ENOENT no arm or role of that name; -EINVAL a role with a
- * metric that is not a role's */
-int profile_expect_target(struct profile *p, struct prof_expect *x);
-/* load and check; on error a message "file:line:col: ..." in err and -1 */
+/* load and check (load.c); on error a message "file:line:col: ..." in err
+ * and -EINVAL (-ENOENT, -EIO: the file) */
 int profile_load(struct profile *p, const char *file, const char *const *sets, int nsets, char *err,
 		 size_t errlen);
 void profile_free(struct profile *p);

@@ -5,6 +5,7 @@
  * variants of them. Every placeholder is checked here, for every arm,
  * with the column of the bad one where the command is on one line.
  */
+#include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int check_strmap(struct pctx *x, const struct ynode *m, const char *where
 	size_t i;
 
 	if (prof_want(x, m, YN_MAP, where))
-		return -1;
+		return -EINVAL;
 	for (i = 0; i < m->n; i++) {
 		const char *k = m->k[i];
 		size_t n = strlen(k);
@@ -36,7 +37,7 @@ static int check_strmap(struct pctx *x, const struct ynode *m, const char *where
 			return prof_perr_key(x, m, i, "%s: '%s' is set by rdmactl ({%s})", where, k, k);
 		snprintf(what, sizeof(what), "%s.%s", where, k);
 		if (prof_want(x, m->v[i], YN_SCALAR, what))
-			return -1;
+			return -EINVAL;
 		if (strlen(m->v[i]->s) > EXECENV_VALUE_MAX)
 			return prof_perr(x, m->v[i], 0, "%s: longer than %d characters", what,
 					 EXECENV_VALUE_MAX);
@@ -56,9 +57,9 @@ static int check_ready(struct pctx *x, struct prof_role *r, const struct ynode *
 	int rc;
 
 	if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, keys, where))
-		return -1;
+		return -EINVAL;
 	if (prof_get_num(x, m, "port", where, NUM_PLAIN, 1, 65535, "a TCP port: 1..65535", &n))
-		return -1;
+		return -EINVAL;
 	if (ytree_get(m, "port", NULL)) {
 		r->ready = PR_PORT;
 		r->ready_port = (int)n;
@@ -69,7 +70,7 @@ static int check_ready(struct pctx *x, struct prof_role *r, const struct ynode *
 
 		snprintf(what, sizeof(what), "%s.line", where);
 		if (prof_want(x, v, YN_SCALAR, what))
-			return -1;
+			return -EINVAL;
 		if (!v->s[0] || strlen(v->s) >= sizeof(r->ready_line))
 			return prof_perr(x, v, 0, "%s: expected a regular expression of 1 to %zu "
 					 "characters", what, sizeof(r->ready_line) - 1);
@@ -88,7 +89,7 @@ static int check_ready(struct pctx *x, struct prof_role *r, const struct ynode *
 	if (ytree_get(m, "after", NULL)) {
 		if (prof_get_num(x, m, "after", where, NUM_TIME, 1, 3600000000000ULL, "a time: 1ns..1h",
 				 &r->ready_after_ns))
-			return -1;
+			return -EINVAL;
 		r->ready = PR_AFTER;
 		kinds++;
 	}
@@ -113,10 +114,10 @@ static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, 
 
 	snprintf(where, sizeof(where), "workload.roles[%zu]", i);
 	if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, keys, where))
-		return -1;
+		return -EINVAL;
 	snprintf(r->name, sizeof(r->name), "role%zu", i);
 	if (prof_get_name(x, m, where, r->name, sizeof(r->name)))
-		return -1;
+		return -EINVAL;
 	for (j = 0; j < i; j++)
 		if (!strcmp(p->role[j].name, r->name))
 			return prof_perr(x, ytree_get(m, "name", NULL) ?: m, 0,
@@ -132,13 +133,13 @@ static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, 
 				 "where its command runs)", where);
 	snprintf(what, sizeof(what), "%s.nodes", where);
 	if (prof_check_nodes(x, p, n, what, &r->nodes))
-		return -1;
+		return -EINVAL;
 	if (!(n = ytree_get(m, "cmd", NULL)))
 		return prof_perr(x, m, 0, "%s: missing key 'cmd' (the command, run by sh -c on each "
 				 "of its nodes)", where);
 	snprintf(what, sizeof(what), "%s.cmd", where);
 	if (prof_want(x, n, YN_SCALAR, what))
-		return -1;
+		return -EINVAL;
 	if (!n->s[0] || strlen(n->s) >= sizeof(r->cmd))
 		return prof_perr(x, n, 0, "%s: expected a command of 1 to %zu characters", what,
 				 sizeof(r->cmd) - 1);
@@ -147,14 +148,14 @@ static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, 
 	if (prof_get_num(x, m, "timeout", where, NUM_TIME, 1000000, 86400000000000ULL,
 			 "a time: 1ms..24h", &r->timeout_ns) ||
 	    prof_get_enum(x, m, "service", where, yesno, &r->service))
-		return -1;
+		return -EINVAL;
 	r->env = json_object();
 	snprintf(what, sizeof(what), "%s.env", where);
 	if ((n = ytree_get(m, "env", NULL)) && check_strmap(x, n, what, r->env, 1))
-		return -1;
+		return -EINVAL;
 	snprintf(what, sizeof(what), "%s.ready", where);
 	if ((n = ytree_get(m, "ready", NULL)) && check_ready(x, r, n, what))
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -273,7 +274,7 @@ int prof_check_exec_texts(struct pctx *x, struct profile *p, const struct ynode 
 		continue;
 bad:
 		json_decref(vars);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -287,21 +288,21 @@ int prof_check_exec(struct pctx *x, struct profile *p, const struct ynode *w)
 	json_object_set_new(p->wopts, "vars", vars);
 	json_object_set_new(p->wopts, "env", env);
 	if ((n = ytree_get(w, "vars", NULL)) && check_strmap(x, n, "workload.vars", vars, 0))
-		return -1;
+		return -EINVAL;
 	if ((n = ytree_get(w, "env", NULL)) && check_strmap(x, n, "workload.env", env, 1))
-		return -1;
+		return -EINVAL;
 	if (!rl)
 		return prof_perr(x, w, 0, "workload: missing key 'roles' (a list: - name: server, "
 				 "nodes: node1, cmd: ...)");
 	if (prof_want(x, rl, YN_SEQ, "workload.roles"))
-		return -1;
+		return -EINVAL;
 	if (!rl->n || rl->n > PROF_MAX_ROLES)
 		return prof_perr(x, rl, 0, "workload.roles: %zu roles (expected 1 to %d)", rl->n,
 				 PROF_MAX_ROLES);
 	for (i = 0; i < rl->n; i++) {
 		p->nroles = (int)i + 1;	/* so that its env is freed whatever happens */
 		if (check_role(x, p, rl->v[i], i))
-			return -1;
+			return -EINVAL;
 	}
 	for (i = 0; i < rl->n; i++)
 		if (!p->role[i].service)
@@ -320,16 +321,16 @@ int prof_check_exec_arm(struct pctx *x, struct profile *p, const struct ynode *m
 
 	snprintf(where, sizeof(where), "arms[%zu]", i);
 	if (prof_want(x, m, YN_MAP, where))
-		return -1;
+		return -EINVAL;
 	if ((n = ytree_get(m, "mode", NULL)))
 		return prof_perr(x, n, 0, "%s.mode: an exec workload's program chooses its own "
 				 "transport; its arms differ by vars: and env:", where);
 	if (prof_keys_known(x, m, keys, where))
-		return -1;
+		return -EINVAL;
 	snprintf(arm->mode, sizeof(arm->mode), "exec");
 	snprintf(arm->name, sizeof(arm->name), "arm%zu", i);
 	if (prof_get_name(x, m, where, arm->name, sizeof(arm->name)))
-		return -1;
+		return -EINVAL;
 	for (int r = 0; r < p->nroles; r++)
 		if (!strcmp(p->role[r].name, arm->name))
 			return prof_perr(x, ytree_get(m, "name", NULL) ?: m, 0, "%s: '%s' is a role's "
@@ -339,10 +340,10 @@ int prof_check_exec_arm(struct pctx *x, struct profile *p, const struct ynode *m
 	snprintf(what, sizeof(what), "%s.vars", where);
 	if ((n = ytree_get(m, "vars", NULL)) &&
 	    check_strmap(x, n, what, json_object_get(arm->opts, "vars"), 0))
-		return -1;
+		return -EINVAL;
 	snprintf(what, sizeof(what), "%s.env", where);
 	if ((n = ytree_get(m, "env", NULL)) &&
 	    check_strmap(x, n, what, json_object_get(arm->opts, "env"), 1))
-		return -1;
+		return -EINVAL;
 	return 0;
 }

@@ -108,7 +108,7 @@ static int ssh_config_check(struct pctx *x, struct profile *p, const struct ynod
 	const struct ynode *at = ytree_get(m, "config", NULL);
 	char *text = NULL, *l, *save = NULL;
 	struct stat st;
-	int fd, line = 0, r = -1;
+	int fd, line = 0, r = -EINVAL;
 	ssize_t got;
 
 	fd = open(p->ssh.config, O_RDONLY | O_CLOEXEC);
@@ -170,18 +170,18 @@ static int check_ssh(struct pctx *x, struct profile *p, const struct ynode *m)
 	    prof_get_str(x, m, "agent", "hosts.ssh", p->ssh.agent, sizeof(p->ssh.agent)) ||
 	    safe_word(x, m, "agent", "hosts.ssh", p->ssh.agent) ||
 	    (p->ssh.config[0] && ssh_config_check(x, p, m)))
-		return -1;
+		return -EINVAL;
 	o = ytree_get(m, "options", NULL);
 	if (o) {
 		if (prof_want(x, o, YN_SEQ, "hosts.ssh.options"))
-			return -1;
+			return -EINVAL;
 		if (o->n > PROF_MAX_SSH_OPTS)
 			return prof_perr(x, o, 0, "hosts.ssh.options: at most %d", PROF_MAX_SSH_OPTS);
 		for (i = 0; i < o->n; i++) {
 			const struct ynode *v = o->v[i];
 
 			if (prof_want(x, v, YN_SCALAR, "hosts.ssh.options[]"))
-				return -1;
+				return -EINVAL;
 			if (!strchr(v->s, '=') || v->s[0] == '-' || strlen(v->s) >= sizeof(p->ssh.opt[0]))
 				return prof_perr(x, v, 0, "hosts.ssh.options: '%s': expected Key=Value "
 					    "(ssh -o), e.g. ConnectTimeout=10", v->s);
@@ -214,11 +214,11 @@ static int check_host_node(struct pctx *x, struct profile *p, const struct ynode
 
 	snprintf(where, sizeof(where), "hosts.nodes[%zu]", i);
 	if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, nkeys, where))
-		return -1;
+		return -EINVAL;
 	if (prof_get_str(x, m, "name", where, ph->name, sizeof(ph->name)) ||
 	    prof_get_str(x, m, "nic", where, ph->nic, sizeof(ph->nic)) ||
 	    prof_get_str(x, m, "switch", where, ph->sw, sizeof(ph->sw)))
-		return -1;
+		return -EINVAL;
 	if (!ytree_get(m, "name", NULL))
 		return prof_perr(x, m, 0, "%s: missing key 'name'", where);
 	/* interface names reach rdma-inject's and the tracer's command lines */
@@ -251,7 +251,7 @@ static int check_host_node(struct pctx *x, struct profile *p, const struct ynode
 		    prof_get_str(x, m, "dev", where, ph->dev, sizeof(ph->dev)) ||
 		    safe_word(x, m, "dev", where, ph->dev) ||
 		    prof_get_num(x, m, "port", where, NUM_PLAIN, 1, 65535, "1..65535", &aport))
-			return -1;
+			return -EINVAL;
 		ph->aport = (int)aport;
 		for (j = 0; j < i; j++)
 			if (!strcmp(p->host[j].ssh, ph->ssh) && p->host[j].aport == ph->aport)
@@ -270,7 +270,7 @@ static int check_host_node(struct pctx *x, struct profile *p, const struct ynode
 	if (!(ag = ytree_get(m, "agent", NULL)))
 		return prof_perr(x, m, 0, "%s: needs name: and agent: HOST:PORT", where);
 	if (prof_get_str(x, m, "agent", where, addr, sizeof(addr)))
-		return -1;
+		return -EINVAL;
 	colon = strrchr(addr, ':');
 	port = colon ? strtol(colon + 1, &end, 10) : 0;
 	if (!colon || colon == addr || *end || port < 1 || port > 65535)
@@ -288,11 +288,11 @@ int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 	size_t i;
 
 	if (prof_want(x, h, YN_MAP, "hosts") || prof_keys_known(x, h, keys, "hosts"))
-		return -1;
+		return -EINVAL;
 	snprintf(p->ssh.agent, sizeof(p->ssh.agent), "rdma-agent");
 	sm = ytree_get(h, "ssh", NULL);
 	if (sm && check_ssh(x, p, sm))
-		return -1;
+		return -EINVAL;
 	if (sm && ytree_get(h, "token_file", NULL))
 		return prof_perr(x, ytree_get(h, "token_file", NULL), 0,
 			    "hosts.token_file: with ssh: rdmactl gives the agents it starts a fresh "
@@ -301,18 +301,18 @@ int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 		return prof_perr(x, h, 0, "hosts: missing key 'token_file' (the agents' shared token), "
 			    "or ssh: (rdmactl starts the agents)");
 	if (prof_get_str(x, h, "token_file", "hosts", p->token_file, sizeof(p->token_file)))
-		return -1;
+		return -EINVAL;
 	ns = ytree_get(h, "nodes", NULL);
 	if (!ns)
 		return prof_perr(x, h, 0, "hosts: missing key 'nodes' (a list: - name: a, %s)",
 			    sm ? "ssh: HOST, dev: DEVICE" : "agent: HOST:PORT");
 	if (prof_want(x, ns, YN_SEQ, "hosts.nodes"))
-		return -1;
+		return -EINVAL;
 	if (ns->n < 2 || ns->n > 16)
 		return prof_perr(x, ns, 0, "hosts.nodes: %zu nodes (expected 2 to 16)", ns->n);
 	for (i = 0; i < ns->n; i++)
 		if (check_host_node(x, p, ns->v[i], i, sm != NULL))
-			return -1;
+			return -EINVAL;
 	p->nodes = p->nhosts;
 	snprintf(p->backend, sizeof(p->backend), "hosts");
 	return 0;

@@ -61,7 +61,7 @@ static int fact(const struct tpl_node *n, const char *f, char *v, size_t len)
 		else
 			snprintf(v, len, "%d", n->gid_index);
 	} else
-		return -1;
+		return -ENOENT;
 	return 0;
 }
 
@@ -86,7 +86,7 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 		if (!s) {
 			snprintf(err, errlen, "{%s}: no variable '%s' (vars:, or self.ip, node0.ip, "
 				 "ROLE.ip, arm, round; {{ is a literal {)", name, name);
-			return -1;
+			return -EINVAL;
 		}
 		if (strlen(s) >= len) {	/* never cut short */
 			snprintf(err, errlen, "{%s}: its value is longer than %zu characters", name,
@@ -99,7 +99,7 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 	if ((size_t)(dot - name) >= sizeof(who)) {
 		snprintf(err, errlen, "{%.40s...}: expected self, nodeN or a role before the '.'",
 			 name);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(who, sizeof(who), "%.*s", (int)(dot - name), name);
 	if (!strcmp(who, "self"))
@@ -110,7 +110,7 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 		if (i >= c->nnodes) {
 			snprintf(err, errlen, "{%s}: the run has %d nodes (node0..node%d)", name,
 				 c->nnodes, c->nnodes - 1);
-			return -1;
+			return -EINVAL;
 		}
 	} else {
 		for (i = 0; c->roles && c->roles[i] && strcmp(c->roles[i], who); i++)
@@ -118,13 +118,13 @@ static int lookup(const struct tpl_ctx *c, const char *name, char *v, size_t len
 		if (!c->roles || !c->roles[i]) {
 			snprintf(err, errlen, "{%s}: '%s' is not self, a node (node0..node%d) or a "
 				 "role", name, who, c->nnodes - 1);
-			return -1;
+			return -EINVAL;
 		}
 		i = c->role_node[i];
 	}
 	if (i < 0 || i >= c->nnodes || fact(&c->node[i], dot + 1, v, len)) {
 		snprintf(err, errlen, "{%s}: '%s' is not a node's fact (%s)", name, dot + 1, facts);
-		return -1;
+		return -EINVAL;
 	}
 	/* facts go into shell lines unquoted: only names, addresses, numbers */
 	if (!word_shell_inert(v)) {
@@ -159,13 +159,13 @@ int tpl_expand(const char *in, const struct tpl_ctx *c, char *out, size_t len, s
 		if (!in[i + 1 + k]) {
 			snprintf(err, errlen, "a '{' without its '}' ({{ is a literal {)");
 			*off = i;
-			return -1;
+			return -EINVAL;
 		}
 		if (!k || k >= sizeof(name)) {
 			snprintf(err, errlen, "%s placeholder ({{ is a literal {)",
 				 k ? "an overlong" : "an empty");
 			*off = i;
-			return -1;
+			return -EINVAL;
 		}
 		snprintf(name, sizeof(name), "%.*s", (int)k, in + i + 1);
 		for (size_t j = 0; j < k; j++)
@@ -174,11 +174,11 @@ int tpl_expand(const char *in, const struct tpl_ctx *c, char *out, size_t len, s
 				snprintf(err, errlen, "{%s}: not a placeholder name ({{ is a literal {)",
 					 name);
 				*off = i;
-				return -1;
+				return -EINVAL;
 			}
 		if (lookup(c, name, v, sizeof(v), err, errlen)) {
 			*off = i;
-			return -1;
+			return -EINVAL;
 		}
 		if (o + strlen(v) >= len)
 			goto big;
@@ -191,5 +191,5 @@ int tpl_expand(const char *in, const struct tpl_ctx *c, char *out, size_t len, s
 big:
 	snprintf(err, errlen, "longer than %zu bytes once expanded", len - 1);
 	*off = 0;
-	return -1;
+	return -EINVAL;
 }

@@ -47,7 +47,7 @@ int tpl_node_facts(struct tpl_node *n, const json_t *hello, char *err, size_t er
 json_t *tpl_arm_ctx(const struct profile *p, int a, const char **roles, int *role_node,
 		    struct tpl_ctx *c);
 
-/* in expanded into out (len bytes). 0, or -1 with err and *off (the byte
+/* in expanded into out (len bytes). 0, or -EINVAL with err and *off (the byte
  * offset in `in` of the bad placeholder) */
 int tpl_expand(const char *in, const struct tpl_ctx *c, char *out, size_t len, size_t *off,
 	       char *err, size_t errlen);

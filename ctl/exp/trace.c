@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ctl/exp/exec.h"
 #include "ctl/exp/exp.h"
 #include "ctl/trace/trace.h"
 #include "ebpf/inject_abi.h"
@@ -153,7 +152,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
 	if (pipe2(pe, O_CLOEXEC)) {
 		snprintf(e->err, sizeof(e->err), "trace: pipe: %s", strerror(errno));
 		close(fd);
-		return -1;
+		return -EIO;
 	}
 	io.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	io.err = pe[1];
@@ -165,7 +164,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
 	t->n = k + 1;
 	if (rc) {
 		snprintf(e->err, sizeof(e->err), "trace: %s: %s", argv[0], strerror(-rc));
-		return -1;
+		return -EIO;
 	}
 	t0 = rtb_now_s();
 	while (!strstr(t->errtxt[k], "rdma-inject: tracing") && t->errfd[k] >= 0 &&
@@ -175,7 +174,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
 		snprintf(e->err, sizeof(e->err), "trace on %s did not start: %.*s", who,
 			 (int)strcspn(t->errtxt[k], "\n"),
 			 t->errtxt[k][0] ? t->errtxt[k] : "(no message)");
-		return -1;
+		return -EIO;
 	}
 	return 0;
 }
@@ -220,10 +219,10 @@ static int switch_trace_start(struct exp *e, struct exp_trace *t)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(e->err, sizeof(e->err), "trace: %s: %s", path, strerror(errno));
-		return -1;
+		return -EIO;
 	}
 	if (spawn_trace(e, t, k, argv, fd, "the switch"))
-		return -1;
+		return -EIO;
 	exp_event(e, "%s: tracing (%s and %s)", e->p.arm[t->a].name, t->rel[0], t->rel[k]);
 	return 0;
 }
@@ -241,22 +240,22 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 	if (e->g.tb.backend != TB_VM && e->g.tb.backend != TB_HOST && !e->p.ssh.on) {
 		snprintf(e->err, sizeof(e->err), "trace: rdma-inject trace runs on the nodes' kernels: "
 			 "a testbed (vm or host) or hosts.ssh, not agents already running");
-		return -1;
+		return -EIO;
 	}
 	t = e->trace = calloc(1, sizeof(*t));
 	if (!t)
-		return -1;
+		return -EIO;
 	t->a = a;
 	t->rd = rd;
 	t->nodes = json_object();
 	if (e->g.tb.backend == TB_VM && tb_ssh_config(t->cfg, sizeof(t->cfg))) {
 		snprintf(e->err, sizeof(e->err), "trace: no ssh into the testbed VM");
-		return -1;
+		return -EIO;
 	}
 	snprintf(dir, sizeof(dir), "%s/trace", e->tmpdir);
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		snprintf(e->err, sizeof(e->err), "trace: %s: %s", dir, strerror(errno));
-		return -1;
+		return -EIO;
 	}
 	nk = per_host ? e->g.n : 1;
 	for (k = 0; k < nk; k++) {
@@ -282,13 +281,13 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 			if (fd >= 0)
 				close(fd);
 			t->n = k;
-			return -1;
+			return -EIO;
 		}
 		if (spawn_trace(e, t, k, argv, fd, node_name(e, k)))
-			return -1;
+			return -EIO;
 	}
 	if (per_node_switch(e))
-		return switch_trace_start(e, t) ? -1 : 0;
+		return switch_trace_start(e, t);
 	exp_event(e, "%s: tracing (%s)", e->p.arm[a].name, t->rel[0]);
 	return 0;
 }

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "ctl/report/acc.h"
-#include "ctl/report/report.h"
+#include "ctl/report/json.h"
 #include "lib/hwc.h"
 #include "lib/mode.h"
 

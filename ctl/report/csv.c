@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* summary.csv: one row per arm, the metric table's CSV columns (raw units). */
+#include <errno.h>
 #include <stdio.h>
 #include "ctl/report/report.h"
 
@@ -25,5 +26,5 @@ int report_csv(const json_t *rep, FILE *f)
 		}
 		fputc('\n', f);
 	}
-	return ferror(f) ? -1 : 0;
+	return ferror(f) ? -EIO : 0;
 }

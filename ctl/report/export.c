@@ -16,6 +16,7 @@
  *    injector counters of every fault as counters at its end. Times are
  *    microseconds from the run's t0 (the .hlog's StartTime).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -90,7 +91,7 @@ int report_nccl_tests(const json_t *rep, FILE *f)
 	int n = 0, r;
 
 	if (!report_nccl_applies(rep))
-		return -1;
+		return -EOPNOTSUPP;
 	nccl_time(rep, 0, t_start, sizeof(t_start));
 	nccl_time(rep, jr_real(rep, "duration_s"), t_end, sizeof(t_end));
 	opts = jr_path(rep, "profile.workload.options");
@@ -127,7 +128,7 @@ int report_nccl_tests(const json_t *rep, FILE *f)
 			(json_int_t)wrong, "okay", wrong ? "false" : "true", "average_bus_bandwidth",
 			"bandwidth", n ? bw / n : 0.0, "okay", "unchecked", "errors", "end_time", t_end);
 	if (!out)
-		return -1;
+		return -EOPNOTSUPP;
 	r = json_dumpf(out, f, JSON_INDENT(1)) || fputc('\n', f) == EOF;
 	json_decref(out);
 	return r;
@@ -268,7 +269,7 @@ int report_trace_events(const json_t *rep, FILE *f)
 			jr_str(jr_path(rep, "profile"), "name"), "created", jr_str(rep, "created"),
 			"t0_unix_ns", json_integer_value(json_object_get(rep, "t0_unix_ns")));
 	if (!out)
-		return -1;
+		return -ENOMEM;
 	r = json_dumpf(out, f, JSON_COMPACT) || fputc('\n', f) == EOF;
 	json_decref(out);
 	return r;

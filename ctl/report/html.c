@@ -10,6 +10,7 @@
  * Each chart's data is a JSON block in its figure, written here from
  * report.json alone (a re-rendered page is the same page).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -645,7 +646,7 @@ int report_html(const json_t *rep, FILE *f)
 	if (!pg.x || !pg.y) {
 		free(pg.x);
 		free(pg.y);
-		return -1;
+		return -ENOMEM;
 	}
 	html_head(&pg);
 	html_summary(&pg);
@@ -665,5 +666,5 @@ int report_html(const json_t *rep, FILE *f)
 	html_faults(&pg);
 	free(pg.x);
 	free(pg.y);
-	return ferror(f) ? -1 : 0;
+	return ferror(f) ? -EIO : 0;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Reading report and result JSON: absent keys read as 0 (report.h). */
+/* Reading report and result JSON: absent keys read as 0 (json.h). */
 #include <stdio.h>
 #include <string.h>
-#include "ctl/report/report.h"
+#include "ctl/report/json.h"
 
 double jr_real(const json_t *o, const char *k)
 {

@@ -13,13 +13,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "ctl/report/acc.h"
-
-/* --- JSON readers of the room (absent keys read as 0) */
-double jr_real(const json_t *o, const char *k);
-uint64_t jr_u64(const json_t *o, const char *k);
-const char *jr_str(const json_t *o, const char *k);	/* "" when absent */
-/* "a.b.c" below o, NULL when a step is missing */
-const json_t *jr_path(const json_t *o, const char *path);
+#include "ctl/report/json.h"
 
 /* what an arm's count counts: workload steps, operations, training steps */
 enum measure { MEASURE_STEPS, MEASURE_OPS, MEASURE_TRAIN, MEASURE_EXEC, MEASURE_N };
@@ -140,7 +134,7 @@ int report_junit(const json_t *report, const char *suite, const char *err, const
 		 char *msg, size_t len);
 int report_junit_print(const json_t *report, const char *suite, const char *err, FILE *f);
 /* other tools' formats (export.c): nccl-tests' -J JSON (collective runs;
- * -1, nothing written, otherwise) and the Trace Event Format (Perfetto,
+ * -EOPNOTSUPP, nothing written, otherwise) and the Trace Event Format (Perfetto,
  * chrome://tracing) */
 int report_nccl_tests(const json_t *report, FILE *f);
 /* the report's arms have a collective's figures (algbw, busbw) */

@@ -60,13 +60,13 @@ int report_hlog(const json_t *rep, const json_t *arm, FILE *f)
 			   te = json_integer_value(json_object_get(e, "t_ns"));
 
 		if (hist_from_json(&h, json_object_get(e, "lat_ns")) || !(b = hist_hdr_base64(&h)))
-			return -1;
+			return -ENOMEM;
 		/* Interval_Max in milliseconds: HdrHistogram's default unit ratio 1e6 */
 		fprintf(f, "Tag=%s,%.3f,%.3f,%.3f,%s\n", json_string_value(json_object_get(arm, "name")),
 			(double)(ts - t0_ns) / 1e9, (double)(te - ts) / 1e9, (double)h.max / 1e6, b);
 		free(b);
 	}
-	return ferror(f) ? -1 : 0;
+	return ferror(f) ? -EIO : 0;
 }
 
 /*
@@ -85,29 +85,33 @@ int report_write_whole(const char *path, int (*fn)(const json_t *, const void *,
 	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX", (int)(base - path), path, base) >=
 	    (int)sizeof(tmp)) {
 		snprintf(err, errlen, "%s: name too long", path);
-		return -1;
+		return -ENAMETOOLONG;
 	}
 	fd = mkstemp(tmp);
 	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
 		}
-		return -1;
+		return r;
 	}
+	errno = 0;
 	r = fn(rep, arg, f);
 	if (fflush(f) || ferror(f) || r || fsync(fd)) {
+		r = errno ? -errno : r ? r : -EIO;
 		snprintf(err, errlen, "%s: write failed%s%s", path, errno ? ": " : "",
 			 errno ? strerror(errno) : "");
 		fclose(f);
 		unlink(tmp);
-		return -1;
+		return r;
 	}
 	if (fclose(f) || rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		unlink(tmp);
-		return -1;
+		return r;
 	}
 	return 0;
 }
@@ -162,14 +166,15 @@ int report_write(json_t *rep, const char *dir, char *err, size_t errlen)
 {
 	const json_t *arm;
 	size_t i;
+	int r;
 
-	if (write_file(dir, "report.json", w_json, rep, NULL, err, errlen) ||
-	    write_file(dir, "summary.csv", w_csv, rep, NULL, err, errlen) ||
-	    write_file(dir, "report.html", w_html, rep, NULL, err, errlen) ||
-	    write_file(dir, "perfetto.json", w_perfetto, rep, NULL, err, errlen) ||
+	if ((r = write_file(dir, "report.json", w_json, rep, NULL, err, errlen)) ||
+	    (r = write_file(dir, "summary.csv", w_csv, rep, NULL, err, errlen)) ||
+	    (r = write_file(dir, "report.html", w_html, rep, NULL, err, errlen)) ||
+	    (r = write_file(dir, "perfetto.json", w_perfetto, rep, NULL, err, errlen)) ||
 	    (report_nccl_applies(rep) &&
-	     write_file(dir, "nccl-tests.json", w_nccl, rep, NULL, err, errlen)))
-		return -1;
+	     (r = write_file(dir, "nccl-tests.json", w_nccl, rep, NULL, err, errlen))))
+		return r;
 	json_array_foreach(json_object_get(rep, "arms"), i, arm) {
 		char name[80], *c;
 
@@ -180,8 +185,29 @@ int report_write(json_t *rep, const char *dir, char *err, size_t errlen)
 			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
 			      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || (*c == '.' && c > name)))
 				*c = '_';
-		if (write_file(dir, name, w_hlog, rep, arm, err, errlen))
-			return -1;
+		r = write_file(dir, name, w_hlog, rep, arm, err, errlen);
+		if (r)
+			return r;
 	}
 	return 0;
+}
+
+/* JUnit XML (report_junit_print, expect.c), written whole like the rest */
+struct junit_arg {
+	const char *suite, *err;
+};
+
+static int w_junit(const json_t *rep, const void *arg, FILE *f)
+{
+	const struct junit_arg *j = arg;
+
+	return report_junit_print(rep, j->suite, j->err, f);
+}
+
+int report_junit(const json_t *rep, const char *suite, const char *err, const char *path,
+		 char *msg, size_t len)
+{
+	struct junit_arg j = { suite, err };
+
+	return report_write_whole(path, w_junit, rep, &j, msg, len);
 }

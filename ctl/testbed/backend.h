@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside the testbed room: a backend is one ops table (rdma-core's
- * verbs_context_ops), looked up once by kind. testbed.c drives them;
+ * verbs_context_ops), looked up once by kind. up.c drives them;
  * vm.c and host.c implement them and use only state.c below them.
  */
 #ifndef RTB_CTL_TESTBED_BACKEND_H

@@ -106,7 +106,7 @@ static pid_t spawn_agent(const struct tb_state *s, int i, const char *token_file
 			close(io.out);
 		if (r) {
 			errno = -r;
-			return -1;
+			return -ECHILD;
 		}
 	}
 	return pid;

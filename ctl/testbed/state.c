@@ -260,7 +260,7 @@ int tb_node_index(const struct tb_state *s, const char *name)
 	i = strtol(name, &end, 10);
 	if (*name && !*end && i >= 0 && i < s->nodes)
 		return (int)i;
-	return -1;
+	return -ENOENT;
 }
 
 double tb_cache_seconds(const char *name, double set)

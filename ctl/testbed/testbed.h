@@ -84,7 +84,7 @@ int tb_load_rdma(struct tb_state *s);
 const char *tb_backend_name(enum tb_backend b);
 /* "auto"|"vm"|"host"|"agents" -> 0 and *b, else -EINVAL */
 int tb_backend_parse(const char *name, enum tb_backend *b);
-/* index of node "nodeN" or "N", -1 if none */
+/* index of node "nodeN" or "N", -ENOENT if none */
 int tb_node_index(const struct tb_state *s, const char *name);
 /* a control connection to node i's agent */
 int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms);

@@ -1105,7 +1105,7 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 		return tb_switch_port_set(i, f == TB_PORT_UP, err, errlen);
 	case TB_REBOOT:
 		break;
-	case TB_NIC_RESET:	/* the agent's (testbed.c), on any backend */
+	case TB_NIC_RESET:	/* the agent's (up.c), on any backend */
 		snprintf(err, errlen, "a nic reset is the node agent's");
 		return -EINVAL;
 	}

@@ -294,7 +294,7 @@ static int flow_of(struct tr *s, int cap, const uint8_t *src, const uint8_t *dst
 		struct flow *nf = realloc(s->f, n * sizeof(*nf));
 
 		if (!nf)
-			return -1;
+			return -ENOMEM;
 		s->f = nf;
 		s->cf = n;
 	}
@@ -327,7 +327,7 @@ static int psn_mark(struct flow *f, uint32_t psn, int *was)
 		struct blk *nb = realloc(f->b, (f->nb + 1) * sizeof(*nb));
 
 		if (!nb)
-			return -1;
+			return -ENOMEM;
 		f->b = nb;
 		b = &f->b[f->nb];
 		memset(b, 0, sizeof(*b));
@@ -346,7 +346,7 @@ static int push(struct flow *f, int idx)
 		int *np = realloc(f->pk, n * sizeof(*np));
 
 		if (!np)
-			return -1;
+			return -ENOMEM;
 		f->pk = np;
 		f->cpk = n;
 	}
@@ -497,7 +497,7 @@ static long after(const struct tr *s, const struct flow *f, uint64_t ts, size_t 
 		if (t->ts >= ts && fn(t, arg))
 			return (long)k;
 	}
-	return -1;
+	return -ENOENT;
 }
 
 static long first_ts(const struct tr *s, const struct flow *f, uint64_t ts)
@@ -858,7 +858,7 @@ static int gap_of(const struct tr *s, const struct flow *f, long k0, long k1, ui
 	long k;
 
 	if (k0 < 0 || k1 > (long)f->npk || k1 - k0 < 2)
-		return -1;
+		return -ERANGE;
 	for (k = k0 + 1; k < k1 && n < CNP_WINDOW; k++)
 		g[n++] = s->p[f->pk[k]].ts - s->p[f->pk[k - 1]].ts;
 	*out = median(g, n);

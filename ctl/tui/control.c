@@ -39,14 +39,14 @@ int tui_inject(struct tui *t, json_t *args, int lease, char *out, size_t outlen)
 	if (agentc_call(&t->ctl[0], "inject", json_pack("{s:o,s:b}", "args", args, "lease", lease),
 			&res, 30000, err, sizeof(err))) {
 		snprintf(out, outlen, "%s", err);
-		return -1;
+		return -EIO;
 	}
 	rc = (int)json_integer_value(json_object_get(res, "rc"));
 	snprintf(out, outlen, "%s",
 		 json_string_value(json_object_get(res, rc ? "stderr" : "stdout")) ?: "");
 	out[strcspn(out, "\n")] = 0;
 	json_decref(res);
-	return rc ? -1 : 0;
+	return rc ? -EIO : 0;
 }
 
 int tui_add(struct tui *t, const char *words, char *out, size_t outlen)
@@ -59,7 +59,7 @@ int tui_add(struct tui *t, const char *words, char *out, size_t outlen)
 	if (agentc_call(&t->ctl[0], "inject", json_pack("{s:o,s:b}", "args", args, "lease", 1), &res,
 			30000, err, sizeof(err))) {
 		snprintf(out, outlen, "%s", err);
-		return -1;
+		return -EIO;
 	}
 	rc = (int)json_integer_value(json_object_get(res, "rc"));
 	if (!rc)
@@ -70,7 +70,7 @@ int tui_add(struct tui *t, const char *words, char *out, size_t outlen)
 	json_decref(res);
 	if (id > 0 && t->nadded < 64)	/* removed at the end */
 		t->added[t->nadded++] = id;
-	return id > 0 ? id : -1;
+	return id > 0 ? id : -EIO;
 }
 
 json_t *tui_words(const char *s)
@@ -284,7 +284,7 @@ static const struct {
 };
 #define NODE_VERBS (int)(sizeof(node_verbs) / sizeof(node_verbs[0]))
 
-/* verb's entry in node_verbs, or -1 */
+/* verb's entry in node_verbs, or -ENOENT */
 static int node_verb(const char *verb)
 {
 	int v;
@@ -292,7 +292,7 @@ static int node_verb(const char *verb)
 	for (v = 0; v < NODE_VERBS; v++)
 		if (!strcmp(node_verbs[v].verb, verb))
 			return v;
-	return -1;
+	return -ENOENT;
 }
 
 static void cmd_node(struct tui *t, int v, const char *node, const char *arg)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -326,7 +327,7 @@ int model_from_json(struct model *m, const json_t *j)
 	size_t i;
 
 	if (json_integer_value(json_object_get(j, "schema_version")) != 2)
-		return -1;
+		return -EPROTO;
 	pthread_mutex_lock(&m->lock);
 	str_of(m->name, sizeof(m->name), j, "name");
 	str_of(m->status, sizeof(m->status), j, "status");

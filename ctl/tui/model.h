@@ -98,7 +98,7 @@ json_t *model_arm_json(const struct model *m, int a);
 void model_vs_first(struct model *m);
 /* the model as JSON, for viewers in another process (tui --attach) */
 json_t *model_to_json(struct model *m);
-/* a published model into m (initialised, empty); 0 or -1 */
+/* a published model into m (initialised, empty); 0 or -EPROTO */
 int model_from_json(struct model *m, const json_t *j);
 /* publish to ctl_state_dir()/live.json (at most every 0.5 s unless force) */
 void model_publish(struct model *m, int force);

@@ -51,7 +51,7 @@ void tui_flash_msg(struct tui *t, const char *fmt, ...) __attribute__((format(pr
 int tui_inject(struct tui *t, json_t *args, int lease, char *out, size_t outlen);
 json_t *tui_words(const char *s);
 /* rdma-inject -j add WORDS (leased to our connection): the new rule's id,
- * kept to be removed at the end; -1 with the reason in out */
+ * kept to be removed at the end; -errno with the reason in out */
 int tui_add(struct tui *t, const char *words, char *out, size_t outlen);
 /* set rule id to rule text (same slot, counters kept); 0 on success */
 int tui_rule_set(struct tui *t, int id, const char *rule, char *out, size_t outlen);

@@ -465,4 +465,4 @@ void tui_curses_start(struct tui *t)
 	}
 }
 
-/* the published model (rdmactl run / tui write it) into ours; 0 or -1 */
+/* the published model (rdmactl run / tui write it) into ours; 0 or -errno */

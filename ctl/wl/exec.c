@@ -8,7 +8,6 @@
  * run's wall time and "exec", every command's outcome.
  */
 #include <string.h>
-#include "ctl/exp/exec.h"
 #include "ctl/wl/wl.h"
 
 static const struct wlc_reserved reserved[] = {
@@ -108,7 +107,6 @@ const struct wlc wlc_exec = {
 	.rounds = 1,
 	.in_profile = 1,
 	.roles = 1,
-	.run = exec_round,
 	.reserved = reserved,
 	.arm_json = arm_json,
 };

@@ -11,6 +11,7 @@
  * results: the arm says whether every round was linearizable and, if not,
  * shows the smallest failing part of one.
  */
+#include <errno.h>
 #include "ctl/wl/wl.h"
 #include "lib/clock.h"
 #include "lib/lin.h"
@@ -43,7 +44,7 @@ static int lin_of(const json_t *rec, uint32_t client, const json_t *clk, struct 
 	int kind;
 
 	if (!json_is_array(rec) || json_array_size(rec) != 5)
-		return -1;
+		return -EPROTO;
 	kind = (int)json_integer_value(json_array_get(rec, 2));
 	if (json_array_size(clk) == 2) {	/* its node's clock: [lo, hi] from this host's */
 		lo = json_integer_value(json_array_get(clk, 0));
@@ -60,7 +61,7 @@ static int lin_of(const json_t *rec, uint32_t client, const json_t *clk, struct 
 		.client = client,
 		.kind = kind == 0 ? LIN_GET : LIN_FAA,
 	};
-	return kind < 0 || kind > 3 || o->ret < o->call ? -1 : 0;
+	return kind < 0 || kind > 3 || o->ret < o->call ? -EPROTO : 0;
 }
 
 /*

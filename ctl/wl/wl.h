@@ -31,7 +31,6 @@ struct wlc_reserved {
 	const char *key, *why;
 };
 
-struct exp;
 
 struct wlc {
 	const char *name;	/* the agent's workload of the same name */
@@ -47,11 +46,10 @@ struct wlc {
 	int seeds;
 	int in_profile;		/* may be a profile's workload.type */
 	/* its work is the profile's roles (workload.roles: commands on the
-	 * nodes), its arms are variants of them (vars:, env:), not modes */
+	 * nodes), its arms are variants of them (vars:, env:), not modes; the
+	 * engine runs its rounds with the commands runner (ctl/exp/exec.c),
+	 * not through the agents' arms */
 	int roles;
-	/* runs arm a's round itself (instead of the agents' arms): 0 and the
-	 * per-member results as the agents' would be, or -1 with e->err */
-	int (*run)(struct exp *e, int a, uint64_t round, json_t **results);
 	const struct wlc_reserved *reserved;	/* { NULL } terminated */
 	/* the arm's run options: o holds the profile's and the arm's options */
 	void (*arm_opts)(json_t *o, const char *mode, uint64_t iters, uint64_t warmup,

@@ -5,6 +5,7 @@
  * value, rc's loss, an arm that never ran), and the renderings: text lines,
  * the HTML table, and JUnit XML written whole.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,7 @@ static void test_tta_never(void)
 	size_t off;
 	int failed;
 
-	EXPECT(parse("tta < 1h", MEASURE_TRAIN, &x, &off) == -1);	/* no such unit */
+	EXPECT(parse("tta < 1h", MEASURE_TRAIN, &x, &off) == -EINVAL);	/* no such unit */
 	EXPECT(!parse("tta < 60s", MEASURE_TRAIN, &x, &off));
 	json_array_append_new(arms, json_pack("{s:s,s:s,s:n}", "name", "rc", "mode", "rc", "tta_ns"));
 	json_array_append_new(arms, json_pack("{s:s,s:s,s:I}", "name", "h", "mode", "hadamard",
@@ -231,7 +232,7 @@ static void test_render(void)
 	EXPECT(s && strstr(s, "tests=\"1\" failures=\"0\" errors=\"1\"") &&
 	       strstr(s, "<error message=\"testbed up: no qemu\" type=\"run\">"));
 	/* a directory that is not there: an error, nothing left behind */
-	EXPECT(report_junit(rep, "q", NULL, "/nonexistent-dir/j.xml", msg, sizeof(msg)) == -1);
+	EXPECT(report_junit(rep, "q", NULL, "/nonexistent-dir/j.xml", msg, sizeof(msg)) == -ENOENT);
 	EXPECT(strstr(msg, "/nonexistent-dir/j.xml") != NULL);
 	unlink(path);
 	EXPECT(!rmdir(dir));

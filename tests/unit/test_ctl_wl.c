@@ -36,9 +36,9 @@ static void test_registry(void)
 	wlc_profile_names(names, sizeof(names));
 	EXPECT(!strcmp(names, "collective|train|kv|storage|exec"));
 	/* exec: the profile's roles, run by the controller itself, no modes */
-	EXPECT(wlc_find("exec") && wlc_find("exec")->roles && wlc_find("exec")->run &&
+	EXPECT(wlc_find("exec") && wlc_find("exec")->roles &&
 	       !wlc_find("exec")->modes && wlc_find("exec")->measure == MEASURE_EXEC);
-	EXPECT(!wlc_find("collective")->roles && !wlc_find("collective")->run);
+	EXPECT(!wlc_find("collective")->roles);
 	EXPECT(wlc_modes_parse("rc,hadamard", modes, 4, err, sizeof(err)) == 2);
 	EXPECT(!strcmp(modes[1], "hadamard"));
 	EXPECT(wlc_modes_parse("rc,bogus", modes, 4, err, sizeof(err)) < 0);

@@ -23,11 +23,6 @@
 #include "lib/log.h"
 #include "lib/opt.h"
 
-const struct tb_backend_ops *tb_ops(enum tb_backend b)
-{
-	return b == TB_HOST ? &tb_host_ops : b == TB_AGENTS ? &tb_agents_ops : &tb_vm_ops;
-}
-
 static void on_interrupt(int sig)
 {
 	(void)sig;

@@ -27,9 +27,10 @@ struct ctl {
 /* exit codes of every command: ok, failed, bad usage (nothing touched),
  * stopped by Ctrl-C before anything was done (as a shell reports SIGINT) */
 enum ctl_exit { CTL_OK = 0, CTL_FAIL = 1, CTL_USAGE = 2, CTL_INTERRUPTED = 130 };
-/* what an argument parser returns after printing --help: not an exit code
- * (ctl_code() makes it CTL_OK), so that it never reads as a failure */
-#define CTL_HELP (-1)
+/* what an argument parser returns after printing --help: neither an exit
+ * code (0..255) nor -errno (ctl_code() makes it CTL_OK), so that it never
+ * reads as a failure */
+#define CTL_HELP 256
 static inline int ctl_code(int r)
 {
 	return r == CTL_HELP ? CTL_OK : r;

@@ -73,6 +73,8 @@ struct run {
 	regex_t re[PROF_MAX_ROLES];
 	int nre;
 	char cfg[PATH_MAX], dir[PATH_MAX];
+	char *err;	/* exec_round's: why the run could not go on */
+	size_t errlen;
 };
 
 /* --- reaching the node */
@@ -132,7 +134,7 @@ static int env_word(struct run *r, const struct tpl_ctx *c, const char *k, const
 	size_t off, n = (size_t)snprintf(buf, len, "%s=", k);
 
 	if (n >= len || tpl_expand(v, c, buf + n, len - n, &off, msg, sizeof(msg))) {
-		snprintf(r->e->err, sizeof(r->e->err), "env %s: %s", k, n >= len ? "too long" : msg);
+		snprintf(r->err, r->errlen, "env %s: %s", k, n >= len ? "too long" : msg);
 		return -EINVAL;
 	}
 	return 0;
@@ -175,7 +177,7 @@ static int env_words(struct run *r, struct inst *in, const struct tpl_ctx *c,
 	for (i = 0; i < 3; i++)
 		json_object_foreach((json_t *)maps[i], k, val)
 			if (*n == EXECENV_MAX) {	/* the checker refuses such a profile */
-				snprintf(r->e->err, sizeof(r->e->err), "env: more than %d variables",
+				snprintf(r->err, r->errlen, "env: more than %d variables",
 					 EXECENV_MAX);
 				return -E2BIG;
 			} else if (env_word(r, c, k, json_string_value(val), env[(*n)++], ENV_WORD)) {
@@ -225,7 +227,7 @@ static int start_inst(struct run *r, struct inst *in)
 		goto fail;
 	}
 	if (env_words(r, in, &c, env, &nenv)) {
-		snprintf(in->note, sizeof(in->note), "%s", r->e->err);
+		snprintf(in->note, sizeof(in->note), "%s", r->err);
 		goto fail;
 	}
 	words[k++] = runner(r);
@@ -439,7 +441,7 @@ static int watch(struct run *r)
 	return ctl_interrupted;
 }
 
-/* every command of role k ready: 0, or -1 (e->err says which was not) */
+/* every command of role k ready: 0, or -EIO (r->err says which was not) */
 static int wait_ready(struct run *r, int k)
 {
 	const struct prof_role *ro = &r->p->role[k];
@@ -458,14 +460,14 @@ static int wait_ready(struct run *r, int k)
 			if (in->role != k || in->ready)
 				continue;
 			if (in->state != S_RUNNING && ro->ready != PR_AFTER) {
-				snprintf(r->e->err, sizeof(r->e->err), "%s on %s ended before it was "
+				snprintf(r->err, r->errlen, "%s on %s ended before it was "
 					 "ready", ro->name, r->node[in->member].name);
 				return -EIO;
 			}
 			if (in->state != S_RUNNING || (ro->ready == PR_AFTER && rtb_now_s() >= until))
 				in->ready = 1;
 			else if (ro->ready == PR_PORT && !in->waiter && in->note[0]) {
-				snprintf(r->e->err, sizeof(r->e->err), "%s on %s: %s", ro->name,
+				snprintf(r->err, r->errlen, "%s on %s: %s", ro->name,
 					 r->node[in->member].name, in->note);
 				in->why = WHY_NOT_READY;
 				return -EIO;
@@ -480,7 +482,7 @@ static int wait_ready(struct run *r, int k)
 		if (rtb_now_s() >= until && ro->ready != PR_AFTER) {
 			for (i = 0; i < r->n && (r->in[i].role != k || r->in[i].ready); i++)
 				;
-			snprintf(r->e->err, sizeof(r->e->err), "%s on %s: not ready after %.3g s (%s)",
+			snprintf(r->err, r->errlen, "%s on %s: not ready after %.3g s (%s)",
 				 ro->name, r->node[r->in[i].member].name,
 				 (double)ro->ready_timeout_ns / 1e9,
 				 ro->ready == PR_LINE ? "no line of its output matched ready.line" :
@@ -506,10 +508,10 @@ static int facts(struct run *r)
 		struct tpl_node *n = &r->node[i];
 
 		snprintf(n->name, sizeof(n->name), "%s", r->e->g.tb.node[r->e->g.node[i]].name);
-		rc = agentc_call(&r->e->g.c[i], "hello", NULL, &res, 10000, r->e->err,
-				 sizeof(r->e->err));
+		rc = agentc_call(&r->e->g.c[i], "hello", NULL, &res, 10000, r->err,
+				 sizeof(r->err));
 		if (!rc)
-			rc = tpl_node_facts(n, res, r->e->err, sizeof(r->e->err));
+			rc = tpl_node_facts(n, res, r->err, r->errlen);
 		json_decref(res);
 		if (rc)
 			return rc;
@@ -624,7 +626,7 @@ static int mkdirs(struct run *r)
 	snprintf(r->dir, sizeof(r->dir), "%s/exec/%s/r%llu", r->e->tmpdir, r->p->arm[r->a].name,
 		 (unsigned long long)r->round + 1);
 	if (ctl_mkdir_p(r->dir, 0755)) {
-		snprintf(r->e->err, sizeof(r->e->err), "%s: %s", r->dir, strerror(errno));
+		snprintf(r->err, r->errlen, "%s: %s", r->dir, strerror(errno));
 		return -EIO;
 	}
 	return 0;
@@ -648,12 +650,12 @@ static int round_run(struct run *r, json_t **results)
 	int i, k, m, broke = 0, again;
 
 	if (r->e->g.tb.backend != TB_VM && r->e->g.tb.backend != TB_HOST && !p->ssh.on) {
-		snprintf(r->e->err, sizeof(r->e->err), "an exec workload starts its commands on the "
+		snprintf(r->err, r->errlen, "an exec workload starts its commands on the "
 			 "nodes: a testbed (vm or host) or hosts.ssh, not agents already running");
 		return -EIO;
 	}
 	if (r->e->g.tb.backend == TB_VM && tb_ssh_config(r->cfg, sizeof(r->cfg))) {
-		snprintf(r->e->err, sizeof(r->e->err), "no ssh into the testbed VM");
+		snprintf(r->err, r->errlen, "no ssh into the testbed VM");
 		return -EIO;
 	}
 	if (facts(r) || mkdirs(r))
@@ -686,13 +688,13 @@ static int round_run(struct run *r, json_t **results)
 			if (broke) {
 				in->why = WHY_ABORTED;
 				in->state = S_DONE;
-				snprintf(in->note, sizeof(in->note), "not started: %s", r->e->err);
+				snprintf(in->note, sizeof(in->note), "not started: %s", r->err);
 				continue;
 			}
 			start_inst(r, in);
 		}
 		if (!broke && wait_ready(r, k)) {
-			exp_event(r->e, "%s: %s", p->arm[r->a].name, r->e->err);
+			exp_event(r->e, "%s: %s", p->arm[r->a].name, r->err);
 			broke = 1;
 		}
 	}
@@ -770,19 +772,21 @@ static int round_run(struct run *r, json_t **results)
 	return 0;
 }
 
-int exec_round(struct exp *e, int a, uint64_t round, json_t **results)
+int exec_round(struct exp *e, int a, uint64_t round, json_t **results, char *err, size_t errlen)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	int rc;
 
 	if (!r) {
-		snprintf(e->err, sizeof(e->err), "out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	r->e = e;
 	r->p = &e->p;
 	r->a = a;
 	r->round = round;
+	r->err = err;
+	r->errlen = errlen;
 	rc = round_run(r, results);
 	free(r);
 	return rc;

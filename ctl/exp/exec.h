@@ -15,8 +15,8 @@
 struct exp;
 
 /* arm a's round: 0 and the per-member results (a command that failed is
- * a result, not an error); -1 with e->err when the run itself could not
- * go on (no way to reach the nodes, interrupted) */
-int exec_round(struct exp *e, int a, uint64_t round, json_t **results);
+ * a result, not an error); -errno with the reason in err when the run
+ * itself could not go on (no way to reach the nodes, interrupted) */
+int exec_round(struct exp *e, int a, uint64_t round, json_t **results, char *err, size_t errlen);
 
 #endif

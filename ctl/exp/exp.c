@@ -531,7 +531,7 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 		return CTL_FAIL;
 	e->g.obs.lost = exp_lost;
 	e->g.obs.arg = e;
-	if (exp_nodes_start(e)) {
+	if (exp_nodes_start(e, e->err, sizeof(e->err))) {
 		log_err("%s", e->err);
 		return CTL_FAIL;
 	}
@@ -560,6 +560,7 @@ void exp_close(struct exp *e)
 	for (a = 0; a < PROF_MAX_ARMS; a++)
 		json_decref(e->rounds[a]);
 	exp_trace_stop(e);
+	json_decref(e->captures);
 	json_decref(e->traces);
 	json_decref(e->faults);
 	json_decref(e->hits);

@@ -97,21 +97,24 @@ struct exp {
 	int64_t clk_lo[TB_MAX_NODES], clk_hi[TB_MAX_NODES];
 	int clk_ok[TB_MAX_NODES];
 	struct exp_trace *trace;	/* the round's trace, while it runs */
-	json_t *traces;			/* every finished trace's analysis */
+	json_t *captures;		/* stopped traces, not analysed yet */
+	json_t *traces;			/* every analysed trace */
 };
 
-/* the round's trace (when the profile asks): started before it, stopped
- * and analysed after it (trace.c); start: 0 or -1 with e->err */
-int exp_trace_start(struct exp *e, int a, uint64_t rd);
+/* the round's trace (when the profile asks, trace.c): started before it
+ * (0 or -errno with err), stopped after it into e->captures; every capture
+ * analysed into e->traces when the report is made */
+int exp_trace_start(struct exp *e, int a, uint64_t rd, char *err, size_t errlen);
 void exp_trace_stop(struct exp *e);
+void exp_trace_analyze(struct exp *e);
 /* the report's "trace" object from e->traces, the arms' retransmissions
  * taken from it (arms: the report's), NULL when nothing was traced */
 json_t *exp_trace_report(struct exp *e, json_t *arms);
 
 /* node faults (nodefault.c): started once the rules are in (0, or -errno
- * with e->err); stopped at the run's end (what is frozen or cut off comes back,
+ * with err); stopped at the run's end (what is frozen or cut off comes back,
  * events not reached are said); freed with the exp */
-int exp_nodes_start(struct exp *e);
+int exp_nodes_start(struct exp *e, char *err, size_t errlen);
 void exp_nodes_stop(struct exp *e);
 void exp_nodes_free(struct exp *e);
 /* the events as they happened (new reference), NULL without node faults */

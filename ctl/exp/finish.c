@@ -253,6 +253,7 @@ json_t *exp_report(struct exp *e)
 		json_object_set_new(rep, "node_events", exp_nodes_report(e));
 		json_object_set(rep, "node_fault_effects", e->hits ? e->hits : json_array());
 	}
+	exp_trace_analyze(e);
 	if (rep && e->traces)
 		json_object_set_new(rep, "trace", exp_trace_report(e, arms));
 	if (rep && e->rc && !ctl_interrupted)

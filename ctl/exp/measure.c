@@ -117,8 +117,8 @@ static void record_hit(struct exp *e, int a, uint64_t rd, const json_t *res, con
 
 /* node faults: every member's node back (reconnected when its agent was
  * lost) before the arm; -ENODEV when one is down for good (the arm not
- * run, said in e->hits), an agent's -errno (e->err) */
-static int members_back(struct exp *e, int a, uint64_t rd)
+ * run, said in e->hits), an agent's -errno (with err) */
+static int members_back(struct exp *e, int a, uint64_t rd, char *err, size_t errlen)
 {
 	char why[256];
 	int k, r;
@@ -140,7 +140,7 @@ static int members_back(struct exp *e, int a, uint64_t rd)
 			continue;
 		r = tb_agent_open(&e->g.c[k], &e->g.tb, e->g.node[k], 10000);
 		if (r) {
-			snprintf(e->err, sizeof(e->err), "%s: back from a node fault, but its agent "
+			snprintf(err, errlen, "%s: back from a node fault, but its agent "
 				 "cannot be reached: %s", e->g.c[k].where, strerror(-r));
 			return r;
 		}
@@ -238,17 +238,18 @@ static void clocks_into(struct exp *e, json_t *res)
 }
 
 /* one arm's run on the group, in the workload's topology */
-static int run_on_group(struct exp *e, int a, uint64_t rd, json_t *o, json_t **res)
+static int run_on_group(struct exp *e, int a, uint64_t rd, json_t *o, json_t **res, char *err,
+			size_t errlen)
 {
 	struct agentc *cli[TB_MAX_NODES];
 	int i, n = 0;
 
 	if (e->wl->roles)	/* the profile's own commands (exec) */
-		return exec_round(e, a, rd, res);
+		return exec_round(e, a, rd, res, err, errlen);
 	if (e->wl->topo == WLC_GROUP) {
 		for (i = 0; i < e->g.n; i++)
 			e->res_member[i] = i;
-		return group_run(&e->g, e->wl->name, o, res, e->err, sizeof(e->err));
+		return group_run(&e->g, e->wl->name, o, res, err, errlen);
 	}
 	/* member 1 serves; a star's clients are every other member, a pair's member 0 */
 	for (i = 0; i < e->g.n; i++)
@@ -260,7 +261,7 @@ static int run_on_group(struct exp *e, int a, uint64_t rd, json_t *o, json_t **r
 	if (exp_per_node(e))
 		clocks(e, 0);
 	if (star_run(&e->g.c[1], cli, n, e->wl->name, o, e->wl->topo == WLC_STAR, &e->g.obs, res,
-		     e->err, sizeof(e->err)))
+		     err, errlen))
 		return -EIO;
 	if (exp_per_node(e)) {
 		clocks(e, 1);
@@ -308,7 +309,7 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		exp_event(e, "%s: running", arm->name);
 	if (e->obs.arm_begin)
 		e->obs.arm_begin(e->obs.arg, a, rd, rounds, n);
-	if (members_back(e, a, rd)) {
+	if (members_back(e, a, rd, e->err, sizeof(e->err))) {
 		if (!e->nodes_gone) {	/* a node came back but its agent did not */
 			exp_event(e, "%s failed: %s", arm->name, e->err);
 			e->rc = 1;
@@ -316,7 +317,8 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		json_decref(o);
 		return;
 	}
-	if (exp_trace_start(e, a, rd) || run_on_group(e, a, rd, o, &res)) {
+	if (exp_trace_start(e, a, rd, e->err, sizeof(e->err)) ||
+	    run_on_group(e, a, rd, o, &res, e->err, sizeof(e->err))) {
 		exp_trace_stop(e);
 		if (nodes_changed(e) && !ctl_interrupted) {	/* a node fault's doing */
 			record_hit(e, a, rd, NULL, e->err);

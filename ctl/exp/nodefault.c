@@ -160,7 +160,7 @@ static void *nf_thread(void *arg)
 	return NULL;
 }
 
-int exp_nodes_start(struct exp *e)
+int exp_nodes_start(struct exp *e, char *err, size_t errlen)
 {
 	struct exp_nodes *nf;
 	pthread_condattr_t ca;
@@ -171,13 +171,13 @@ int exp_nodes_start(struct exp *e)
 	if (i == e->p.nfaults && !(e->o.node_faults_by_hand && exp_per_node(e)))
 		return 0;
 	if (i < e->p.nfaults && !exp_per_node(e)) {
-		snprintf(e->err, sizeof(e->err), "fault %s: event %s needs a kernel a node "
+		snprintf(err, errlen, "fault %s: event %s needs a kernel a node "
 			 "(testbed up --topology per-node)", e->p.fault[i].name, e->p.fault[i].rule);
 		return -EOPNOTSUPP;
 	}
 	nf = calloc(1, sizeof(*nf));
 	if (!nf) {
-		snprintf(e->err, sizeof(e->err), "node faults: %s", strerror(ENOMEM));
+		snprintf(err, errlen, "node faults: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	nf->p = &e->p;
@@ -212,7 +212,7 @@ int exp_nodes_start(struct exp *e)
 	pthread_condattr_destroy(&ca);
 	nf->t0 = rtb_now_s();
 	if ((r = pthread_create(&nf->th, NULL, nf_thread, nf))) {
-		snprintf(e->err, sizeof(e->err), "node faults: a thread: %s", strerror(r));
+		snprintf(err, errlen, "node faults: a thread: %s", strerror(r));
 		json_decref(nf->log);
 		free(nf);
 		return -r;

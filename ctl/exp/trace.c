@@ -141,8 +141,8 @@ static void stop_one(struct exp *e, struct exp_trace *t, int k)
 }
 
 /* argv started as trace k, its pcapng into fd (closed here), its stderr
- * read until it says it traces: 0, or -1 with e->err (who: where it runs) */
-static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, int fd,
+ * read until it says it traces: 0, or -errno with err (who: where it runs) */
+static int spawn_trace(struct exp_trace *t, int k, char **argv, int fd, char *err, size_t errlen,
 		       const char *who)
 {
 	struct proc_io io = { -1, fd, -1, 1 };
@@ -150,7 +150,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
 	int pe[2], rc;
 
 	if (pipe2(pe, O_CLOEXEC)) {
-		snprintf(e->err, sizeof(e->err), "trace: pipe: %s", strerror(errno));
+		snprintf(err, errlen, "trace: pipe: %s", strerror(errno));
 		close(fd);
 		return -EIO;
 	}
@@ -163,7 +163,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
 	t->errfd[k] = pe[0];
 	t->n = k + 1;
 	if (rc) {
-		snprintf(e->err, sizeof(e->err), "trace: %s: %s", argv[0], strerror(-rc));
+		snprintf(err, errlen, "trace: %s: %s", argv[0], strerror(-rc));
 		return -EIO;
 	}
 	t0 = rtb_now_s();
@@ -171,7 +171,7 @@ static int spawn_trace(struct exp *e, struct exp_trace *t, int k, char **argv, i
 	       rtb_now_s() - t0 < READY_S && !ctl_interrupted)
 		read_err(t, k, 500);
 	if (!strstr(t->errtxt[k], "rdma-inject: tracing")) {
-		snprintf(e->err, sizeof(e->err), "trace on %s did not start: %.*s", who,
+		snprintf(err, errlen, "trace on %s did not start: %.*s", who,
 			 (int)strcspn(t->errtxt[k], "\n"),
 			 t->errtxt[k][0] ? t->errtxt[k] : "(no message)");
 		return -EIO;
@@ -188,7 +188,7 @@ static int per_node_switch(const struct exp *e)
 
 /* rdma-inject trace on this host's switch ports (rtbswN of every member),
  * streamed into trace/ARM.rROUND.switch.pcapng: entry t->n, member -1 */
-static int switch_trace_start(struct exp *e, struct exp_trace *t)
+static int switch_trace_start(struct exp *e, struct exp_trace *t, char *err, size_t errlen)
 {
 	char inj[PATH_MAX], snap[16], path[PATH_MAX * 2], devs[TB_MAX_NODES][16];
 	char *argv[16 + 3 * TB_MAX_NODES];
@@ -218,16 +218,16 @@ static int switch_trace_start(struct exp *e, struct exp_trace *t)
 	snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(e->err, sizeof(e->err), "trace: %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "trace: %s: %s", path, strerror(errno));
 		return -EIO;
 	}
-	if (spawn_trace(e, t, k, argv, fd, "the switch"))
+	if (spawn_trace(t, k, argv, fd, err, errlen, "the switch"))
 		return -EIO;
 	exp_event(e, "%s: tracing (%s and %s)", e->p.arm[t->a].name, t->rel[0], t->rel[k]);
 	return 0;
 }
 
-int exp_trace_start(struct exp *e, int a, uint64_t rd)
+int exp_trace_start(struct exp *e, int a, uint64_t rd, char *err, size_t errlen)
 {
 	static char line[8192], cmd[4096];
 	struct exp_trace *t;
@@ -238,7 +238,7 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 	if (!e->p.trace)
 		return 0;
 	if (e->g.tb.backend != TB_VM && e->g.tb.backend != TB_HOST && !e->p.ssh.on) {
-		snprintf(e->err, sizeof(e->err), "trace: rdma-inject trace runs on the nodes' kernels: "
+		snprintf(err, errlen, "trace: rdma-inject trace runs on the nodes' kernels: "
 			 "a testbed (vm or host) or hosts.ssh, not agents already running");
 		return -EIO;
 	}
@@ -249,12 +249,12 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 	t->rd = rd;
 	t->nodes = json_object();
 	if (e->g.tb.backend == TB_VM && tb_ssh_config(t->cfg, sizeof(t->cfg))) {
-		snprintf(e->err, sizeof(e->err), "trace: no ssh into the testbed VM");
+		snprintf(err, errlen, "trace: no ssh into the testbed VM");
 		return -EIO;
 	}
 	snprintf(dir, sizeof(dir), "%s/trace", e->tmpdir);
 	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(e->err, sizeof(e->err), "trace: %s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "trace: %s: %s", dir, strerror(errno));
 		return -EIO;
 	}
 	nk = per_host ? e->g.n : 1;
@@ -276,18 +276,18 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd)
 		snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 || exp_node_argv(e, t->cfg, k, words, argv, line, sizeof(line))) {
-			snprintf(e->err, sizeof(e->err), "trace: %s: %s", path,
+			snprintf(err, errlen, "trace: %s: %s", path,
 				 fd < 0 ? strerror(errno) : "command line too long");
 			if (fd >= 0)
 				close(fd);
 			t->n = k;
 			return -EIO;
 		}
-		if (spawn_trace(e, t, k, argv, fd, node_name(e, k)))
+		if (spawn_trace(t, k, argv, fd, err, errlen, node_name(e, k)))
 			return -EIO;
 	}
 	if (per_node_switch(e))
-		return switch_trace_start(e, t);
+		return switch_trace_start(e, t, err, errlen);
 	exp_event(e, "%s: tracing (%s)", e->p.arm[a].name, t->rel[0]);
 	return 0;
 }
@@ -299,37 +299,54 @@ void exp_trace_stop(struct exp *e)
 
 	if (!t)
 		return;
+	if (!e->captures)
+		e->captures = json_array();
 	for (k = 0; k < t->n; k++) {
-		char path[PATH_MAX * 2], err[512];
-		json_t *an;
+		char path[PATH_MAX * 2];
 
 		stop_one(e, t, k);
 		snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
-		an = trace_analyze(path, t->nodes, err, sizeof(err));
+		json_array_append_new(e->captures,
+				      json_pack("{s:s,s:s,s:s,s:I,s:b,s:O}", "path", path, "file",
+						t->rel[k], "arm", e->p.arm[t->a].name, "round",
+						(json_int_t)t->rd + 1, "incomplete",
+						strstr(t->errtxt[k], "records lost") != NULL, "nodes",
+						t->nodes));
+	}
+	json_decref(t->nodes);
+	free(t);
+	e->trace = NULL;
+}
+
+void exp_trace_analyze(struct exp *e)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(e->captures, i, c) {
+		char err[512];
+		json_t *an = trace_analyze(jr_str(c, "path"), json_object_get(c, "nodes"), err,
+					   sizeof(err)), *cap;
+		size_t j;
+
 		if (!an) {
 			log_err("trace: %s", err);
 			an = json_pack("{s:s}", "error", err);
 		}
 		/* the path as the run directory will have it */
-		json_object_set_new(an, "file", json_string(t->rel[k]));
-		{
-			json_t *c;
-			size_t i;
-
-			json_array_foreach(json_object_get(an, "captures"), i, c)
-				json_object_set_new(c, "file", json_string(t->rel[k]));
-		}
-		json_object_set_new(an, "arm", json_string(e->p.arm[t->a].name));
-		json_object_set_new(an, "round", json_integer((json_int_t)t->rd + 1));
-		if (strstr(t->errtxt[k], "records lost"))
+		json_object_set(an, "file", json_object_get(c, "file"));
+		json_array_foreach(json_object_get(an, "captures"), j, cap)
+			json_object_set(cap, "file", json_object_get(c, "file"));
+		json_object_set(an, "arm", json_object_get(c, "arm"));
+		json_object_set(an, "round", json_object_get(c, "round"));
+		if (json_is_true(json_object_get(c, "incomplete")))
 			json_object_set_new(an, "incomplete", json_true());
 		if (!e->traces)
 			e->traces = json_array();
 		json_array_append_new(e->traces, an);
 	}
-	json_decref(t->nodes);
-	free(t);
-	e->trace = NULL;
+	json_decref(e->captures);
+	e->captures = NULL;
 }
 
 static json_int_t jint(const json_t *o, const char *k)

@@ -142,11 +142,12 @@ $(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) -lpthread -lm
 
 # rdmactl checks profiles against the workloads' option tables and
-# rdma-inject's rule grammar: it links both
-$(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(WL_OBJ) $(OBJ)/injector/rule.o $(LIB_OBJ)
+# rdma-inject's rule grammar: it links both, and no data path (no
+# libibverbs: the workloads run in the agents)
+$(BIN)/rdmactl: $(call obj,$(CTL_SRC)) $(OBJ)/workloads/opts.o $(OBJ)/injector/rule.o $(LIB_OBJ)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LIBS_VERBS) $(LDLIBS_LIB) $(LIBS_CURSES) -lpthread -lm
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS_LIB) $(LIBS_CURSES) -lpthread -lm
 
 $(BIN)/rdma-inject: $(call obj,$(INJ_SRC)) $(LIB_OBJ)
 	$(call msg,LD,$@)

@@ -241,17 +241,57 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 	return 0;
 }
 
-int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
-	       size_t errlen)
+/* the index of rdma-inject's verb in argv (after -j, -v, -q), n if none */
+static int verb_at(char **argv, int n)
 {
-	char *argv[INJECT_MAX_ARGS + 2], *out = NULL, *eout = NULL;
-	int n = 0, rc, r, lease = 0;
+	int i;
+
+	for (i = 0; i < n && argv[i][0] == '-'; i++)
+		;
+	return i;
+}
+
+/* the lease list follows the rules: add (leased) joins, del leaves. An
+ * add that finds the list full returns its rule's id (it must not stay),
+ * else 0 */
+static unsigned int lease_follow(struct agent *a, unsigned int conn, char **argv, int n,
+				 int lease, const char *out)
+{
 	unsigned int unleased = 0;
-	uint64_t t0, ms;
+	int i = verb_at(argv, n), j;
+
+	pthread_mutex_lock(&a->lock);
+	if (i + 1 < n && !strcmp(argv[i], "del")) {
+		unsigned int id = (unsigned int)strtoul(argv[i + 1], NULL, 10);
+
+		for (j = 0; j < a->nleased; j++)
+			if (a->leased[j].id == id)
+				a->leased[j--] = a->leased[--a->nleased];
+	} else if (lease && i < n && !strcmp(argv[i], "add")) {
+		unsigned int id = added_id(out);
+
+		if (id && a->nleased < (int)(sizeof(a->leased) / sizeof(a->leased[0]))) {
+			a->leased[a->nleased].conn = conn;
+			a->leased[a->nleased++].id = id;
+		} else {
+			unleased = id;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return unleased;
+}
+
+/* args' words into argv (a leased add gets a lease of AGENT_LEASE_MS: its
+ * rule expires without us): their count, or -errno with err */
+static int inject_argv(struct agent *a, json_t *args, char **argv, int *lease, char *err,
+		       size_t errlen)
+{
+	static char lease_arg[16];
 	json_t *list, *v;
+	int n = 0, r, i;
 	size_t k;
 
-	if (json_unpack(args, "{s:o,s?b}", "args", &list, "lease", &lease) ||
+	if (json_unpack(args, "{s:o,s?b}", "args", &list, "lease", lease) ||
 	    !json_is_array(list) || json_array_size(list) > INJECT_MAX_ARGS) {
 		snprintf(err, errlen, "inject: expected {args: [...], lease?} (at most %d args)",
 			 INJECT_MAX_ARGS);
@@ -266,53 +306,38 @@ int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result
 	}
 	if ((r = inject_allowed(a, argv, n, err, errlen)))
 		return r;
-	if (lease && n + 2 <= INJECT_MAX_ARGS) {	/* a leased add: its rule expires without us */
-		static char lease_arg[16];
-
+	i = verb_at(argv, n);
+	if (*lease && n + 2 <= INJECT_MAX_ARGS && i < n && !strcmp(argv[i], "add")) {
 		snprintf(lease_arg, sizeof(lease_arg), "%dms", AGENT_LEASE_MS);
-		for (k = 0; k < (size_t)n && argv[k][0] == '-'; k++)
-			;
-		if (k < (size_t)n && !strcmp(argv[k], "add")) {
-			argv[n++] = "lease";
-			argv[n++] = lease_arg;
-		}
+		argv[n++] = "lease";
+		argv[n++] = lease_arg;
 	}
+	return n;
+}
+
+int inject_run(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
+	       size_t errlen)
+{
+	char *argv[INJECT_MAX_ARGS + 2], *out = NULL, *eout = NULL;
+	int n, rc, r, lease = 0, i;
+	unsigned int unleased = 0;
+	uint64_t t0, ms;
+
+	if ((n = inject_argv(a, args, argv, &lease, err, errlen)) < 0)
+		return n;
 	t0 = rtb_now_ns();
 	r = spawn_inject(argv, n, &rc, &out, &eout, err, errlen);
 	if (r)
 		return r;
 	ms = (rtb_now_ns() - t0) / 1000000;
 	if (rc || ms >= 5000) {	/* in the agent's log: what failed or took long, and how */
-		for (k = 0; k < (size_t)n && argv[k][0] == '-'; k++)
-			;
-		log_info("rdma-inject %s: %s %d after %llu ms%s%.*s", k < (size_t)n ? argv[k] : "?",
+		i = verb_at(argv, n);
+		log_info("rdma-inject %s: %s %d after %llu ms%s%.*s", i < n ? argv[i] : "?",
 			 rc > 128 ? "killed by signal" : "exit", rc > 128 ? rc - 128 : rc,
 			 (unsigned long long)ms, eout[0] ? ": " : "", (int)strcspn(eout, "\n"), eout);
 	}
-	if (rc == 0) {	/* the lease list follows the rules: add (leased) joins, del leaves */
-		int i, j;
-
-		for (i = 0; i < n && argv[i][0] == '-'; i++)	/* -j, -v, -q */
-			;
-		pthread_mutex_lock(&a->lock);
-		if (i + 1 < n && !strcmp(argv[i], "del")) {
-			unsigned int id = (unsigned int)strtoul(argv[i + 1], NULL, 10);
-
-			for (j = 0; j < a->nleased; j++)
-				if (a->leased[j].id == id)
-					a->leased[j--] = a->leased[--a->nleased];
-		} else if (lease && i < n && !strcmp(argv[i], "add")) {
-			unsigned int id = added_id(out);
-
-			if (id && a->nleased < (int)(sizeof(a->leased) / sizeof(a->leased[0]))) {
-				a->leased[a->nleased].conn = conn;
-				a->leased[a->nleased++].id = id;
-			} else {
-				unleased = id;	/* no lease to hold it: it must not stay */
-			}
-		}
-		pthread_mutex_unlock(&a->lock);
-	}
+	if (rc == 0)
+		unleased = lease_follow(a, conn, argv, n, lease, out);
 	if (unleased) {
 		char idb[16], *dargs[2] = { "del", idb }, *o2 = NULL, *e2 = NULL, err2[128];
 		int rc2;

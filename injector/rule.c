@@ -247,145 +247,194 @@ static int opcode(struct parser *p, struct inj_rule *r)
 	return 0;
 }
 
-/* The grammar at the top of this file, one branch per keyword in one loop
- * over the words: a parser longer than the house's 100 lines on purpose,
- * read top to bottom like the grammar. */
+/* what the words so far said beyond the rule itself */
+struct said {
+	uint64_t after, dur;
+	int have_action, have_for;
+};
+
+/* a match word (qpn, psn, rpsn, qp, tx, len, src, dst, opcode, ecn ce):
+ * 1 taken, 0 not one, -EINVAL */
+static int match_word(struct parser *p, struct inj_rule *r, const char *s)
+{
+	struct in_addr ip;
+
+	if (!strcmp(s, "qpn"))
+		return range(p, "qpn", 0xffffff, &r->qpn_lo, &r->qpn_hi) ? -EINVAL : 1;
+	if (!strcmp(s, "psn") || !strcmp(s, "rpsn")) {
+		uint32_t rel = s[0] == 'r' ? INJ_REL_PSN : 0;
+
+		if ((r->psn_lo || r->psn_hi != 0xffffff) && (r->rel & INJ_REL_PSN) != rel) {
+			snprintf(p->err, p->errlen, "%s: the rule has %s already (one PSN range)", s,
+				 rel ? "psn" : "rpsn");
+			return -EINVAL;
+		}
+		if (range(p, s, 0xffffff, &r->psn_lo, &r->psn_hi))
+			return -EINVAL;
+		r->rel = (r->rel & ~INJ_REL_PSN) | rel;
+		return 1;
+	}
+	if (!strcmp(s, "qp") || !strcmp(s, "tx")) {
+		int q = s[0] == 'q';
+
+		if (range(p, s, 0xffffffff, q ? &r->qp_lo : &r->tx_lo, q ? &r->qp_hi : &r->tx_hi))
+			return -EINVAL;
+		if (!(q ? r->qp_lo : r->tx_lo)) {
+			snprintf(p->err, p->errlen, "%s: counts from 1 (%s 1 is the %s)", s, s,
+				 q ? "first QP the hook sees" : "first transmission");
+			return -EINVAL;
+		}
+		r->rel |= q ? INJ_REL_QP : INJ_REL_TX;
+		return 1;
+	}
+	if (!strcmp(s, "len"))
+		return range(p, "len", 0xffff, &r->len_min, &r->len_max) ? -EINVAL : 1;
+	if (!strcmp(s, "src") || !strcmp(s, "dst")) {
+		const char *a4 = next(p, "an IPv4 address");
+
+		if (!a4 || inet_pton(AF_INET, a4, &ip) != 1) {
+			if (a4)
+				snprintf(p->err, p->errlen, "%s '%s': expected an IPv4 address", s, a4);
+			return -EINVAL;
+		}
+		*(s[0] == 's' ? &r->src_ip : &r->dst_ip) = ip.s_addr;
+		return 1;
+	}
+	if (!strcmp(s, "opcode"))
+		return opcode(p, r) ? -EINVAL : 1;
+	if (!strcmp(s, "ecn") && p->i < p->argc && !strcmp(p->argv[p->i], "ce")) {
+		p->i++;
+		r->ecn_ce = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* a word of when and how long (after, for, gap, lease, hold, jitter):
+ * 1 taken, 0 not one, -EINVAL */
+static int time_word(struct parser *p, struct inj_rule *r, const char *s, struct said *w)
+{
+	uint64_t v;
+
+	if (!strcmp(s, "after"))
+		return number(p, "after", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &w->after) ?
+			       -EINVAL : 1;
+	if (!strcmp(s, "for")) {
+		w->have_for = 1;
+		return number(p, "for", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &w->dur) ?
+			       -EINVAL : 1;
+	}
+	if (!strcmp(s, "gap")) {
+		/* the action resets its selection: a gap before it would be
+		 * lost, and every/nth/once use the same counter */
+		if (!w->have_action || r->model != INJ_MODEL_BERNOULLI) {
+			snprintf(p->err, p->errlen, "gap: goes after an action with a P%% selection "
+				 "(drop 10%% gap 5)");
+			return -EINVAL;
+		}
+		if (number(p, "gap", NUM_PLAIN, 0xffffffff, &v))
+			return -EINVAL;
+		r->nth = (uint32_t)v;
+		return 1;
+	}
+	if (!strcmp(s, "lease")) {
+		if (number(p, "lease", NUM_TIME, 3600000000000ULL, &v))
+			return -EINVAL;
+		if (v < 100000000ULL) {
+			snprintf(p->err, p->errlen, "lease: at least 100ms");
+			return -EINVAL;
+		}
+		r->lease_ns = v;
+		return 1;
+	}
+	if (!strcmp(s, "hold")) {
+		if (number(p, "hold", NUM_TIME, 10000000000ULL, &v))
+			return -EINVAL;
+		r->hold_ns = v;
+		return 1;
+	}
+	if (!strcmp(s, "jitter")) {
+		if (number(p, "jitter", NUM_TIME, 10000000000ULL, &v))
+			return -EINVAL;
+		r->jitter_ns = v;
+		if (p->i < p->argc &&
+		    (!strcmp(p->argv[p->i], "normal") || !strcmp(p->argv[p->i], "uniform")))
+			r->jitter_dist = !strcmp(p->argv[p->i++], "normal") ? INJ_JITTER_NORMAL :
+									     INJ_JITTER_UNIFORM;
+		return 1;
+	}
+	return 0;
+}
+
+/* an action (flap, or one of actions[] with its argument and selection):
+ * 0, or -EINVAL (an unknown word: said, with "did you mean") */
+static int action_word(struct parser *p, struct inj_rule *r, const char *s, struct said *w)
+{
+	uint64_t v;
+	int a;
+
+	if (!strcmp(s, "flap")) {
+		if (w->have_action++) {
+			snprintf(p->err, p->errlen, "one action per rule ('flap' after another)");
+			return -EINVAL;
+		}
+		r->action = INJ_ACT_DROP;
+		r->prob = INJ_PROB_ONE;
+		w->have_for = 1;
+		return number(p, "flap duration", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &w->dur) ?
+			       -EINVAL : 0;
+	}
+	for (a = 0; actions[a] && strcmp(actions[a], s); a++)
+		;
+	if (!actions[a])
+		return unknown(p, s);
+	if (w->have_action++) {
+		snprintf(p->err, p->errlen, "one action per rule ('%s' after another)", s);
+		return -EINVAL;
+	}
+	r->action = (uint8_t)a;
+	r->model = INJ_MODEL_BERNOULLI;	/* a new action starts a new selection */
+	r->prob = INJ_PROB_ONE;
+	r->nth = 0;
+	if (a == INJ_ACT_DELAY) {
+		if (number(p, "delay", NUM_TIME, 10000000000ULL, &v))
+			return -EINVAL;
+		r->delay_ns = v;
+	}
+	r->corrupt = INJ_CORRUPT_ICRC;
+	if (a == INJ_ACT_CORRUPT && p->i < p->argc &&
+	    (!strcmp(p->argv[p->i], "icrc") || !strcmp(p->argv[p->i], "payload")))
+		r->corrupt = !strcmp(p->argv[p->i++], "payload") ? INJ_CORRUPT_PAYLOAD :
+								    INJ_CORRUPT_ICRC;
+	return selector(p, r) ? -EINVAL : 0;
+}
+
+/* The grammar at the top of this file, word by word: what to match, when,
+ * then the action */
 int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *err, size_t errlen)
 {
 	struct parser p = { argc, 0, argv, err, errlen };
-	uint64_t after = 0, dur = 0, v;
-	int have_action = 0, have_for = 0, a;
-	struct in_addr ip;
-	const char *s;
+	struct said w = { 0 };
+	int k;
 
 	while (p.i < argc) {
-		s = argv[p.i++];
-		if (!strcmp(s, "qpn")) {
-			if (range(&p, "qpn", 0xffffff, &r->qpn_lo, &r->qpn_hi))
-				return -EINVAL;
-		} else if (!strcmp(s, "psn") || !strcmp(s, "rpsn")) {
-			uint32_t rel = s[0] == 'r' ? INJ_REL_PSN : 0;
+		const char *s = argv[p.i++];
 
-			if ((r->psn_lo || r->psn_hi != 0xffffff) && (r->rel & INJ_REL_PSN) != rel) {
-				snprintf(err, errlen, "%s: the rule has %s already (one PSN range)", s,
-					 rel ? "psn" : "rpsn");
-				return -EINVAL;
-			}
-			if (range(&p, s, 0xffffff, &r->psn_lo, &r->psn_hi))
-				return -EINVAL;
-			r->rel = (r->rel & ~INJ_REL_PSN) | rel;
-		} else if (!strcmp(s, "qp") || !strcmp(s, "tx")) {
-			int q = s[0] == 'q';
-
-			if (range(&p, s, 0xffffffff, q ? &r->qp_lo : &r->tx_lo, q ? &r->qp_hi : &r->tx_hi))
-				return -EINVAL;
-			if (!(q ? r->qp_lo : r->tx_lo)) {
-				snprintf(err, errlen, "%s: counts from 1 (%s 1 is the %s)", s, s,
-					 q ? "first QP the hook sees" : "first transmission");
-				return -EINVAL;
-			}
-			r->rel |= q ? INJ_REL_QP : INJ_REL_TX;
-		} else if (!strcmp(s, "len")) {
-			if (range(&p, "len", 0xffff, &r->len_min, &r->len_max))
-				return -EINVAL;
-		} else if (!strcmp(s, "src") || !strcmp(s, "dst")) {
-			const char *a4 = next(&p, "an IPv4 address");
-
-			if (!a4 || inet_pton(AF_INET, a4, &ip) != 1) {
-				if (a4)
-					snprintf(err, errlen, "%s '%s': expected an IPv4 address", s, a4);
-				return -EINVAL;
-			}
-			*(s[0] == 's' ? &r->src_ip : &r->dst_ip) = ip.s_addr;
-		} else if (!strcmp(s, "opcode")) {
-			if (opcode(&p, r))
-				return -EINVAL;
-		} else if (!strcmp(s, "ecn") && p.i < argc && !strcmp(argv[p.i], "ce")) {
-			p.i++;
-			r->ecn_ce = 1;
-		} else if (!strcmp(s, "after")) {
-			if (number(&p, "after", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &after))
-				return -EINVAL;
-		} else if (!strcmp(s, "for")) {
-			if (number(&p, "for", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &dur))
-				return -EINVAL;
-			have_for = 1;
-		} else if (!strcmp(s, "gap")) {
-			/* the action resets its selection: a gap before it would be
-			 * lost, and every/nth/once use the same counter */
-			if (!have_action || r->model != INJ_MODEL_BERNOULLI) {
-				snprintf(err, errlen, "gap: goes after an action with a P%% selection "
-					 "(drop 10%% gap 5)");
-				return -EINVAL;
-			}
-			if (number(&p, "gap", NUM_PLAIN, 0xffffffff, &v))
-				return -EINVAL;
-			r->nth = (uint32_t)v;
-		} else if (!strcmp(s, "lease")) {
-			if (number(&p, "lease", NUM_TIME, 3600000000000ULL, &v))
-				return -EINVAL;
-			if (v < 100000000ULL) {
-				snprintf(err, errlen, "lease: at least 100ms");
-				return -EINVAL;
-			}
-			r->lease_ns = v;
-		} else if (!strcmp(s, "hold")) {
-			if (number(&p, "hold", NUM_TIME, 10000000000ULL, &v))
-				return -EINVAL;
-			r->hold_ns = v;
-		} else if (!strcmp(s, "jitter")) {
-			if (number(&p, "jitter", NUM_TIME, 10000000000ULL, &v))
-				return -EINVAL;
-			r->jitter_ns = v;
-			if (p.i < argc && (!strcmp(argv[p.i], "normal") || !strcmp(argv[p.i], "uniform")))
-				r->jitter_dist = !strcmp(argv[p.i++], "normal") ? INJ_JITTER_NORMAL :
-										 INJ_JITTER_UNIFORM;
-		} else if (!strcmp(s, "flap")) {
-			if (have_action++) {
-				snprintf(err, errlen, "one action per rule ('flap' after another)");
-				return -EINVAL;
-			}
-			r->action = INJ_ACT_DROP;
-			r->prob = INJ_PROB_ONE;
-			if (number(&p, "flap duration", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &dur))
-				return -EINVAL;
-			have_for = 1;
-		} else {
-			for (a = 0; actions[a] && strcmp(actions[a], s); a++)
-				;
-			if (!actions[a])
-				return unknown(&p, s);
-			if (have_action++) {
-				snprintf(err, errlen, "one action per rule ('%s' after another)", s);
-				return -EINVAL;
-			}
-			r->action = (uint8_t)a;
-			r->model = INJ_MODEL_BERNOULLI;	/* a new action starts a new selection */
-			r->prob = INJ_PROB_ONE;
-			r->nth = 0;
-			if (a == INJ_ACT_DELAY) {
-				if (number(&p, "delay", NUM_TIME, 10000000000ULL, &v))
-					return -EINVAL;
-				r->delay_ns = v;
-			}
-			r->corrupt = INJ_CORRUPT_ICRC;
-			if (a == INJ_ACT_CORRUPT && p.i < argc &&
-			    (!strcmp(argv[p.i], "icrc") || !strcmp(argv[p.i], "payload")))
-				r->corrupt = !strcmp(argv[p.i++], "payload") ? INJ_CORRUPT_PAYLOAD :
-										 INJ_CORRUPT_ICRC;
-			if (selector(&p, r))
-				return -EINVAL;
-		}
+		if ((k = match_word(&p, r, s)) || (k = time_word(&p, r, s, &w)))
+			if (k < 0)
+				return k;
+		if (!k && (k = action_word(&p, r, s, &w)))
+			return k;
 	}
-	if (!have_action && !update) {
+	if (!w.have_action && !update) {
 		snprintf(err, errlen, "no action (count|drop|delay|reorder|duplicate|corrupt|ecn|cnp|flap)");
 		return -EINVAL;
 	}
 	if (r->action == INJ_ACT_REORDER && !r->hold_ns)
 		r->hold_ns = 1000000;
-	if (after || have_for) {	/* from when the rule is in the table */
-		r->start_ns = after;
-		r->stop_ns = have_for ? after + dur : 0;
+	if (w.after || w.have_for) {	/* from when the rule is in the table */
+		r->start_ns = w.after;
+		r->stop_ns = w.have_for ? w.after + w.dur : 0;
 		r->flags |= INJ_RULE_F_WINDOW_REL;
 	}
 	return 0;

@@ -245,70 +245,39 @@ static void read_ctrs(struct inj_ctx *c, struct tstate *t, int end)
 	}
 }
 
-int cmd_trace(int argc, char **argv, int json_out, const char *pin_root)
+/* where the pcapng goes: FILE (written as FILE.part, renamed when whole)
+ * or stdout (not a terminal): 0, or the exit code */
+static int open_out(struct tstate *t, const char *to, char *part, size_t len)
 {
-	struct sigaction sa = { .sa_handler = on_stop };
-	struct tstate *t = calloc(1, sizeof(*t));
-	struct ring_buffer *rb = NULL;
-	struct inj_ctx *c = NULL;
-	uint32_t snaplen = INJ_TRACE_SNAP_DEFAULT, ifx[MAX_TRACE_HOOKS];
-	int dirs[MAX_TRACE_HOOKS], i, rc = 1, r;
-	const char *to = NULL;
-	char part[4096] = "", err[512] = "";
-	double for_s = 0, t0, t_end;
-	uint64_t lost = 0, start_ns, end_ns;
+	int fd;
 
-	if (!t)
-		return 1;
-	if (parse_args(argc, argv, t, &snaplen, &for_s, &to)) {
-		free(t);
-		return 2;
-	}
 	if (!to && isatty(STDOUT_FILENO)) {
 		log_err("trace: stdout is a terminal: say where the pcapng goes (to FILE, or to - "
 			"for a pipe: rdma-inject trace dev X | tshark -r -)");
-		free(t);
 		return 2;
 	}
-	if (to && strcmp(to, "-")) {
-		int fd;
-
-		snprintf(part, sizeof(part), "%s.part", to);
-		fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || !(t->out = fdopen(fd, "w"))) {
-			log_err("trace: %s: %s", part, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			free(t);
-			return 1;
-		}
-	} else {
+	if (!to || !strcmp(to, "-")) {
 		t->out = stdout;
+		return 0;
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	c = inj_open(pin_root);
-	if (!c) {
-		log_err("trace: cannot load the injector: %s", strerror(errno));
-		goto out;
+	snprintf(part, len, "%s.part", to);
+	fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || !(t->out = fdopen(fd, "w"))) {
+		log_err("trace: %s: %s", part, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		part[0] = 0;
+		return 1;
 	}
-	for (i = 0; i < t->nh; i++) {
-		ifx[i] = t->h[i].ifindex;
-		dirs[i] = t->h[i].dir;
-	}
-	r = inj_trace_begin(c, ifx, dirs, t->nh, snaplen, err, sizeof(err));
-	if (r) {
-		log_err("trace: %s", err);
-		inj_close(c);
-		c = NULL;
-		goto out;
-	}
-	read_ctrs(c, t, 0);
-	inj_unlock(c);
-	t->off_ns = clock_offset();
-	start_ns = rtb_now_ns() + t->off_ns;
-	if (pcapng_put_shb(t->out, "rdma-inject trace") )
+	return 0;
+}
+
+/* the section header and one interface per hook */
+static void put_headers(struct tstate *t, uint32_t snaplen)
+{
+	int i;
+
+	if (pcapng_put_shb(t->out, "rdma-inject trace"))
 		t->werr = errno;
 	for (i = 0; i < t->nh && !t->werr; i++) {
 		char desc[64];
@@ -318,15 +287,15 @@ int cmd_trace(int argc, char **argv, int json_out, const char *pin_root)
 			t->werr = errno;
 	}
 	fflush(t->out);
-	rb = ring_buffer__new(inj_trace_ring_fd(c), on_rec, t, NULL);
-	if (!rb) {
-		log_err("trace: cannot read the trace ring: %s", strerror(errno));
-		goto end;
-	}
-	fprintf(stderr, "rdma-inject: tracing %d hook%s, snaplen %u%s\n", t->nh, t->nh == 1 ? "" : "s",
-		snaplen, to && strcmp(to, "-") ? "" : " (pcapng on stdout)");
-	fflush(stderr);
-	t0 = rtb_now_s();
+}
+
+/* the ring read into the capture until stopped, for_s passed (0: no
+ * limit) or a write failed */
+static void capture(struct tstate *t, struct ring_buffer *rb, double for_s)
+{
+	double t0 = rtb_now_s();
+	int r;
+
 	while (!trace_stop && !t->werr) {
 		r = ring_buffer__poll(rb, 100);
 		if (r < 0 && r != -EINTR) {
@@ -336,40 +305,26 @@ int cmd_trace(int argc, char **argv, int json_out, const char *pin_root)
 		if (for_s > 0 && rtb_now_s() - t0 >= for_s)
 			break;
 	}
-end:
-	/* flags off first (the hooks stay), then what is left in the ring, then
-	 * the counters, which no longer move, then the hooks go */
-	inj_close(c);
-	c = inj_open(pin_root);
-	if (c)
-		inj_trace_stop(c);
-	if (rb) {
-		ring_buffer__consume(rb);
-		ring_buffer__free(rb);
-	}
-	if (c) {
-		read_ctrs(c, t, 1);
-		inj_trace_end(c);
-		inj_close(c);
-		c = NULL;
-		/* the qdiscs a trace made go with it when no rule is left either */
-		inj_flush_if(pin_root, 1);
-	}
-	t_end = rtb_now_s();
-	(void)t_end;
-	end_ns = rtb_now_ns() + t->off_ns;
+}
+
+/* each interface's statistics: the records it got and the ones lost
+ * (what a hook put in the ring and we did not get is lost too), and the
+ * hook's own count of resent packets over the same window (the trace
+ * turned tracking on): rdmactl analyze checks the trace against it.
+ * Returns the records lost */
+static uint64_t put_stats(struct tstate *t, uint64_t start_ns, uint64_t end_ns)
+{
+	uint64_t lost = 0;
+	int i;
+
 	for (i = 0; i < t->nh && !t->werr; i++) {
 		struct thook *h = &t->h[i];
 		uint64_t hl = h->lost1 - h->lost0, ht = h->traced1 - h->traced0;
+		char note[64];
 
-		/* what the hook put in the ring and we did not get is lost too */
 		if (ht > h->records)
 			hl += ht - h->records;
 		lost += hl;
-		char note[64];
-
-		/* the hook's own count of resent packets over the same window (the
-		 * trace turned tracking on): rdmactl analyze checks the trace against it */
 		snprintf(note, sizeof(note), "injector resent=%llu",
 			 (unsigned long long)(h->resent1 - h->resent0));
 		if (pcapng_put_isb(t->out, (uint32_t)i, end_ns, start_ns, end_ns, h->records + hl, hl,
@@ -377,25 +332,15 @@ end:
 			t->werr = errno;
 		h->lost1 = hl;	/* kept for the summary */
 	}
-	if (!t->werr && fflush(t->out))
-		t->werr = errno;
-	if (t->werr) {
-		log_err("trace: writing the capture: %s", strerror(t->werr));
-		goto out;
-	}
-	if (part[0]) {
-		if (fclose(t->out)) {
-			t->out = NULL;
-			log_err("trace: %s: %s", part, strerror(errno));
-			goto out;
-		}
-		t->out = NULL;
-		if (rename(part, to)) {
-			log_err("trace: %s: %s", to, strerror(errno));
-			goto out;
-		}
-		part[0] = 0;
-	}
+	return lost;
+}
+
+/* what was traced: on stderr, and as JSON on stdout (-j, to a file) */
+static void say_traced(const struct tstate *t, const char *to, uint32_t snaplen, uint64_t lost,
+		       int json_out)
+{
+	int i;
+
 	if (json_out && to && strcmp(to, "-")) {
 		json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:[]}", "file", to, "snaplen",
 				      (json_int_t)snaplen, "packets", (json_int_t)t->records, "lost",
@@ -417,13 +362,125 @@ end:
 			t->h[i].dir ? "egress" : "ingress", (unsigned long long)t->h[i].records);
 	fprintf(stderr, lost ? "; %llu lost (the ring was full)\n" : "; %llu lost\n",
 		(unsigned long long)lost);
-	rc = lost ? 1 : 0;
 	if (lost)
 		log_err("trace: %llu records lost: the capture is incomplete (isb_ifdrop says where); "
 			"a smaller snaplen or fewer hooks cost less", (unsigned long long)lost);
-out:
-	if (c)
+}
+
+/* the tracing flags set on the hooks, the counters read: the injector's
+ * state, unlocked (NULL when it failed, said) */
+static struct inj_ctx *begin(struct tstate *t, const char *pin_root, uint32_t snaplen)
+{
+	uint32_t ifx[MAX_TRACE_HOOKS];
+	int dirs[MAX_TRACE_HOOKS], i;
+	char err[512] = "";
+	struct inj_ctx *c = inj_open(pin_root);
+
+	if (!c) {
+		log_err("trace: cannot load the injector: %s", strerror(errno));
+		return NULL;
+	}
+	for (i = 0; i < t->nh; i++) {
+		ifx[i] = t->h[i].ifindex;
+		dirs[i] = t->h[i].dir;
+	}
+	if (inj_trace_begin(c, ifx, dirs, t->nh, snaplen, err, sizeof(err))) {
+		log_err("trace: %s", err);
 		inj_close(c);
+		return NULL;
+	}
+	read_ctrs(c, t, 0);
+	inj_unlock(c);
+	return c;
+}
+
+/* flags off first (the hooks stay), then what is left in the ring, then
+ * the counters, which no longer move, then the hooks go; the qdiscs a
+ * trace made go with it when no rule is left either */
+static void end(struct inj_ctx *c, struct tstate *t, struct ring_buffer *rb, const char *pin_root)
+{
+	inj_close(c);
+	c = inj_open(pin_root);
+	if (c)
+		inj_trace_stop(c);
+	if (rb) {
+		ring_buffer__consume(rb);
+		ring_buffer__free(rb);
+	}
+	if (c) {
+		read_ctrs(c, t, 1);
+		inj_trace_end(c);
+		inj_close(c);
+		inj_flush_if(pin_root, 1);
+	}
+}
+
+int cmd_trace(int argc, char **argv, int json_out, const char *pin_root)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	struct tstate *t = calloc(1, sizeof(*t));
+	struct ring_buffer *rb;
+	struct inj_ctx *c;
+	uint32_t snaplen = INJ_TRACE_SNAP_DEFAULT;
+	int rc = 1;
+	const char *to = NULL;
+	char part[4096] = "";
+	double for_s = 0;
+	uint64_t lost, start_ns;
+
+	if (!t)
+		return 1;
+	if (parse_args(argc, argv, t, &snaplen, &for_s, &to)) {
+		free(t);
+		return 2;
+	}
+	if ((rc = open_out(t, to, part, sizeof(part)))) {
+		free(t);
+		return rc;
+	}
+	rc = 1;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (!(c = begin(t, pin_root, snaplen)))
+		goto out;
+	t->off_ns = clock_offset();
+	start_ns = rtb_now_ns() + t->off_ns;
+	put_headers(t, snaplen);
+	rb = ring_buffer__new(inj_trace_ring_fd(c), on_rec, t, NULL);
+	if (!rb) {
+		log_err("trace: cannot read the trace ring: %s", strerror(errno));
+	} else {
+		fprintf(stderr, "rdma-inject: tracing %d hook%s, snaplen %u%s\n", t->nh,
+			t->nh == 1 ? "" : "s", snaplen, to && strcmp(to, "-") ? "" : " (pcapng on stdout)");
+		fflush(stderr);
+		capture(t, rb, for_s);
+	}
+	end(c, t, rb, pin_root);
+	lost = put_stats(t, start_ns, rtb_now_ns() + t->off_ns);
+	if (!t->werr && fflush(t->out))
+		t->werr = errno;
+	if (t->werr) {
+		log_err("trace: writing the capture: %s", strerror(t->werr));
+		goto out;
+	}
+	if (part[0]) {
+		FILE *f = t->out;
+
+		t->out = NULL;
+		if (fclose(f)) {
+			log_err("trace: %s: %s", part, strerror(errno));
+			goto out;
+		}
+		if (rename(part, to)) {
+			log_err("trace: %s: %s", to, strerror(errno));
+			goto out;
+		}
+		part[0] = 0;
+	}
+	say_traced(t, to, snaplen, lost, json_out);
+	rc = lost ? 1 : 0;
+out:
 	if (t->out && t->out != stdout)
 		fclose(t->out);
 	if (part[0])

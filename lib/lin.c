@@ -175,6 +175,47 @@ static inline const struct lin_op *op_at(const struct lin_op *ops, const size_t 
 	return &ops[idx ? idx[i] : i];
 }
 
+/* the entries of a key's m operations into ents (2 m + 1), sorted by
+ * time and linked: the completed operations from head, the invocations
+ * that never completed from phead, each invocation to its completion.
+ * Returns how many completed, or -ENOMEM */
+static int entries(const struct lin_op *ops, const size_t *idx, size_t m, struct ent *ents,
+		   struct ent *head, struct ent *phead)
+{
+	struct ent **callof = calloc(m + 1, sizeof(*callof)), *last = head, *plast = phead;
+	size_t ne = 0, i;
+	int rets = 0;
+
+	if (!callof)
+		return -ENOMEM;
+	for (i = 0; i < m; i++) {
+		const struct lin_op *o = op_at(ops, idx, i);
+
+		if (o->kind == LIN_GET && (o->maybe || o->ret == LIN_PENDING))
+			continue;	/* a read without a result constrains nothing */
+		ents[ne++] = (struct ent){ .t = o->call, .id = (uint32_t)i, .call = 1 };
+		if (o->ret != LIN_PENDING) {
+			ents[ne++] = (struct ent){ .t = o->ret, .id = (uint32_t)i };
+			rets++;
+		}
+	}
+	qsort(ents, ne, sizeof(*ents), ent_cmp);
+	for (i = 0; i < ne; i++) {
+		struct ent **tail = ents[i].call && op_at(ops, idx, ents[i].id)->ret == LIN_PENDING ?
+					    &plast : &last;
+
+		ents[i].prev = *tail;
+		(*tail)->next = &ents[i];
+		*tail = &ents[i];
+		if (ents[i].call)
+			callof[ents[i].id] = &ents[i];
+		else
+			callof[ents[i].id]->match = &ents[i];
+	}
+	free(callof);
+	return rets;
+}
+
 /*
  * One key's m operations (op_at, in invocation order): 1 linearizable, 0
  * not, -1 undecided, -ENOMEM.
@@ -192,12 +233,12 @@ static int search(const struct lin_op *ops, const size_t *idx, size_t m, uint64_
 		  uint64_t budget, uint64_t *states)
 {
 	struct ent *ents = calloc(2 * m + 1, sizeof(*ents)), head = { 0 }, phead = { 0 };
-	struct ent **stk = NULL, *e, *last = &head, *plast = &phead;
+	struct ent **stk = NULL, *e;
 	struct memo memo = { .w = (m + 63) / 64 };
 	uint64_t *bits = calloc(memo.w + 1, sizeof(*bits)), *olds = NULL, *lims = NULL, s = init, s2;
 	uint64_t visited = 0, lim = 0;
 	uint8_t *vars = NULL;
-	size_t ne = 0, i, rets = 0, sp = 0;
+	size_t rets, sp = 0;
 	int ret = -ENOMEM, r, ok, pend = 0;	/* pend: walking the pending list, up to time lim */
 	int v = 0;	/* the variant of the invocation at e: 0 its effect, 1 none (maybe only) */
 
@@ -207,37 +248,9 @@ static int search(const struct lin_op *ops, const size_t *idx, size_t m, uint64_
 	vars = malloc(m + 1);
 	if (!ents || !bits || !stk || !olds || !lims || !vars)
 		goto out;
-	for (i = 0; i < m; i++) {
-		const struct lin_op *o = op_at(ops, idx, i);
-
-		if (o->kind == LIN_GET && (o->maybe || o->ret == LIN_PENDING))
-			continue;	/* a read without a result constrains nothing */
-		ents[ne++] = (struct ent){ .t = o->call, .id = (uint32_t)i, .call = 1 };
-		if (o->ret != LIN_PENDING) {
-			ents[ne++] = (struct ent){ .t = o->ret, .id = (uint32_t)i };
-			rets++;
-		}
-	}
-	qsort(ents, ne, sizeof(*ents), ent_cmp);
-	{	/* link (completed and pending apart), each invocation to its completion */
-		struct ent **callof = calloc(m + 1, sizeof(*callof));
-
-		if (!callof)
-			goto out;
-		for (i = 0; i < ne; i++) {
-			struct ent **tail = ents[i].call && op_at(ops, idx, ents[i].id)->ret == LIN_PENDING ?
-						    &plast : &last;
-
-			ents[i].prev = *tail;
-			(*tail)->next = &ents[i];
-			*tail = &ents[i];
-			if (ents[i].call)
-				callof[ents[i].id] = &ents[i];
-			else
-				callof[ents[i].id]->match = &ents[i];
-		}
-		free(callof);
-	}
+	if ((r = entries(ops, idx, m, ents, &head, &phead)) < 0)
+		goto out;
+	rets = (size_t)r;
 	e = head.next;
 	while (rets) {
 		if (!pend && e && !e->call) {	/* the first completion left: now the pending */

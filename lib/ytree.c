@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,28 +88,142 @@ int ytree_is_null(const struct ynode *n)
 		!strcmp(n->s, "NULL"));
 }
 
-#define FAIL(line, col, ...)                                                                       \
-	do {                                                                                       \
-		int o_ = snprintf(err, errlen, "%s:%d:%d: ", file, (line), (col));                 \
-		if (o_ >= 0 && (size_t)o_ < errlen)                                                \
-			snprintf(err + o_, errlen - (size_t)o_, __VA_ARGS__);                       \
-		goto fail;                                                                         \
-	} while (0)
+/* a tree being built from libyaml's events: a stack of open collections;
+ * in a map, a scalar alternates key and value (keys must be scalars here) */
+struct ybuild {
+	const char *file;
+	char *err;
+	size_t errlen;
+	struct ynode *stack[64], *doc;
+	char *pending_key[64];
+	int pk_line[64], pk_col[64], depth, docs;
+};
 
-/*
- * Events to tree. A stack of open collections; in a map, a scalar alternates
- * key and value (keys must be scalars here). One state machine over
- * libyaml's events, one case per event: longer than 100 lines on purpose,
- * so that the whole of it reads in one place.
- */
+__attribute__((format(printf, 4, 5))) static int yfail(struct ybuild *b, int line, int col,
+						      const char *fmt, ...)
+{
+	int o = snprintf(b->err, b->errlen, "%s:%d:%d: ", b->file, line, col);
+	va_list ap;
+
+	if (o >= 0 && (size_t)o < b->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(b->err + o, b->errlen - (size_t)o, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* the parser's own complaint, with where the unclosed construct began as
+ * well as where the parser noticed (often the end of the file) */
+static int yparse_err(struct ybuild *b, const yaml_parser_t *p)
+{
+	int l = (int)p->problem_mark.line + 1, c = (int)p->problem_mark.column + 1;
+	const char *what = p->problem ? p->problem : "bad YAML";
+
+	if (p->context && (p->context_mark.line != p->problem_mark.line ||
+			   p->context_mark.column != p->problem_mark.column))
+		return yfail(b, l, c, "%s %s that began at %d:%d", what, p->context,
+			     (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+	if (p->context)
+		return yfail(b, l, c, "%s %s", what, p->context);
+	return yfail(b, l, c, "%s", what);
+}
+
+/* a key of the open map cur, kept until its value comes */
+static int ykey(struct ybuild *b, struct ynode *cur, const yaml_event_t *ev, int line, int col)
+{
+	size_t i;
+
+	if (ev->type != YAML_SCALAR_EVENT)
+		return yfail(b, line, col, "a mapping key must be a plain name");
+	/* each key is checked against the others: a bound keeps that quick
+	 * (100k keys took 20 s) */
+	if (cur->n >= YTREE_MAX_KEYS)
+		return yfail(b, line, col, "more than %d keys in one mapping", YTREE_MAX_KEYS);
+	if (ytree_get(cur, (const char *)ev->data.scalar.value, &i))
+		return yfail(b, line, col, "duplicate key '%.63s' (first at line %d)",
+			     (const char *)ev->data.scalar.value, cur->kline[i]);
+	b->pending_key[b->depth - 1] = strdup((const char *)ev->data.scalar.value);
+	b->pk_line[b->depth - 1] = line;
+	b->pk_col[b->depth - 1] = col;
+	return 0;
+}
+
+/* a scalar or a collection's start: a key of the open map, or a node of
+ * the open collection (or the document); a collection is opened */
+static int yvalue(struct ybuild *b, const yaml_event_t *ev, int line, int col)
+{
+	struct ynode *cur = b->depth ? b->stack[b->depth - 1] : NULL, *n;
+	int d = b->depth - 1;
+
+	if (ev->type == YAML_SCALAR_EVENT && ev->data.scalar.anchor)
+		return yfail(b, line, col, "anchors (&name) are not supported in profiles");
+	if (cur && cur->kind == YN_MAP && !b->pending_key[d])
+		return ykey(b, cur, ev, line, col);
+	n = node_new(ev->type == YAML_SCALAR_EVENT ? YN_SCALAR :
+		     ev->type == YAML_MAPPING_START_EVENT ? YN_MAP : YN_SEQ, b->file, line, col);
+	if (!n)
+		return yfail(b, line, col, "out of memory");
+	if (ev->type == YAML_SCALAR_EVENT) {
+		n->s = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	}
+	if (!cur) {
+		b->doc = n;
+	} else if (grow(cur)) {
+		ytree_free(n);
+		return yfail(b, line, col, "out of memory");
+	} else {
+		cur->v[cur->n] = n;
+		if (cur->kind == YN_MAP) {
+			cur->k[cur->n] = b->pending_key[d];
+			cur->kline[cur->n] = b->pk_line[d];
+			cur->kcol[cur->n] = b->pk_col[d];
+			b->pending_key[d] = NULL;
+		}
+		cur->n++;
+	}
+	if (ev->type != YAML_SCALAR_EVENT) {
+		if (b->depth == 64)
+			return yfail(b, line, col, "nested too deep");
+		b->stack[b->depth++] = n;
+	}
+	return 0;
+}
+
+/* one event into the tree: 0, 1 at the stream's end, -1 with b->err */
+static int yevent(struct ybuild *b, const yaml_event_t *ev)
+{
+	int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
+
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	case YAML_DOCUMENT_START_EVENT:
+		return b->docs++ ? yfail(b, line, col, "a second YAML document: one profile per file") :
+				   0;
+	case YAML_ALIAS_EVENT:
+		return yfail(b, line, col, "aliases (*name) are not supported in profiles");
+	case YAML_SCALAR_EVENT:
+	case YAML_MAPPING_START_EVENT:
+	case YAML_SEQUENCE_START_EVENT:
+		return yvalue(b, ev, line, col);
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		b->depth--;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int ytree_parse(const char *file, const char *buf, size_t len, struct ynode **root, char *err,
 		size_t errlen)
 {
-	struct ynode *stack[64], *doc = NULL, *cur;
-	char *pending_key[64] = { NULL };
-	int pk_line[64], pk_col[64], depth = 0, done = 0, docs = 0;
+	struct ybuild b = { .file = file, .err = err, .errlen = errlen };
 	yaml_parser_t p;
 	yaml_event_t ev;
+	int r = 0;
 	size_t i;
 
 	*root = NULL;
@@ -117,130 +232,27 @@ int ytree_parse(const char *file, const char *buf, size_t len, struct ynode **ro
 		return -1;
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	while (!done) {
-		int line, col;
-
+	while (!r) {
 		if (!yaml_parser_parse(&p, &ev)) {
-			int l = (int)p.problem_mark.line + 1, c = (int)p.problem_mark.column + 1;
-
-			/* where the unclosed construct began, as well as where the
-			 * parser noticed (often the end of the file) */
-			if (p.context && (p.context_mark.line != p.problem_mark.line ||
-					  p.context_mark.column != p.problem_mark.column))
-				FAIL(l, c, "%s %s that began at %d:%d",
-				     p.problem ? p.problem : "bad YAML", p.context,
-				     (int)p.context_mark.line + 1, (int)p.context_mark.column + 1);
-			if (p.context)
-				FAIL(l, c, "%s %s", p.problem ? p.problem : "bad YAML", p.context);
-			FAIL(l, c, "%s", p.problem ? p.problem : "bad YAML");
-		}
-		line = (int)ev.start_mark.line + 1;
-		col = (int)ev.start_mark.column + 1;
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (docs++) {
-				yaml_event_delete(&ev);
-				FAIL(line, col, "a second YAML document: one profile per file");
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			yaml_event_delete(&ev);
-			FAIL(line, col, "aliases (*name) are not supported in profiles");
-		case YAML_SCALAR_EVENT:
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT: {
-			struct ynode *n;
-
-			if (ev.type == YAML_SCALAR_EVENT && ev.data.scalar.anchor) {
-				yaml_event_delete(&ev);
-				FAIL(line, col, "anchors (&name) are not supported in profiles");
-			}
-			cur = depth ? stack[depth - 1] : NULL;
-			if (cur && cur->kind == YN_MAP && !pending_key[depth - 1]) {
-				/* a key */
-				if (ev.type != YAML_SCALAR_EVENT) {
-					yaml_event_delete(&ev);
-					FAIL(line, col, "a mapping key must be a plain name");
-				}
-				/* each key is checked against the others: a bound keeps
-				 * that quick (100k keys took 20 s) */
-				if (cur->n >= YTREE_MAX_KEYS) {
-					yaml_event_delete(&ev);
-					FAIL(line, col, "more than %d keys in one mapping", YTREE_MAX_KEYS);
-				}
-				if (ytree_get(cur, (const char *)ev.data.scalar.value, &i)) {
-					char k[64];
-
-					snprintf(k, sizeof(k), "%s", (const char *)ev.data.scalar.value);
-					yaml_event_delete(&ev);
-					FAIL(line, col, "duplicate key '%s' (first at line %d)", k,
-					     cur->kline[i]);
-				}
-				pending_key[depth - 1] = strdup((const char *)ev.data.scalar.value);
-				pk_line[depth - 1] = line;
-				pk_col[depth - 1] = col;
-				break;
-			}
-			n = node_new(ev.type == YAML_SCALAR_EVENT ? YN_SCALAR :
-				     ev.type == YAML_MAPPING_START_EVENT ? YN_MAP : YN_SEQ, file, line, col);
-			if (!n) {
-				yaml_event_delete(&ev);
-				FAIL(line, col, "out of memory");
-			}
-			if (ev.type == YAML_SCALAR_EVENT) {
-				n->s = strndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
-				n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			}
-			if (!cur) {
-				doc = n;
-			} else if (grow(cur)) {
-				ytree_free(n);
-				yaml_event_delete(&ev);
-				FAIL(line, col, "out of memory");
-			} else {
-				cur->v[cur->n] = n;
-				if (cur->kind == YN_MAP) {
-					cur->k[cur->n] = pending_key[depth - 1];
-					cur->kline[cur->n] = pk_line[depth - 1];
-					cur->kcol[cur->n] = pk_col[depth - 1];
-					pending_key[depth - 1] = NULL;
-				}
-				cur->n++;
-			}
-			if (ev.type != YAML_SCALAR_EVENT) {
-				if (depth == 64) {
-					yaml_event_delete(&ev);
-					FAIL(line, col, "nested too deep");
-				}
-				stack[depth++] = n;
-			}
+			r = yparse_err(&b, &p);
 			break;
 		}
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			depth--;
-			break;
-		default:
-			break;
-		}
+		r = yevent(&b, &ev);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&p);
-	if (!doc) {
+	for (i = 0; i < 64; i++)
+		free(b.pending_key[i]);
+	if (r < 0) {
+		ytree_free(b.doc);
+		return -1;
+	}
+	if (!b.doc) {
 		snprintf(err, errlen, "%s:1:1: empty file: expected a profile (version: 1, ...)", file);
 		return -1;
 	}
-	*root = doc;
+	*root = b.doc;
 	return 0;
-fail:
-	for (i = 0; i < 64; i++)
-		free(pending_key[i]);
-	yaml_parser_delete(&p);
-	ytree_free(doc);
-	return -1;
 }
 
 int ytree_set(struct ynode **root, const char *assignment, const char *origin, char *err,

@@ -254,67 +254,151 @@ static void usage(FILE *f)
 		   "       rdma-run wait-port PORT TIMEOUT_MS\n");
 }
 
-static int cmd_start(int argc, char **argv)
-{
-	char dir[PATH_MAX], cg[PATH_MAX] = "", root[PATH_MAX], buf[512], *env[MAX_ENV];
-	const char *id = argc > 1 ? argv[1] : "", *cmd = NULL;
-	int nenv = 0, i, st = 0, code, left, sig = 0, sync[2], timed_out = 0, killed = 0, from_stdin = 0;
-	long long timeout_ms = 0;
-	int64_t t0, t1;
-	sigset_t chld;
-	pid_t pid;
+/* what `start` was asked: ID, -t, -e and -E, -- CMD */
+struct start_args {
+	const char *id, *cmd;
+	char *env[MAX_ENV];
+	int nenv, from_stdin;
+	long long timeout_ms;
+};
 
+/* 0, or the exit code (2: usage, said) */
+static int start_args(int argc, char **argv, struct start_args *a)
+{
+	int i;
+
+	a->id = argc > 1 ? argv[1] : "";
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			if (i + 2 == argc)
-				cmd = argv[i + 1];
+				a->cmd = argv[i + 1];
 			break;
 		}
 		if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			char *end;
 
-			timeout_ms = strtoll(argv[++i], &end, 10);
-			if (*end || timeout_ms < 1) {
+			a->timeout_ms = strtoll(argv[++i], &end, 10);
+			if (*end || a->timeout_ms < 1) {
 				usage(stderr);
 				return 2;
 			}
 			continue;
 		}
 		if (!strcmp(argv[i], "-E")) {
-			from_stdin = 1;
+			a->from_stdin = 1;
 			continue;
 		}
 		if (strcmp(argv[i], "-e") || i + 1 >= argc || !strchr(argv[i + 1], '=')) {
 			usage(stderr);
 			return 2;
 		}
-		if (nenv == MAX_ENV) {	/* rdmactl refuses such a profile at validate */
+		if (a->nenv == MAX_ENV) {	/* rdmactl refuses such a profile at validate */
 			fprintf(stderr, "rdma-run start: more than %d -e variables\n", MAX_ENV);
 			return 2;
 		}
-		env[nenv++] = argv[++i];
+		a->env[a->nenv++] = argv[++i];
 	}
-	if (!id_ok(id) || !cmd) {
+	if (!id_ok(a->id) || !a->cmd) {
 		fprintf(stderr, "rdma-run start: expected ID ([A-Za-z0-9_.-]) and -- CMD\n");
 		return 2;
 	}
-	if (from_stdin && (nenv = env_stdin(env, nenv)) < 0)
+	if (a->from_stdin && (a->nenv = env_stdin(a->env, a->nenv)) < 0)
 		return 2;
+	return 0;
+}
+
+/* the child: a session (and cgroup cg) of its own, stdin /dev/null, the
+ * environment set; once the pid file is written (sync), the command */
+__attribute__((noreturn)) static void start_child(const struct start_args *a, const char *cg,
+						  int sync[2], const sigset_t *chld)
+{
+	char buf[PATH_MAX + 16], c;
+	int fd, i;
+
+	sigprocmask(SIG_UNBLOCK, chld, NULL);
+	setsid();
+	snprintf(buf, sizeof(buf), "%s/cgroup.procs", cg);
+	if (cg[0] && (fd = open(buf, O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (write(fd, "0", 1) != 1)
+			fprintf(stderr, "rdma-run: %s: %s\n", buf, strerror(errno));
+		close(fd);
+	}
+	fd = open("/dev/null", O_RDONLY);
+	if (fd > 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	for (i = 0; i < a->nenv; i++)
+		putenv(a->env[i]);
+	close(sync[1]);
+	if (read(sync[0], &c, 1) < 0)	/* the pid file is written first */
+		_exit(125);
+	execl("/bin/sh", "sh", "-c", a->cmd, (char *)NULL);
+	fprintf(stderr, "rdma-run: /bin/sh: %s\n", strerror(errno));
+	_exit(127);
+}
+
+/* pid waited for (SIGCHLD blocked: sigtimedwait), ended with everything in
+ * its session or cgroup at the timeout (0: none); *st its status, *killed
+ * what was killed then; 1 when it timed out */
+static int wait_child(pid_t pid, const char *cg, int64_t t0, long long timeout_ms,
+		      const sigset_t *chld, int *st, int *killed)
+{
+	for (;;) {
+		int64_t left_ns = t0 + timeout_ms * 1000000 - (int64_t)rtb_now_ns();
+		struct timespec ts;
+
+		if (waitpid(pid, st, WNOHANG) == pid)
+			return 0;
+		if (timeout_ms && left_ns <= 0) {	/* the whole of it, now */
+			*killed = kill_all(pid, cg, 1000);
+			while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+				;
+			return 1;
+		}
+		ts.tv_sec = timeout_ms ? left_ns / 1000000000 : 3600;
+		ts.tv_nsec = timeout_ms ? left_ns % 1000000000 : 0;
+		sigtimedwait(chld, NULL, &ts);
+	}
+}
+
+/* the state directory of id, and a cgroup of its own when this host lets
+ * us make one (cg "" otherwise): 0, or 125 (said) */
+static int start_state(const char *id, char *dir, size_t dlen, char *cg, size_t clen)
+{
+	char root[PATH_MAX];
+
 	if (mkdir(STATE_DIR, 0700) && errno != EEXIST) {
 		fprintf(stderr, "rdma-run: %s: %s\n", STATE_DIR, strerror(errno));
 		return 125;
 	}
-	snprintf(dir, sizeof(dir), "%s/%s", STATE_DIR, id);
+	snprintf(dir, dlen, "%s/%s", STATE_DIR, id);
 	if (mkdir(dir, 0700)) {
 		fprintf(stderr, "rdma-run: %s: %s\n", dir, strerror(errno));
 		return 125;
 	}
 	cgroup2_root(root, sizeof(root));
+	cg[0] = 0;
 	if (root[0]) {
-		snprintf(cg, sizeof(cg), "%s/rdma-run-%s", root, id);
+		snprintf(cg, clen, "%s/rdma-run-%s", root, id);
 		if (mkdir(cg, 0755))
 			cg[0] = 0;	/* not ours to create (a container's): the session only */
 	}
+	return 0;
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	struct start_args a = { 0 };
+	char dir[PATH_MAX], cg[PATH_MAX] = "", buf[512];
+	int i, st = 0, code, left, sig = 0, sync[2], timed_out, killed = 0;
+	int64_t t0, t1;
+	sigset_t chld;
+	pid_t pid;
+
+	if ((code = start_args(argc, argv, &a)) ||
+	    (code = start_state(a.id, dir, sizeof(dir), cg, sizeof(cg))))
+		return code;
 	if (pipe2(sync, O_CLOEXEC)) {
 		fprintf(stderr, "rdma-run: pipe: %s\n", strerror(errno));
 		return 125;
@@ -329,32 +413,8 @@ static int cmd_start(int argc, char **argv)
 		fprintf(stderr, "rdma-run: fork: %s\n", strerror(errno));
 		return 125;
 	}
-	if (!pid) {
-		char c;
-		int fd;
-
-		sigprocmask(SIG_UNBLOCK, &chld, NULL);
-		setsid();
-		snprintf(buf, sizeof(buf), "%s/cgroup.procs", cg);
-		if (cg[0] && (fd = open(buf, O_WRONLY | O_CLOEXEC)) >= 0) {
-			if (write(fd, "0", 1) != 1)
-				fprintf(stderr, "rdma-run: %s: %s\n", buf, strerror(errno));
-			close(fd);
-		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd > 0) {
-			dup2(fd, 0);
-			close(fd);
-		}
-		for (i = 0; i < nenv; i++)
-			putenv(env[i]);
-		close(sync[1]);
-		if (read(sync[0], &c, 1) < 0)	/* the pid file is written first */
-			_exit(125);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		fprintf(stderr, "rdma-run: /bin/sh: %s\n", strerror(errno));
-		_exit(127);
-	}
+	if (!pid)
+		start_child(&a, cg, sync, &chld);
 	signal(SIGHUP, SIG_IGN);	/* ssh going away must not lose the status */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
@@ -362,23 +422,7 @@ static int cmd_start(int argc, char **argv)
 	write_file(dir, "pid", buf);
 	close(sync[0]);
 	close(sync[1]);
-	for (;;) {
-		int64_t left_ns = t0 + timeout_ms * 1000000 - (int64_t)rtb_now_ns();
-		struct timespec ts;
-
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-		if (timeout_ms && left_ns <= 0) {	/* the whole of it, now */
-			timed_out = 1;
-			killed = kill_all(pid, cg, 1000);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		ts.tv_sec = timeout_ms ? left_ns / 1000000000 : 3600;
-		ts.tv_nsec = timeout_ms ? left_ns % 1000000000 : 0;
-		sigtimedwait(&chld, NULL, &ts);
-	}
+	timed_out = wait_child(pid, cg, t0, a.timeout_ms, &chld, &st, &killed);
 	t1 = (int64_t)rtb_now_ns();
 	left = kill_all(pid, cg, 500);
 	if (timed_out) {

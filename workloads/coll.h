@@ -170,6 +170,9 @@ int coll_step(struct wl_ctx *w, struct coll *c, uint64_t *ns);
  * output first (the next step is checked: nothing stale may pass) */
 int coll_next(struct wl_ctx *w, struct coll *c, int clear);
 void coll_get_stats(const struct coll *c, struct coll_stats *s);
+/* the transport's figures for a run's result: the UC modes' losses, steps
+ * and late writes, and what the mode adds (rc: its settings) */
+json_t *coll_stats_json(const struct coll *c);
 void coll_close(struct coll *c);
 
 /* gradient error of got[] against exact[] (n elements), accumulated */

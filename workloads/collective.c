@@ -34,35 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll.h"
+#include "opts.h"
 #include "../lib/rht.h"
 #include "../lib/hist.h"
 #include "../lib/mix.h"
 #include "../lib/mlp.h"
 
-enum coll_data { D_INTS, D_GAUSS, D_LAPLACE, D_GRAD };
-static const char *const datas[] = { "ints", "gauss", "laplace", "grad", NULL };
-
-struct cw_cfg {
-	struct coll_cfg cc;
-	uint64_t iters, warmup;
-	int data;
-};
-
-#define O(f) offsetof(struct cw_cfg, f)
-static const struct opt cw_opts[] = {
-	{ "op", OPT_ENUM, O(cc.op), 0, 0, "allreduce", coll_ops,
-	  "collective: allreduce|reduce_scatter|allgather|broadcast|alltoall" },
-	{ "root", OPT_UINT, O(cc.root), 0, COLL_MAX_RANKS - 1, "0", NULL, "broadcast: the root rank" },
-	{ "size", OPT_SIZE, O(cc.size), 4, 256ULL << 20, "1M", NULL, "bytes per rank (float32)" },
-	{ "iters", OPT_UINT, O(iters), 1, 1000000, "20", NULL, "measured iterations" },
-	{ "warmup", OPT_UINT, O(warmup), 0, 100000, "2", NULL, "unmeasured iterations first" },
-	{ "data", OPT_ENUM, O(data), 0, 0, "ints", datas,
-	  "input values: ints (exact sums) | gauss | laplace (gradient-like) | grad (real MLP "
-	  "gradients)" },
-	COLL_OPTS(O(cc)),
-	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
-};
-#undef O
 
 struct cw {
 	struct cw_cfg cfg;
@@ -273,16 +250,13 @@ static uint64_t check(const struct cw *w)
 	return wrong;
 }
 
-static int cw_run(struct wl_ctx *ctx, json_t **result)
+/* warmup, then the measured iterations, each checked: the sum of the
+ * measured iterations' times, or -errno */
+static int64_t iterate(struct wl_ctx *ctx, struct cw *w)
 {
-	struct cw *w = ctx->priv;
 	uint64_t i, ns, total = w->cfg.warmup + w->cfg.iters, sum = 0;
-	double t_s, algbw, busbw, factor;
-	struct coll_stats st;
 	int r;
 
-	if ((r = coll_begin(ctx, w->c)))
-		return r;
 	for (i = 0; i < total; i++) {
 		r = coll_step(ctx, w->c, &ns);
 		if (r)
@@ -316,76 +290,52 @@ static int cw_run(struct wl_ctx *ctx, json_t **result)
 			return r;
 		__atomic_store_n(&ctx->progress, i + 1, __ATOMIC_RELAXED);
 	}
+	return (int64_t)sum;
+}
+
+static int cw_run(struct wl_ctx *ctx, json_t **result)
+{
+	struct cw *w = ctx->priv;
+	double t_s, algbw, factor;
+	json_t *iw = json_array(), *il = json_array(), *o;
+	int64_t sum;
+	size_t k;
+	int r;
+
+	if ((r = coll_begin(ctx, w->c)) || (sum = iterate(ctx, w)) < 0) {
+		json_decref(iw);
+		json_decref(il);
+		return r ? r : (int)sum;
+	}
 	t_s = (double)sum / (double)w->cfg.iters / 1e9;
 	algbw = (double)w->cfg.cc.size / t_s;
 	/* nccl-tests' bus bandwidth factors */
 	factor = w->cfg.cc.op == C_ALLREDUCE ? 2.0 * (w->n - 1) / w->n :
 		 w->cfg.cc.op == C_BROADCAST ? 1.0 : (double)(w->n - 1) / w->n;
-	busbw = algbw * factor;
-	coll_get_stats(w->c, &st);
-	*result = json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:I,s:f,s:f,s:f,s:I,s:o,s:o}", "op",
+	for (k = 0; k < w->ndetail; k++) {
+		json_array_append_new(iw, json_integer(w->it_wrong[k]));
+		json_array_append_new(il, json_integer(w->it_lost[k]));
+	}
+	*result = json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:I,s:f,s:f,s:f,s:I,s:o,s:o,s:I,s:I,s:o,"
+			    "s:o,s:s,s:o,s:o}", "op",
 			    coll_ops[w->cfg.cc.op], "mode", coll_modes[w->cfg.cc.mode], "data",
-			    datas[w->cfg.data], "size", (json_int_t)w->cfg.cc.size, "count",
+			    coll_datas[w->cfg.data], "size", (json_int_t)w->cfg.cc.size, "count",
 			    (json_int_t)w->count, "rank", w->r, "nranks", w->n, "iters",
 			    (json_int_t)w->cfg.iters, "time_avg_ns", t_s * 1e9, "algbw_bytes_per_s",
-			    algbw, "busbw_bytes_per_s", busbw, "wrong", (json_int_t)w->wrong,
-			    "time_ns", hist_to_json(&w->hist), "grad_error", grad_err_json(&w->gerr));
-	if (*result) {
-		json_t *iw = json_array(), *il = json_array();
-		size_t k;
-
-		for (k = 0; k < w->ndetail; k++) {
-			json_array_append_new(iw, json_integer(w->it_wrong[k]));
-			json_array_append_new(il, json_integer(w->it_lost[k]));
-		}
-		json_object_set_new(*result, "wrong_iters", json_integer((json_int_t)w->wrong_iters));
-		json_object_set_new(*result, "wrong_max", json_integer((json_int_t)w->wrong_max));
-		json_object_set_new(*result, "iter_wrong", iw);
-		json_object_set_new(*result, "iter_lost", il);
-		json_object_set_new(*result, "fill", json_string(coll_fills[w->cfg.cc.fill]));
+			    algbw, "busbw_bytes_per_s", algbw * factor, "wrong", (json_int_t)w->wrong,
+			    "time_ns", hist_to_json(&w->hist), "grad_error", grad_err_json(&w->gerr),
+			    "wrong_iters", (json_int_t)w->wrong_iters, "wrong_max",
+			    (json_int_t)w->wrong_max, "iter_wrong", iw, "iter_lost", il, "fill",
+			    coll_fills[w->cfg.cc.fill],
+			    /* what the computer and what the network cost, per step */
+			    "codec_ns", hist_to_json(&w->hcodec), "transport_ns",
+			    hist_to_json(&w->hxport));
+	o = coll_stats_json(w->c);
+	if (*result && (!o || json_object_update(*result, o))) {
+		json_decref(*result);
+		*result = NULL;
 	}
-	if (*result && w->cfg.cc.mode == M_RC)
-		json_object_set_new(*result, "rc_settings", vb_rc_knobs_json(&w->cfg.cc.rc));
-	if (*result) {	/* what the computer and what the network cost, per step */
-		json_object_set_new(*result, "codec_ns", hist_to_json(&w->hcodec));
-		json_object_set_new(*result, "transport_ns", hist_to_json(&w->hxport));
-	}
-	if (*result && w->cfg.cc.mode != M_RC) {
-		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "steps",
-				      (json_int_t)st.steps, "lost_pieces", (json_int_t)st.lost_pieces,
-				      "pieces_expected", (json_int_t)st.pieces_expected, "lost_bytes",
-				      (json_int_t)st.lost_bytes, "lost_fraction",
-				      st.pieces_expected ? (double)st.lost_pieces /
-							   (double)st.pieces_expected : 0.0,
-				      "recovered_pieces", (json_int_t)st.recovered_pieces,
-				      "step_timeouts", (json_int_t)st.timeouts, "marker_ends",
-				      (json_int_t)st.marker_ends, "silent_steps",
-				      (json_int_t)st.silent_steps, "agreed_timeout_ns",
-				      (json_int_t)st.agreed_timeout_ns, "late_looks",
-				      (json_int_t)st.late_looks);
-
-		/* late writes: stopped by memory windows (guard on), or landing */
-		json_object_set_new(o, "guard", json_string(coll_onoff[w->cfg.cc.guard]));
-		json_object_set_new(o, "revoked_steps", json_integer((json_int_t)st.revoked));
-		json_object_set_new(o, "late_landed", json_integer((json_int_t)st.late_landed));
-		json_object_set_new(o, "piece_bytes", json_integer((json_int_t)st.piece_bytes));
-		if (w->cfg.cc.mode == M_SR)	/* what the selective repeat did */
-			json_object_update_new(o, json_pack("{s:I,s:I,s:I,s:I,s:I}", "nacks",
-							    (json_int_t)st.nacks, "resent_pieces",
-							    (json_int_t)st.resent_pieces, "stale_nacks",
-							    (json_int_t)st.stale_nacks, "rto_ns",
-							    (json_int_t)st.rto_ns, "srtt_ns",
-							    (json_int_t)st.srtt_ns));
-		if (w->cfg.cc.mode == M_HADAMARD) {
-			json_object_set_new(o, "block", json_integer((json_int_t)st.block));
-			/* float or fixed point: lib/rht.h */
-			json_object_set_new(o, "transform", json_string(rht_path()));
-			json_object_set_new(o, "transform_why", json_string(rht_path_why()));
-		}
-		if (json_object_update(*result, o))
-			json_decref(*result), *result = NULL;
-		json_decref(o);
-	}
+	json_decref(o);
 	return *result ? 0 : -ENOMEM;
 }
 

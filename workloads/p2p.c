@@ -31,18 +31,12 @@
 #include <sys/random.h>
 #include <time.h>
 #include "wl.h"
+#include "opts.h"
 #include "../lib/hist.h"
 
-enum p2p_test { P2P_LAT, P2P_BW };
-enum p2p_op { P2P_WRITE, P2P_READ, P2P_SEND, P2P_CAS, P2P_FAA };
-
-static const char *const tests[] = { "lat", "bw", NULL };
-static const char *const ops[] = { "write", "read", "send", "cas", "faa", NULL };
 static const enum ibv_wr_opcode wr_opcode[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND,
 						IBV_WR_ATOMIC_CMP_AND_SWP,
 						IBV_WR_ATOMIC_FETCH_AND_ADD };
-enum p2p_qp { QP_RC, QP_UC, QP_UD };
-static const char *const qp_types[] = { "rc", "uc", "ud", NULL };
 static const enum ibv_qp_type qp_type_of[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
 #define GRH 40	/* a UD RECV buffer starts with the GRH */
 
@@ -60,39 +54,7 @@ static int one_sided(int op)
  */
 #define CQ_MOD 16
 
-struct p2p_cfg {
-	int test;
-	int op;
-	uint64_t size;
-	uint64_t iters;
-	uint64_t warmup;
-	uint64_t op_timeout;	/* ns: give up when the peer is silent this long */
-	uint64_t qp_timeout;
-	uint64_t retry_cnt;
-	uint64_t rnr_retry;
-	uint64_t tx_depth;
-	int qp;
-};
 
-#define O(f) offsetof(struct p2p_cfg, f)
-static const struct opt p2p_opts[] = {
-	{ "test", OPT_ENUM, O(test), 0, 0, "lat", tests, "test: lat|bw" },
-	{ "op", OPT_ENUM, O(op), 0, 0, "write", ops, "RDMA operation: write|read|send|cas|faa" },
-	{ "qp", OPT_ENUM, O(qp), 0, 0, "rc", qp_types,
-	  "transport: rc|uc|ud (uc: write, send; ud: send of one MTU at most)" },
-	{ "size", OPT_SIZE, O(size), 1, 1 << 20, "2", NULL, "message size in bytes" },
-	{ "iters", OPT_UINT, O(iters), 1, 100000000, "1000", NULL, "measured iterations" },
-	{ "warmup", OPT_UINT, O(warmup), 0, 1000000, "0", NULL, "unmeasured iterations first" },
-	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "10s", NULL,
-	  "fail when one iteration takes longer" },
-	{ "qp_timeout", OPT_UINT, O(qp_timeout), 0, 31, "14", NULL,
-	  "RC ACK timeout exponent: 4.096 us * 2^n" },
-	{ "retry_cnt", OPT_UINT, O(retry_cnt), 0, 7, "7", NULL, "RC retries (7 = infinite on rxe)" },
-	{ "rnr_retry", OPT_UINT, O(rnr_retry), 0, 7, "7", NULL, "RNR retries (7 = infinite)" },
-	{ "tx_depth", OPT_UINT, O(tx_depth), 1, 120, "120", NULL, "bw: operations in flight" },
-	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
-};
-#undef O
 
 struct p2p {
 	struct p2p_cfg cfg;
@@ -169,7 +131,7 @@ static int p2p_prepare(struct wl_ctx *c, const json_t *opts, json_t **ep)
 	r = -EINVAL;
 	if (p->cfg.qp == QP_UC && one_sided(p->cfg.op)) {
 		snprintf(c->err, sizeof(c->err), "UC has no %s (only write and send): use --qp rc",
-			 ops[p->cfg.op]);
+			 p2p_op_names[p->cfg.op]);
 		goto fail;
 	}
 	if (p->cfg.qp == QP_UD) {
@@ -283,7 +245,7 @@ static int reap(struct wl_ctx *c, struct p2p *p, uint64_t *outstanding)
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			snprintf(c->err, sizeof(c->err), "qp 0x%x: %s completed with %s",
 				 p->qp->qp_num, wc[i].opcode & IBV_WC_RECV ? "RECV" :
-				 ops[p->cfg.op], ibv_wc_status_str(wc[i].status));
+				 p2p_op_names[p->cfg.op], ibv_wc_status_str(wc[i].status));
 			return -EIO;
 		}
 		if (wc[i].opcode & IBV_WC_RECV) {
@@ -344,7 +306,7 @@ static int post_op(struct wl_ctx *c, struct p2p *p, uint8_t seq, int last)
 	r = ibv_post_send(p->qp, &wr, &bad);
 	if (r) {
 		snprintf(c->err, sizeof(c->err), "qp 0x%x: post %s failed: %s", p->qp->qp_num,
-			 ops[p->cfg.op], strerror(r));
+			 p2p_op_names[p->cfg.op], strerror(r));
 		return -r;
 	}
 	return 0;
@@ -490,13 +452,13 @@ static int p2p_run(struct wl_ctx *c, json_t **result)
 	}
 	if (r)
 		return r;
-	*result = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "test", tests[p->cfg.test], "op",
-			    ops[p->cfg.op], "role", c->role == WL_CLIENT ? "client" : "server",
+	*result = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "test", p2p_tests[p->cfg.test], "op",
+			    p2p_op_names[p->cfg.op], "role", c->role == WL_CLIENT ? "client" : "server",
 			    "size", (json_int_t)p->cfg.size, "iters", (json_int_t)p->cfg.iters,
 			    "elapsed_ns", (json_int_t)elapsed, "inline",
 			    (json_int_t)(!one_sided(p->cfg.op) && p->cfg.size <= p->max_inline));
 	if (*result) {
-		json_object_set_new(*result, "qp", json_string(qp_types[p->cfg.qp]));
+		json_object_set_new(*result, "qp", json_string(p2p_qp_types[p->cfg.qp]));
 		/* the QP as perftest's out_json describes its own */
 		json_object_update_new(*result,
 				       json_pack("{s:I,s:I,s:i,s:i}", "max_inline",

@@ -21,41 +21,10 @@
 #include <string.h>
 #include <time.h>
 #include "wl.h"
+#include "opts.h"
 #include "../lib/mix.h"
 #include "../lib/hist.h"
 
-enum st_rw { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW };
-static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "rw", "randrw",
-					NULL };
-
-struct st_cfg {
-	int rw;
-	uint64_t bs;
-	uint64_t volume;
-	uint64_t iodepth;
-	uint64_t iters;
-	uint64_t rwmixread;	/* percent of reads in rw/randrw */
-	uint64_t seed;
-	uint64_t op_timeout;
-	struct vb_rc_knobs rc;
-};
-
-#define O(f) offsetof(struct st_cfg, f)
-static const struct opt st_opts[] = {
-	{ "rw", OPT_ENUM, O(rw), 0, 0, "randrw", rw_names,
-	  "pattern: read|write|randread|randwrite|rw|randrw" },
-	{ "bs", OPT_SIZE, O(bs), 512, 1 << 20, "4k", NULL, "block size" },
-	{ "volume", OPT_SIZE, O(volume), 4096, 1ULL << 30, "16M", NULL, "target volume size" },
-	{ "iodepth", OPT_UINT, O(iodepth), 1, 120, "16", NULL, "I/Os in flight" },
-	{ "iters", OPT_UINT, O(iters), 1, 100000000, "2000", NULL, "I/Os to issue" },
-	{ "rwmixread", OPT_UINT, O(rwmixread), 0, 100, "50", NULL, "percent reads (rw, randrw)" },
-	{ "seed", OPT_UINT, O(seed), 0, UINT64_MAX, "1", NULL, "data pattern and offsets seed" },
-	{ "op_timeout", OPT_TIME, O(op_timeout), 1000000, 3600000000000ULL, "30s", NULL,
-	  "fail when one I/O takes longer" },
-	VB_RC_KNOB_OPTS(O(rc)),
-	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
-};
-#undef O
 
 struct slot {
 	uint64_t block;
@@ -343,7 +312,7 @@ static int st_run(struct wl_ctx *c, json_t **result)
 	final_bad = s->mismatches - final_bad;
 	secs = (double)elapsed / 1e9;
 	*result = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:o,s:o}",
-			    "role", "initiator", "rw", rw_names[s->cfg.rw], "bs",
+			    "role", "initiator", "rw", st_rw_names[s->cfg.rw], "bs",
 			    (json_int_t)s->cfg.bs, "iodepth", (json_int_t)s->cfg.iodepth, "volume",
 			    (json_int_t)s->cfg.volume, "elapsed_ns", (json_int_t)elapsed,
 			    "iops", (double)done / secs, "read_ios", (json_int_t)s->ios[0],

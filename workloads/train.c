@@ -29,45 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "coll.h"
+#include "opts.h"
 #include "../lib/hist.h"
 #include "../lib/mlp.h"
 #include "../lib/rht.h"
 
-struct train_cfg {
-	struct coll_cfg cc;
-	uint64_t steps, batch, lr_ppm, momentum_ppm, target_ppm, eval_every, eval_samples, final_samples;
-	uint64_t input, hidden1, hidden2, classes;
-	int schedule;
-};
-
-static const char *const schedules[] = { "cosine", "constant", NULL };
-
-#define O(f) offsetof(struct train_cfg, f)
-static const struct opt train_opts[] = {
-	{ "steps", OPT_UINT, O(steps), 1, 1000000, "150", NULL, "training steps" },
-	{ "batch", OPT_UINT, O(batch), 1, 4096, "8", NULL, "samples per rank per step" },
-	{ "lr", OPT_PPM, O(lr_ppm), 1, 10000000, "2%", NULL, "learning rate (2% = 0.02)" },
-	{ "schedule", OPT_ENUM, O(schedule), 0, 0, "cosine", schedules,
-	  "learning rate over the steps: cosine (decays to 0 at the last step) | constant" },
-	{ "momentum", OPT_PPM, O(momentum_ppm), 0, 999999, "90%", NULL, "SGD momentum" },
-	{ "target", OPT_PPM, O(target_ppm), 1, 1000000, "70%", NULL,
-	  "accuracy whose first reaching is the time to accuracy (on the curve's steep part: "
-	  "from ~73% the curve pauses and wobbles for some 20 steps before it climbs to ~86%, "
-	  "and there the evaluation's noise decides when a target is crossed)" },
-	{ "eval_every", OPT_UINT, O(eval_every), 1, 1000000, "5", NULL,
-	  "evaluate every N steps (off the training clock)" },
-	{ "eval_samples", OPT_UINT, O(eval_samples), 16, 100000, "256", NULL,
-	  "held-out samples per evaluation" },
-	{ "final_samples", OPT_UINT, O(final_samples), 16, 1000000, "2048", NULL,
-	  "held-out samples for the final accuracy" },
-	{ "input", OPT_UINT, O(input), 2, 4096, "128", NULL, "input dimension" },
-	{ "hidden1", OPT_UINT, O(hidden1), 1, 8192, "512", NULL, "first hidden layer" },
-	{ "hidden2", OPT_UINT, O(hidden2), 1, 8192, "264", NULL, "second hidden layer" },
-	{ "classes", OPT_UINT, O(classes), 2, 1000, "10", NULL, "classes" },
-	COLL_OPTS(O(cc)),
-	{ NULL, 0, 0, 0, 0, NULL, NULL, NULL },
-};
-#undef O
 
 struct train {
 	struct train_cfg cfg;

@@ -6,7 +6,7 @@
 #include "ctl/cmd/cmds.h"
 #include "lib/log.h"
 #include "lib/num.h"
-#include "workloads/wl.h"
+#include "workloads/opts.h"
 
 int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_arg *own,
 	     json_t *opts, void (*usage)(FILE *))
@@ -36,11 +36,10 @@ int ctl_args(const char *cmd, int argc, char **argv, int from, const struct ctl_
 
 int ctl_take_opt(json_t *opts, const char *workload, const char *key, uint64_t *v)
 {
-	const struct wl_ops *wl = wl_find(workload);
 	const char *s = json_string_value(json_object_get(opts, key)), *why;
 	const struct opt *o;
 
-	for (o = wl ? wl->opts : NULL; o && o->name && strcmp(o->name, key); o++)
+	for (o = wl_opts(workload); o && o->name && strcmp(o->name, key); o++)
 		;
 	if (!o || !o->name || o->kind == OPT_ENUM)
 		return -ENOENT;
@@ -55,10 +54,10 @@ int ctl_take_opt(json_t *opts, const char *workload, const char *key, uint64_t *
 
 void ctl_usage_wl(FILE *f, const char *workload)
 {
-	const struct wl_ops *wl = wl_find(workload);
+	const struct opt *opts = wl_opts(workload);
 
-	if (!wl)
+	if (!opts)
 		return;
 	fprintf(f, "workload options of %s (as --name value; the agent checks them):\n", workload);
-	opt_help(wl->opts, f);
+	opt_help(opts, f);
 }

@@ -15,64 +15,25 @@
 #include "ctl/report/report.h"
 #include "lib/mode.h"
 
-enum unit { U_TIME, U_FRAC, U_COUNT, U_BW };
 enum { EX_LT, EX_LE, EX_GT, EX_GE, EX_EQ, EX_NE };
 
-#define S (1u << MEASURE_STEPS)
-#define O (1u << MEASURE_OPS)
-#define T (1u << MEASURE_TRAIN)
-#define E (1u << MEASURE_EXEC)
-#define ALL (S | O | T | E)
-#define ROLE 1	/* a role's, in each of the arm's roles (exec) */
-
-static const struct {
-	const char *name, *path;
-	enum unit unit;
-	unsigned measures;
-	int per;
-} metrics[] = {
-	{ "p50", "percentiles.p50_ns", U_TIME, ALL },
-	{ "p90", "percentiles.p90_ns", U_TIME, ALL },
-	{ "p99", "percentiles.p99_ns", U_TIME, ALL },
-	{ "p99.9", "percentiles.p99_9_ns", U_TIME, ALL },
-	{ "p99.99", "percentiles.p99_99_ns", U_TIME, ALL },
-	{ "min", "percentiles.min_ns", U_TIME, ALL },
-	{ "max", "percentiles.max_ns", U_TIME, ALL },
-	{ "mean", "percentiles.mean_ns", U_TIME, ALL },
-	{ "count", "count", U_COUNT, ALL },
-	{ "lost", "lost_fraction", U_FRAC, S | T },
-	{ "wrong", "wrong", U_COUNT, S | O | T },
-	{ "retransmissions", "retransmissions", U_COUNT, ALL },
-	{ "codec", "codec_ns.p50_ns", U_TIME, S },	/* a step's transform, p50 */
-	{ "transport", "transport_ns.p50_ns", U_TIME, S },
-	{ "busbw", "busbw_bytes_per_s", U_BW, S },
-	{ "algbw", "algbw_bytes_per_s", U_BW, S },
-	{ "ops_per_s", "ops_per_s", U_COUNT, O },
-	{ "nonlinearizable", "lin_check.violations", U_COUNT, O },	/* kv: rounds not linearizable */
-	/* kv, recovery=: operations the server holds twice, not at all; QPs that
-	 * broke; operations in flight then issued again, restored from the log */
-	{ "double_executed", "recovery.double_executed", U_COUNT, O },
-	{ "lost_ops", "recovery.lost_ops", U_COUNT, O },
-	{ "failures", "recovery.failures", U_COUNT, O },
-	{ "reissued", "recovery.reissued", U_COUNT, O },
-	{ "restored", "recovery.restored", U_COUNT, O },
-	{ "tta", "tta_ns", U_TIME, T },
-	{ "accuracy", "final_accuracy", U_FRAC, T },
-	{ "exit", "exit", U_COUNT, E, ROLE },
-	{ "wall", "wall_ns", U_TIME, E, ROLE },
-};
-#define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
+/* the metrics an expectation may name: the metric table's MW_EXPECT
+ * entries (ctl/report/metric.c); x->metric is an index into the table */
+static int expectable(const struct metric *m)
+{
+	return !!(m->where & MW_EXPECT);
+}
 
 static const char *const ops[] = { "<", "<=", ">", ">=", "==", "!=" };
 
 const char *expect_metric_name(const struct prof_expect *x)
 {
-	return metrics[x->metric].name;
+	return report_metrics[x->metric].name;
 }
 
 int expect_per_role(const struct prof_expect *x)
 {
-	return metrics[x->metric].per == ROLE;
+	return report_metrics[x->metric].per_role;
 }
 
 void expect_metric_names(unsigned measure, char *buf, size_t len)
@@ -80,13 +41,13 @@ void expect_metric_names(unsigned measure, char *buf, size_t len)
 	size_t i, o = 0;
 
 	buf[0] = 0;
-	for (i = 0; i < NMETRICS && o < len; i++)
-		if (metrics[i].measures & (1u << measure))
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", metrics[i].name);
+	for (i = 0; report_metrics[i].name && o < len; i++)
+		if (expectable(&report_metrics[i]) && (report_metrics[i].measures & (1u << measure)))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", report_metrics[i].name);
 }
 
 /* the value's text in unit u: 0 and *v, or -EINVAL with the reason */
-static int parse_value(const char *s, enum unit u, double *v, const char **why)
+static int parse_value(const char *s, enum metric_unit u, double *v, const char **why)
 {
 	static const struct {
 		const char *sfx;
@@ -102,7 +63,7 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 		return -EINVAL;
 	}
 	switch (u) {
-	case U_TIME:
+	case MU_TIME:
 		for (i = 0; times[i].sfx && strcmp(end, times[i].sfx); i++)
 			;
 		if (!times[i].sfx) {
@@ -112,7 +73,7 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 		}
 		x *= times[i].mult;
 		break;
-	case U_FRAC:
+	case MU_FRAC:
 		if (!strcmp(end, "%"))
 			x /= 100;
 		else if (*end) {
@@ -124,18 +85,18 @@ static int parse_value(const char *s, enum unit u, double *v, const char **why)
 			return -EINVAL;
 		}
 		break;
-	case U_COUNT:
-	case U_BW:
+	case MU_COUNT:
+	case MU_BW:
 		if (*end == 'k' || *end == 'K')
 			x *= 1e3, end++;
 		else if (*end == 'M')
 			x *= 1e6, end++;
 		else if (*end == 'G')
 			x *= 1e9, end++;
-		if (u == U_BW && !strcmp(end, "B/s"))
+		if (u == MU_BW && !strcmp(end, "B/s"))
 			end += 3;
 		if (*end) {
-			*why = u == U_BW ? "expected a rate: 1.5GB/s, 200MB/s, 5e8" :
+			*why = u == MU_BW ? "expected a rate: 1.5GB/s, 200MB/s, 5e8" :
 					   "expected a count: 0, 10, 2.5k, 1M";
 			return -EINVAL;
 		}
@@ -197,12 +158,14 @@ static int parse(const char *s, unsigned measure, struct prof_expect *x, char *e
 		return fail_at(err, len, off, m0, "expected '[ARM:] METRIC OP VALUE', a metric of: %s%s",
 			       list, "");
 	snprintf(name, sizeof(name), "%.*s", (int)(i - m0 < 31 ? i - m0 : 31), s + m0);
-	for (k = 0; k < NMETRICS && strcmp(metrics[k].name, name); k++)
+	for (k = 0; report_metrics[k].name &&
+		    (!expectable(&report_metrics[k]) || strcmp(report_metrics[k].name, name));
+	     k++)
 		;
-	if (k == NMETRICS)
+	if (!report_metrics[k].name)
 		return fail_at(err, len, off, m0, "unknown metric '%s' (one of: %s; an arm is "
 			       "named before a ':')", name, list);
-	if (!(metrics[k].measures & (1u << measure)))
+	if (!(report_metrics[k].measures & (1u << measure)))
 		return fail_at(err, len, off, m0, "metric '%s': not one this workload reports (it "
 			       "has: %s)", name, list);
 	x->metric = (int)k;
@@ -230,7 +193,7 @@ static int parse(const char *s, unsigned measure, struct prof_expect *x, char *e
 		return fail_at(err, len, off, i + strlen(val) + strspn(s + i + strlen(val), " \t"),
 			       "unexpected text after the value '%s'%s", val, "");
 	}
-	if (parse_value(val, metrics[k].unit, &x->value, &why)) {
+	if (parse_value(val, report_metrics[k].unit, &x->value, &why)) {
 		snprintf(err, len, "'%s': %s (%s)", val, why, name);
 		*off = i;
 		return -EINVAL;
@@ -250,10 +213,10 @@ int expect_parse(const char *s, unsigned measure, struct prof_expect *x, char *e
 }
 
 /* a raw value shown in its unit */
-static void show(enum unit u, double v, char *buf, size_t len)
+static void show(enum metric_unit u, double v, char *buf, size_t len)
 {
 	switch (u) {
-	case U_TIME:
+	case MU_TIME:
 		if (v >= 1e9)
 			snprintf(buf, len, "%.3g s", v / 1e9);
 		else if (v >= 1e6)
@@ -263,10 +226,10 @@ static void show(enum unit u, double v, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%.0f ns", v);
 		break;
-	case U_FRAC:
+	case MU_FRAC:
 		snprintf(buf, len, "%.3g%%", v * 100);
 		break;
-	case U_BW:
+	case MU_BW:
 		snprintf(buf, len, "%.4g MB/s", v / 1e6);
 		break;
 	default:
@@ -307,10 +270,10 @@ static const char *cond_of(const struct prof_expect *x)
 static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const json_t *role,
 			int *failed)
 {
-	const json_t *v = jr_path(role ? role : arm, metrics[x->metric].path);
+	const json_t *v = jr_path(role ? role : arm, report_metrics[x->metric].path);
 	char who[80];
 	json_t *o;
-	enum unit u = metrics[x->metric].unit;
+	enum metric_unit u = report_metrics[x->metric].unit;
 	char shown[48], msg[256];
 	double a = 0;
 	const json_t *cnt = json_object_get(arm, "count");
@@ -321,7 +284,7 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 	int has = ran && json_is_number(v), ok;
 
 	/* an rc arm reports no loss: it has none (its NIC retransmits) */
-	if (ran && !has && !strcmp(metrics[x->metric].name, "lost") &&
+	if (ran && !has && !strcmp(report_metrics[x->metric].name, "lost") &&
 	    rtb_mode_of(jr_str(arm, "mode")) == M_RC)
 		has = 1;
 	else if (has)
@@ -330,7 +293,7 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 	if (has)
 		show(u, a, shown, sizeof(shown));
 	else
-		snprintf(shown, sizeof(shown), "%s", !strcmp(metrics[x->metric].name, "tta") ?
+		snprintf(shown, sizeof(shown), "%s", !strcmp(report_metrics[x->metric].name, "tta") ?
 							 "never reached" : "no value");
 	if (role && !has)
 		snprintf(shown, sizeof(shown), "no value");
@@ -344,7 +307,7 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 	snprintf(msg, sizeof(msg), "%s: %s %s: %s", who, cond_of(x), ok ? "held" : "failed", shown);
 	*failed += !ok;
 	o = json_pack("{s:s,s:s,s:s,s:s,s:f,s:o,s:s,s:b,s:s}", "expect", x->text, "arm",
-		      jr_str(arm, "name"), "metric", metrics[x->metric].name, "op", ops[x->op],
+		      jr_str(arm, "name"), "metric", report_metrics[x->metric].name, "op", ops[x->op],
 		      "bound", x->value, "actual", has ? json_real(a) : json_null(), "shown", shown,
 		      "held", ok, "message", msg);
 	if (o && role)
@@ -381,7 +344,7 @@ json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int 
 		json_array_foreach(arms, k, arm) {
 			if (x[i].arm[0] && strcmp(x[i].arm, jr_str(arm, "name")))
 				continue;
-			if (metrics[x[i].metric].per == ROLE) {
+			if (report_metrics[x[i].metric].per_role) {
 				found += eval_roles(&x[i], arm, out, failed);
 				continue;
 			}
@@ -397,7 +360,7 @@ json_t *expect_eval(const struct prof_expect *x, int n, const json_t *arms, int 
 			(*failed)++;
 			json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:f,s:n,s:s,s:b,s:s}",
 							     "expect", x[i].text, "arm", x[i].arm,
-							     "metric", metrics[x[i].metric].name,
+							     "metric", report_metrics[x[i].metric].name,
 							     "op", ops[x[i].op], "bound", x[i].value,
 							     "actual", "shown", "not run", "held", 0,
 							     "message", msg));

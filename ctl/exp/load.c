@@ -23,7 +23,7 @@
 #include "lib/opt.h"
 #include "lib/proc.h"
 #include "lib/ytree.h"
-#include "workloads/wl.h"
+#include "workloads/opts.h"
 
 /* a workload option map: every key in the workload's table and not one
  * rdmactl sets itself, every value accepted by it (into a scratch
@@ -33,7 +33,7 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wlc *
 {
 	/* every workload's configuration is far smaller than this */
 	static uint64_t scratch[1024];
-	const struct wl_ops *wl = wl_find(d->name);
+	const struct opt *opts = wl_opts(d->name);
 	const struct wlc_reserved *rv;
 	const char *names[128];
 	const struct opt *o;
@@ -44,7 +44,9 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wlc *
 	snprintf(what, sizeof(what), "%s", where);
 	if (prof_want(x, m, YN_MAP, what))
 		return -EINVAL;
-	for (j = 0, o = wl->opts; o->name && j < 127; o++)
+	if (!opts)
+		return prof_perr(x, m, 0, "%s: the %s workload takes no options", where, d->name);
+	for (j = 0, o = opts; o->name && j < 127; o++)
 		names[j++] = o->name;
 	names[j] = NULL;
 	for (i = 0; i < m->n; i++) {
@@ -55,7 +57,7 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wlc *
 			;
 		if (rv->key)
 			return prof_perr_key(x, m, i, "%s.%s: %s", where, m->k[i], rv->why);
-		for (o = wl->opts; o->name && strcmp(o->name, m->k[i]); o++)
+		for (o = opts; o->name && strcmp(o->name, m->k[i]); o++)
 			;
 		if (!o->name) {
 			s = opt_suggest(m->k[i], names);
@@ -66,7 +68,7 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wlc *
 		snprintf(what, sizeof(what), "%s.%s", where, m->k[i]);
 		if (prof_want(x, v, YN_SCALAR, what))
 			return -EINVAL;
-		if (opt_set(wl->opts, scratch, m->k[i], v->s, e, sizeof(e)))
+		if (opt_set(opts, scratch, m->k[i], v->s, e, sizeof(e)))
 			return prof_perr(x, v, 0, "%s", e);
 		json_object_set_new(dst, m->k[i], json_string(v->s));
 	}
@@ -419,21 +421,17 @@ static int check_expect(struct pctx *x, struct profile *p, const struct ynode *l
 	return 0;
 }
 
-static int check(struct pctx *x, struct profile *p, const struct ynode *root)
+/* workload: its type (one a profile may name) and its options; an exec
+ * workload's roles, vars and env. *wlp: its descriptor */
+static int check_workload(struct pctx *x, struct profile *p, const struct ynode *root,
+			  const struct wlc **wlp)
 {
-	static const char *const keys[] = { "version", "name", "description", "testbed", "hosts",
-					    "workload", "arms", "run", "faults", "expect", "output",
-					    "trace", NULL };
-	static const char *const tkeys[] = { "snaplen", NULL };
 	static const char *const wkeys[] = { "type", "options", NULL };
 	static const char *const xkeys[] = { "type", "roles", "vars", "env", NULL };
-	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
-	static const char *const okeys[] = { "dir", NULL };
+	const struct ynode *w = ytree_get(root, "workload", NULL), *n;
 	const char *types[16];
-	const struct ynode *v, *w, *n;
 	const struct wlc *wl;
 	char tlist[96];
-	uint64_t ver = 0;
 	int t = 0, nt = 0;
 
 	for (int i = 0; wlc_at(i) && nt < 15; i++)
@@ -441,10 +439,84 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 			types[nt++] = wlc_at(i)->name;
 	types[nt] = NULL;
 	wlc_profile_names(tlist, sizeof(tlist));
+	if (!w)
+		return prof_perr(x, root, 0, "missing key 'workload' (type: %s, options: ...)", tlist);
+	if (prof_want(x, w, YN_MAP, "workload"))
+		return -EINVAL;
+	if (!ytree_get(w, "type", NULL))
+		return prof_perr(x, w, 0, "workload: missing key 'type' (%s)", tlist);
+	if (prof_get_enum(x, w, "type", "workload", types, &t))
+		return -EINVAL;
+	snprintf(p->workload, sizeof(p->workload), "%s", types[t]);
+	*wlp = wl = wlc_find(types[t]);
+	if (prof_keys_known(x, w, wl->roles ? xkeys : wkeys, "workload"))
+		return -EINVAL;
+	if (wl->roles && prof_check_exec(x, p, w))
+		return -EINVAL;
+	if ((n = ytree_get(w, "options", NULL)) && check_wopts(x, n, wl, "workload.options", p->wopts))
+		return -EINVAL;
+	return 0;
+}
+
+/* run: iters, rounds, warmup (an exec workload: rounds only, a round one
+ * run of the roles) */
+static int check_run(struct pctx *x, struct profile *p, const struct ynode *n,
+		     const struct wlc *wl)
+{
+	static const char *const rkeys[] = { "iters", "rounds", "warmup", NULL };
+	static const char *const xrkeys[] = { "rounds", NULL };
+
+	if (n) {
+		if (prof_want(x, n, YN_MAP, "run") ||
+		    prof_keys_known(x, n, wl->roles ? xrkeys : rkeys,
+				    wl->roles ? "run (an exec workload's: how many times each arm "
+						"runs its roles)" : "run") ||
+		    prof_get_num(x, n, "iters", "run", NUM_PLAIN, 1, 1000000, "1..1000000", &p->iters) ||
+		    prof_get_num(x, n, "rounds", "run", NUM_PLAIN, 1, 1000, "1..1000", &p->rounds) ||
+		    prof_get_num(x, n, "warmup", "run", NUM_PLAIN, 0, 100000, "0..100000", &p->warmup))
+			return -EINVAL;
+		if (!wl->roles && !wl->seeds && p->iters < p->rounds)
+			return prof_perr(x, n, 0, "run: iters %llu is fewer than rounds %llu",
+				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
+	}
+	if (wl->roles)
+		p->iters = p->rounds;
+	return 0;
+}
+
+/* trace: (snaplen) */
+static int check_trace(struct pctx *x, struct profile *p, const struct ynode *root)
+{
+	static const char *const tkeys[] = { "snaplen", NULL };
+	const struct ynode *n;
+
+	p->trace_snaplen = INJ_TRACE_SNAP_DEFAULT;
+	if ((n = ytree_get(root, "trace", NULL)) && !ytree_is_null(n)) {
+		uint64_t sl = INJ_TRACE_SNAP_DEFAULT;
+
+		if (prof_want(x, n, YN_MAP, "trace") || prof_keys_known(x, n, tkeys, "trace") ||
+		    prof_get_num(x, n, "snaplen", "trace", NUM_SIZE, 64, INJ_TRACE_SNAP_MAX,
+				 "64..512 (bytes of each packet kept)", &sl))
+			return -EINVAL;
+		p->trace = 1;
+		p->trace_snaplen = (unsigned)sl;
+	}
+	return 0;
+}
+
+static int check(struct pctx *x, struct profile *p, const struct ynode *root)
+{
+	static const char *const keys[] = { "version", "name", "description", "testbed", "hosts",
+					    "workload", "arms", "run", "faults", "expect", "output",
+					    "trace", NULL };
+	static const char *const okeys[] = { "dir", NULL };
+	const struct ynode *n;
+	const struct wlc *wl = NULL;
+	uint64_t ver = 0;
+
 	if (prof_want(x, root, YN_MAP, "the profile") || prof_keys_known(x, root, keys, "the profile"))
 		return -EINVAL;
-	v = ytree_get(root, "version", NULL);
-	if (!v)
+	if (!ytree_get(root, "version", NULL))
 		return prof_perr(x, root, 0, "missing key 'version' (this is version: 1)");
 	if (prof_get_num(x, root, "version", "profile", NUM_PLAIN, 1, 1, "1", &ver))
 		return -EINVAL;
@@ -458,22 +530,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 		return -EINVAL;
 	if ((n = ytree_get(root, "hosts", NULL)) && prof_check_hosts(x, p, n))
 		return -EINVAL;
-	w = ytree_get(root, "workload", NULL);
-	if (!w)
-		return prof_perr(x, root, 0, "missing key 'workload' (type: %s, options: ...)", tlist);
-	if (prof_want(x, w, YN_MAP, "workload"))
-		return -EINVAL;
-	if (!ytree_get(w, "type", NULL))
-		return prof_perr(x, w, 0, "workload: missing key 'type' (%s)", tlist);
-	if (prof_get_enum(x, w, "type", "workload", types, &t))
-		return -EINVAL;
-	snprintf(p->workload, sizeof(p->workload), "%s", types[t]);
-	wl = wlc_find(types[t]);
-	if (prof_keys_known(x, w, wl->roles ? xkeys : wkeys, "workload"))
-		return -EINVAL;
-	if (wl->roles && prof_check_exec(x, p, w))
-		return -EINVAL;
-	if ((n = ytree_get(w, "options", NULL)) && check_wopts(x, n, wl, "workload.options", p->wopts))
+	if (check_workload(x, p, root, &wl))
 		return -EINVAL;
 	n = ytree_get(root, "arms", NULL);
 	if (!n && wl->roles) {	/* the commands as they are: one arm */
@@ -483,38 +540,14 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 	} else if (check_arms(x, p, n, wl)) {
 		return -EINVAL;
 	}
-	if (wl->roles && prof_check_exec_texts(x, p, w))
+	if (wl->roles && prof_check_exec_texts(x, p, ytree_get(root, "workload", NULL)))
 		return -EINVAL;
-	if ((n = ytree_get(root, "run", NULL))) {
-		static const char *const xrkeys[] = { "rounds", NULL };
-
-		if (prof_want(x, n, YN_MAP, "run") ||
-		    prof_keys_known(x, n, wl->roles ? xrkeys : rkeys,
-				    wl->roles ? "run (an exec workload's: how many times each arm "
-						"runs its roles)" : "run") ||
-		    prof_get_num(x, n, "iters", "run", NUM_PLAIN, 1, 1000000, "1..1000000", &p->iters) ||
-		    prof_get_num(x, n, "rounds", "run", NUM_PLAIN, 1, 1000, "1..1000", &p->rounds) ||
-		    prof_get_num(x, n, "warmup", "run", NUM_PLAIN, 0, 100000, "0..100000", &p->warmup))
-			return -EINVAL;
-		if (!wl->roles && !wl->seeds && p->iters < p->rounds)
-			return prof_perr(x, n, 0, "run: iters %llu is fewer than rounds %llu",
-				    (unsigned long long)p->iters, (unsigned long long)p->rounds);
-	}
-	if (wl->roles)	/* a round is one run of the roles */
-		p->iters = p->rounds;
+	if (check_run(x, p, ytree_get(root, "run", NULL), wl))
+		return -EINVAL;
 	if ((n = ytree_get(root, "faults", NULL)) && !ytree_is_null(n) && check_faults(x, p, n))
 		return -EINVAL;
-	p->trace_snaplen = INJ_TRACE_SNAP_DEFAULT;
-	if ((n = ytree_get(root, "trace", NULL)) && !ytree_is_null(n)) {
-		uint64_t sl = INJ_TRACE_SNAP_DEFAULT;
-
-		if (prof_want(x, n, YN_MAP, "trace") || prof_keys_known(x, n, tkeys, "trace") ||
-		    prof_get_num(x, n, "snaplen", "trace", NUM_SIZE, 64, INJ_TRACE_SNAP_MAX,
-				 "64..512 (bytes of each packet kept)", &sl))
-			return -EINVAL;
-		p->trace = 1;
-		p->trace_snaplen = (unsigned)sl;
-	}
+	if (check_trace(x, p, root))
+		return -EINVAL;
 	if ((n = ytree_get(root, "expect", NULL)) && !ytree_is_null(n) && check_expect(x, p, n, wl))
 		return -EINVAL;
 	if ((n = ytree_get(root, "output", NULL)) &&

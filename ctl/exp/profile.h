@@ -64,7 +64,7 @@ struct prof_expect {
 	char text[128];		/* as written, spaces trimmed */
 	char arm[32];		/* "": every arm */
 	char role[32];		/* exec: "" every role, else the role's name (arm "") */
-	int metric;		/* index into expect.c's table */
+	int metric;		/* index into the metric table (report_metrics, MW_EXPECT) */
 	int op;			/* EX_LT, ... (expect.c) */
 	double value;		/* in the metric's raw unit: ns, a fraction, a count, B/s */
 };

@@ -439,38 +439,36 @@ static json_t *cnp_summary(const json_t *traces)
 			 "reaction");
 }
 
-json_t *exp_trace_report(struct exp *e, json_t *arms)
+/* each arm's resent packets from its traces (arm.retransmissions), and per
+ * direction the trace's count against the hooks' own over the same windows
+ * (each capture's statistics block, injector/trace.c) */
+static void check_resent(struct exp *e, json_t *arms, json_t *checks)
 {
-	json_t *checks = json_array(), *arm, *fl, *ru, *an, *c, *nodes;
+	static const char *const dirs[2] = { "egress", "ingress" };
+	json_t *arm, *an, *c;
 	size_t i, j, k;
-	int ok = 1, incomplete = 0;
 
 	json_array_foreach(arms, i, arm) {
 		const char *name = json_string_value(json_object_get(arm, "name"));
-		json_int_t n = 0;
-		int any = 0;
+		json_int_t n = 0, tr[2] = { 0, 0 }, inj[2] = { 0, 0 };
+		int any = 0, have[2] = { 0, 0 };
 
-		/* the trace's resent packets against the hooks' own count over the
-		 * same windows (each capture's statistics block, injector/trace.c) */
-		json_int_t tr[2] = { 0, 0 }, inj[2] = { 0, 0 };
-		int have[2] = { 0, 0 };
-		static const char *const dirs[2] = { "egress", "ingress" };
+		json_array_foreach(e->traces, j, an) {
+			if (strcmp(json_string_value(json_object_get(an, "arm")) ?: "", name ?: ""))
+				continue;
+			n += trace_retransmissions(an);
+			json_array_foreach(json_object_get(an, "captures"), k, c) {
+				int d = !strcmp(json_string_value(json_object_get(c, "dir")) ?: "",
+						"ingress");
 
-		json_array_foreach(e->traces, j, an)
-			if (!strcmp(json_string_value(json_object_get(an, "arm")) ?: "", name ?: "")) {
-				n += trace_retransmissions(an);
-				json_array_foreach(json_object_get(an, "captures"), k, c) {
-					int d = !strcmp(json_string_value(json_object_get(c, "dir")) ?: "",
-							"ingress");
-
-					if (!json_object_get(c, "injector_resent"))
-						continue;
-					tr[d] += jint(c, "resent_requests");
-					inj[d] += jint(c, "injector_resent");
-					have[d] = 1;
-				}
-				any = 1;
+				if (!json_object_get(c, "injector_resent"))
+					continue;
+				tr[d] += jint(c, "resent_requests");
+				inj[d] += jint(c, "injector_resent");
+				have[d] = 1;
 			}
+			any = 1;
+		}
 		for (int d = 0; d < 2; d++) {
 			char what[160];
 
@@ -487,44 +485,58 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 			json_object_set_new(arm, "retransmissions_source", json_string("trace"));
 		}
 	}
-	json_array_foreach(e->traces, j, an)
-		if (json_is_true(json_object_get(an, "incomplete")) || json_object_get(an, "error"))
-			incomplete = 1;
-	/* the injector's rule counters against the verdicts the trace recorded */
+}
+
+/* each rule counter is named as the trace's verdict (a corrupt payload
+ * rule's packets are also "tampered"); matched_bytes counts bytes, which no
+ * verdict does */
+#define CTR_NAME(c) #c,
+static const char *const kinds[] = { INJ_COUNTERS(CTR_NAME) };
+#undef CTR_NAME
+enum { NK = sizeof(kinds) / sizeof(kinds[0]) };
+
+/* the verdicts the traces recorded for rule id of a node (at the switch or
+ * at the node's own NIC) into t[] */
+static void rule_verdicts(const json_t *traces, const char *id, const char *node, int sw,
+			  json_int_t t[NK])
+{
+	const json_t *an, *c;
+	size_t k, m;
+	int q;
+
+	json_array_foreach(traces, k, an)
+		json_array_foreach(json_object_get(an, "captures"), m, c) {
+			json_t *r = json_object_get(json_object_get(c, "rules"), id);
+			const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
+
+			/* ids are a kernel's: the switch's and a node's may meet */
+			if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
+			    switch_port(dev) != sw)
+				continue;
+			for (q = 0; q < NK; q++)
+				t[q] += jint(r, kinds[q]) +
+					(!strcmp(kinds[q], "corrupted") ? jint(r, "tampered") : 0);
+		}
+}
+
+/* the injector's rule counters against the verdicts the trace recorded */
+static void check_rules(struct exp *e, json_t *checks)
+{
+	json_t *fl, *ru;
+	size_t i, j;
+	int q;
+
 	json_array_foreach(e->faults, i, fl)
 		json_array_foreach(json_object_get(fl, "rules"), j, ru) {
 			const char *node = json_string_value(json_object_get(ru, "node")) ?: "";
 			json_t *ctr = json_object_get(ru, "counters");
-			/* each rule counter is named as the trace's verdict (a
-			 * corrupt payload rule's packets are also "tampered");
-			 * matched_bytes counts bytes, which no verdict does */
-#define CTR_NAME(c) #c,
-			static const char *const kinds[] = { INJ_COUNTERS(CTR_NAME) };
-#undef CTR_NAME
-			enum { NK = sizeof(kinds) / sizeof(kinds[0]) };
 			json_int_t t[NK] = { 0 };
 			char id[16], what[160];
-			int q, sw = !strcmp(json_string_value(json_object_get(fl, "port")) ?: "", "switch");
 
 			snprintf(id, sizeof(id), "%lld", (long long)jint(ru, "id"));
-			json_array_foreach(e->traces, k, an) {
-				size_t m;
-
-				json_array_foreach(json_object_get(an, "captures"), m, c) {
-					json_t *r = json_object_get(json_object_get(c, "rules"), id);
-					const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
-					/* ids are a kernel's: the switch's and a node's may meet */
-					int at_sw = switch_port(dev);
-
-					if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "",
-							 node) || at_sw != sw)
-						continue;
-					for (q = 0; q < NK; q++)
-						t[q] += jint(r, kinds[q]) +
-							(!strcmp(kinds[q], "corrupted") ?
-							 jint(r, "tampered") : 0);
-				}
-			}
+			rule_verdicts(e->traces, id, node,
+				      !strcmp(json_string_value(json_object_get(fl, "port")) ?: "",
+					      "switch"), t);
 			for (q = 0; q < NK; q++) {
 				if (!strcmp(kinds[q], "matched_bytes") ||
 				    (q && !t[q] && !jint(ctr, kinds[q])))
@@ -534,13 +546,20 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 				      "the rule also saw packets outside the traced rounds");
 			}
 		}
-	/* rxe's hw counters against the trace of the node's NIC */
-	nodes = json_object();
+}
+
+/* rxe's hw counters against the trace of the node's NIC */
+static void check_hw(struct exp *e, json_t *arms, json_t *checks)
+{
+	json_t *nodes = json_object(), *arm, *c, *acc;
+	const char *node;
+	size_t i, j;
+
 	json_array_foreach(arms, i, arm)
 		json_array_foreach(json_object_get(arm, "nodes"), j, c) {
-			const char *node = json_string_value(json_object_get(c, "node"));
-			json_t *hw = json_object_get(c, "hw_counters_delta"), *acc;
+			json_t *hw = json_object_get(c, "hw_counters_delta");
 
+			node = json_string_value(json_object_get(c, "node"));
 			if (!node || !hw)
 				continue;
 			acc = json_object_get(nodes, node);
@@ -554,38 +573,43 @@ json_t *exp_trace_report(struct exp *e, json_t *arms)
 			json_object_set_new(acc, "rcvd_pkts", json_integer(jint(acc, "rcvd_pkts") +
 									   jint(hw, "rcvd_pkts")));
 		}
-	{
-		const char *node;
-		json_t *acc;
+	json_object_foreach(nodes, node, acc) {
+		json_int_t out = 0, in = 0;
+		char what[160];
 
-		json_object_foreach(nodes, node, acc) {
-			json_int_t out = 0, in = 0;
-			char what[160];
-
-			sum_node(e->traces, node, "egress", 0, &out);
-			sum_node(e->traces, node, "ingress", 1, &in);
-			snprintf(what, sizeof(what), "%s: egress packets = rxe sent_pkts", node);
-			check(checks, what, out, jint(acc, "sent_pkts"),
-			      "the counters' window (each round) and the trace's differ");
-			snprintf(what, sizeof(what), "%s: ingress packets passed = rxe rcvd_pkts", node);
-			check(checks, what, in, jint(acc, "rcvd_pkts"),
-			      "the counters' window (each round) and the trace's differ");
-		}
+		sum_node(e->traces, node, "egress", 0, &out);
+		sum_node(e->traces, node, "ingress", 1, &in);
+		snprintf(what, sizeof(what), "%s: egress packets = rxe sent_pkts", node);
+		check(checks, what, out, jint(acc, "sent_pkts"),
+		      "the counters' window (each round) and the trace's differ");
+		snprintf(what, sizeof(what), "%s: ingress packets passed = rxe rcvd_pkts", node);
+		check(checks, what, in, jint(acc, "rcvd_pkts"),
+		      "the counters' window (each round) and the trace's differ");
 	}
 	json_decref(nodes);
+}
+
+json_t *exp_trace_report(struct exp *e, json_t *arms)
+{
+	json_t *checks = json_array(), *an, *c, *out, *cnp;
+	int ok = 1, incomplete = 0;
+	size_t i;
+
+	check_resent(e, arms, checks);
+	json_array_foreach(e->traces, i, an)
+		if (json_is_true(json_object_get(an, "incomplete")) || json_object_get(an, "error"))
+			incomplete = 1;
+	check_rules(e, checks);
+	check_hw(e, arms, checks);
 	json_array_foreach(checks, i, c)
 		ok &= json_is_true(json_object_get(c, "ok"));
-	{
-		json_t *out = json_pack("{s:I,s:O,s:o,s:b,s:b,s:s}", "snaplen",
-					(json_int_t)e->p.trace_snaplen, "files", e->traces, "checks",
-					checks, "consistent", ok && !incomplete, "complete",
-					!incomplete, "retransmissions",
-					"resent request packets (and READ responses) at the nodes' "
-					"egress, from the trace");
-		json_t *cnp = cnp_summary(e->traces);
-
-		if (cnp)
-			json_object_set_new(out, "cnp", cnp);
-		return out;
-	}
+	out = json_pack("{s:I,s:O,s:o,s:b,s:b,s:s}", "snaplen", (json_int_t)e->p.trace_snaplen,
+			"files", e->traces, "checks", checks, "consistent", ok && !incomplete,
+			"complete", !incomplete, "retransmissions",
+			"resent request packets (and READ responses) at the nodes' egress, from the "
+			"trace");
+	cnp = cnp_summary(e->traces);
+	if (cnp)
+		json_object_set_new(out, "cnp", cnp);
+	return out;
 }

@@ -299,6 +299,61 @@ const struct metric report_metrics[] = {
 	{ .name = "TTA x", .where = TXT, .measures = T, .kind = MK_RATIO, .path = "tta_ns",
 	  .scale = 1, .fmt = "%.2f", .width = 7, .absent = "-",
 	  .doc = "the first arm's time to accuracy over this arm's: above 1, this arm is faster" },
+	/* the names expectations use ("rc: p99 < 5ms"), each with its unit */
+	{ .name = "p50", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.p50_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "median latency: a step's, an operation's, a run's wall time" },
+	{ .name = "p90", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.p90_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "90th percentile latency" },
+	{ .name = "p99", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.p99_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "99th percentile latency" },
+	{ .name = "p99.9", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.p99_9_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "99.9th percentile latency" },
+	{ .name = "p99.99", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.p99_99_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "99.99th percentile latency" },
+	{ .name = "min", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.min_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "the shortest latency" },
+	{ .name = "max", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.max_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "the longest latency" },
+	{ .name = "mean", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.mean_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "mean latency" },
+	{ .name = "count", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "count",
+	  .scale = 1, .unit = MU_COUNT, .doc = "samples measured: steps, operations or runs" },
+	{ .name = "lost", .where = MW_EXPECT, .measures = S | T, .kind = MK_NUM, .path = "lost_fraction",
+	  .scale = 1, .unit = MU_FRAC, .doc = "fraction of the data pieces lost (lossy modes)" },
+	{ .name = "wrong", .where = MW_EXPECT, .measures = S | O | T, .kind = MK_NUM, .path = "wrong",
+	  .scale = 1, .unit = MU_COUNT, .doc = "results checked and found wrong" },
+	{ .name = "retransmissions", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "retransmissions",
+	  .scale = 1, .unit = MU_COUNT, .doc = "packets resent (the trace's, the injector's hooks' or rxe's count)" },
+	{ .name = "codec", .where = MW_EXPECT, .measures = S, .kind = MK_NUM, .path = "codec_ns.p50_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "median time of a step's transform (hadamard)" },
+	{ .name = "transport", .where = MW_EXPECT, .measures = S, .kind = MK_NUM, .path = "transport_ns.p50_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "median time of a step's transport" },
+	{ .name = "busbw", .where = MW_EXPECT, .measures = S, .kind = MK_NUM, .path = "busbw_bytes_per_s",
+	  .scale = 1, .unit = MU_BW, .doc = "bus bandwidth, as nccl-tests computes it" },
+	{ .name = "algbw", .where = MW_EXPECT, .measures = S, .kind = MK_NUM, .path = "algbw_bytes_per_s",
+	  .scale = 1, .unit = MU_BW, .doc = "algorithm bandwidth: bytes per rank over the step time" },
+	{ .name = "ops_per_s", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "ops_per_s",
+	  .scale = 1, .unit = MU_COUNT, .doc = "operations a second, the clients' added up" },
+	{ .name = "nonlinearizable", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "lin_check.violations",
+	  .scale = 1, .unit = MU_COUNT, .doc = "kv: rounds whose history is not linearizable" },
+	{ .name = "double_executed", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "recovery.double_executed",
+	  .scale = 1, .unit = MU_COUNT, .doc = "kv, recovery: operations the server holds twice" },
+	{ .name = "lost_ops", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "recovery.lost_ops",
+	  .scale = 1, .unit = MU_COUNT, .doc = "kv, recovery: operations the server does not hold" },
+	{ .name = "failures", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "recovery.failures",
+	  .scale = 1, .unit = MU_COUNT, .doc = "kv, recovery: QPs that broke" },
+	{ .name = "reissued", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "recovery.reissued",
+	  .scale = 1, .unit = MU_COUNT, .doc = "kv, recovery: operations in flight issued again" },
+	{ .name = "restored", .where = MW_EXPECT, .measures = O, .kind = MK_NUM, .path = "recovery.restored",
+	  .scale = 1, .unit = MU_COUNT, .doc = "kv, recovery: operations in flight restored from the log" },
+	{ .name = "tta", .where = MW_EXPECT, .measures = T, .kind = MK_NUM, .path = "tta_ns",
+	  .scale = 1, .unit = MU_TIME, .doc = "time to accuracy" },
+	{ .name = "accuracy", .where = MW_EXPECT, .measures = T, .kind = MK_NUM, .path = "final_accuracy",
+	  .scale = 1, .unit = MU_FRAC, .doc = "held-out accuracy at the end of training" },
+	{ .name = "exit", .where = MW_EXPECT, .measures = E, .kind = MK_NUM, .path = "exit",
+	  .scale = 1, .unit = MU_COUNT, .per_role = 1, .doc = "a role's exit status (each role of an exec arm)" },
+	{ .name = "wall", .where = MW_EXPECT, .measures = E, .kind = MK_NUM, .path = "wall_ns",
+	  .scale = 1, .unit = MU_TIME, .per_role = 1, .doc = "a role's longest wall time (each role of an exec arm)" },
 	{ NULL },
 };
 
@@ -489,6 +544,14 @@ void metric_doc(FILE *f)
 		if (m->where & MW_HTML)
 			fprintf(f, "%s`%s`", m == report_metrics ? "" : ", ", m->name);
 	fprintf(f, "; as in the text table.\n");
+	fprintf(f, "\n### Expectations\n\nThe metrics an expectation names (`ARM: METRIC OP VALUE`), by "
+		   "the unit of its value.\n\n| metric | unit | report.json (arm) | what it is |\n"
+		   "|---|---|---|---|\n");
+	for (m = report_metrics; m->name; m++)
+		if (m->where & MW_EXPECT)
+			fprintf(f, "| `%s` | %s | `%s` | %s |\n", m->name,
+				(const char *const[]){ "time", "fraction", "count", "rate" }[m->unit],
+				m->path, m->doc);
 	for (k = 0; k < 3; k++) {
 		fprintf(f, "\n### The TUI's %s view\n\nRows, the most telling first.\n\n"
 			   "| row | unit | report.json (arm) | what it is |\n|---|---|---|---|\n",

@@ -44,7 +44,11 @@ json_t *report_ops_arm(const struct arm_acc *a, const json_t *rounds, const char
 enum metric_where {
 	MW_TEXT = 1 << 0, MW_CSV = 1 << 1, MW_HTML = 1 << 2,
 	MW_TUI_LAT = 1 << 3, MW_TUI_THR = 1 << 4, MW_TUI_TRN = 1 << 5,
+	MW_EXPECT = 1 << 6,	/* a name expectations use (ctl/exp/expect.c) */
 };
+/* an expectation's value: a time (ns us ms s), a fraction (5% or 0.05), a
+ * count (2.5k), a rate (1.5GB/s) */
+enum metric_unit { MU_TIME, MU_FRAC, MU_COUNT, MU_BW };
 #define MW_TUI (MW_TUI_LAT | MW_TUI_THR | MW_TUI_TRN)
 
 enum metric_kind {
@@ -71,6 +75,8 @@ struct metric {
 	int tui_order;		/* TUI rows: the most telling first (a short terminal
 				 * shows the top ones) */
 	const char *doc;	/* what it means, for docs/report.md (make docs) */
+	enum metric_unit unit;	/* MW_EXPECT: the value's unit */
+	int per_role;		/* MW_EXPECT: a role's, on each role of an exec arm */
 };
 
 extern const struct metric report_metrics[];	/* { NULL } terminated */

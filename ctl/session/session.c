@@ -67,110 +67,135 @@ static int serving_left(json_t **results, int n, int serve)
 	return 1;
 }
 
+/* the wait of arms_wait: its arms, what came back, and the progress line */
+struct waiting {
+	struct agentc **c;
+	const json_int_t *arm;
+	int n, left, serve, stopped, tty;
+	const struct arms_obs *obs;
+	json_t **results, *ivals[TB_MAX_NODES + 1];
+	json_int_t prog[TB_MAX_NODES + 1];
+	double t0, shown, grace;
+	struct hist *last;	/* the latest 250 ms intervals, all arms */
+};
+
+/* on a terminal, once a second: the operations done, the latest intervals */
+static void progress_line(struct waiting *s)
+{
+	json_int_t sum = 0;
+	int i;
+
+	if (!s->tty || rtb_now_s() - s->shown < 1 || rtb_now_s() - s->t0 < 1)
+		return;
+	for (i = 0; i < s->n && i <= TB_MAX_NODES; i++)
+		sum += s->prog[i];
+	fprintf(stderr, "\r  running %.0f s: %lld operations done", rtb_now_s() - s->t0,
+		(long long)sum);
+	if (s->last->count)
+		fprintf(stderr, ", last interval p50 %.1f us p99 %.1f us",
+			hist_quantile(s->last, 0.5) / 1e3, hist_quantile(s->last, 0.99) / 1e3);
+	fprintf(stderr, "   ");
+	hist_init(s->last);
+	s->shown = rtb_now_s();
+}
+
+/* after a loss: the servers once their clients are through, everyone
+ * left after the grace (their wait then ends) */
+static void stop_after_loss(struct waiting *s)
+{
+	int i;
+
+	if (!s->grace || s->stopped >= 2 ||
+	    (rtb_now_s() <= s->grace && (s->stopped || !serving_left(s->results, s->n, s->serve))))
+		return;
+	for (i = 0; i < s->n; i++) {
+		json_t *x = NULL;
+		char e[256];
+
+		if (!s->results[i] && (rtb_now_s() > s->grace || i >= s->n - s->serve) &&
+		    !agentc_call(s->c[i], "stop", json_pack("{s:I}", "arm", s->arm[i]), &x, 5000, e,
+				 sizeof(e)))
+			json_decref(x);
+	}
+	s->stopped = rtb_now_s() > s->grace ? 2 : 1;
+}
+
+/* one short wait on arm i: its intervals streamed, its result when done;
+ * a member lost to a node fault recorded (the others go on). 0 or -errno */
+static int wait_one(struct waiting *s, int i, char *err, size_t errlen)
+{
+	const struct arms_obs *obs = s->obs;
+	json_t *w = NULL, *iv, *e;
+	size_t k;
+	int r, why;
+
+	r = agentc_call(s->c[i], "wait", json_pack("{s:I,s:i}", "arm", s->arm[i], "timeout_ms", 100),
+			&w, PROTO_SILENCE_MS, err, errlen);
+	if (r && obs && obs->lost && (why = obs->lost(obs->arg, s->c[i]))) {
+		s->results[i] = json_pack("{s:s,s:O}", why == 2 ? "lost" : "failed", err, "intervals",
+					  s->ivals[i]);
+		s->left--;
+		if (!s->grace)
+			s->grace = rtb_now_s() + ARMS_LOST_GRACE_S;
+		return 0;
+	}
+	if (r)
+		return r;
+	iv = json_object_get(w, "intervals");
+	json_array_foreach(iv, k, e) {
+		struct hist h;
+
+		if (!hist_from_json(&h, json_object_get(e, "lat_ns")))
+			hist_merge(s->last, &h);
+	}
+	json_array_extend(s->ivals[i], iv);
+	if (obs && obs->intervals)
+		obs->intervals(obs->arg, i, iv, json_integer_value(json_object_get(w, "progress")));
+	if (json_is_true(json_object_get(w, "done"))) {
+		s->results[i] = json_deep_copy(json_object_get(w, "result"));
+		/* the intervals as streamed, for reports */
+		json_object_set(s->results[i], "intervals", s->ivals[i]);
+		s->left--;
+	} else {
+		s->prog[i] = json_integer_value(json_object_get(w, "progress"));
+	}
+	json_decref(w);
+	return 0;
+}
+
 int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms_obs *obs,
 	      json_t **results, char *err, size_t errlen)
 {
-	int i, r = 0, left = n, serve = obs ? obs->serve : 0, stopped = 0;
+	struct waiting s = { .c = c, .arm = arm, .n = n, .left = n, .obs = obs,
+			     .serve = obs ? obs->serve : 0, .results = results, .t0 = rtb_now_s(),
+			     .tty = isatty(2) && log_verbose >= 0 && !(obs && obs->intervals) };
+	int i, r = 0;
 
-	double t0 = rtb_now_s(), shown = 0, grace = 0;
-	int tty = isatty(2) && log_verbose >= 0 && !(obs && obs->intervals);
-	json_int_t prog[TB_MAX_NODES + 1] = { 0 };
-	json_t *ivals[TB_MAX_NODES + 1];
-	struct hist *last = malloc(sizeof(*last));
-
-	if (!last)
+	if (!(s.last = malloc(sizeof(*s.last))))
 		return -ENOMEM;
-	hist_init(last);
+	hist_init(s.last);
 	for (i = 0; i < n; i++) {
 		results[i] = NULL;
-		ivals[i] = json_array();
+		s.ivals[i] = json_array();
 	}
 	/* short waits in turn: whichever arm fails is reported at once */
-	while (left > 0 && !r) {
+	while (s.left > 0 && !r) {
 		if (ctl_interrupted) {
 			snprintf(err, errlen, "interrupted");
 			r = -EINTR;
 			break;
 		}
-		if (tty && rtb_now_s() - shown >= 1 && rtb_now_s() - t0 >= 1) {
-			json_int_t sum = 0;
-
-			for (i = 0; i < n && i <= TB_MAX_NODES; i++)
-				sum += prog[i];
-			fprintf(stderr, "\r  running %.0f s: %lld operations done", rtb_now_s() - t0,
-				(long long)sum);
-			if (last->count)	/* the latest 250 ms intervals, all arms */
-				fprintf(stderr, ", last interval p50 %.1f us p99 %.1f us",
-					hist_quantile(last, 0.5) / 1e3, hist_quantile(last, 0.99) / 1e3);
-			fprintf(stderr, "   ");
-			hist_init(last);
-			shown = rtb_now_s();
-		}
-		if (grace && stopped < 2 &&
-		    (rtb_now_s() > grace || (!stopped && serving_left(results, n, serve)))) {
-			/* after a loss: the servers once their clients are through,
-			 * everyone left after the grace (their wait then ends) */
-			for (i = 0; i < n; i++) {
-				json_t *x = NULL;
-				char e[256];
-
-				if (!results[i] && (rtb_now_s() > grace || i >= n - serve) &&
-				    !agentc_call(c[i], "stop", json_pack("{s:I}", "arm", arm[i]), &x,
-						 5000, e, sizeof(e)))
-					json_decref(x);
-			}
-			stopped = rtb_now_s() > grace ? 2 : 1;
-		}
-		for (i = 0; i < n && !r; i++) {
-			json_t *w = NULL;
-			int why;
-
-			if (results[i])
-				continue;
-			r = agentc_call(c[i], "wait",
-					json_pack("{s:I,s:i}", "arm", arm[i], "timeout_ms", 100), &w,
-					PROTO_SILENCE_MS, err, errlen);
-			if (r && obs && obs->lost && (why = obs->lost(obs->arg, c[i]))) {
-				/* a node fault's doing: recorded, and the others go on */
-				results[i] = json_pack("{s:s,s:O}", why == 2 ? "lost" : "failed", err,
-						       "intervals", ivals[i]);
-				left--;
-				r = 0;
-				if (!grace)
-					grace = rtb_now_s() + ARMS_LOST_GRACE_S;
-				continue;
-			}
-			if (!r) {
-				json_t *iv = json_object_get(w, "intervals"), *e;
-				size_t k;
-
-				json_array_foreach(iv, k, e) {
-					struct hist h;
-
-					if (!hist_from_json(&h, json_object_get(e, "lat_ns")))
-						hist_merge(last, &h);
-				}
-				json_array_extend(ivals[i], iv);
-				if (obs && obs->intervals)
-					obs->intervals(obs->arg, i, iv,
-						       json_integer_value(json_object_get(w, "progress")));
-			}
-			if (!r && json_is_true(json_object_get(w, "done"))) {
-				results[i] = json_deep_copy(json_object_get(w, "result"));
-				/* the intervals as streamed, for reports */
-				json_object_set(results[i], "intervals", ivals[i]);
-				left--;
-			} else if (!r) {
-				prog[i] = json_integer_value(json_object_get(w, "progress"));
-			}
-			json_decref(w);
-		}
+		progress_line(&s);
+		stop_after_loss(&s);
+		for (i = 0; i < n && !r; i++)
+			if (!results[i])
+				r = wait_one(&s, i, err, errlen);
 	}
-	if (tty && shown)
+	if (s.tty && s.shown)
 		fprintf(stderr, "\r%100s\r", "");
 	for (i = 0; i < n; i++)
-		json_decref(ivals[i]);
-	free(last);
+		json_decref(s.ivals[i]);
+	free(s.last);
 	if (r)
 		for (i = 0; i < n; i++) {
 			json_decref(results[i]);

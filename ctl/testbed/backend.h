@@ -45,6 +45,33 @@ void tb_progress(const char *what, double el, double eta_total, int done);
  * -ECHILD (alive() said the backend died), -EINTR (ctl_interrupted) */
 int tb_wait_agents(const struct tb_state *s, int timeout_s, int (*alive)(const struct tb_state *));
 
+/* --- qemu.c: the VM backend's qemu processes */
+/* qemu's arguments up to the NICs into a[*n..]; the strings live until
+ * the next call */
+void qemu_base_args(char **a, int *n, const char *name, const char *kernel, const char *initrd,
+		    const char *serial, int mem_mb, int cpus, const char *accel, const char *append);
+/* s->accel (and accel_why): kvm when asked or when the probe boot works */
+void qemu_choose_accel(struct tb_state *s, const char *want, const char *kernel,
+		       const char *initrd);
+/* args started daemonized, its pid from its pid file: 0 or -errno (said) */
+int qemu_start(char **args, int n, const char *name, pid_t *pid, const char *who);
+pid_t qemu_pid_file(const char *file);
+/* pid is a qemu of ours (a saved pid may have been reused) */
+int qemu_ours(pid_t pid);
+/* until pid is gone (not a zombie), at most ms: 0, or -ETIMEDOUT */
+int qemu_wait_gone(pid_t pid, int ms);
+/* SIGTERM, up to 10 s, then SIGKILL: 0 once gone */
+int qemu_stop(pid_t pid);
+int tb_file_has(const char *path, const char *needle);
+/* the last lines of a file, to stderr */
+void tb_tail_file(const char *path, int lines);
+
+/* --- vm.c, for nodefault.c: node i's kernel and initrd, and its qemu
+ * booted (ssh: with the sshd port forwarded) */
+void vm_node_image(const struct tb_state *s, int i, char *kernel, size_t klen, char *initrd,
+		   size_t ilen);
+int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel, const char *initrd);
+
 /* --- switch.c: the bridge on this host that joins per-node VMs */
 int tb_switch_exists(void);
 int tb_switch_create(int mtu);			/* 0 or -errno (said) */

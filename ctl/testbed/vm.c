@@ -37,14 +37,6 @@
 #define CTRL_HOST_IP "198.19.0.2"
 #define CTRL_GUEST_IP "198.19.0.15"
 #define PORT_BASE_MIN 47100
-#define KVM_PROBE_S 45
-
-static const char *qemu_bin(void)
-{
-	const char *q = getenv("RDMATB_QEMU");
-
-	return q && *q ? q : "qemu-system-x86_64";
-}
 
 /* can qemu's user network forward this port: it binds with SO_REUSEADDR,
  * so a connection of an earlier testbed in TIME_WAIT there does not take it
@@ -155,274 +147,7 @@ static void kv(const char *out, const char *key, char *val, size_t len)
 	}
 }
 
-static int file_has(const char *path, const char *needle)
-{
-	char buf[4096];
-	size_t keep = strlen(needle), n;
-	FILE *f = fopen(path, "re");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	memset(buf, 0, sizeof(buf));
-	/* sliding window so a marker split across reads is still found */
-	while (!found && (n = fread(buf + keep, 1, sizeof(buf) - 1 - keep, f)) > 0) {
-		buf[keep + n] = 0;
-		found = memmem(buf, keep + n, needle, strlen(needle)) != NULL;
-		memmove(buf, buf + n, keep);
-	}
-	fclose(f);
-	return found;
-}
-
-/* the last lines of path on stderr (no shell: the path may hold any byte) */
-static void tail_file(const char *path, int lines)
-{
-	char n[16], *argv[] = { "tail", "-n", n, "--", (char *)path, NULL };
-	struct proc_io io = { -1, 2, 2, 0 };
-	pid_t pid;
-	int st;
-
-	snprintf(n, sizeof(n), "%d", lines);
-	if (proc_spawn(argv, &io, &pid) || proc_reap(pid, 10000, &st))
-		log_err("cannot show %s", path);
-}
-
-/* qemu's arguments up to the NICs; the strings live until the next call */
-static void base_args(char **a, int *n, const char *name, const char *kernel, const char *initrd,
-		      const char *serial, int mem_mb, int cpus, const char *accel, const char *append)
-{
-	static char mem[16], ser[PATH_MAX + 8], smp[16];
-
-	snprintf(mem, sizeof(mem), "%d", mem_mb);
-	snprintf(smp, sizeof(smp), "%d", cpus);
-	snprintf(ser, sizeof(ser), "file:%s", serial);
-	a[(*n)++] = (char *)qemu_bin();
-	a[(*n)++] = "-name";
-	a[(*n)++] = (char *)name;
-	a[(*n)++] = "-m";
-	a[(*n)++] = mem;
-	a[(*n)++] = "-smp";
-	a[(*n)++] = smp;
-	a[(*n)++] = "-no-reboot";
-	a[(*n)++] = "-display";
-	a[(*n)++] = "none";
-	a[(*n)++] = "-vga";
-	a[(*n)++] = "none";
-	a[(*n)++] = "-monitor";
-	a[(*n)++] = "none";
-	a[(*n)++] = "-serial";
-	a[(*n)++] = ser;
-	a[(*n)++] = "-kernel";
-	a[(*n)++] = (char *)kernel;
-	a[(*n)++] = "-initrd";
-	a[(*n)++] = (char *)initrd;
-	a[(*n)++] = "-append";
-	a[(*n)++] = (char *)append;
-	a[(*n)++] = "-accel";
-	if (!strcmp(accel, "kvm")) {
-		a[(*n)++] = "kvm";
-		a[(*n)++] = "-cpu";
-		a[(*n)++] = "host";
-	} else {
-		a[(*n)++] = "tcg,thread=multi";
-		a[(*n)++] = "-cpu";
-		a[(*n)++] = "max";
-	}
-}
-
 #define APPEND "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off"
-
-/*
- * KVM when it works, TCG otherwise -- decided by booting the image once with
- * KVM and waiting for the guest's /init (some hosts expose /dev/kvm but fail
- * on real guests, e.g. an MSR assertion). The verdict is cached per host
- * kernel, qemu and guest kernel.
- *
- * The probe decides fast either way: qemu exiting (the MSR assertion,
- * "failed to initialize kvm") is a failure at once, with qemu's own words
- * for the log; the probe guest boots without "quiet", so a KVM guest that
- * runs prints its first kernel lines within a second -- no console output
- * after KVM_PROBE_SILENT_S, or none new for KVM_PROBE_STALL_S, is a guest
- * that does not run (a hang that used to cost the whole KVM_PROBE_S).
- */
-#define KVM_PROBE_SILENT_S 5
-#define KVM_PROBE_STALL_S 10
-#define PROBE_APPEND "console=ttyS0 loglevel=7 panic=-1 mitigations=off rdmatb.probe=1"
-
-static off_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) ? 0 : st.st_size;
-}
-
-/* the first line of a file, trimmed, into buf ("" when none) */
-static void first_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-
-	buf[0] = 0;
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
-}
-
-/* boot the image once with KVM: 1 when the guest reached /init; why not in
- * why (qemu's first error line, or what the console showed) */
-static int kvm_probe(const char *kernel, const char *initrd, char *why, size_t whylen)
-{
-	char serial[PATH_MAX], errlog[PATH_MAX], *args[64];
-	int n = 0, ok = 0, null = open("/dev/null", O_RDWR | O_CLOEXEC), efd, st = 0;
-	struct proc_io io = { null, null, null, 0 };
-	double t0, grew;
-	off_t size = 0, now;
-	pid_t pid;
-
-	log_info("probing KVM: booting the image once with -accel kvm (up to %d s)", KVM_PROBE_S);
-	tb_state_path(serial, sizeof(serial), "kvm-probe.log");
-	tb_state_path(errlog, sizeof(errlog), "kvm-probe.err");
-	unlink(serial);
-	efd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (efd >= 0)
-		io.err = efd;
-	base_args(args, &n, "rdma-testbed-probe", kernel, initrd, serial, 256, 1, "kvm", PROBE_APPEND);
-	args[n++] = "-nic";
-	args[n++] = "none";
-	args[n] = NULL;
-	if (proc_spawn(args, &io, &pid))
-		pid = 0;
-	if (null >= 0)
-		close(null);
-	if (efd >= 0)
-		close(efd);
-	snprintf(why, whylen, "qemu did not start");
-	t0 = grew = rtb_now_s();
-	while (pid > 0 && rtb_now_s() - t0 < KVM_PROBE_S) {
-		if (file_has(serial, "@@PROBE-OK")) {
-			ok = 1;
-			break;
-		}
-		if (!proc_reap(pid, 100, &st)) {
-			char line[160];
-
-			pid = 0;
-			first_line(errlog, line, sizeof(line));
-			snprintf(why, whylen, "qemu exited (status %d)%s%s", st, line[0] ? ": " : "",
-				 line);
-			break;
-		}
-		now = file_size(serial);
-		if (now > size) {
-			size = now;
-			grew = rtb_now_s();
-		}
-		if (!size && rtb_now_s() - t0 >= KVM_PROBE_SILENT_S) {
-			snprintf(why, whylen, "no console output in %d s", KVM_PROBE_SILENT_S);
-			break;
-		}
-		if (size && rtb_now_s() - grew >= KVM_PROBE_STALL_S) {
-			snprintf(why, whylen, "the guest's console stopped for %d s before /init",
-				 KVM_PROBE_STALL_S);
-			break;
-		}
-	}
-	if (pid > 0 && !ok && rtb_now_s() - t0 >= KVM_PROBE_S)
-		snprintf(why, whylen, "the guest did not reach /init in %d s", KVM_PROBE_S);
-	if (pid > 0)
-		proc_stop(pid, 0);
-	log_info("KVM probe: %s in %.1f s", ok ? "the guest reached /init" : why, rtb_now_s() - t0);
-	unlink(serial);
-	unlink(errlog);
-	return ok;
-}
-
-/* KVM when a probe boot shows it works here (the verdict cached per host
- * kernel, qemu and guest kernel), TCG otherwise */
-static void choose_accel(struct tb_state *s, const char *want, const char *kernel,
-			 const char *initrd)
-{
-	char cache[PATH_MAX], line[256] = "", qver[128] = "", why[128];
-	char *vargs[] = { (char *)qemu_bin(), "--version", NULL };
-	struct utsname u;
-	unsigned long h = 5381;
-	const char *p;
-	FILE *f;
-	int ok = 0;
-
-	if (!strcmp(want, "tcg")) {
-		snprintf(s->accel, sizeof(s->accel), "tcg");
-		snprintf(s->accel_why, sizeof(s->accel_why), "asked for (--accel tcg)");
-		return;
-	}
-	if (access("/dev/kvm", R_OK | W_OK)) {
-		snprintf(s->accel, sizeof(s->accel), "tcg");
-		snprintf(s->accel_why, sizeof(s->accel_why), "/dev/kvm: %s", strerror(errno));
-		if (!strcmp(want, "kvm"))
-			log_err("--accel kvm: %s; using TCG", s->accel_why);
-		return;
-	}
-	uname(&u);
-	proc_run(vargs, qver, sizeof(qver));
-	for (p = u.release; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	for (p = qver; *p && *p != '\n'; p++)
-		h = h * 33 + (unsigned char)*p;
-	for (p = s->kver; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	snprintf(cache, sizeof(cache), "%s/accel-%08lx", ctl_cache_dir(), h & 0xffffffffUL);
-	f = fopen(cache, "re");
-	if (f) {
-		if (fgets(line, sizeof(line), f) && !strncmp(line, "kvm", 3))
-			ok = 1;
-		fclose(f);
-		snprintf(s->accel, sizeof(s->accel), ok ? "kvm" : "tcg");
-		snprintf(s->accel_why, sizeof(s->accel_why), "%s", ok ? "KVM probe passed (cached)" :
-			 "KVM probe failed earlier on this host (cached)");
-		return;
-	}
-	ok = kvm_probe(kernel, initrd, why, sizeof(why));
-	snprintf(s->accel, sizeof(s->accel), ok ? "kvm" : "tcg");
-	snprintf(s->accel_why, sizeof(s->accel_why), "%s%s", ok ? "KVM probe passed" :
-		 "KVM probe failed: ", ok ? "" : why);
-	f = fopen(cache, "we");
-	if (f) {
-		fprintf(f, "%s\n", s->accel);
-		fclose(f);
-	}
-}
-
-/* pid is still a testbed qemu (not a recycled pid) */
-/* /proc/PID/WHAT into buf (NUL-terminated): its length, or <= 0 */
-static ssize_t proc_read(pid_t pid, const char *what, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	if (pid <= 0 || kill(pid, 0))
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return n;
-}
-
-static int qemu_ours(pid_t pid)
-{
-	char cmd[512];
-	ssize_t n = proc_read(pid, "cmdline", cmd, sizeof(cmd));
-
-	if (n <= 0)
-		return 0;
-	return strstr(cmd, "qemu") != NULL && memmem(cmd, (size_t)n, "rdma-testbed", 12) != NULL;
-}
 
 /* node i's console log */
 static void serial_path(const struct tb_state *s, int i, char *buf, size_t len)
@@ -459,7 +184,7 @@ static int vm_booting(const struct tb_state *s)
 	for (i = 0; i < n; i++) {
 		serial_path(s, i, serial, sizeof(serial));
 		if (!qemu_ours(s->topology == TB_PER_NODE ? s->node[i].qemu_pid : s->qemu_pid) ||
-		    file_has(serial, "@@ERROR") || file_has(serial, "@@AGENT-EXIT"))
+		    tb_file_has(serial, "@@ERROR") || tb_file_has(serial, "@@AGENT-EXIT"))
 			return 0;
 	}
 	return 1;
@@ -687,62 +412,6 @@ static int vm_image(struct tb_state *s, int base, const char *kpkg, char *kernel
 	return 0;
 }
 
-/* the pid in $STATE/FILE, 0 when none */
-static pid_t pid_file(const char *file)
-{
-	char path[PATH_MAX];
-	FILE *f;
-	int pid = 0;
-
-	tb_state_path(path, sizeof(path), file);
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return (pid_t)pid;
-}
-
-/* args (n of them, room for 4 more) run daemonized: its output in
- * $STATE/NAME.log, its pid from $STATE/NAME.pid into *pid; who: for messages */
-static int qemu_start(char **args, int n, const char *name, pid_t *pid, const char *who)
-{
-	char pidf[PATH_MAX], qlog[PATH_MAX], file[64];
-	struct proc_io io = { -1, -1, -1, 0 };
-	int r, i, st = 255;
-	pid_t child;
-
-	snprintf(file, sizeof(file), "%s.log", name);
-	tb_state_path(qlog, sizeof(qlog), file);
-	snprintf(file, sizeof(file), "%s.pid", name);
-	tb_state_path(pidf, sizeof(pidf), file);
-	args[n++] = "-daemonize";
-	args[n++] = "-pidfile";
-	args[n++] = pidf;
-	args[n] = NULL;
-	if (log_verbose > 0) {
-		for (i = 0; args[i]; i++)
-			fprintf(stderr, "%s ", args[i]);
-		fputc('\n', stderr);
-	}
-	io.out = io.err = open(qlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	r = proc_spawn(args, &io, &child);
-	if (io.out >= 0)
-		close(io.out);
-	if (r || proc_reap(child, -1, &st) || st) {
-		log_err("%s: qemu failed to start:", who);
-		tail_file(qlog, 10);
-		return -EIO;
-	}
-	*pid = pid_file(file);
-	if (*pid <= 0) {
-		log_err("%s: qemu wrote no pid", pidf);
-		return -EIO;
-	}
-	return 0;
-}
-
 /* qemu daemonized with the control ports forwarded; its pid in s */
 static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int ssh,
 		   const char *kernel, const char *initrd)
@@ -761,7 +430,7 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 		n += snprintf(nic + n, sizeof(nic) - (size_t)n, ",hostfwd=tcp:127.0.0.1:%d-%s:22",
 			      base + o->nodes, CTRL_GUEST_IP);
 	n = 0;
-	base_args(args, &n, "rdma-testbed", kernel, initrd, serial, o->mem_mb, 2, s->accel, APPEND);
+	qemu_base_args(args, &n, "rdma-testbed", kernel, initrd, serial, o->mem_mb, 2, s->accel, APPEND);
 	args[n++] = "-nic";
 	args[n++] = nic;
 	log_info("booting %d nodes in qemu (%s), kernel %s", o->nodes, s->accel, s->kver);
@@ -775,7 +444,7 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 
 /* node i's qemu, daemonized: a control NIC forwarding its agent's and
  * sshd's ports, a RoCE NIC as tap rtbswI (made by qemu, gone with it) */
-static int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
+int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
 			const char *initrd)
 {
 	char serial[PATH_MAX], name[48], file[48], append[256];
@@ -796,7 +465,7 @@ static int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
 	snprintf(data, sizeof(data), "tap,id=roce,ifname=%s,script=no,downscript=no", port);
 	snprintf(ddev, sizeof(ddev), "virtio-net-pci,netdev=roce,mac=" MAC_DATA, i);
 	n = 0;
-	base_args(args, &n, name, kernel, initrd, serial, s->node_mem_mb, 1, s->accel, append);
+	qemu_base_args(args, &n, name, kernel, initrd, serial, s->node_mem_mb, 1, s->accel, append);
 	args[n++] = "-netdev";
 	args[n++] = ctrl;
 	args[n++] = "-device";
@@ -822,7 +491,7 @@ static void tell_consoles(const struct tb_state *s)
 		serial_path(s, i, serial, sizeof(serial));
 		log_err("last lines of %s's console (%s):",
 			s->topology == TB_PER_NODE ? s->node[i].name : "the VM", serial);
-		tail_file(serial, n > 1 ? 12 : 25);
+		tb_tail_file(serial, n > 1 ? 12 : 25);
 	}
 }
 
@@ -847,7 +516,7 @@ static int switch_agent_ready(const struct tb_state *s)
 }
 
 /* node i's kernel and initrd: its own (testbed up --kernel) or the testbed's */
-static void node_image(const struct tb_state *s, int i, char *kernel, size_t klen, char *initrd,
+void vm_node_image(const struct tb_state *s, int i, char *kernel, size_t klen, char *initrd,
 		       size_t ilen)
 {
 	char f[96];
@@ -919,7 +588,7 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		snprintf(s->kernel_path, sizeof(s->kernel_path), "%s", kernel);
 	if (others && (r = other_kernels(s, o, base)))
 		return r;
-	choose_accel(s, o->accel, kernel, initrd);
+	qemu_choose_accel(s, o->accel, kernel, initrd);
 	t0 = rtb_now_s();
 	if (s->topology == TB_PER_NODE) {
 		log_info("booting %d nodes, a qemu (%s) and kernel %s each, %d MiB, joined by the "
@@ -930,7 +599,7 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		for (i = 0; !r && i < s->nodes && !ctl_interrupted; i++) {
 			char k[PATH_MAX], rd[PATH_MAX];
 
-			node_image(s, i, k, sizeof(k), rd, sizeof(rd));
+			vm_node_image(s, i, k, sizeof(k), rd, sizeof(rd));
 			r = vm_boot_node(s, i, ssh, k, rd);
 		}
 	} else {
@@ -955,50 +624,6 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	return r;
 }
 
-/* pid still runs: it exists and is not a zombie waiting for its reaper (a
- * qemu that lets go of its guest's memory can take seconds to exit, and
- * its command line may read empty meanwhile) */
-static int still_running(pid_t pid)
-{
-	char st[256];
-	const char *p;
-
-	if (proc_read(pid, "stat", st, sizeof(st)) <= 0)
-		return 0;
-	p = strrchr(st, ')');	/* "pid (comm) S ...": comm may hold anything */
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
-/* wait up to ms for pid to be gone: 0, or -ETIMEDOUT */
-static int wait_gone(pid_t pid, int ms)
-{
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
-	int i;
-
-	for (i = 0; i < ms / 20; i++) {
-		if (!still_running(pid))
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	return still_running(pid) ? -ETIMEDOUT : 0;
-}
-
-/* our qemu stopped: SIGTERM, then SIGKILL; back once the process is gone
- * (its command line goes before its files do: the tap, the pid file) */
-static int stop_qemu(pid_t pid)
-{
-	if (!qemu_ours(pid))
-		return 0;
-	kill(pid, SIGTERM);
-	if (!wait_gone(pid, 10000))
-		return 0;
-	kill(pid, SIGKILL);
-	if (!wait_gone(pid, 10000))
-		return 0;
-	log_err("qemu pid %d does not exit", (int)pid);
-	return -EBUSY;
-}
-
 /* every node's qemu (by the state, and by its pid file: an up killed before
  * it saved a pid), then the switch */
 static int down_per_node(const struct tb_state *s)
@@ -1009,7 +634,7 @@ static int down_per_node(const struct tb_state *s)
 		char file[48];
 
 		snprintf(file, sizeof(file), "qemu-node%d.pid", i);
-		if (stop_qemu(s->node[i].qemu_pid) || stop_qemu(pid_file(file)))
+		if (qemu_stop(s->node[i].qemu_pid) || qemu_stop(qemu_pid_file(file)))
 			r = -EBUSY;
 	}
 	tb_switch_agent_stop(s);
@@ -1024,7 +649,7 @@ static int vm_down(const struct tb_state *s)
 	int r, i;
 
 	r = s->topology == TB_PER_NODE ? down_per_node(s) :
-	    stop_qemu(s->qemu_pid) ? -EBUSY : stop_qemu(pid_file("qemu.pid"));
+	    qemu_stop(s->qemu_pid) ? -EBUSY : qemu_stop(qemu_pid_file("qemu.pid"));
 	if (r)
 		return r;
 	/* the console logs outlive the state: where to look after a failure */
@@ -1041,94 +666,6 @@ static int vm_down(const struct tb_state *s)
 			ctl_copy_file(serial, keep, O_TRUNC, 0600);	/* EXDEV: /run and /var */
 	}
 	return 0;
-}
-
-/* node i's agent answers hello with its port ACTIVE, within timeout_s */
-static int node_ready(const struct tb_state *s, int i, int timeout_s, char *err, size_t errlen)
-{
-	double t0 = rtb_now_s();
-	char e2[256] = "";
-
-	while (rtb_now_s() - t0 < timeout_s && !ctl_interrupted) {
-		struct agentc c;
-		json_t *res = NULL;
-
-		if (!tb_agent_open(&c, s, i, 1000)) {
-			int ok = !agentc_call(&c, "hello", NULL, &res, 3000, e2, sizeof(e2)) &&
-				 !strcmp(json_string_value(json_object_get(res, "state")) ?: "", "ACTIVE");
-
-			json_decref(res);
-			agentc_close(&c);
-			if (ok)
-				return 0;
-		}
-		if (!qemu_ours(s->node[i].qemu_pid)) {
-			snprintf(err, errlen, "%s: its qemu exited while booting (see %s)",
-				 s->node[i].name, "serial-nodeN.log in the state directory");
-			return -ECHILD;
-		}
-		usleep(250 * 1000);
-	}
-	snprintf(err, errlen, "%s: its agent not ready after %d s", s->node[i].name, timeout_s);
-	return ctl_interrupted ? -EINTR : -ETIMEDOUT;
-}
-
-int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s, char *err,
-		  size_t errlen)
-{
-	pid_t pid = s->node[i].qemu_pid;
-	char initrd[PATH_MAX], cfg[PATH_MAX], kernel[PATH_MAX];
-	int r;
-
-	if (s->backend != TB_VM || s->topology != TB_PER_NODE) {
-		snprintf(err, errlen, "a node fault needs a kernel a node (testbed up --topology "
-			 "per-node); this testbed's nodes share %s",
-			 s->backend == TB_VM ? "one VM's kernel" : "this host's kernel");
-		return -EOPNOTSUPP;
-	}
-	switch (f) {
-	case TB_CRASH:
-	case TB_FREEZE:
-	case TB_THAW:
-		if (!qemu_ours(pid)) {
-			snprintf(err, errlen, "%s: its qemu is not running (crashed?)", s->node[i].name);
-			return -ESRCH;
-		}
-		kill(pid, f == TB_CRASH ? SIGKILL : f == TB_FREEZE ? SIGSTOP : SIGCONT);
-		if (f == TB_CRASH && wait_gone(pid, 10000)) {
-			snprintf(err, errlen, "%s: qemu %d does not exit", s->node[i].name, (int)pid);
-			return -EBUSY;
-		}
-		return 0;
-	case TB_PORT_DOWN:
-	case TB_PORT_UP:
-		return tb_switch_port_set(i, f == TB_PORT_UP, err, errlen);
-	case TB_REBOOT:
-		break;
-	case TB_NIC_RESET:	/* the agent's (up.c), on any backend */
-		snprintf(err, errlen, "a nic reset is the node agent's");
-		return -EINVAL;
-	}
-	/* reboot: the same kernel and image, the same ports; its agent back */
-	node_image(s, i, kernel, sizeof(kernel), initrd, sizeof(initrd));
-	if (!kernel[0] || access(kernel, R_OK) || access(initrd, R_OK)) {
-		snprintf(err, errlen, "%s: no image to boot again (%s)", s->node[i].name, initrd);
-		return -ENOENT;
-	}
-	if (qemu_ours(pid)) {
-		kill(pid, SIGCONT);	/* a frozen one dies too */
-		if (stop_qemu(pid)) {
-			snprintf(err, errlen, "%s: qemu %d does not exit", s->node[i].name, (int)pid);
-			return -EBUSY;
-		}
-	}
-	tb_state_path(cfg, sizeof(cfg), "ssh/config");
-	r = vm_boot_node(s, i, access(cfg, R_OK) ? 1 : 0, kernel, initrd);
-	if (r) {
-		snprintf(err, errlen, "%s: qemu did not start again", s->node[i].name);
-		return r;
-	}
-	return node_ready(s, i, timeout_s, err, errlen);
 }
 
 /* qemu runs anywhere: KVM when it works, TCG otherwise */

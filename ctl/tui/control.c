@@ -137,19 +137,11 @@ void tui_poll_nodes(struct tui *t)
 /* the rule text with its drop probability set to pct: the text parsed by
  * rdma-inject's own grammar (injector/rule.c, linked in), the rule changed,
  * formatted back; 0, or -EINVAL when pct or the rule do not parse */
-int tui_with_drop(const char *rule, const char *pct, char *out, size_t len)
+int tui_with_drop(const struct inj_rule *rule, const char *pct, char *out, size_t len)
 {
-	char buf[256], *argv[64], *tok, *save, err[128];
-	char *pargv[] = { "drop", (char *)pct };
-	struct inj_rule r, p;
-	int argc = 0;
+	char *pargv[] = { "drop", (char *)pct }, err[128];
+	struct inj_rule r = *rule, p;
 
-	snprintf(buf, sizeof(buf), "%s", rule);
-	for (tok = strtok_r(buf, " \t", &save); tok && argc < 63; tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	inj_rule_init(&r);
-	if (inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)))
-		return -EINVAL;
 	/* "drop PCT" alone: its selection replaces the rule's */
 	inj_rule_init(&p);
 	if (inj_rule_parse(&p, 2, pargv, 0, err, sizeof(err)))
@@ -183,9 +175,10 @@ static void cmd_drop(struct tui *t, const char *pct, const char *node, const cha
 			pthread_mutex_lock(&t->m->lock);
 			r = t->m->rule[j];
 			pthread_mutex_unlock(&t->m->lock);
-			if (strcmp(r.dev, dev) || strcmp(r.dir, dir) || strcmp(r.action, "drop"))
+			if (strcmp(r.dev, dev) || strcmp(r.dir, dir) || !r.parsed_ok ||
+			    r.parsed.action != INJ_ACT_DROP)
 				continue;
-			if (tui_with_drop(r.rule, pct, rule, sizeof(rule)))
+			if (tui_with_drop(&r.parsed, pct, rule, sizeof(rule)))
 				tui_flash_msg(t, "rule %d: cannot set drop %s", r.id, pct);
 			else if (tui_rule_set(t, r.id, rule, out, sizeof(out)))
 				tui_flash_msg(t, "set rule %d: %s", r.id, out);
@@ -335,55 +328,108 @@ static void cmd_node(struct tui *t, int v, const char *node, const char *arg)
 	pthread_detach(th);
 }
 
+/* a : command's words: a[0] the command, n of them; line as typed */
+struct words {
+	char a[5][64];
+	int n;
+	const char *line;
+};
+
+static int c_drop(struct tui *t, const struct words *w)
+{
+	if (!strchr(w->a[1], '%')) {
+		tui_flash_msg(t, "drop: give a rate like 2%%");
+		return 0;
+	}
+	cmd_drop(t, w->a[1], w->n >= 3 ? w->a[2] : "all", w->n >= 4 ? w->a[3] : "ingress");
+	return 0;
+}
+
+static int c_add(struct tui *t, const struct words *w)
+{
+	tui_cmd_add(t, w->a[0], w->n >= 3 ? w->a[2] : "node1", w->a[1]);
+	return 0;
+}
+
+/* :set ID RULE...: any change, e.g. a burst model or a delay */
+static int c_set(struct tui *t, const struct words *w)
+{
+	const char *rule = w->line + strspn(w->line, " ");
+	char out[256];
+
+	rule += strlen("set");
+	rule += strspn(rule, " ");
+	rule += strcspn(rule, " ");
+	if (tui_rule_set(t, atoi(w->a[1]), rule, out, sizeof(out)))
+		tui_flash_msg(t, "set %s: %s", w->a[1], out);
+	else
+		tui_flash_msg(t, "rule %s:%s", w->a[1], rule);
+	tui_poll_rules(t);
+	return 0;
+}
+
+static int c_onoff(struct tui *t, const struct words *w)
+{
+	tui_rule_onoff(t, atoi(w->a[1]), !strcmp(w->a[0], "on"));
+	return 0;
+}
+
+static int c_pause(struct tui *t, const struct words *w)
+{
+	t->m->paused = !strcmp(w->a[0], "pause");
+	tui_flash_msg(t, "%s", t->m->paused ? "pausing after the arm in flight" : "resumed");
+	return 0;
+}
+
+static int c_view(struct tui *t, const struct words *w)
+{
+	int v;
+
+	for (v = 0; v < V_N && strcmp(tui_view_names[v], w->a[1]); v++)
+		;
+	if (v == V_N)
+		tui_flash_msg(t, "view: latency | throughput | training");
+	else
+		t->view = v;
+	return 0;
+}
+
+static int c_quit(struct tui *t, const struct words *w)
+{
+	(void)w;
+	return tui_quit_asked(t);
+}
+
+/* the : commands: name, words (at least, at most), what it does. The node
+ * faults are node_verbs' */
+static const struct command {
+	const char *name;
+	int min, max;
+	int (*run)(struct tui *t, const struct words *w);
+} commands[] = {
+	{ "drop", 2, 5, c_drop },   { "delay", 2, 5, c_add },	 { "flap", 2, 5, c_add },
+	{ "set", 3, 5, c_set },	    { "on", 2, 2, c_onoff },	 { "off", 2, 2, c_onoff },
+	{ "pause", 1, 5, c_pause }, { "resume", 1, 5, c_pause }, { "view", 2, 2, c_view },
+	{ "q", 1, 5, c_quit },	    { "quit", 1, 5, c_quit },	 { NULL, 0, 0, NULL },
+};
+
 int tui_command(struct tui *t, const char *line)
 {
-	char a[5][64] = { { 0 } };
-	int n = sscanf(line, "%63s %63s %63s %63s %63s", a[0], a[1], a[2], a[3], a[4]);
+	struct words w = { .line = line };
+	const struct command *c;
+	int v;
 
-	if (n <= 0)
+	w.n = sscanf(line, "%63s %63s %63s %63s %63s", w.a[0], w.a[1], w.a[2], w.a[3], w.a[4]);
+	if (w.n <= 0)
 		return 0;
-	if (!strcmp(a[0], "drop") && n >= 2) {
-		if (!strchr(a[1], '%')) {
-			tui_flash_msg(t, "drop: give a rate like 2%%");
-			return 0;
-		}
-		cmd_drop(t, a[1], n >= 3 ? a[2] : "all", n >= 4 ? a[3] : "ingress");
-	} else if ((!strcmp(a[0], "delay") || !strcmp(a[0], "flap")) && n >= 2) {
-		tui_cmd_add(t, a[0], n >= 3 ? a[2] : "node1", a[1]);
-	} else if (!strcmp(a[0], "set") && n >= 3) {
-		/* :set ID RULE...: any change, e.g. a burst model or a delay */
-		const char *rule = line + strspn(line, " ");
-		char out[256];
-
-		rule += strlen("set");
-		rule += strspn(rule, " ");
-		rule += strcspn(rule, " ");
-		if (tui_rule_set(t, atoi(a[1]), rule, out, sizeof(out)))
-			tui_flash_msg(t, "set %s: %s", a[1], out);
-		else
-			tui_flash_msg(t, "rule %s:%s", a[1], rule);
-		tui_poll_rules(t);
-	} else if ((!strcmp(a[0], "on") || !strcmp(a[0], "off")) && n == 2) {
-		tui_rule_onoff(t, atoi(a[1]), !strcmp(a[0], "on"));
-	} else if (node_verb(a[0]) >= 0 && n == 2 + node_verbs[node_verb(a[0])].port) {
-		cmd_node(t, node_verb(a[0]), a[1], n == 3 ? a[2] : NULL);
-	} else if (!strcmp(a[0], "pause") || !strcmp(a[0], "resume")) {
-		t->m->paused = !strcmp(a[0], "pause");
-		tui_flash_msg(t, "%s", t->m->paused ? "pausing after the arm in flight" : "resumed");
-	} else if (!strcmp(a[0], "view") && n == 2) {
-		int v;
-
-		for (v = 0; v < V_N && strcmp(tui_view_names[v], a[1]); v++)
-			;
-		if (v == V_N)
-			tui_flash_msg(t, "view: latency | throughput | training");
-		else
-			t->view = v;
-	} else if (!strcmp(a[0], "q") || !strcmp(a[0], "quit")) {
-		return tui_quit_asked(t);
-	} else {
-		tui_flash_msg(t, "unknown command '%s' (? for help)", line);
+	for (c = commands; c->name; c++)
+		if (!strcmp(c->name, w.a[0]) && w.n >= c->min && w.n <= c->max)
+			return c->run(t, &w);
+	if ((v = node_verb(w.a[0])) >= 0 && w.n == 2 + node_verbs[v].port) {
+		cmd_node(t, v, w.a[1], w.n == 3 ? w.a[2] : NULL);
+		return 0;
 	}
+	tui_flash_msg(t, "unknown command '%s' (? for help)", line);
 	return 0;
 }
 

@@ -141,6 +141,18 @@ void model_arm_done(struct model *m, int a, const json_t *results, uint64_t iter
 	pthread_mutex_unlock(&m->lock);
 }
 
+int model_rule_parse(const char *text, struct inj_rule *r)
+{
+	char buf[256], *argv[64], *tok, *save, err[128];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (tok = strtok_r(buf, " \t", &save); tok && argc < 63; tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	inj_rule_init(r);
+	return inj_rule_parse(r, argc, argv, 0, err, sizeof(err)) ? -EINVAL : 0;
+}
+
 void model_rules(struct model *m, const json_t *stats)
 {
 	const json_t *r;
@@ -171,6 +183,7 @@ void model_rules(struct model *m, const json_t *stats)
 		snprintf(x->action, sizeof(x->action), "%s",
 			 json_string_value(json_object_get(r, "action")));
 		snprintf(x->rule, sizeof(x->rule), "%s", json_string_value(json_object_get(r, "rule")));
+		x->parsed_ok = !model_rule_parse(x->rule, &x->parsed);
 		x->matched = (uint64_t)json_integer_value(json_object_get(c, "matched"));
 		x->dropped = (uint64_t)json_integer_value(json_object_get(c, "dropped"));
 		x->delayed = (uint64_t)json_integer_value(json_object_get(c, "delayed"));
@@ -366,6 +379,7 @@ int model_from_json(struct model *m, const json_t *j)
 		str_of(r->dir, sizeof(r->dir), x, "dir");
 		str_of(r->action, sizeof(r->action), x, "action");
 		str_of(r->rule, sizeof(r->rule), x, "rule");
+		r->parsed_ok = !model_rule_parse(r->rule, &r->parsed);
 		r->matched = (uint64_t)num_of(x, "matched");
 		r->dropped = (uint64_t)num_of(x, "dropped");
 		r->delayed = (uint64_t)num_of(x, "delayed");

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include "ctl/exp/exp.h"
 #include "ctl/report/report.h"
+#include "injector/inj.h"
 
 #define MODEL_SPARK 120		/* intervals of history per arm (30 s at 250 ms) */
 #define MODEL_EVENTS 64
@@ -44,6 +45,8 @@ struct model_arm {
 struct model_rule {
 	int id, enabled;
 	char dev[16], dir[8], action[16], rule[128];
+	struct inj_rule parsed;	/* rule, held parsed by rdma-inject's grammar */
+	int parsed_ok;		/* 0: the text did not parse (a newer rdma-inject's) */
 	uint64_t matched, dropped, delayed, dropped_prev;
 	double drop_rate;	/* dropped per matched packet over the last poll */
 	double matched_ps, dropped_ps;	/* packets a second over the last poll */
@@ -74,6 +77,9 @@ struct model {
 	char name[64];		/* the profile's */
 	int pid;		/* the process running the experiment */
 };
+
+/* text (a rule as rdma-inject lists it) into r: 0, or -EINVAL */
+int model_rule_parse(const char *text, struct inj_rule *r);
 
 /* the arms of p; measure: what they count */
 void model_init(struct model *m, const struct profile *p, enum measure measure);

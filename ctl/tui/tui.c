@@ -150,16 +150,99 @@ static void usage(FILE *f)
 		   "  press ? inside for every key\n");
 }
 
+/* the screen's loop: keys, the rules polled each second and the nodes
+ * every 3 s, the model published (tui --attach) and drawn, until a quit */
+static void screen_loop(struct tui *t)
+{
+	int quit = 0;
+
+	while (!quit) {
+		int ch = getch();
+
+		if (ch != ERR)
+			quit = tui_key(t, ch);
+		if (ctl_interrupted)
+			quit = 1;
+		if (rtb_now_s() - t->polled >= 1) {
+			tui_poll_rules(t);
+			t->polled = rtb_now_s();
+		}
+		if (rtb_now_s() - t->nodes_polled >= 3) {
+			tui_poll_nodes(t);
+			t->nodes_polled = rtb_now_s();
+		}
+		model_publish(t->m, 0);
+		tui_draw(t);
+	}
+}
+
+/* the model of the run, and a control connection to every node: 0, or
+ * -EIO when one cannot be reached (said) */
+static int tui_setup(struct tui *t, struct exp *e, struct model *m)
+{
+	int i;
+
+	model_init(m, &e->p, e->wl->measure);
+	model_obs(m, &e->obs);
+	t->e = e;
+	t->m = m;
+	m->nnodes = e->g.n;
+	t->nctl = 0;
+	for (i = 0; i < e->g.n; i++) {
+		snprintf(m->node[i].name, sizeof(m->node[i].name), "%s",
+			 e->g.tb.node[e->g.node[i]].name);
+		snprintf(m->node[i].dev, sizeof(m->node[i].dev), "%s", e->g.tb.node[e->g.node[i]].dev);
+		if (tb_agent_open(&t->ctl[i], &e->g.tb, e->g.node[i], 3000)) {
+			log_err("tui: %s: no control connection", m->node[i].name);
+			return -EIO;
+		}
+		t->nctl = i + 1;
+	}
+	return 0;
+}
+
+/* the run on screen, its worker beside it; the rules typed in removed at
+ * the end */
+static void tui_run(struct tui *t)
+{
+	pthread_t th;
+	int i;
+
+	model_event(t->m, "profile %s: %d arm(s), %d fault rule(s); ? for help", t->e->p.name,
+		    t->e->p.narms, t->e->p.nfaults);
+	tui_curses_start(t);
+	tui_poll_nodes(t);
+	tui_poll_rules(t);
+	pthread_create(&th, NULL, worker, t);
+	screen_loop(t);
+	model_unpublish();
+	/* a quit before the last round ended interrupts the run, also when the
+	 * worker, told to stop, finished before this line (it said so); a quit
+	 * after all rounds does not */
+	pthread_mutex_lock(&t->m->lock);
+	ctl_interrupted = !t->worker_done || t->worker_stopped;
+	pthread_mutex_unlock(&t->m->lock);
+	mvprintw(LINES - 1, 0, "%-*s", COLS, " stopping: the arm in flight, then rules and report...");
+	refresh();
+	pthread_join(th, NULL);
+	endwin();
+	for (i = 0; i < t->nadded; i++) {	/* the rules we added */
+		char id[16], out[256];
+
+		snprintf(id, sizeof(id), "%d", t->added[i]);
+		tui_inject(t, json_pack("[ss]", "del", id), 0, out, sizeof(out));
+	}
+	t->e->extra_rules = t->nadded;
+}
+
 int cmd_tui(struct ctl *ctl, int argc, char **argv)
 {
 	static struct exp e;
 	static struct model m;
 	static struct tui t;
 	struct sigaction sa = { .sa_handler = on_sig }, old_int, old_term;
-	pthread_t th;
-	int r, i, quit = 0;
-
 	struct exp_opts o;
+	int r, i;
 
 	for (i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -184,65 +267,10 @@ int cmd_tui(struct ctl *ctl, int argc, char **argv)
 		sigaction(SIGTERM, &old_term, NULL);
 		return ctl_code(r);
 	}
-	model_init(&m, &e.p, e.wl->measure);
-	model_obs(&m, &e.obs);
-	t.e = &e;
-	t.m = &m;
-	m.nnodes = e.g.n;
-	t.nctl = 0;
-	for (i = 0; i < e.g.n; i++) {
-		snprintf(m.node[i].name, sizeof(m.node[i].name), "%s", e.g.tb.node[e.g.node[i]].name);
-		snprintf(m.node[i].dev, sizeof(m.node[i].dev), "%s", e.g.tb.node[e.g.node[i]].dev);
-		if (tb_agent_open(&t.ctl[i], &e.g.tb, e.g.node[i], 3000)) {
-			log_err("tui: %s: no control connection", m.node[i].name);
-			e.rc = 1;
-			goto finish;
-		}
-		t.nctl = i + 1;
-	}
-	model_event(&m, "profile %s: %d arm(s), %d fault rule(s); ? for help", e.p.name, e.p.narms,
-		    e.p.nfaults);
-	tui_curses_start(&t);
-	tui_poll_nodes(&t);
-	tui_poll_rules(&t);
-	pthread_create(&th, NULL, worker, &t);
-	while (!quit) {
-		int ch = getch();
-
-		if (ch != ERR)
-			quit = tui_key(&t, ch);
-		if (ctl_interrupted)
-			quit = 1;
-		if (rtb_now_s() - t.polled >= 1) {
-			tui_poll_rules(&t);
-			t.polled = rtb_now_s();
-		}
-		if (rtb_now_s() - t.nodes_polled >= 3) {
-			tui_poll_nodes(&t);
-			t.nodes_polled = rtb_now_s();
-		}
-		model_publish(&m, 0);	/* for tui --attach */
-		tui_draw(&t);
-	}
-	model_unpublish();
-	/* a quit before the last round ended interrupts the run, also when the
-	 * worker, told to stop, finished before this line (it said so); a quit
-	 * after all rounds does not */
-	pthread_mutex_lock(&m.lock);
-	ctl_interrupted = !t.worker_done || t.worker_stopped;
-	pthread_mutex_unlock(&m.lock);
-	mvprintw(LINES - 1, 0, "%-*s", COLS, " stopping: the arm in flight, then rules and report...");
-	refresh();
-	pthread_join(th, NULL);
-	endwin();
-	for (i = 0; i < t.nadded; i++) {	/* the rules we added */
-		char id[16], out[256];
-
-		snprintf(id, sizeof(id), "%d", t.added[i]);
-		tui_inject(&t, json_pack("[ss]", "del", id), 0, out, sizeof(out));
-	}
-	e.extra_rules = t.nadded;
-finish:
+	if (tui_setup(&t, &e, &m))
+		e.rc = 1;
+	else
+		tui_run(&t);
 	for (i = 0; i < t.nctl; i++)
 		agentc_close(&t.ctl[i]);
 	r = exp_finish(&e);	/* waits for a node fault typed in and under way */

@@ -57,9 +57,9 @@ int tui_add(struct tui *t, const char *words, char *out, size_t outlen);
 int tui_rule_set(struct tui *t, int id, const char *rule, char *out, size_t outlen);
 void tui_poll_rules(struct tui *t);
 void tui_poll_nodes(struct tui *t);
-/* the rule text with its drop probability set to pct (parsed and formatted
- * by rdma-inject's grammar); 0 or -EINVAL */
-int tui_with_drop(const char *rule, const char *pct, char *out, size_t len);
+/* the rule's text with its drop probability set to pct (by rdma-inject's
+ * grammar, as it formats rules); 0 or -EINVAL (pct not a drop's) */
+int tui_with_drop(const struct inj_rule *rule, const char *pct, char *out, size_t len);
 void tui_cmd_add(struct tui *t, const char *what, const char *node_name, const char *arg);
 void tui_rule_onoff(struct tui *t, int id, int on);
 int tui_quit_asked(struct tui *t);

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/../.."
 SUITE=habits
 . tests/softroce/lib.sh
 plan complete_objects complete_options complete_values complete_set_keys complete_nodes \
-     complete_inject complete_agent man_pages install_places openmetrics docs_fresh docs_links docs_sentences
+     complete_inject complete_agent man_pages install_places openmetrics docs_fresh docs_links docs_sentences \
+     structure
 W=$(mktemp -d /tmp/rtb-habits.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export PATH="$PWD/build/bin:$PATH"
@@ -198,3 +199,22 @@ done
 out=$(python3 tests/habits/sentences.py README.md docs/*.md profiles/README.md 2>&1); rc=$?
 if [ $rc = 0 ]; then pass docs_sentences "$(grep '^all:' <<< "$out")"
 else fail docs_sentences "$(grep -A10 '^all:' <<< "$out" | tr '\n' '|')"; fi
+
+# the tree's structure (issue 36): no circles of calls between ctl/'s
+# files, no call or include against HACKING.md's order of rooms, no
+# 'return -1;' in ctl/, no .c over 800 lines, no function over 100; and the
+# checker catches each in a tree planted with them
+out=$(python3 scripts/structure.py --check . 2>&1); rc=$?
+P="$W/planted"
+mkdir -p "$P/ctl/exp" "$P/ctl/report" "$P/build/obj/ctl"
+{ echo 'int f(void)'; echo '{'; for i in $(seq 101); do echo '	g();'; done; echo '	return -1;'; echo '}'; } > "$P/ctl/exp/long.c"
+echo '#include "ctl/exp/exp.h"' > "$P/ctl/report/back.c"
+touch "$P/ctl/exp/exp.h"
+pout=$(python3 scripts/structure.py --check "$P" 2>&1); prc=$?
+if [ $rc = 0 ] && [ $prc = 1 ] && grep -q "^'return -1;' in ctl/: 1" <<< "$pout" &&
+	grep -q '^functions over 100 lines: 1' <<< "$pout" && grep -q '^back arrows .*: 1' <<< "$pout"; then
+	pass structure "$(grep -v '^  ' <<< "$out" | tr '\n' ';' | sed 's/;$//'); planted: caught"
+else
+	fail structure "rc=$rc $(tr '\n' '|' <<< "$out") | planted rc=$prc $(tr '\n' '|' <<< "$pout")"
+fi
+

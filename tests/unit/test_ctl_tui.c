@@ -11,9 +11,10 @@
 
 static int with(const char *rule, const char *pct, const char *want)
 {
+	struct inj_rule r;
 	char out[256];
 
-	if (tui_with_drop(rule, pct, out, sizeof(out)))
+	if (model_rule_parse(rule, &r) || tui_with_drop(&r, pct, out, sizeof(out)))
 		return 0;
 	if (strcmp(out, want))
 		fprintf(stderr, "'%s' with drop %s: '%s', expected '%s'\n", rule, pct, out, want);
@@ -31,7 +32,10 @@ int main(void)
 		    "qpn 0x11 opcode data psn 100-200 drop 20%"));	/* the formatter's order */
 	/* a burst model gives way to the rate asked for */
 	EXPECT(with("opcode data drop gemodel 1% 10%", "3%", "opcode data drop 3%"));
-	EXPECT(tui_with_drop("opcode data drop 1%", "lots", out, sizeof(out)) == -EINVAL);
-	EXPECT(tui_with_drop("opcod data drop 1%", "5%", out, sizeof(out)) == -EINVAL);
+	struct inj_rule r;
+
+	EXPECT(model_rule_parse("opcode data drop 1%", &r) == 0);
+	EXPECT(tui_with_drop(&r, "lots", out, sizeof(out)) == -EINVAL);
+	EXPECT(model_rule_parse("opcod data drop 1%", &r) == -EINVAL);
 	return expect_done("test_ctl_tui");
 }

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A RoCEv2 packet parsed: Ethernet, optional 802.1Q, IPv4 or IPv6, UDP
+ * dport 4791, BTH, and AETH where the opcode carries one.
+ * Part of inject.bpf.c, the one program: included there, nowhere else.
+ */
+#ifndef RTB_INJECT_PARSE_BPF_H
+#define RTB_INJECT_PARSE_BPF_H
+
+struct pkt {
+	__u32 dqpn;
+	__u32 psn;
+	__u32 len;		/* IP length */
+	__u32 saddr, daddr;	/* IPv4 only, else 0 */
+	__u32 ip_off;		/* offset of the IP header */
+	__u32 bth_off;
+	__u32 qidx;		/* tracked: the QP's index on the hook (0: not tracked) */
+	__u32 rpsn;		/* tracked: PSN counted from the QP's first */
+	__u32 tx;		/* tracked with INJ_TRACK_TX: this PSN's transmission (1 = first) */
+	__u8 opcode;
+	__u8 cls;
+	__u8 v6;
+	__u8 ecn;
+};
+
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+static __always_inline void *take(struct cursor *c, __u32 len)
+{
+	void *p = c->pos;
+
+	if (p + len > c->end)
+		return 0;
+	c->pos = p + len;
+	return p;
+}
+
+/* 0 and *p filled when the packet is RoCEv2 */
+static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
+{
+	void *data = (void *)(long)skb->data;
+	struct cursor c = { data, (void *)(long)skb->data_end };
+	struct ethhdr *eth = take(&c, sizeof(*eth));
+	struct udphdr *udp;
+	__u8 *bth, *aeth, syn = 0;
+	__u16 proto;
+
+	if (!eth)
+		return -1;
+	proto = eth->h_proto;
+	if (proto == bpf_htons(ETH_P_8021Q)) {
+		__u16 *vlan = take(&c, 4);
+
+		if (!vlan)
+			return -1;
+		proto = vlan[1];
+	}
+	p->ip_off = c.pos - data;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = take(&c, sizeof(*ip));
+
+		if (!ip || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
+			return -1;	/* RoCEv2 senders use no IP options */
+		if (ip->frag_off & bpf_htons(0x3fff))
+			return -1;	/* a fragment (MF or an offset): RoCE is never fragmented,
+					 * and a later fragment has no UDP or BTH to read */
+		p->len = bpf_ntohs(ip->tot_len);
+		p->saddr = ip->saddr;
+		p->daddr = ip->daddr;
+		p->ecn = ip->tos & 3;
+		p->v6 = 0;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = take(&c, sizeof(*ip6));
+
+		if (!ip6 || ip6->nexthdr != IPPROTO_UDP)
+			return -1;
+		p->len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
+		p->saddr = 0;
+		p->daddr = 0;
+		p->ecn = (ip6->flow_lbl[0] >> 4) & 3;
+		p->v6 = 1;
+	} else {
+		return -1;
+	}
+	udp = take(&c, sizeof(*udp));
+	if (!udp || udp->dest != bpf_htons(INJ_ROCE_V2_PORT))
+		return -1;
+	p->bth_off = c.pos - data;
+	bth = take(&c, 12);
+	if (!bth)
+		return -1;
+	p->opcode = bth[0];
+	/* one load and a byte swap each (BTH: 8 reserved bits, then the QPN;
+	 * AckReq and 7 reserved bits, then the PSN) */
+	p->dqpn = bpf_ntohl(*(__u32 *)(bth + 4)) & 0xffffff;
+	p->psn = bpf_ntohl(*(__u32 *)(bth + 8)) & 0xffffff;
+	if ((p->opcode & 0x1f) == 0x11) {
+		aeth = take(&c, 4);
+		if (aeth)
+			syn = aeth[0];
+	}
+	p->cls = inj_classify(p->opcode, syn);
+	return 0;
+}
+
+#endif

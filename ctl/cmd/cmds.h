@@ -12,6 +12,11 @@
 #include <jansson.h>
 #include "ctl/base/ctl.h"
 
+/* the workload commands' -j output (p2p, collective, kv, storage, train):
+ * one object with "kind": "rdma-testbed-<command>" and this version,
+ * described by schemas/commands.schema.json */
+#define CMD_SCHEMA_VERSION 1
+
 int cmd_p2p(struct ctl *ctl, int argc, char **argv);
 int cmd_perftest(struct ctl *ctl, int argc, char **argv);
 int cmd_inject(struct ctl *ctl, int argc, char **argv);

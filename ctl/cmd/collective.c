@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ctl/base/print.h"
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
 #include "ctl/report/report.h"
@@ -51,40 +52,47 @@ struct coll_args {
 	json_t *opts;		/* the workload's options (strings) */
 };
 
-static void print_line(const json_t *o)
+/* one arm of one size: a line of the table (nccl-tests' habit: printed as
+ * it comes), or the report's arm in "results" */
+static void print_arm(const json_t *o)
 {
 	const json_t *g = json_object_get(o, "grad_error"), *pc = json_object_get(o, "percentiles");
 
-	printf("  %10lld %-8s %10.1f %10.1f %10.1f %10.1f %10.4f %8lld %8lld",
-	       json_integer_value(json_object_get(o, "size")), jr_str(o, "mode"),
-	       jr_real(o, "time_avg_ns") / 1e3, jr_real(pc, "p50_ns") / 1e3,
-	       jr_real(pc, "p99_ns") / 1e3, jr_real(pc, "max_ns") / 1e3,
-	       jr_real(o, "busbw_bytes_per_s") / 1e9, json_integer_value(json_object_get(o, "wrong")),
-	       json_integer_value(json_object_get(o, "retransmissions")));
+	print_open(NULL);
+	print_merge(o);
+	print_text("  %10lld %-8s %10.1f %10.1f %10.1f %10.1f %10.4f %8lld %8lld",
+		   json_integer_value(json_object_get(o, "size")), jr_str(o, "mode"),
+		   jr_real(o, "time_avg_ns") / 1e3, jr_real(pc, "p50_ns") / 1e3,
+		   jr_real(pc, "p99_ns") / 1e3, jr_real(pc, "max_ns") / 1e3,
+		   jr_real(o, "busbw_bytes_per_s") / 1e9, json_integer_value(json_object_get(o, "wrong")),
+		   json_integer_value(json_object_get(o, "retransmissions")));
 	if (json_object_get(o, "lost_pieces"))
-		printf(" %7.3f%%", jr_real(o, "lost_fraction") * 100);
+		print_text(" %7.3f%%", jr_real(o, "lost_fraction") * 100);
 	else
-		printf(" %8s", "-");
+		print_text(" %8s", "-");
 	if (g)
-		printf(" %9.2e %9.3g %8.5f %8.5f", jr_real(g, "nmse_mean"), jr_real(g, "linf_mean"),
-		       jr_real(g, "cosine_mean"), jr_real(g, "cosine_min"));
-	putchar('\n');
+		print_text(" %9.2e %9.3g %8.5f %8.5f", jr_real(g, "nmse_mean"), jr_real(g, "linf_mean"),
+			   jr_real(g, "cosine_mean"), jr_real(g, "cosine_min"));
+	print_text("\n");
+	print_close();
 }
 
+/* the table's head (text only) */
 static void print_head(const struct coll_args *a, const struct exp *e)
 {
 	int i;
 
-	printf("# rdmactl collective %s: %d ranks (", a->op, e->g.n);
+	print_text("# rdmactl collective %s: %d ranks (", a->op, e->g.n);
 	for (i = 0; i < e->g.n; i++)
-		printf("%s%s", i ? " " : "", e->g.tb.node[e->g.node[i]].name);
-	printf("), float32%s", !strcmp(a->op, "allreduce") || !strcmp(a->op, "reduce_scatter") ?
-				       " sum" : "");
+		print_text("%s%s", i ? " " : "", e->g.tb.node[e->g.node[i]].name);
+	print_text("), float32%s", !strcmp(a->op, "allreduce") || !strcmp(a->op, "reduce_scatter") ?
+					   " sum" : "");
 	if (a->nm > 1)
-		printf(", %llu rounds of %d modes taking turns", (unsigned long long)a->rounds, a->nm);
-	printf("\n# %10s %-8s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s %8s %8s\n", "size", "mode",
-	       "time[us]", "p50[us]", "p99[us]", "max[us]", "busbw[GB/s]", "#wrong", "retrans", "lost",
-	       "nmse", "linf", "cosine", "cos_min");
+		print_text(", %llu rounds of %d modes taking turns", (unsigned long long)a->rounds,
+			   a->nm);
+	print_text("\n# %10s %-8s %10s %10s %10s %10s %10s %8s %8s %8s %9s %9s %8s %8s\n", "size",
+		   "mode", "time[us]", "p50[us]", "p99[us]", "max[us]", "busbw[GB/s]", "#wrong",
+		   "retrans", "lost", "nmse", "linf", "cosine", "cos_min");
 }
 
 /* a numeric option taken out of the workload's options */
@@ -173,9 +181,8 @@ static int parse(struct coll_args *a, int argc, char **argv)
 	return 0;
 }
 
-/* one size: the experiment, its arms appended to out; the exit code */
-static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int first,
-		    json_t *out)
+/* one size: the experiment, its arms printed; the exit code */
+static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int first)
 {
 	static struct exp e;
 	struct exp_opts o = { .no_report = 1, .need_testbed = 1, .nodes = a->nodes };
@@ -196,20 +203,18 @@ static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int fir
 	r = exp_open(&e, ctl, &o);
 	if (!r) {
 		a->nranks = e.g.n;
-		if (first && !ctl->json)
+		if (first)
 			print_head(a, &e);
 		exp_measure(&e);
 	}
 	r = exp_finish(&e) || r ? CTL_FAIL : CTL_OK;
 	json_array_foreach(json_object_get(e.report, "arms"), i, arm) {
-		if (!ctl->json)
-			print_line(arm);
+		print_arm(arm);
 		/* wrong elements are a failure unless the arm lost pieces: then
 		 * they are what losing data means (zero-filled) */
 		if (json_is_true(json_object_get(arm, "verification_failed")))
 			log_err("%s: %lld wrong elements", jr_str(arm, "mode"),
 				json_integer_value(json_object_get(arm, "wrong")));
-		json_array_append(out, (json_t *)arm);
 	}
 	if (!ctl->json && a->nm > 1 && !r)
 		report_print_compare(json_object_get(e.report, "arms"), stdout);
@@ -225,7 +230,6 @@ static int run_size(struct ctl *ctl, struct coll_args *a, uint64_t size, int fir
 int cmd_collective(struct ctl *ctl, int argc, char **argv)
 {
 	struct coll_args a;
-	json_t *all;
 	uint64_t size;
 	int r;
 
@@ -239,19 +243,21 @@ int cmd_collective(struct ctl *ctl, int argc, char **argv)
 		json_decref(a.opts);
 		return ctl_code(r);
 	}
-	all = json_array();
+	print_begin(ctl->json);
+	print_str(PRINT_JSON, "kind", NULL, "rdma-testbed-collective");
+	print_int(PRINT_JSON, "schema_version", NULL, CMD_SCHEMA_VERSION);
+	print_str(PRINT_JSON, "op", NULL, a.op);
+	print_int(PRINT_JSON, "rounds", NULL, (long long)a.rounds);
+	print_json("opts", json_incref(a.opts));
+	print_array("results");	/* every size's arms, as the report has them */
 	for (size = a.lo; size <= a.hi && !r; size *= 2)
-		r = run_size(ctl, &a, size, size == a.lo, all);
-	if (ctl->json && !r) {
-		json_t *o = json_pack("{s:i,s:s,s:i,s:I,s:O,s:O}", "schema_version", 3, "op", a.op,
-				      "nranks", a.nranks, "rounds", (json_int_t)a.rounds, "opts", a.opts,
-				      "results", all);
-
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(o);
-	}
-	json_decref(all);
+		r = run_size(ctl, &a, size, size == a.lo);
+	print_close();
+	print_int(PRINT_JSON, "nranks", NULL, a.nranks);
+	if (r)
+		print_drop();
+	else
+		print_end();
 	json_decref(a.opts);
 	return r;
 }

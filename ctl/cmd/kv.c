@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "ctl/base/print.h"
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
 #include "lib/hist.h"
@@ -64,101 +65,92 @@ static int members(const char *server, const char *clients, char *buf, size_t le
 	return 0;
 }
 
-static void print_text(const json_t *res, const char *const *names, int n, json_int_t puts,
-		       json_int_t incrs, const json_t *srv, const json_t *arm)
+/* one client: as text, its rates and what went wrong or was recovered;
+ * as JSON, its result as the agent sent it */
+static void print_client(const json_t *c, const char *name)
 {
-	int i;
+	const json_t *l = json_object_get(c, "leases"), *cr = json_object_get(c, "crashed");
 
-	printf("kv: server %s, %d client(s)\n", names[n], n);
-	for (i = 0; i < n; i++) {
-		const json_t *c = json_array_get(res, (size_t)i);
-
-		printf("  %s: %.0f ops/s, %lld GETs, %lld PUTs, %lld INCRs, %lld CAS retries, %lld torn "
-		       "reads re-read%s\n", names[i], jr_real(c, "ops_per_s"),
-		       json_integer_value(json_object_get(c, "gets")),
-		       json_integer_value(json_object_get(c, "puts")),
-		       json_integer_value(json_object_get(c, "incrs")),
-		       json_integer_value(json_object_get(c, "cas_retries")),
-		       json_integer_value(json_object_get(c, "torn_reads")),
-		       !strcmp(jr_str(c, "lock"), "off") ? " (lock=off: PUTs unlocked, unsafe)" : "");
-		if (json_object_get(c, "cas"))
-			printf("  %s: %llu CAS updates of counters, %llu CAS that lost to another client's "
-			       "update and were retried\n",
-			       names[i], (unsigned long long)jr_u64(c, "cas"),
-			       (unsigned long long)jr_u64(c, "cas_fails"));
-		if (jr_u64(c, "corrupt_reads") || jr_u64(c, "corrupt_slots"))
-			printf("  %s: %llu reads arrived corrupted (checksum wrong, version unchanged), "
-			       "%llu reads of slots corrupt in the server's memory\n",
-			       names[i], (unsigned long long)jr_u64(c, "corrupt_reads"),
-			       (unsigned long long)jr_u64(c, "corrupt_slots"));
-		if (json_object_get(c, "crashed"))
-			printf("  %s: crashed (crash=) after %llu operations, in a PUT of key %llu holding "
-			       "its lock (%s its body WRITE)\n", names[i],
-			       (unsigned long long)jr_u64(json_object_get(c, "crashed"), "ops_done"),
-			       (unsigned long long)jr_u64(json_object_get(c, "crashed"), "key"),
-			       strcmp(jr_str(json_object_get(c, "crashed"), "at"), "body") ? "before" :
-											       "after");
-		if (json_object_get(c, "leases")) {
-			const json_t *l = json_object_get(c, "leases");
-
-			printf("  %s: %llu expired locks taken over (%llu rolled forward, %llu rolled "
-			       "back), %llu PUTs begun again when their own lease ran out, %llu unlocks "
-			       "found their lock taken over\n", names[i],
-			       (unsigned long long)jr_u64(l, "takeovers"),
-			       (unsigned long long)jr_u64(l, "rolled_forward"),
-			       (unsigned long long)jr_u64(l, "rolled_back"),
-			       (unsigned long long)jr_u64(l, "lease_aborts"),
-			       (unsigned long long)jr_u64(l, "late_unlocks"));
-		}
+	print_open(NULL);
+	print_merge(c);
+	print_del("time_ns");
+	print_del("wrong");
+	print_del("lin");
+	print_str(PRINT_ANY, "node", "  %s: ", name);
+	print_text("%.0f ops/s, %lld GETs, %lld PUTs, %lld INCRs, %lld CAS retries, %lld torn reads "
+		   "re-read%s\n", jr_real(c, "ops_per_s"), json_integer_value(json_object_get(c, "gets")),
+		   json_integer_value(json_object_get(c, "puts")),
+		   json_integer_value(json_object_get(c, "incrs")),
+		   json_integer_value(json_object_get(c, "cas_retries")),
+		   json_integer_value(json_object_get(c, "torn_reads")),
+		   !strcmp(jr_str(c, "lock"), "off") ? " (lock=off: PUTs unlocked, unsafe)" : "");
+	if (json_object_get(c, "cas"))
+		print_text("  %s: %llu CAS updates of counters, %llu CAS that lost to another client's "
+			   "update and were retried\n", name, (unsigned long long)jr_u64(c, "cas"),
+			   (unsigned long long)jr_u64(c, "cas_fails"));
+	if (jr_u64(c, "corrupt_reads") || jr_u64(c, "corrupt_slots"))
+		print_text("  %s: %llu reads arrived corrupted (checksum wrong, version unchanged), "
+			   "%llu reads of slots corrupt in the server's memory\n", name,
+			   (unsigned long long)jr_u64(c, "corrupt_reads"),
+			   (unsigned long long)jr_u64(c, "corrupt_slots"));
+	if (cr)
+		print_text("  %s: crashed (crash=) after %llu operations, in a PUT of key %llu holding "
+			   "its lock (%s its body WRITE)\n", name,
+			   (unsigned long long)jr_u64(cr, "ops_done"), (unsigned long long)jr_u64(cr, "key"),
+			   strcmp(jr_str(cr, "at"), "body") ? "before" : "after");
+	if (l)
+		print_text("  %s: %llu expired locks taken over (%llu rolled forward, %llu rolled back), "
+			   "%llu PUTs begun again when their own lease ran out, %llu unlocks found their "
+			   "lock taken over\n", name, (unsigned long long)jr_u64(l, "takeovers"),
+			   (unsigned long long)jr_u64(l, "rolled_forward"),
+			   (unsigned long long)jr_u64(l, "rolled_back"),
+			   (unsigned long long)jr_u64(l, "lease_aborts"),
+			   (unsigned long long)jr_u64(l, "late_unlocks"));
+	if (!print_json_on()) {
 		lat_line("GET", json_object_get(c, "get_lat_ns"));
 		lat_line("PUT", json_object_get(c, "put_lat_ns"));
 		lat_line("INCR", json_object_get(c, "incr_lat_ns"));
 		lat_line("CAS", json_object_get(c, "cas_lat_ns"));
 	}
-	printf("  verify: %lld keys, %lld bad slots, %lld updates recorded for %lld PUTs, %lld "
-	       "increments for %lld INCRs and CAS updates: %s\n",
-	       json_integer_value(json_object_get(srv, "keys_found")),
-	       json_integer_value(json_object_get(srv, "bad_slots")),
-	       json_integer_value(json_object_get(srv, "updates_recorded")), puts,
-	       json_integer_value(json_object_get(srv, "incrs_recorded")), incrs,
-	       jr_u64(arm, "wrong") ? "FAILED" : "ok");
-	report_print_lin(arm, "  ", stdout);	/* its own verdict: a violation fails the arm too */
+	print_close();
 }
 
-static void print_json(const json_t *res, const char *const *names, int n, json_int_t puts,
-		       json_int_t incrs, json_int_t cas, const json_t *srv, const json_t *arm, int ok,
-		       json_t *opts)
+/* the run: each client, then the server's verification and the history's
+ * verdict (incrs: INCRs, cas: CAS updates; the server's counters hold both) */
+static void print_result(const json_t *res, const char *const *names, int n, json_int_t puts,
+			 json_int_t incrs, json_int_t cas, const json_t *srv, const json_t *arm,
+			 int ok, json_t *opts)
 {
-	json_t *cl = json_array(), *o;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		json_t *c = json_deep_copy(json_array_get(res, (size_t)i));
-
-		json_object_set_new(c, "node", json_string(names[i]));
-		json_object_del(c, "time_ns");
-		json_object_del(c, "wrong");
-		json_object_del(c, "lin");
-		json_array_append_new(cl, c);
-	}
-	o = json_pack("{s:i,s:s,s:O,s:o,s:O,s:O,s:O,s:I,s:b}", "schema_version", 1, "server",
-		      names[n], "opts", opts, "clients", cl, "keys_found",
-		      json_object_get(srv, "keys_found"), "bad_slots",
-		      json_object_get(srv, "bad_slots"), "updates_recorded",
-		      json_object_get(srv, "updates_recorded"), "puts", puts, "verified", ok);
-	json_object_set(o, "incrs_recorded", json_object_get(srv, "incrs_recorded"));
-	/* incrs_recorded counts both: INCRs and CAS updates of the counters */
-	json_object_set_new(o, "incrs", json_integer(incrs));
-	json_object_set_new(o, "cas", json_integer(cas));
+	print_str(PRINT_JSON, "kind", NULL, "rdma-testbed-kv");
+	print_int(PRINT_JSON, "schema_version", NULL, CMD_SCHEMA_VERSION);
+	print_str(PRINT_ANY, "server", "kv: server %s, ", names[n]);
+	print_text("%d client(s)\n", n);
+	print_json("opts", json_incref(opts));
+	print_array("clients");
+	for (i = 0; i < n; i++)
+		print_client(json_array_get(res, (size_t)i), names[i]);
+	print_close();
+	print_int(PRINT_ANY, "keys_found", "  verify: %lld keys, ", jr_u64(srv, "keys_found"));
+	print_int(PRINT_ANY, "bad_slots", "%lld bad slots, ", jr_u64(srv, "bad_slots"));
+	print_int(PRINT_ANY, "updates_recorded", "%lld updates recorded for ",
+		  jr_u64(srv, "updates_recorded"));
+	print_int(PRINT_ANY, "puts", "%lld PUTs, ", puts);
+	print_int(PRINT_ANY, "incrs_recorded", "%lld increments for ", jr_u64(srv, "incrs_recorded"));
+	print_int(PRINT_TEXT, NULL, "%lld INCRs and CAS updates: ", incrs + cas);
+	print_text("%s\n", jr_u64(arm, "wrong") ? "FAILED" : "ok");
+	print_int(PRINT_JSON, "incrs", NULL, incrs);
+	print_int(PRINT_JSON, "cas", NULL, cas);
+	print_json("verified", json_boolean(ok));
 	if (json_object_get(arm, "lin_check")) {
-		json_object_set(o, "linearizable", json_object_get(arm, "linearizable"));
-		json_object_set(o, "lin_check", json_object_get(arm, "lin_check"));
+		print_json("linearizable", json_incref(json_object_get(arm, "linearizable")));
+		print_json("lin_check", json_incref(json_object_get(arm, "lin_check")));
 	}
 	if (json_object_get(arm, "lin_counterexample"))
-		json_object_set(o, "lin_counterexample", json_object_get(arm, "lin_counterexample"));
-	json_dumpf(o, stdout, JSON_INDENT(2));
-	putchar('\n');
-	json_decref(o);
+		print_json("lin_counterexample", json_incref(json_object_get(arm, "lin_counterexample")));
+	if (!print_json_on())	/* its own verdict: a violation fails the arm too */
+		report_print_lin(arm, "  ", stdout);
 }
 
 int cmd_kv(struct ctl *ctl, int argc, char **argv)
@@ -206,11 +198,10 @@ int cmd_kv(struct ctl *ctl, int argc, char **argv)
 			incrs += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "incrs"));
 			cas += json_integer_value(json_object_get(json_array_get(res, (size_t)i), "cas"));
 		}
-		if (ctl->json)
-			print_json(res, names, n, puts, incrs, cas, json_array_get(res, (size_t)n), arm,
-				   ok, e.p.wopts);
-		else	/* the server's counters hold both */
-			print_text(res, names, n, puts, incrs + cas, json_array_get(res, (size_t)n), arm);
+		print_begin(ctl->json);
+		print_result(res, names, n, puts, incrs, cas, json_array_get(res, (size_t)n), arm, ok,
+			     e.p.wopts);
+		print_end();
 		if (!ok)
 			log_err("kv: verification failed (%s)",
 				json_is_false(json_object_get(arm, "linearizable")) ?

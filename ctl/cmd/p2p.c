@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ctl/base/print.h"
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
 #include "lib/hist.h"
@@ -35,84 +36,81 @@ struct ends {
 	const char *cn, *cd, *sn, *sd;
 };
 
-static void print_text(const struct ends *p, json_t *cres, const struct hist *h)
+/* a latency run: perftest's table as text; its figures, the histogram
+ * and what the run cost (each side's CPU, the client's device counters,
+ * the intervals) as JSON */
+static void print_lat(const struct ends *p, json_t *cres, json_t *sres, const struct hist *h)
 {
 	const char *op = json_string_value(json_object_get(cres, "op"));
 	json_int_t size = json_integer_value(json_object_get(cres, "size"));
 	const char *line = "-----------------------------------------------------------------"
 			   "-----------------------------";
 
-	printf("%s\n", line);
-	printf("                 RDMA %s latency (rdma-agent, %s, %s)\n", op,
-	       json_string_value(json_object_get(cres, "qp")),
-	       json_is_true(json_object_get(cres, "inline")) ? "inline" : "not inline");
-	printf(" client %s (%s)  ->  server %s (%s)\n", p->cn, p->cd, p->sn, p->sd);
-	printf("%s\n", line);
-	printf(" %-8s %-10s %10s %10s %10s %10s %10s %10s %10s\n", "#bytes", "#iters", "min[us]",
-	       "p50[us]", "p90[us]", "p99[us]", "p99.9[us]", "max[us]", "avg[us]");
-	printf(" %-8lld %-10llu %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
-	       (long long)size, (unsigned long long)h->count, (double)h->min / 1e3,
-	       (double)hist_quantile(h, 0.5) / 1e3, (double)hist_quantile(h, 0.9) / 1e3,
-	       (double)hist_quantile(h, 0.99) / 1e3, (double)hist_quantile(h, 0.999) / 1e3,
-	       (double)h->max / 1e3, hist_mean(h) / 1e3);
-	printf("%s\n", line);
-	printf(" timestamp cost taken off each sample: %lld ns (clock_gettime on this node)\n",
-	       json_integer_value(json_object_get(cres, "timer_overhead_ns")));
-	printf(" latency = %s; percentiles from a log-linear histogram (<0.8%% error)\n",
-	       strcmp(op, "write") && strcmp(op, "send") ? "full round trip (as ib_read_lat, ib_atomic_lat)" :
-							  "half round trip");
+	print_str(PRINT_JSON, "kind", NULL, "rdma-testbed-p2p");
+	print_int(PRINT_JSON, "schema_version", NULL, CMD_SCHEMA_VERSION);
+	print_str(PRINT_JSON, "test", NULL, "lat");
+	print_str(PRINT_JSON, "op", NULL, op);
+	print_json("size", json_incref(json_object_get(cres, "size")));
+	print_json("iters", json_incref(json_object_get(cres, "iters")));
+	print_str(PRINT_JSON, "client", NULL, p->cn);
+	print_str(PRINT_JSON, "server", NULL, p->sn);
+	print_json("elapsed_ns", json_incref(json_object_get(cres, "elapsed_ns")));
+	print_json("lat_ns", hist_summary_json(h));
+	print_json("lat_hist_ns", hist_to_json(h));
+	print_text("%s\n", line);
+	print_text("                 RDMA %s latency (rdma-agent, %s, %s)\n", op,
+		   json_string_value(json_object_get(cres, "qp")),
+		   json_is_true(json_object_get(cres, "inline")) ? "inline" : "not inline");
+	print_text(" client %s (%s)  ->  server %s (%s)\n", p->cn, p->cd, p->sn, p->sd);
+	print_text("%s\n", line);
+	print_text(" %-8s %-10s %10s %10s %10s %10s %10s %10s %10s\n", "#bytes", "#iters", "min[us]",
+		   "p50[us]", "p90[us]", "p99[us]", "p99.9[us]", "max[us]", "avg[us]");
+	print_text(" %-8lld %-10llu %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+		   (long long)size, (unsigned long long)h->count, (double)h->min / 1e3,
+		   (double)hist_quantile(h, 0.5) / 1e3, (double)hist_quantile(h, 0.9) / 1e3,
+		   (double)hist_quantile(h, 0.99) / 1e3, (double)hist_quantile(h, 0.999) / 1e3,
+		   (double)h->max / 1e3, hist_mean(h) / 1e3);
+	print_text("%s\n", line);
+	print_int(PRINT_ANY, "timer_overhead_ns",
+		  " timestamp cost taken off each sample: %lld ns (clock_gettime on this node)\n",
+		  json_integer_value(json_object_get(cres, "timer_overhead_ns")));
+	print_text(" latency = %s; percentiles from a log-linear histogram (<0.8%% error)\n",
+		   strcmp(op, "write") && strcmp(op, "send") ?
+			   "full round trip (as ib_read_lat, ib_atomic_lat)" : "half round trip");
+	/* what the run cost: CPU of each side's arm, the client device's counters */
+	print_json("client_cpu_ns", json_incref(json_object_get(cres, "cpu_ns")));
+	print_json("server_cpu_ns", json_incref(json_object_get(sres, "cpu_ns")));
+	print_json("client_hw_counters_delta", json_incref(json_object_get(cres, "hw_counters_delta")));
+	print_json("intervals", json_incref(json_object_get(cres, "intervals")));
 }
 
-static void print_bw(const struct ctl *ctl, const struct ends *p, json_t *cres, json_t *sres)
+/* a bandwidth run: perftest's line as text, the same figures as JSON */
+static void print_bw(const struct ends *p, json_t *cres, json_t *sres)
 {
 	json_t *recv = json_object_get(sres, "received");
 	double bw = json_real_value(json_object_get(cres, "bw_bytes_per_s"));
 	double rate = json_real_value(json_object_get(cres, "msg_rate_per_s"));
 	const char *op = json_string_value(json_object_get(cres, "op"));
 
-	if (ctl->json) {
-		json_t *o = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:f,s:f}", "schema_version", 1,
-				      "test", "bw", "op", op, "size", json_object_get(cres, "size"),
-				      "iters", json_object_get(cres, "iters"), "client", p->cn, "server",
-				      p->sn,
-				      "elapsed_ns", json_object_get(cres, "elapsed_ns"),
-				      "bw_bytes_per_s", bw, "msg_rate_per_s", rate);
-
-		if (recv)	/* SEND: what arrived (UD may drop) */
-			json_object_set(o, "received", recv);
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(o);
-		return;
-	}
-	printf(" RDMA %s bandwidth (rdma-agent, RC): client %s (%s) -> server %s (%s)\n", op, p->cn,
-	       p->cd, p->sn, p->sd);
-	printf(" %-8s %-12s %16s %14s\n", "#bytes", "#iterations", "BW average[MiB/s]",
-	       "MsgRate[Mpps]");
-	printf(" %-8lld %-12lld %16.2f %14.6f\n", json_integer_value(json_object_get(cres, "size")),
-	       json_integer_value(json_object_get(cres, "iters")), bw / 1048576.0, rate / 1e6);
-	if (recv)
-		printf(" received by the server: %lld (warm-up included)\n", json_integer_value(recv));
-}
-
-static void print_lat_json(const struct ends *p, json_t *cres, json_t *sres, const struct hist *h)
-{
-	json_t *out = json_pack("{s:i,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:o,s:o}", "schema_version", 2,
-				"test", "lat", "op", json_string_value(json_object_get(cres, "op")),
-				"size", json_object_get(cres, "size"), "iters",
-				json_object_get(cres, "iters"), "client", p->cn, "server", p->sn,
-				"elapsed_ns", json_object_get(cres, "elapsed_ns"), "lat_ns",
-				hist_summary_json(h), "lat_hist_ns", hist_to_json(h));
-
-	json_object_set(out, "timer_overhead_ns", json_object_get(cres, "timer_overhead_ns"));
-	/* what the run cost: CPU of each side's arm, the client device's counters */
-	json_object_set(out, "client_cpu_ns", json_object_get(cres, "cpu_ns"));
-	json_object_set(out, "server_cpu_ns", json_object_get(sres, "cpu_ns"));
-	json_object_set(out, "client_hw_counters_delta", json_object_get(cres, "hw_counters_delta"));
-	json_object_set(out, "intervals", json_object_get(cres, "intervals"));
-	json_dumpf(out, stdout, JSON_INDENT(2));
-	putchar('\n');
-	json_decref(out);
+	print_str(PRINT_JSON, "kind", NULL, "rdma-testbed-p2p");
+	print_int(PRINT_JSON, "schema_version", NULL, CMD_SCHEMA_VERSION);
+	print_str(PRINT_JSON, "test", NULL, "bw");
+	print_str(PRINT_ANY, "op", " RDMA %s bandwidth (rdma-agent, RC): ", op);
+	print_str(PRINT_ANY, "client", "client %s ", p->cn);
+	print_text("(%s) -> ", p->cd);
+	print_str(PRINT_ANY, "server", "server %s ", p->sn);
+	print_text("(%s)\n", p->sd);
+	print_text(" %-8s %-12s %16s %14s\n", "#bytes", "#iterations", "BW average[MiB/s]",
+		   "MsgRate[Mpps]");
+	print_int(PRINT_ANY, "size", " %-8lld ", json_integer_value(json_object_get(cres, "size")));
+	print_int(PRINT_ANY, "iters", "%-12lld ", json_integer_value(json_object_get(cres, "iters")));
+	print_json("elapsed_ns", json_incref(json_object_get(cres, "elapsed_ns")));
+	print_real(PRINT_JSON, "bw_bytes_per_s", NULL, bw);
+	print_real(PRINT_JSON, "msg_rate_per_s", NULL, rate);
+	print_text("%16.2f %14.6f\n", bw / 1048576.0, rate / 1e6);
+	if (recv)	/* SEND: what arrived (UD may drop) */
+		print_int(PRINT_ANY, "received",
+			  " received by the server: %lld (warm-up included)\n", json_integer_value(recv));
 }
 
 /* perftest's name of the test (its out_json "test") */
@@ -300,7 +298,9 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 		ends = (struct ends){ e.g.tb.node[e.g.node[0]].name, e.g.tb.node[e.g.node[0]].dev,
 				      e.g.tb.node[e.g.node[1]].name, e.g.tb.node[e.g.node[1]].dev };
 		if (!strcmp(jr_str(cres, "test"), "bw") || !json_object_get(cres, "lat_ns")) {
-			print_bw(ctl, &ends, cres, sres);
+			print_begin(ctl->json);
+			print_bw(&ends, cres, sres);
+			print_end();
 			memset(&h, 0, sizeof(h));
 			if (out_json && write_perftest(out_json, &ends, cres, &h, e.g.tb.mtu))
 				r = 1;
@@ -308,10 +308,9 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 			log_err("%s: malformed latency histogram", ends.cn);
 			r = 1;
 		} else {
-			if (ctl->json)
-				print_lat_json(&ends, cres, sres, &h);
-			else
-				print_text(&ends, cres, &h);
+			print_begin(ctl->json);
+			print_lat(&ends, cres, sres, &h);
+			print_end();
 			if (out_json && write_perftest(out_json, &ends, cres, &h, e.g.tb.mtu))
 				r = 1;
 		}

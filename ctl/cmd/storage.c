@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "ctl/base/print.h"
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
 #include "lib/hist.h"
@@ -24,55 +25,46 @@ static void usage(FILE *f)
 	ctl_usage_wl(f, "storage");
 }
 
-static void print_text(const json_t *c, const char *client, const char *server)
+/* fio's figures, as text or as JSON: the initiator's result as the agent
+ * sent it, and per direction IOPS, bandwidth and completion latency */
+static void print_result(const json_t *c, const char *client, const char *server)
 {
 	static const char *const dir[2] = { "read", "write" };
 
-	printf("storage: %s -> %s: rw=%s, bs=%lld, iodepth=%lld, volume=%lld\n", client, server,
-	       jr_str(c, "rw"), json_integer_value(json_object_get(c, "bs")),
-	       json_integer_value(json_object_get(c, "iodepth")),
-	       json_integer_value(json_object_get(c, "volume")));
+	print_merge(c);
+	print_del("time_ns");
+	print_del("wrong");
+	print_str(PRINT_JSON, "kind", NULL, "rdma-testbed-storage");
+	print_int(PRINT_JSON, "schema_version", NULL, CMD_SCHEMA_VERSION);
+	print_str(PRINT_ANY, "initiator", "storage: %s -> ", client);
+	print_str(PRINT_ANY, "target", "%s: ", server);
+	print_text("rw=%s, bs=%lld, iodepth=%lld, volume=%lld\n", jr_str(c, "rw"),
+		   json_integer_value(json_object_get(c, "bs")),
+		   json_integer_value(json_object_get(c, "iodepth")),
+		   json_integer_value(json_object_get(c, "volume")));
+	print_open("lat_summary");
 	for (int d = 0; d < 2; d++) {
 		char k[32];
 		struct hist h;
-		double iops, bw;
 
 		snprintf(k, sizeof(k), "%s_lat_ns", dir[d]);
-		if (hist_from_json(&h, json_object_get(c, k)) || !h.count)
+		if (hist_from_json(&h, json_object_get(c, k)))
+			continue;
+		print_json(dir[d], hist_summary_json(&h));
+		if (!h.count)
 			continue;
 		snprintf(k, sizeof(k), "%s_iops", dir[d]);
-		iops = jr_real(c, k);
+		print_text("  %5s: IOPS=%.0f, ", dir[d], jr_real(c, k));
 		snprintf(k, sizeof(k), "%s_bw_bytes_per_s", dir[d]);
-		bw = jr_real(c, k);
-		printf("  %5s: IOPS=%.0f, BW=%.2fMiB/s, clat (us): min=%.1f p50=%.1f p99=%.1f "
-		       "p99.9=%.1f max=%.1f\n", dir[d], iops, bw / 1048576.0, h.min / 1e3,
-		       hist_quantile(&h, 0.5) / 1e3, hist_quantile(&h, 0.99) / 1e3,
-		       hist_quantile(&h, 0.999) / 1e3, h.max / 1e3);
+		print_text("BW=%.2fMiB/s, clat (us): min=%.1f p50=%.1f p99=%.1f p99.9=%.1f max=%.1f\n",
+			   jr_real(c, k) / 1048576.0, h.min / 1e3, hist_quantile(&h, 0.5) / 1e3,
+			   hist_quantile(&h, 0.99) / 1e3, hist_quantile(&h, 0.999) / 1e3, h.max / 1e3);
 	}
-	printf("  verify: %lld reads checked, %lld mismatches (final pass over every block: %lld)\n",
-	       json_integer_value(json_object_get(c, "verified_reads")),
-	       json_integer_value(json_object_get(c, "mismatches")),
-	       json_integer_value(json_object_get(c, "final_pass_mismatches")));
-}
-
-static void print_json(const json_t *c, const char *client, const char *server)
-{
-	json_t *o = json_deep_copy(c), *s = json_object();
-	struct hist h;
-
-	json_object_set_new(o, "schema_version", json_integer(2));
-	json_object_set_new(o, "initiator", json_string(client));
-	json_object_set_new(o, "target", json_string(server));
-	if (!hist_from_json(&h, json_object_get(c, "read_lat_ns")))
-		json_object_set_new(s, "read", hist_summary_json(&h));
-	if (!hist_from_json(&h, json_object_get(c, "write_lat_ns")))
-		json_object_set_new(s, "write", hist_summary_json(&h));
-	json_object_set_new(o, "lat_summary", s);
-	json_object_del(o, "time_ns");
-	json_object_del(o, "wrong");
-	json_dumpf(o, stdout, JSON_INDENT(2));
-	putchar('\n');
-	json_decref(o);
+	print_close();
+	print_text("  verify: %lld reads checked, %lld mismatches (final pass over every block: %lld)\n",
+		   json_integer_value(json_object_get(c, "verified_reads")),
+		   json_integer_value(json_object_get(c, "mismatches")),
+		   json_integer_value(json_object_get(c, "final_pass_mismatches")));
 }
 
 int cmd_storage(struct ctl *ctl, int argc, char **argv)
@@ -109,10 +101,9 @@ int cmd_storage(struct ctl *ctl, int argc, char **argv)
 	if (c) {
 		const char *cn = e.g.tb.node[e.g.node[0]].name, *sn = e.g.tb.node[e.g.node[1]].name;
 
-		if (ctl->json)
-			print_json(c, cn, sn);
-		else
-			print_text(c, cn, sn);
+		print_begin(ctl->json);
+		print_result(c, cn, sn);
+		print_end();
 		if (json_integer_value(json_object_get(c, "mismatches")))
 			log_err("storage: %lld blocks failed verification",
 				json_integer_value(json_object_get(c, "mismatches")));

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ctl/base/print.h"
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
 #include "lib/log.h"
@@ -32,33 +33,37 @@ static void usage(FILE *f)
 struct train_run {
 	struct exp e;
 	struct ctl *ctl;
-	json_t *all;		/* the arms so far */
 	double tta0;
 };
 
-static void print_line(const json_t *o, double tta0, int seed)
+/* one arm: a line of the table as it ends, or its report arm in "results" */
+static void print_arm(const json_t *o, double tta0, int seed)
 {
 	const json_t *pc = json_object_get(o, "percentiles");
 	double t = jr_real(o, "tta_ns") / 1e9;
 
-	printf("  %-8s %6lld ", jr_str(o, "mode"), json_integer_value(json_object_get(o, "steps")));
+	print_open(NULL);
+	print_merge(o);
+	print_text("  %-8s %6lld ", jr_str(o, "mode"), json_integer_value(json_object_get(o, "steps")));
 	if (t > 0)
-		printf("%9.2f", t);
+		print_text("%9.2f", t);
 	else
-		printf("%9s", "never");
-	printf(" %9.2f %8.3f %10.1f %10.1f", jr_real(o, "train_time_ns") / 1e9,
-	       jr_real(o, "final_accuracy"), jr_real(pc, "p50_ns") / 1e6, jr_real(pc, "p99_ns") / 1e6);
+		print_text("%9s", "never");
+	print_text(" %9.2f %8.3f %10.1f %10.1f", jr_real(o, "train_time_ns") / 1e9,
+		   jr_real(o, "final_accuracy"), jr_real(pc, "p50_ns") / 1e6,
+		   jr_real(pc, "p99_ns") / 1e6);
 	if (json_object_get(o, "lost_fraction"))
-		printf(" %7.3f%%", 100 * jr_real(o, "lost_fraction"));
+		print_text(" %7.3f%%", 100 * jr_real(o, "lost_fraction"));
 	else
-		printf(" %8s", "-");
+		print_text(" %8s", "-");
 	if (tta0 > 0 && t > 0)
-		printf(" %8.2f", tta0 / t);
+		print_text(" %8.2f", tta0 / t);
 	else if (seed)
-		printf(" %8s", "");
+		print_text(" %8s", "");
 	if (seed)
-		printf("  seed %lld", json_integer_value(json_object_get(o, "seed")));
-	putchar('\n');
+		print_text("  seed %lld", json_integer_value(json_object_get(o, "seed")));
+	print_text("\n");
+	print_close();
 	fflush(stdout);
 }
 
@@ -76,9 +81,8 @@ static void arm_done(void *arg, int a, json_t *results, uint64_t iters)
 		tr->tta0 = t;
 	else if (tr->tta0 > 0 && t > 0)
 		json_object_set_new(arm, "tta_ratio_vs_first", json_real(tr->tta0 / t));
-	if (!tr->ctl->json)
-		print_line(arm, a ? tr->tta0 : 0, tr->e.p.rounds > 1);
-	json_array_append_new(tr->all, arm);
+	print_arm(arm, a ? tr->tta0 : 0, tr->e.p.rounds > 1);
+	json_decref(arm);
 	json_decref(rounds);
 }
 
@@ -136,33 +140,34 @@ int cmd_train(struct ctl *ctl, int argc, char **argv)
 		exp_close(&tr.e);
 		return ctl_code(r);
 	}
-	tr.all = json_array();
+	print_begin(ctl->json);
+	print_str(PRINT_JSON, "kind", NULL, "rdma-testbed-train");
+	print_int(PRINT_JSON, "schema_version", NULL, CMD_SCHEMA_VERSION);
+	print_json("opts", json_incref(tr.e.p.wopts));
+	print_array("results");	/* each arm as it ended */
 	r = exp_open(&tr.e, ctl, &o);
 	if (!r) {
-		if (!ctl->json)
-			printf("# rdmactl train: %d ranks, data-parallel SGD; modes run in turn\n"
-			       "# %-8s %6s %9s %9s %8s %10s %10s %8s %8s\n", tr.e.g.n, "mode", "steps",
-			       "TTA[s]", "train[s]", "acc", "p50[ms]", "p99[ms]", "lost", "TTA x");
+		print_text("# rdmactl train: %d ranks, data-parallel SGD; modes run in turn\n"
+			   "# %-8s %6s %9s %9s %8s %10s %10s %8s %8s\n", tr.e.g.n, "mode", "steps",
+			   "TTA[s]", "train[s]", "acc", "p50[ms]", "p99[ms]", "lost", "TTA x");
 		tr.e.obs.arg = &tr;
 		tr.e.obs.arm_done = arm_done;
 		exp_measure(&tr.e);
 	}
 	r = exp_finish(&tr.e) || r ? CTL_FAIL : CTL_OK;
-	if (!ctl->json && !r && tr.e.p.rounds > 1) {	/* the seeds pooled, as the report has them */
-		report_print_seeds(json_object_get(tr.e.report, "arms"), stdout);
-		report_print_compare(json_object_get(tr.e.report, "arms"), stdout);
+	print_close();
+	print_int(PRINT_JSON, "nranks", NULL, tr.e.g.n);
+	if (!r && tr.e.p.rounds > 1) {	/* the seeds pooled, as the report has them */
+		print_json("pooled", json_incref(json_object_get(tr.e.report, "arms")));
+		if (!print_json_on()) {
+			report_print_seeds(json_object_get(tr.e.report, "arms"), stdout);
+			report_print_compare(json_object_get(tr.e.report, "arms"), stdout);
+		}
 	}
-	if (ctl->json && !r) {
-		json_t *out = json_pack("{s:i,s:i,s:O,s:O}", "schema_version", 2, "nranks", tr.e.g.n,
-					"opts", tr.e.p.wopts, "results", tr.all);
-
-		if (tr.e.p.rounds > 1)
-			json_object_set(out, "pooled", json_object_get(tr.e.report, "arms"));
-		json_dumpf(out, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(out);
-	}
-	json_decref(tr.all);
+	if (r)
+		print_drop();
+	else
+		print_end();
 	exp_close(&tr.e);
 	return r;
 }

@@ -15,14 +15,15 @@ suite_up || exit 0
 # 10% of the reads increments by FETCH_AND_ADD, 10% by CAS), every operation
 # checked for linearizability
 j=$("$C" -j kv --workload a --ops 1500 --keys 2000 --incr 10 --cas 10 2>&1); rc=$?
-# ... and the 250 ms intervals the agents streamed add up to every operation
-if [ $rc = 0 ] && jq -e '.verified and .bad_slots == 0 and .updates_recorded == .puts and .puts > 0 and
+# ... and the 250 ms intervals the agents streamed add up to every operation;
+# the output fits the commands' JSON Schema
+if [ $rc = 0 ] && [ -z "$(cmd_schema "$j")" ] && jq -e '.verified and .bad_slots == 0 and .updates_recorded == .puts and .puts > 0 and
 	.incrs_recorded == .incrs + .cas and .incrs > 0 and .cas > 0 and
 	.linearizable == true and .lin_check.ops == 3000 and (.clients | length) == 2 and .keys_found == 2000 and
 	(.clients | all((.intervals | map(.lat_ns.count) | add) == .gets + .puts + .incrs + .cas and .cpu_ns > 0))' <<< "$j" >/dev/null; then
 	pass kv_verified "$(jq -r '"2 clients: \(.puts) PUTs = \(.updates_recorded) updates recorded, \(.incrs) INCRs + \(.cas) CAS updates = \(.incrs_recorded) counted (\([.clients[].cas_fails] | add) CAS lost a race and were retried), 0 bad slots; linearizable: \(.lin_check.ops) operations checked in \(.lin_check.seconds * 1000 | floor) ms; lock CAS retries \([.clients[].cas_retries] | add), torn reads re-read \([.clients[].torn_reads] | add)"' <<< "$j")"
 else
-	fail kv_verified "rc=$rc $(head -c 300 <<< "$j")"
+	fail kv_verified "rc=$rc $(cmd_schema "$j") $(head -c 300 <<< "$j")"
 fi
 
 # the checker can fail: PUT without its lock (profiles/kv-unsafe.yaml, two
@@ -131,13 +132,13 @@ for a in "--rw randrw --bs 4k --iodepth 16 --iters 1500" "--rw read --bs 1k --io
 	 "--rw randwrite --bs 64k --iodepth 4 --iters 200 --volume 4M" "--rw rw --rwmixread 70 --bs 8k --iters 500"; do
 	# shellcheck disable=SC2086
 	j=$("$C" -j storage $a 2>&1); rc=$?
-	if [ $rc = 0 ] && jq -e '.mismatches == 0 and .final_pass_mismatches == 0 and .iops > 0 and
+	if [ $rc = 0 ] && [ -z "$(cmd_schema "$j")" ] && jq -e '.mismatches == 0 and .final_pass_mismatches == 0 and .iops > 0 and
 		(.read_ios + .write_ios) > 0 and
 		(.intervals | map(.lat_ns.count) | add) == (.read_ios + .write_ios) and
 		(.hw_counters_delta.sent_pkts // 0) > 0' <<< "$j" >/dev/null; then
 		txt="$txt [$(jq -r '"\(.rw) bs \(.bs): \(.iops|floor) IOPS, \(.verified_reads) reads verified"' <<< "$j")]"
 	else
-		ok=0; note "storage $a: rc=$rc $(head -c 300 <<< "$j")"
+		ok=0; note "storage $a: rc=$rc $(cmd_schema "$j") $(head -c 300 <<< "$j")"
 	fi
 done
 [ $ok = 1 ] && pass storage_verified "$txt" || fail storage_verified "$txt"
@@ -156,6 +157,7 @@ for op in write send read cas faa "write --qp uc" "send --qp uc" "send --qp ud";
 	# shellcheck disable=SC2086
 	j=$("$C" -j p2p lat --op $op --size 64 --iters 300 --warmup 10 2>&1) || { ok=0; note "lat $op: $j"; continue; }
 	jq -e '.lat_ns.count == 300 and .lat_ns.p50_ns > 0 and .lat_ns.p50_ns <= .lat_ns.p99_ns' <<< "$j" >/dev/null || ok=0
+	s=$(cmd_schema "$j"); [ -z "$s" ] || { ok=0; note "lat $op: schema: $s"; }
 	txt="$txt [$op] p50 $(jq '.lat_ns.p50_ns/1000' <<< "$j")us"
 done
 [ $ok = 1 ] && pass p2p_lat_ops "$txt" || fail p2p_lat_ops "$txt"
@@ -166,6 +168,7 @@ for op in write read send cas "write --qp uc" "send --qp ud --size 1k"; do
 		j=$("$C" -j p2p bw --size 16k --iters 200 --tx_depth $d --op $op 2>&1) ||
 			{ ok=0; note "bw $op depth $d: $j"; continue; }
 		jq -e '.bw_bytes_per_s > 0 and .msg_rate_per_s > 0' <<< "$j" >/dev/null || ok=0
+		s=$(cmd_schema "$j"); [ -z "$s" ] || { ok=0; note "bw $op: schema: $s"; }
 		txt="$txt [$op]/d$d $(jq '.bw_bytes_per_s/1048576*10|floor/10' <<< "$j")MiB/s"
 	done
 done
@@ -192,11 +195,11 @@ rm -rf "$PJ"
 coll() {	# name op args...
 	local name=$1 op=$2 out rc; shift 2
 	out=$("$C" -j collective "$op" "$@" 2>&1); rc=$?
-	if [ $rc = 0 ] && jq -e '.results | length > 0 and all(.wrong == 0 and .time_avg_ns > 0 and
+	if [ $rc = 0 ] && [ -z "$(cmd_schema "$out")" ] && jq -e '.results | length > 0 and all(.wrong == 0 and .time_avg_ns > 0 and
 		.algbw_bytes_per_s > 0 and .busbw_bytes_per_s > 0 and (.results | last | length) == '"${NR:-3}"')' <<< "$out" >/dev/null; then
 		pass "$name" "$(jq -r '[.results[] | "\(.size)B \(.time_avg_ns/1000|floor)us busbw \(.busbw_bytes_per_s/1e6*100|floor/100)MB/s #wrong \(.wrong)"] | join(", ")' <<< "$out")"
 	else
-		fail "$name" "rc=$rc $(head -c 300 <<< "$out")"
+		fail "$name" "rc=$rc $(cmd_schema "$out") $(head -c 300 <<< "$out")"
 	fi
 }
 coll allreduce allreduce --sizes 4k:256k --iters 5

@@ -260,7 +260,7 @@ fi
 drop_all 1% || fail train_tta_1pct "inject add failed"
 j=$("$C" -j train --modes rc,hadamard --steps 60 --target 65% 2>&1); rc=$?
 flush
-if [ $rc = 0 ] && jq -e '[.results[] | .mode] == ["rc", "hadamard"] and
+if [ $rc = 0 ] && [ -z "$(cmd_schema "$j")" ] && jq -e '[.results[] | .mode] == ["rc", "hadamard"] and
 	(.results[1] | .tta_ns != null and .lost_fraction >= 0.004 and .lost_fraction <= 0.025 and
 		.results[0][0].grad_error.samples >= 10 and .results[0][0].grad_error.cosine_mean > 0.9) and
 	all(.results[] | select(.tta_ns != null); .tta_comm_ns > 0 and .tta_comm_ns <= .tta_ns)' <<< "$j" >/dev/null; then
@@ -274,7 +274,7 @@ fi
 # arm reports them with their means; when both modes reach the target with
 # every seed, the paired TTA ratio comes with its interval
 j=$("$C" -j train --modes rc,lossy --steps 24 --target 40% --seeds 3 --eval_every 4 2>&1); rc=$?
-if [ $rc = 0 ] && jq -e '.pooled | length == 2 and all(
+if [ $rc = 0 ] && [ -z "$(cmd_schema "$j")" ] && jq -e '.pooled | length == 2 and all(
 		([.seeds[].seed] == [1, 2, 3]) and
 		(.tta_reached == ([.seeds[] | select(.tta_ns != null)] | length)) and
 		(if .tta_reached == 3 then .tta_ns == (.tta_ns_mean | round) and (.tta_ns_ci95 | length == 2)

@@ -15,6 +15,15 @@ pass() { echo "PASS: $SUITE/$1${2:+ ($2)}"; _took; }
 fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; _took; }
 skip() { echo "SKIP: $SUITE/$1 ($2)"; }
 note() { echo "# $*"; }
+# cmd_schema JSON: nothing when a workload command's -j output fits
+# schemas/commands.schema.json, else the first line of why not
+cmd_schema() {
+	python3 -c 'import json, sys, jsonschema
+try:
+    jsonschema.validate(json.loads(sys.stdin.read()), json.load(open(sys.argv[1])))
+except Exception as e:
+    print(str(e).splitlines()[0])' schemas/commands.schema.json <<< "$1" 2>&1 | head -n 1
+}
 # check NAME CMD...: PASS when CMD succeeds
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "command failed: $*"; fi; }
 

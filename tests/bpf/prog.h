@@ -26,6 +26,7 @@
 #include "../../injector/inj.h"
 #include "frames.h"
 #include "../../lib/clock.h"
+#include "../../lib/proc.h"
 
 #define DEV "injut0"
 #define PEER "injut1"
@@ -141,7 +142,12 @@ static inline int quiet(enum libbpf_print_level lvl, const char *fmt, va_list ap
  * removed and checked gone: the test's exit code (77: not root) */
 static inline int prog_main(const char *name, void (*tests)(void))
 {
-	char cmd[256];
+	char *ip_add[] = { "ip", "link", "add", DEV, "type", "veth", "peer", "name", PEER, NULL };
+	char *ip_up_dev[] = { "ip", "link", "set", DEV, "up", NULL };
+	char *ip_up_peer[] = { "ip", "link", "set", PEER, "up", NULL };
+	char *ip_del[] = { "ip", "link", "del", DEV, NULL };
+	char *tc_show[] = { "tc", "qdisc", "show", "dev", DEV, NULL };
+	char qdiscs[4096];
 
 	libbpf_set_print(quiet);
 	{
@@ -161,9 +167,10 @@ static inline int prog_main(const char *name, void (*tests)(void))
 		return 77;
 	}
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/rdma-inject-test-%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "ip link add " DEV " type veth peer name " PEER " 2>/dev/null;"
-		 "ip link set " DEV " up; ip link set " PEER " up");
-	if (system(cmd)) {
+	/* the pair may be left from a run that died: made if absent, then up */
+	if (!if_nametoindex(DEV))
+		proc_run(ip_add, NULL, 0);
+	if (proc_run(ip_up_dev, NULL, 0) || proc_run(ip_up_peer, NULL, 0)) {
 		fprintf(stderr, "cannot create the test veth pair\n");
 		return 1;
 	}
@@ -176,11 +183,11 @@ static inline int prog_main(const char *name, void (*tests)(void))
 	}
 	EXPECT(inj_flush(pin) == 0);
 	EXPECT(access(pin, F_OK) != 0);
-	if (system("tc qdisc show dev " DEV " | grep -q clsact") == 0) {
+	if (proc_run(tc_show, qdiscs, sizeof(qdiscs)) == 0 && strstr(qdiscs, "clsact")) {
 		fprintf(stderr, "clsact left on " DEV " after flush\n");
 		expect_failures++;
 	}
-	if (system("ip link del " DEV " 2>/dev/null"))
+	if (proc_run(ip_del, NULL, 0))
 		fprintf(stderr, "could not delete " DEV "\n");
 	return expect_done(name);
 }

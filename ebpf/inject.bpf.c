@@ -5,8 +5,9 @@
  * rule table and one set of counters serve every attachment.
  *
  * Parse: Ethernet, optional 802.1Q, IPv4 or IPv6, UDP dport 4791, BTH, and
- * AETH where the opcode carries one (to tell ACK from NAK). Everything else
- * passes untouched. See inject_abi.h for the rule table and its semantics.
+ * AETH where the opcode carries one (to tell ACK from NAK). Other TCP and
+ * UDP packets meet only the rules whose `proto` names them; everything
+ * else passes untouched. See inject_abi.h for the rule table and its semantics.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -62,7 +63,11 @@ static __always_inline int matches(const struct inj_rule *r, const struct pkt *p
 {
 	__u32 psn = p->psn;
 
-	if (r->class_mask && !(r->class_mask & (1u << p->cls)))
+	if (!((r->class_mask ? r->class_mask : INJ_CLS_ROCE_MASK) & (1u << p->cls)))
+		return 0;
+	if (p->cls >= INJ_CLS_MAX &&	/* TCP, UDP: either port in the range */
+	    (p->sport < r->port_lo || p->sport > r->port_hi) &&
+	    (p->dport < r->port_lo || p->dport > r->port_hi))
 		return 0;
 	if (r->opcode >= 0 && r->opcode != p->opcode)
 		return 0;
@@ -245,6 +250,8 @@ static __always_inline int act(struct __sk_buff *skb, struct __sk_buff **self,
 		return TC_ACT_OK;
 	}
 	case INJ_ACT_CORRUPT:
+		if (p->cls >= INJ_CLS_MAX)
+			return TC_ACT_OK;	/* RoCE's only (the grammar says so) */
 		skb->cb[0] = p->ip_off + p->len - 4;
 		skb->cb[1] = p->bth_off;
 		skb->cb[2] = (__u32)p->cls << 8 | p->opcode;
@@ -261,6 +268,8 @@ static __always_inline int act(struct __sk_buff *skb, struct __sk_buff **self,
 		}
 		return TC_ACT_OK;
 	case INJ_ACT_CNP:
+		if (p->cls >= INJ_CLS_MAX)
+			return TC_ACT_OK;
 		skb->cb[0] = p->saddr;
 		skb->cb[1] = p->daddr;
 		skb->cb[2] = p->dqpn;
@@ -465,7 +474,7 @@ int inj_tc(struct __sk_buff *skb)
 	/* the callbacks' argument (one slot, written on every path: the
 	 * verifier's states stay equal and are pruned) */
 	struct __sk_buff *self = skb;
-	int ret;
+	int ret, ip;
 
 	/* never true (inj_dir is 0 or 1), but it makes inj_owned one of the
 	 * program's maps: rdma-inject finds every map of its state from the
@@ -511,27 +520,31 @@ int inj_tc(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	hc->pkts++;
 	hc->bytes += skb->len;
-	if (parse(skb, &sc.p))
+	ip = parse(skb, &sc.p);
+	if (ip < 0)
 		return TC_ACT_OK;
-	hc->roce_pkts++;
-	hc->roce_bytes += skb->len;
 	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
 	if (!cfg)
 		return TC_ACT_OK;
-	user = bpf_map_lookup_elem(&inj_track, &zero);
-	want = cfg->track | (user ? *user : 0);
-	if (want & (INJ_TRACK_QP | INJ_TRACK_TX))
-		track(&sc.p, hook, hc, hk, want);
-	if (want & INJ_TRACK_PEER) {
-		skb->cb[0] = sc.p.saddr;
-		skb->cb[1] = sc.p.daddr;
-		skb->cb[2] = sc.p.dqpn;
-		skb->cb[3] = sc.p.psn;
-		skb->cb[4] = sc.p.opcode | (__u32)sc.p.cls << 8 | sc.p.bth_off << 16;
-		bpf_loop(1, learn_cb, &self, 0);
+	if (!ip) {	/* RoCE; TCP and UDP meet the rules only (no tracking, no trace) */
+		hc->roce_pkts++;
+		hc->roce_bytes += skb->len;
+		user = bpf_map_lookup_elem(&inj_track, &zero);
+		want = cfg->track | (user ? *user : 0);
+		if (want & (INJ_TRACK_QP | INJ_TRACK_TX))
+			track(&sc.p, hook, hc, hk, want);
+		if (want & INJ_TRACK_PEER) {
+			skb->cb[0] = sc.p.saddr;
+			skb->cb[1] = sc.p.daddr;
+			skb->cb[2] = sc.p.dqpn;
+			skb->cb[3] = sc.p.psn;
+			skb->cb[4] = sc.p.opcode | (__u32)sc.p.cls << 8 | sc.p.bth_off << 16;
+			bpf_loop(1, learn_cb, &self, 0);
+		}
 	}
 	ret = judge(skb, &self, hook, cfg, &sc, &verdict, &rule_id, &delay, &now);
-	trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
+	if (!ip)
+		trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
 	return ret;
 }
 

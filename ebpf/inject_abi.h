@@ -89,6 +89,19 @@ enum inj_dir {
 enum inj_class { INJ_CLASSES(INJ_CLS_ENUM) INJ_CLS_MAX };
 #undef INJ_CLS_ENUM
 
+/*
+ * Other IP traffic, for rules with `proto` (NVMe/TCP beside NVMe/RDMA): a
+ * TCP segment, or a UDP datagram not to port 4791. Classes after the RoCE
+ * ones; a rule's class_mask 0 means every RoCE class, never these.
+ */
+#define INJ_PROTOS(X)                                                                              \
+	X(TCP, "tcp")                                                                              \
+	X(UDP, "udp")
+#define INJ_CLS_PROTO_ENUM(e, kw) INJ_CLS_##e,
+enum inj_class_ip { INJ_CLS_IP_FIRST = INJ_CLS_MAX - 1, INJ_PROTOS(INJ_CLS_PROTO_ENUM) INJ_CLS_ALL };
+#undef INJ_CLS_PROTO_ENUM
+#define INJ_CLS_ROCE_MASK ((1u << INJ_CLS_MAX) - 1)
+
 #define INJ_ACT_ENUM(e, kw, ctr) INJ_ACT_##e,
 enum inj_action { INJ_ACTIONS(INJ_ACT_ENUM) INJ_ACT_MAX };
 #undef INJ_ACT_ENUM
@@ -142,7 +155,7 @@ struct inj_rule {
 	__u8 ecn_ce;		/* match only packets already marked CE */
 	__u8 disabled;		/* kept in the table, out of the candidate masks */
 	__u16 flags;		/* INJ_RULE_F_*: user space only, never set in the table */
-	__u32 class_mask;	/* bit per enum inj_class; 0 = every class */
+	__u32 class_mask;	/* bit per class (RoCE's, then INJ_PROTOS'); 0 = every RoCE class */
 	__s32 opcode;		/* exact BTH opcode, -1 = any */
 	__u32 qpn_lo;		/* destination QPN range, inclusive (0..0xffffff = any) */
 	__u32 qpn_hi;
@@ -171,6 +184,9 @@ struct inj_rule {
 	__u32 tx_lo;		/* INJ_REL_TX: the packet's transmission of its PSN (1 = first) */
 	__u32 tx_hi;
 	__u32 corrupt;		/* CORRUPT: enum inj_corrupt */
+	__u16 port_lo;		/* TCP / UDP (not RoCE) packets: source or destination port */
+	__u16 port_hi;		/* in port_lo..port_hi; 0..0xffff = any */
+	__u32 pad1;
 };
 
 /* how a corrupt rule corrupts */

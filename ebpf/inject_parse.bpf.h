@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A RoCEv2 packet parsed: Ethernet, optional 802.1Q, IPv4 or IPv6, UDP
- * dport 4791, BTH, and AETH where the opcode carries one.
+ * dport 4791, BTH, and AETH where the opcode carries one. Other TCP and
+ * UDP packets get their class and ports only (rules with `proto`).
  * Part of inject.bpf.c, the one program: included there, nowhere else.
  */
 #ifndef RTB_INJECT_PARSE_BPF_H
@@ -17,6 +18,7 @@ struct pkt {
 	__u32 qidx;		/* tracked: the QP's index on the hook (0: not tracked) */
 	__u32 rpsn;		/* tracked: PSN counted from the QP's first */
 	__u32 tx;		/* tracked with INJ_TRACK_TX: this PSN's transmission (1 = first) */
+	__u16 sport, dport;	/* INJ_CLS_TCP / INJ_CLS_UDP packets */
 	__u8 opcode;
 	__u8 cls;
 	__u8 v6;
@@ -38,14 +40,29 @@ static __always_inline void *take(struct cursor *c, __u32 len)
 	return p;
 }
 
-/* 0 and *p filled when the packet is RoCEv2 */
+/* a TCP segment or a UDP datagram that is not RoCE: its class and ports
+ * (the rest of *p as for RoCE, the BTH fields 0); 1, or -1 if too short */
+static __always_inline int parse_ip(struct cursor *c, struct pkt *p, __u8 l4)
+{
+	__u16 *ports = take(c, 4);
+
+	if (!ports)
+		return -1;
+	p->sport = bpf_ntohs(ports[0]);
+	p->dport = bpf_ntohs(ports[1]);
+	p->cls = l4 == IPPROTO_TCP ? INJ_CLS_TCP : INJ_CLS_UDP;
+	return 1;
+}
+
+/* 0 and *p filled when the packet is RoCEv2; 1 when it is another TCP or
+ * UDP packet (parse_ip); -1 for anything else */
 static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 {
 	void *data = (void *)(long)skb->data;
 	struct cursor c = { data, (void *)(long)skb->data_end };
 	struct ethhdr *eth = take(&c, sizeof(*eth));
 	struct udphdr *udp;
-	__u8 *bth, *aeth, syn = 0;
+	__u8 *bth, *aeth, syn = 0, l4;
 	__u16 proto;
 
 	if (!eth)
@@ -62,8 +79,9 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = take(&c, sizeof(*ip));
 
-		if (!ip || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
-			return -1;	/* RoCEv2 senders use no IP options */
+		if (!ip || ip->ihl != 5)
+			return -1;	/* RoCEv2 senders use no IP options, nor does Linux's TCP */
+		l4 = ip->protocol;
 		if (ip->frag_off & bpf_htons(0x3fff))
 			return -1;	/* a fragment (MF or an offset): RoCE is never fragmented,
 					 * and a later fragment has no UDP or BTH to read */
@@ -75,8 +93,9 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = take(&c, sizeof(*ip6));
 
-		if (!ip6 || ip6->nexthdr != IPPROTO_UDP)
+		if (!ip6)
 			return -1;
+		l4 = ip6->nexthdr;
 		p->len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
 		p->saddr = 0;
 		p->daddr = 0;
@@ -85,9 +104,20 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	} else {
 		return -1;
 	}
-	udp = take(&c, sizeof(*udp));
-	if (!udp || udp->dest != bpf_htons(INJ_ROCE_V2_PORT))
+	p->dqpn = 0;
+	p->psn = 0;
+	p->opcode = 0;
+	if (l4 == IPPROTO_TCP)
+		return parse_ip(&c, p, l4);
+	if (l4 != IPPROTO_UDP)
 		return -1;
+	udp = take(&c, sizeof(*udp));
+	if (!udp)
+		return -1;
+	if (udp->dest != bpf_htons(INJ_ROCE_V2_PORT)) {
+		c.pos = udp;
+		return parse_ip(&c, p, l4);
+	}
 	p->bth_off = c.pos - data;
 	bth = take(&c, 12);
 	if (!bth)

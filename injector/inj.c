@@ -26,7 +26,7 @@
 #include "../lib/clock.h"
 #include "../lib/fnv.h"
 
-_Static_assert(sizeof(struct inj_rule) == 152, "inj_rule layout");
+_Static_assert(sizeof(struct inj_rule) == 160, "inj_rule layout");
 _Static_assert(sizeof(struct inj_rule_ctr) == 72, "inj_rule_ctr layout");
 _Static_assert(sizeof(struct inj_hook_ctr) == 56, "inj_hook_ctr layout");
 _Static_assert(sizeof(struct inj_cfg) == 56, "inj_cfg layout");

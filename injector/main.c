@@ -701,11 +701,13 @@ static void usage(FILE *f)
 	cmd_help(cmds, f);
 	fprintf(f,
 		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
-		"       [ecn ce] [qp N[-M]] [rpsn N[-M]] [tx N[-M]]\n"
+		"       [ecn ce] [qp N[-M]] [rpsn N[-M]] [tx N[-M]] [proto roce|tcp|udp[,..]] [port N[-M]]\n"
 		"       ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
 		"  qp N   the hook's Nth QP in the order it first saw them (rdma-inject qps)\n"
 		"  rpsn N the PSN counted from the QP's first (0 = its first packet)\n"
 		"  tx N   the Nth transmission of the packet's PSN (1 = first, 2 = its first resend)\n"
+		"  proto  which packets: RoCE (the default), other TCP or UDP ones, or a list;\n"
+		"         port N: a TCP or UDP packet's source or destination port (proto tcp port 4420)\n"
 		"  ACTION " INJ_ACTIONS(ACT_WORD) " flap T  (delay T [jitter T [uniform|normal]])\n"
 		"         corrupt [icrc|payload]: icrc (default) leaves the ICRC wrong, the receiver\n"
 		"         discards the packet; payload makes it right, the data lands in memory\n"

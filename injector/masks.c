@@ -170,7 +170,7 @@ struct kmask {
 
 struct masks {
 	struct inj_rule all[INJ_MAX_RULES];
-	uint64_t in, ce, rel, any, cls[INJ_CLS_MAX];
+	uint64_t in, ce, rel, any, cls[INJ_CLS_ALL];
 	uint32_t track;
 	struct kmask hooks[INJ_MAX_RULES], qpns[INJ_MAX_RULES];
 	int nh, nq;
@@ -215,8 +215,8 @@ static void masks_collect(struct inj_ctx *c, struct masks *m)
 			m->track |= INJ_TRACK_TX;
 		if (r.action == INJ_ACT_CNP)
 			m->track |= INJ_TRACK_PEER;
-		for (k = 0; k < INJ_CLS_MAX; k++)
-			if (!r.class_mask || (r.class_mask & (1u << k)))
+		for (k = 0; k < INJ_CLS_ALL; k++)
+			if ((r.class_mask ? r.class_mask : INJ_CLS_ROCE_MASK) & (1u << k))
 				m->cls[k] |= bit;
 		if (r.qpn_lo == r.qpn_hi)
 			*mask_of(m->qpns, &m->nq, r.qpn_lo) |= bit;
@@ -331,7 +331,7 @@ int inj_masks_sync(struct inj_ctx *c)
 	masks_collect(c, &m);
 	if ((r = hook_masks_put(c, &m)) || (r = qpn_buckets_put(c, &m)))
 		return r;
-	for (i = 0; i < INJ_CLS_MAX; i++)
+	for (i = 0; i < INJ_CLS_ALL; i++)
 		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_class_mask), &i, &m.cls[i], BPF_ANY))
 			return -errno;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->maps.inj_cfg), &zero, &cfg))

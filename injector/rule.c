@@ -9,6 +9,9 @@
  *           | qp N[-M]    the hook's Nth QP, in the order it first saw them (1 = first)
  *           | rpsn N[-M]  PSN counted from the QP's first PSN (0 = its first packet)
  *           | tx N[-M]    the packet's transmission of its PSN (1 = first, 2 = first resend)
+ *           | proto roce|tcp|udp[,...]  which packets: RoCE's (the default),
+ *             TCP segments, UDP datagrams not to port 4791; a list (roce,tcp)
+ *           | port N[-M]  a TCP or UDP packet's source or destination port
  *           CLASS: data read_req read_resp ack nak atomic cnp other
  *   ACTION  count | drop | delay T [jitter T [uniform|normal]] | reorder
  *           | duplicate | corrupt [icrc|payload] | ecn | cnp | flap T
@@ -43,10 +46,13 @@
 static const char *const actions[INJ_ACT_MAX + 1] = { INJ_ACTIONS(ACT_NAME) NULL };
 #define CLS_NAME(e, kw) kw,
 static const char *const classes[INJ_CLS_MAX + 1] = { INJ_CLASSES(CLS_NAME) NULL };
+/* proto's words: roce (every RoCE class), then INJ_PROTOS' in class order */
+static const char *const protos[] = { "roce", INJ_PROTOS(CLS_NAME) NULL };
 
 /* every keyword of the grammar, for "did you mean" ("ecn" is a match and an action) */
 static const char *const keywords[] = {
-	"qpn", "psn", "len", "src", "dst", "opcode", "qp", "rpsn", "tx", INJ_ACTIONS(ACT_NAME) "flap",
+	"qpn", "psn", "len", "src", "dst", "opcode", "qp", "rpsn", "tx",
+	INJ_ACTIONS(ACT_NAME) "flap", "proto", "port",	/* a tie goes to the first: dorp is drop */
 	"every", "nth",
 	"once", "gemodel", "gap", "hold", "after", "for", "lease", "jitter", "uniform", "normal",
 	NULL,
@@ -59,6 +65,7 @@ void inj_rule_init(struct inj_rule *r)
 	r->qpn_hi = 0xffffff;
 	r->psn_hi = 0xffffff;
 	r->len_max = 0xffff;
+	r->port_hi = 0xffff;
 	r->prob = INJ_PROB_ONE;
 	r->action = INJ_ACT_COUNT;
 }
@@ -207,7 +214,10 @@ static int unknown(struct parser *p, const char *s)
 {
 	const char *near = opt_suggest(s, keywords);
 
-	if (near)
+	if (near && !strcmp(near, s))	/* a keyword, out of its place */
+		snprintf(p->err, p->errlen, "'%s' cannot go here (one selection after the "
+			 "action: drop 1%% | drop every 3 | drop once)", s);
+	else if (near)
 		snprintf(p->err, p->errlen, "unknown keyword '%s' (did you mean '%s'?)", s, near);
 	else
 		snprintf(p->err, p->errlen, "unknown keyword '%s'", s);
@@ -247,17 +257,48 @@ static int opcode(struct parser *p, struct inj_rule *r)
 	return 0;
 }
 
+/* proto roce|tcp|udp[,...]: the RoCE classes (those of opcode, if it says
+ * any) and other TCP or UDP packets; *ip set to the other protocols' bits */
+static int proto(struct parser *p, uint32_t *ip)
+{
+	const char *s = next(p, "roce, tcp or udp");
+	char buf[64], *tok, *save;
+	int k;
+
+	if (!s)
+		return -EINVAL;
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(p->err, p->errlen, "proto '%.40s...': too long", s);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	*ip = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; protos[k] && strcmp(protos[k], tok); k++)
+			;
+		if (!protos[k]) {
+			snprintf(p->err, p->errlen, "proto '%s': expected roce, tcp or udp "
+				 "(a list: roce,tcp)", tok);
+			return -EINVAL;
+		}
+		*ip |= k ? 1u << (INJ_CLS_MAX + k - 1) : INJ_CLS_ROCE_MASK;
+	}
+	return 0;
+}
+
 /* what the words so far said beyond the rule itself */
 struct said {
 	uint64_t after, dur;
-	int have_action, have_for;
+	uint32_t proto;		/* proto's class bits; 0: not said (RoCE) */
+	int have_action, have_for, have_port;
 };
 
 /* a match word (qpn, psn, rpsn, qp, tx, len, src, dst, opcode, ecn ce):
  * 1 taken, 0 not one, -EINVAL */
-static int match_word(struct parser *p, struct inj_rule *r, const char *s)
+static int match_word(struct parser *p, struct inj_rule *r, const char *s, struct said *w)
 {
 	struct in_addr ip;
+	uint32_t lo, hi;
 
 	if (!strcmp(s, "qpn"))
 		return range(p, "qpn", 0xffffff, &r->qpn_lo, &r->qpn_hi) ? -EINVAL : 1;
@@ -302,6 +343,16 @@ static int match_word(struct parser *p, struct inj_rule *r, const char *s)
 	}
 	if (!strcmp(s, "opcode"))
 		return opcode(p, r) ? -EINVAL : 1;
+	if (!strcmp(s, "proto"))
+		return proto(p, &w->proto) ? -EINVAL : 1;
+	if (!strcmp(s, "port")) {
+		if (range(p, "port", 0xffff, &lo, &hi))
+			return -EINVAL;
+		r->port_lo = (uint16_t)lo;
+		r->port_hi = (uint16_t)hi;
+		w->have_port = 1;
+		return 1;
+	}
 	if (!strcmp(s, "ecn") && p->i < p->argc && !strcmp(p->argv[p->i], "ce")) {
 		p->i++;
 		r->ecn_ce = 1;
@@ -409,6 +460,48 @@ static int action_word(struct parser *p, struct inj_rule *r, const char *s, stru
 	return selector(p, r) ? -EINVAL : 0;
 }
 
+/* proto and port against the rest of the rule: RoCE's fields and actions
+ * need RoCE alone; a port needs tcp or udp. The class mask made whole. */
+static int proto_check(struct inj_rule *r, const struct said *w, char *err, size_t errlen)
+{
+	uint32_t ip = w->proto & ~INJ_CLS_ROCE_MASK;
+	const char *roce_only = NULL;
+
+	if (w->have_port && !ip) {
+		snprintf(err, errlen, "port: matches TCP or UDP packets: say proto tcp or udp "
+			 "(proto roce,tcp port 4420)");
+		return -EINVAL;
+	}
+	if (!ip)
+		return 0;
+	if (r->qpn_lo || r->qpn_hi != 0xffffff)
+		roce_only = "qpn";
+	else if (r->psn_lo || r->psn_hi != 0xffffff)
+		roce_only = "psn";
+	else if (r->opcode >= 0)
+		roce_only = "opcode 0xNN";
+	else if (r->rel)
+		roce_only = "qp, rpsn and tx";
+	else if (r->ecn_ce)
+		roce_only = "ecn ce";
+	else if (r->action == INJ_ACT_CORRUPT || r->action == INJ_ACT_CNP || r->action == INJ_ACT_ECN)
+		roce_only = inj_action_name(r->action);
+	if (roce_only) {
+		snprintf(err, errlen, "%s: RoCE's alone; this rule's proto has tcp or udp", roce_only);
+		return -EINVAL;
+	}
+	if ((w->proto & INJ_CLS_ROCE_MASK) && r->class_mask)
+		r->class_mask |= ip;	/* opcode's classes, and the others */
+	else if (w->proto & INJ_CLS_ROCE_MASK)
+		r->class_mask = w->proto;
+	else if (r->class_mask) {
+		snprintf(err, errlen, "opcode: RoCE's alone; say proto roce,tcp to match both");
+		return -EINVAL;
+	} else
+		r->class_mask = ip;
+	return 0;
+}
+
 /* The grammar at the top of this file, word by word: what to match, when,
  * then the action */
 int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *err, size_t errlen)
@@ -420,7 +513,7 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 	while (p.i < argc) {
 		const char *s = argv[p.i++];
 
-		if ((k = match_word(&p, r, s)) || (k = time_word(&p, r, s, &w)))
+		if ((k = match_word(&p, r, s, &w)) || (k = time_word(&p, r, s, &w)))
 			if (k < 0)
 				return k;
 		if (!k && (k = action_word(&p, r, s, &w)))
@@ -430,6 +523,8 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 		snprintf(err, errlen, "no action (count|drop|delay|reorder|duplicate|corrupt|ecn|cnp|flap)");
 		return -EINVAL;
 	}
+	if (proto_check(r, &w, err, errlen))
+		return -EINVAL;
 	if (r->action == INJ_ACT_REORDER && !r->hold_ns)
 		r->hold_ns = 1000000;
 	if (w.after || w.have_for) {	/* from when the rule is in the table */
@@ -464,7 +559,8 @@ static size_t pct(char *b, size_t len, uint32_t p)
 			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);     \
 	} while (0)
 
-void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
+/* the match words of r at buf (len): the length they would take */
+static size_t format_match(const struct inj_rule *r, char *buf, size_t len)
 {
 	char a[32];
 	size_t n = 0;
@@ -475,7 +571,22 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 		APPEND(r->qpn_lo == r->qpn_hi ? "qpn 0x%x " : "qpn 0x%x-0x%x ", r->qpn_lo, r->qpn_hi);
 	if (r->opcode >= 0)
 		APPEND("opcode 0x%02x ", r->opcode);
-	if (r->class_mask) {
+	if (r->class_mask & ~INJ_CLS_ROCE_MASK) {
+		APPEND("proto %s", r->class_mask & INJ_CLS_ROCE_MASK ? "roce" : "");
+		first = !(r->class_mask & INJ_CLS_ROCE_MASK);
+		for (k = 1; protos[k]; k++)
+			if (r->class_mask & (1u << (INJ_CLS_MAX + k - 1))) {
+				APPEND("%s%s", first ? "" : ",", protos[k]);
+				first = 0;
+			}
+		APPEND(" ");
+		if (r->port_lo || r->port_hi != 0xffff)
+			APPEND(r->port_lo == r->port_hi ? "port %u " : "port %u-%u ", r->port_lo,
+			       r->port_hi);
+		first = 1;
+	}
+	if ((r->class_mask & INJ_CLS_ROCE_MASK) != INJ_CLS_ROCE_MASK &&
+	    (r->class_mask & INJ_CLS_ROCE_MASK)) {
 		APPEND("opcode ");
 		for (k = 0; k < INJ_CLS_MAX; k++)
 			if (r->class_mask & (1u << k)) {
@@ -499,6 +610,13 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 		APPEND("dst %s ", inet_ntop(AF_INET, &r->dst_ip, a, sizeof(a)));
 	if (r->ecn_ce)
 		APPEND("ecn ce ");
+	return n;
+}
+
+void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
+{
+	size_t n = format_match(r, buf, len);
+
 	APPEND("%s", inj_action_name(r->action));
 	if (r->action == INJ_ACT_CORRUPT)
 		APPEND(r->corrupt == INJ_CORRUPT_PAYLOAD ? " payload" : " icrc");

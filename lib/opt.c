@@ -12,29 +12,34 @@ static const struct opt *find(const struct opt *t, const char *name)
 	return NULL;
 }
 
+/* edits from a to b: insertions, deletions, substitutions and swaps of two
+ * neighbours ("dorp" is one from "drop"), each counting 1 */
 static size_t lev(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), i, j, prev, tmp;
-	size_t row[64];
+	size_t la = strlen(a), lb = strlen(b), i, j, v;
+	size_t d[3][64];	/* rows i-2, i-1, i (mod 3) */
 
-	if (lb >= 64)
+	if (lb >= 64 || la >= 64)
 		return 64;
 	for (j = 0; j <= lb; j++)
-		row[j] = j;
+		d[0][j] = j;
 	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
+		size_t *r = d[i % 3], *p = d[(i - 1) % 3], *pp = d[(i + 1) % 3];
+
+		r[0] = i;
 		for (j = 1; j <= lb; j++) {
-			tmp = row[j];
-			row[j] = prev + (a[i - 1] != b[j - 1]);
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			if (tmp + 1 < row[j])
-				row[j] = tmp + 1;
-			prev = tmp;
+			v = p[j - 1] + (a[i - 1] != b[j - 1]);
+			if (p[j] + 1 < v)
+				v = p[j] + 1;
+			if (r[j - 1] + 1 < v)
+				v = r[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < v)
+				v = pp[j - 2] + 1;
+			r[j] = v;
 		}
 	}
-	return row[lb];
+	return d[la % 3][lb];
 }
 
 const char *opt_suggest(const char *word, const char *const *names)

@@ -75,6 +75,67 @@ static void test_parse_and_hooks(void)
 	del_all();
 }
 
+/* an IPv4 TCP segment (l4 6) or UDP datagram (17) from sport to dport */
+static int ip_verdict(int dir, uint8_t l4, uint16_t sport, uint16_t dport)
+{
+	uint8_t f[14 + 20 + 20 + 16] = { 0 };
+	struct iphdr *ip = (struct iphdr *)(f + 14);
+	uint16_t *ports = (uint16_t *)(f + 34);
+	struct run r;
+
+	f[12] = 0x08;	/* IPv4 */
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = l4;
+	ip->tot_len = htons((uint16_t)(sizeof(f) - 14));
+	ip->saddr = htonl(0xc6120001);	/* 198.18.0.1 */
+	ip->daddr = htonl(0xc6120002);
+	ip->check = ip_csum(ip, 20);
+	ports[0] = htons(sport);
+	ports[1] = htons(dport);
+	if (l4 == 17)
+		ports[2] = htons(sizeof(f) - 34);
+	else
+		f[34 + 12] = 5 << 4;	/* TCP data offset */
+	return run_bytes(dir, f, sizeof(f), &r);
+}
+
+/* proto and port: TCP and other UDP packets meet only the rules that name
+ * them; a rule without proto is RoCE's, as it always was */
+static void test_proto(void)
+{
+	struct frame_spec f = base;
+	uint32_t plain, tcp, both;
+
+	plain = add(INJ_DIR_INGRESS, "drop");
+	EXPECT(ip_verdict(INJ_DIR_INGRESS, 6, 40000, 4420) == TC_ACT_OK);
+	EXPECT(ip_verdict(INJ_DIR_INGRESS, 17, 40000, 53) == TC_ACT_OK);
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	EXPECT_EQ_U(ctr(plain).matched, 1);
+	del_all();
+	tcp = add(INJ_DIR_INGRESS, "proto tcp port 4420-4421 drop");
+	EXPECT(ip_verdict(INJ_DIR_INGRESS, 6, 40000, 4420) == TC_ACT_SHOT);	/* to the port */
+	EXPECT(ip_verdict(INJ_DIR_INGRESS, 6, 4421, 40000) == TC_ACT_SHOT);	/* from it */
+	EXPECT(ip_verdict(INJ_DIR_INGRESS, 6, 40000, 22) == TC_ACT_OK);
+	EXPECT(ip_verdict(INJ_DIR_INGRESS, 17, 40000, 4420) == TC_ACT_OK);	/* UDP: not tcp */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);			/* RoCE: not tcp */
+	EXPECT_EQ_U(ctr(tcp).matched, 2);
+	EXPECT_EQ_U(ctr(tcp).dropped, 2);
+	del_all();
+	/* one rule for both, a later one for what it leaves: first match wins */
+	both = add(INJ_DIR_EGRESS, "proto roce,tcp opcode data drop");
+	add(INJ_DIR_EGRESS, "proto udp count");
+	EXPECT(verdict(INJ_DIR_EGRESS, &f) == TC_ACT_STOLEN);
+	EXPECT(ip_verdict(INJ_DIR_EGRESS, 6, 1, 2) == TC_ACT_STOLEN);
+	EXPECT(ip_verdict(INJ_DIR_EGRESS, 17, 1, 2) == TC_ACT_OK);
+	f.opcode = 0x11;	/* an ACK: not data */
+	EXPECT(verdict(INJ_DIR_EGRESS, &f) == TC_ACT_OK);
+	EXPECT_EQ_U(ctr(both).matched, 2);
+	EXPECT_EQ_U(ctr(both + 1).matched, 1);
+	del_all();
+}
+
 static void test_match_fields(void)
 {
 	static const struct {
@@ -606,6 +667,9 @@ static void test_parse_errors(void)
 		{ "opcode", "dta", "drop" }, { "delay" }, { "qpn", "1" },
 		{ "drop", "10%", "corrupt" }, { "qp", "0", "drop" }, { "tx", "0", "drop" },
 		{ "psn", "5", "rpsn", "6", "drop" }, { "tx", "3-2", "drop" },
+		{ "port", "4420", "drop" }, { "proto", "sctp", "drop" },
+		{ "proto", "tcp", "qpn", "3", "drop" }, { "proto", "udp", "corrupt" },
+		{ "proto", "tcp", "opcode", "data", "drop" }, { "proto", "tcp", "port", "70000", "drop" },
 	};
 	char err[256], *argv[6];
 	struct inj_rule r;
@@ -634,6 +698,7 @@ static void tests(void)
 	test_parse_errors();
 	test_classes();
 	test_parse_and_hooks();
+	test_proto();
 	test_match_fields();
 	test_index_random();
 	test_actions();

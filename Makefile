@@ -56,7 +56,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce test-asan fuzz demo docs bench install format lint \
+.PHONY: all clean deps test test-unit test-softroce test-asan fuzz demo docs bench bench-stacks install format lint \
 	sanitize-objs asan-build fuzz-objs
 # the BPF object is an input of the skeleton and of the installed copy: keep
 # it, or every second make rebuilds both (make -q after make must say "done")
@@ -274,6 +274,10 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/
 	$(Q)bash bench/hadamard_block.sh
 	$(Q)bash bench/kv_log_cost.sh
 	$(Q)bash bench/train_tta.sh
+
+# NVMe-oF over RDMA and TCP under faults: docs/stacks.md's table (~15 min)
+bench-stacks: all
+	$(Q)bash bench/nvmf.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rdma-testbed \

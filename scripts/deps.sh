@@ -15,6 +15,8 @@ PKGS=(
 	rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod
 	# third-party RDMA programs for exec workloads (copied into the VM image)
 	rdmacm-utils qperf ucx-utils libfabric-bin
+	# storage stacks under faults: NVMe-oF's host tools and fio (into the VM image)
+	fio nvme-cli
 	# testbed: VM image and boot
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	# ssh: rdmactl's client; the VM's sshd is unpacked from openssh-server

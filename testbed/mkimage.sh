@@ -8,8 +8,9 @@
 # Two layers, concatenated into one initramfs (the kernel unpacks every cpio
 # archive it finds in the initrd, later files win):
 #   base     Debian's kernel modules (rdma_rxe & co), busybox, iproute2,
-#            rdma-core with the rxe provider, perftest, bpftool and their
-#            shared libraries. Cached in DIR, keyed by a hash of every input
+#            rdma-core with the rxe provider, perftest, bpftool, the RDMA
+#            programs, fio and nvme-cli, and their shared libraries; the
+#            NVMe-oF modules (loaded by rdmatb-nvmf, not at boot). Cached in DIR, keyed by a hash of every input
 #            (this script, the kernel version, the package versions), so it
 #            is rebuilt only when one of them changes.
 #   overlay  the project's own files, staged by rdmactl in --overlay-dir
@@ -40,11 +41,16 @@ done
 # virtio_* and 9p for the control NIC; sch_*/cls_bpf/act_* for the injector.
 MODULES="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe rdma_cm rdma_ucm veth bridge
 	 sch_ingress cls_bpf act_bpf sch_fq sch_prio sch_netem virtio_pci virtio_net"
+# In the image, loaded when asked (/etc/rdmatb/storage.order: rdmatb-nvmf):
+# NVMe over Fabrics, host and target, RDMA and TCP, and null_blk to back a
+# namespace with memory.
+STORAGE_MODULES="nvme_rdma nvme_tcp nvmet_rdma nvmet_tcp null_blk"
 BINS="ip tc bridge rdma bpftool ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong
       ibv_ud_pingpong ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw
-      ib_atomic_lat ib_atomic_bw rping ucmatose udaddy qperf ucx_perftest ucx_info fi_pingpong fi_info"
+      ib_atomic_lat ib_atomic_bw rping ucmatose udaddy qperf ucx_perftest ucx_info fi_pingpong fi_info
+      fio nvme"
 PKGS="busybox-static iproute2 rdma-core ibverbs-providers ibverbs-utils perftest bpftool libc6
-      rdmacm-utils qperf ucx-utils libfabric-bin"
+      rdmacm-utils qperf ucx-utils libfabric-bin fio nvme-cli"
 
 log() { echo "mkimage: $*" >&2; }
 die() { echo "mkimage: $*" >&2; exit 1; }
@@ -200,18 +206,25 @@ if [ ! -s "$BASE" ]; then
 		for d in $deps; do add_mod "$(basename "${d%%.ko*}")"; done
 		ORDER+=("$path")
 	}
+	copy_mods() {	# ORDER's modules into the image, their load order on stdout
+		local p
+		for p in "${ORDER[@]}"; do
+			mkdir -p "$ST/lib/modules/$KVER/$(dirname "$p")"
+			case $p in
+			*.ko.xz) xz -dc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.xz}" ;;
+			*.ko.zst) zstd -qdc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.zst}" ;;
+			*.ko.gz) gzip -dc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.gz}" ;;
+			*) cp "$MODDIR/$p" "$ST/lib/modules/$KVER/$p" ;;
+			esac
+			echo "${p%.ko*}.ko"
+		done
+	}
 	for m in $MODULES; do add_mod "$m"; done
 	mkdir -p "$ST/etc/rdmatb"
-	for p in "${ORDER[@]}"; do
-		mkdir -p "$ST/lib/modules/$KVER/$(dirname "$p")"
-		case $p in
-		*.ko.xz) xz -dc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.xz}" ;;
-		*.ko.zst) zstd -qdc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.zst}" ;;
-		*.ko.gz) gzip -dc "$MODDIR/$p" > "$ST/lib/modules/$KVER/${p%.gz}" ;;
-		*) cp "$MODDIR/$p" "$ST/lib/modules/$KVER/$p" ;;
-		esac
-		echo "${p%.ko*}.ko"
-	done > "$ST/etc/rdmatb/modules.order"
+	copy_mods > "$ST/etc/rdmatb/modules.order"
+	ORDER=()	# the boot's modules stay SEEN: only what they lack
+	for m in $STORAGE_MODULES; do add_mod "$m"; done
+	copy_mods > "$ST/etc/rdmatb/storage.order"
 	cp "$MODDIR"/modules.builtin* "$MODDIR"/modules.order "$ST/lib/modules/$KVER/"
 	depmod -b "$ST" "$KVER"
 	echo "$KVER" > "$ST/etc/rdmatb/kver"

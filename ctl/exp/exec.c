@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "ctl/wl/tool.h"
 #include "ctl/exp/exec_int.h"
 #include "lib/clock.h"
 #include "lib/hwc.h"
@@ -243,8 +244,38 @@ static int end_roles(struct run *r, int broke)
 	return broke;
 }
 
-/* every command's outcome (its status taken, nothing of it left) */
-static json_t *outcomes(struct run *r)
+/* a role's tool output (its parse:) read into the outcome o; -EBADMSG
+ * (r->err says the file and line) when a command that exited 0 printed
+ * what its tool does not. A command that failed without the tool's output
+ * (fio never ran: a connect failed), timed out or was killed gives no
+ * figures: its status says why; o's "parse" has the parser's word. */
+static int parsed(struct run *r, const struct inst *in, json_t *o)
+{
+	int kind = r->p->role[in->role].parse;
+	char path[PATH_MAX * 2], why[512];
+	json_t *fig;
+	int rc;
+
+	if (!kind || !in->rel[0][0] || strcmp(jr_str(o, "status"), "exited"))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", r->e->tmpdir, in->rel[0]);
+	rc = tool_parse(kind, path, in->rel[0], &fig, why, sizeof(why));
+	if (rc && json_integer_value(json_object_get(o, "exit"))) {
+		json_object_set_new(o, "parse", json_string(why));
+		return 0;
+	}
+	if (rc) {
+		snprintf(r->err, r->errlen, "%s", why);
+		return rc;
+	}
+	json_object_update(o, fig);
+	json_decref(fig);
+	return 0;
+}
+
+/* every command's outcome (its status taken, nothing of it left); *bad
+ * set when a tool's output was not understood (r->err) */
+static json_t *outcomes(struct run *r, int *bad)
 {
 	json_t *ex = json_array();
 	int i, k;
@@ -257,6 +288,10 @@ static json_t *outcomes(struct run *r)
 			exec_stop_inst(r, in);
 		o = exec_outcome(r, in);
 		exec_summary(r, in, o);
+		if (!*bad && parsed(r, in, o)) {
+			*bad = 1;
+			exp_event(r->e, "%s: %s", r->p->arm[r->a].name, r->err);
+		}
 		json_array_append_new(ex, o);
 		for (k = 0; k < 2; k++)
 			if (in->file[k] >= 0)
@@ -302,9 +337,9 @@ static json_t *member_results(struct run *r, json_t **before, double wall_s, jso
 static int round_run(struct run *r, json_t **results)
 {
 	const struct profile *p = r->p;
-	json_t *before[TB_MAX_NODES], *ex;
+	json_t *before[TB_MAX_NODES], *ex, *f0;
 	double t0, t1;
-	int k, m;
+	int k, m, bad = 0;
 
 	if (r->e->g.tb.backend != TB_VM && r->e->g.tb.backend != TB_HOST && !p->ssh.on) {
 		snprintf(r->err, r->errlen, "an exec workload starts its commands on the "
@@ -324,16 +359,30 @@ static int round_run(struct run *r, json_t **results)
 		}
 	for (m = 0; m < r->e->g.n; m++)
 		before[m] = counters(r, m, 1);
+	f0 = r->p->nfaults ? exp_faults_read(r->e) : NULL;
 	t0 = rtb_now_s();
 	end_roles(r, start_roles(r));
 	t1 = rtb_now_s();
-	ex = outcomes(r);
+	ex = outcomes(r, &bad);
 	for (k = 0; k < r->nre; k++)
 		if (p->role[k].ready == PR_LINE)
 			regfree(&r->re[k]);
 	if (r->e->trace || r->e->p.nfaults)	/* traces and rule counters compared with these */
 		wire_quiet(r);
 	*results = member_results(r, before, t1 - t0, ex);
+	if (f0) {	/* what the round's traffic met: each fault's counters */
+		json_t *f1 = exp_faults_read(r->e);
+
+		json_object_set_new(json_array_get(*results, 0), "faults_met",
+				    exp_faults_delta(f0, f1));
+		json_decref(f0);
+		json_decref(f1);
+	}
+	if (bad) {	/* a parser that did not understand: the run fails, never zeros */
+		json_decref(*results);
+		*results = NULL;
+		return -EBADMSG;
+	}
 	/* interrupted: the round is kept (its commands "interrupted"); the
 	 * report is partial and no arm runs after it (ctl_interrupted) */
 	return 0;

@@ -406,6 +406,72 @@ static int exp_lost(void *arg, const struct agentc *c)
 	return any;
 }
 
+json_t *exp_faults_read(struct exp *e)
+{
+	json_t *out = json_object(), *st[TB_MAX_NODES + 1] = { NULL };
+	struct agentc *at[TB_MAX_NODES + 1];
+	int i, k, j, n = 0;
+
+	for (i = 0; i < e->p.nfaults; i++) {
+		const struct prof_fault *f = &e->p.fault[i];
+		json_t *sum;
+
+		if (f->event)
+			continue;
+		sum = json_object();
+		json_object_set_new(out, f->name, sum);
+		for (k = 0; k < e->g.n; k++) {
+			char dev[32];
+			struct agentc *c;
+			const json_t *x;
+			size_t m;
+
+			if (e->ids[i][k] < 0 || !(f->nodes & (1u << e->g.node[k])))
+				continue;
+			c = exp_fault_at(e, f, k, dev, sizeof(dev));
+			if (c->fd < 0)
+				continue;
+			for (j = 0; j < n && at[j] != c; j++)	/* one stats a agent */
+				;
+			if (j == n && n <= TB_MAX_NODES) {
+				at[n] = c;
+				st[n++] = inject_json(c, "stats", NULL);
+			}
+			json_array_foreach(json_object_get(st[j], "rules"), m, x) {
+				const char *key;
+				json_t *v;
+
+				if (json_integer_value(json_object_get(x, "id")) != e->ids[i][k])
+					continue;
+				json_object_foreach(json_object_get(x, "counters"), key, v)
+					json_object_set_new(sum, key, json_integer(
+						json_integer_value(json_object_get(sum, key)) +
+						json_integer_value(v)));
+			}
+		}
+	}
+	for (j = 0; j < n; j++)
+		json_decref(st[j]);
+	return out;
+}
+
+json_t *exp_faults_delta(const json_t *a, const json_t *b)
+{
+	json_t *out = json_object(), *fb, *v;
+	const char *name, *key;
+
+	json_object_foreach((json_t *)b, name, fb) {
+		const json_t *fa = json_object_get(a, name);
+		json_t *d = json_object();
+
+		json_object_foreach(fb, key, v)
+			json_object_set_new(d, key, json_integer(json_integer_value(v) -
+						json_integer_value(json_object_get(fa, key))));
+		json_object_set_new(out, name, d);
+	}
+	return out;
+}
+
 /* every fault of the profile on each of its nodes' agents (a switch port of
  * per-node VMs: on the switch's) */
 static int add_faults(struct exp *e)

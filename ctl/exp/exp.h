@@ -174,6 +174,11 @@ void exp_close(struct exp *e);
 /* the agent and device of fault f on member k: the switch's agent and
  * rtbswN for a switch port of per-node VMs, else member k's agent and its
  * NIC or switch port (a profile's hosts: their own names) */
+/* every fault rule's counters now, summed over its nodes: {NAME: {matched,
+ * dropped, ...}} (a new object; rules of node faults and lost agents left out) */
+json_t *exp_faults_read(struct exp *e);
+/* b - a of two exp_faults_read objects (a new object) */
+json_t *exp_faults_delta(const json_t *a, const json_t *b);
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
 			    size_t len);
 /* path names the directory e->tmpfd holds (lstat: a link never does) */

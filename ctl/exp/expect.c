@@ -38,12 +38,26 @@ int expect_per_role(const struct prof_expect *x)
 
 void expect_metric_names(unsigned measure, char *buf, size_t len)
 {
-	size_t i, o = 0;
+	size_t i, o = 0, k;
+	const char *prev = "";
 
 	buf[0] = 0;
-	for (i = 0; report_metrics[i].name && o < len; i++)
-		if (expectable(&report_metrics[i]) && (report_metrics[i].measures & (1u << measure)))
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", report_metrics[i].name);
+	for (i = 0; report_metrics[i].name && o < len; i++) {
+		const char *n = report_metrics[i].name;
+
+		if (!expectable(&report_metrics[i]) || !(report_metrics[i].measures & (1u << measure)))
+			continue;
+		/* a tool's figures once, as fio.* (docs/report.md lists them) */
+		k = strcspn(n, ".");
+		if (n[k] && k >= 3 && !isdigit((unsigned char)n[k - 1])) {
+			if (!strncmp(prev, n, k + 1))
+				continue;
+			prev = n;
+			o += (size_t)snprintf(buf + o, len - o, "%s%.*s.*", o ? ", " : "", (int)k, n);
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", n);
+	}
 }
 
 /* the value's text in unit u: 0 and *v, or -EINVAL with the reason */
@@ -57,6 +71,14 @@ static int parse_value(const char *s, enum metric_unit u, double *v, const char 
 	double x;
 	int i;
 
+	if (u == MU_VERDICT) {
+		if (strcmp(s, "ok") && strcmp(s, "failed")) {
+			*why = "expected ok or failed";
+			return -EINVAL;
+		}
+		*v = !strcmp(s, "ok");
+		return 0;
+	}
 	x = strtod(s, &end);
 	if (end == s || !isfinite(x) || x < 0 || !isdigit((unsigned char)s[0])) {
 		*why = "expected a number (not negative)";
@@ -100,6 +122,8 @@ static int parse_value(const char *s, enum metric_unit u, double *v, const char 
 					   "expected a count: 0, 10, 2.5k, 1M";
 			return -EINVAL;
 		}
+		break;
+	case MU_VERDICT:	/* taken above */
 		break;
 	}
 	*v = x;
@@ -231,6 +255,9 @@ static void show(enum metric_unit u, double v, char *buf, size_t len)
 		break;
 	case MU_BW:
 		snprintf(buf, len, "%.4g MB/s", v / 1e6);
+		break;
+	case MU_VERDICT:
+		snprintf(buf, len, "%s", v ? "ok" : "failed");
 		break;
 	default:
 		snprintf(buf, len, "%.10g", v);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "ctl/wl/tool.h"
 #include "ctl/exp/profile.h"
 
 const char *const prof_event_names[] = { "", "crash", "freeze", "reboot", "port-down", "nic-reset",
@@ -93,6 +94,9 @@ json_t *profile_to_json(const struct profile *p)
 						(json_int_t)r->ready_after_ns, "ready_timeout_ns",
 						(json_int_t)r->ready_timeout_ns, "timeout_ns",
 						(json_int_t)r->timeout_ns, "service", r->service));
+		if (r->parse)
+			json_object_set_new(json_array_get(roles, json_array_size(roles) - 1),
+					    "parse", json_string(tool_name(r->parse)));
 	}
 
 	for (i = 0; i < p->nexpect; i++)

@@ -86,6 +86,7 @@ struct prof_role {
 	char ready_line[256];	/* POSIX extended regex, on stdout and stderr */
 	uint64_t ready_after_ns, ready_timeout_ns, timeout_ns;
 	int service;		/* stopped by rdmactl once every other role has ended */
+	int parse;		/* enum tool_kind: what its stdout is (ctl/wl/tool.h) */
 };
 
 struct prof_arm {

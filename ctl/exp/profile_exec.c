@@ -12,6 +12,7 @@
 #include "ctl/exp/check.h"
 #include "lib/execenv.h"
 #include "ctl/exp/tpl.h"
+#include "ctl/wl/tool.h"
 
 #define DEFAULT_TIMEOUT_NS 60000000000ULL
 
@@ -105,7 +106,7 @@ static int check_ready(struct pctx *x, struct prof_role *r, const struct ynode *
 static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, size_t i)
 {
 	static const char *const keys[] = { "name", "nodes", "cmd", "env", "ready", "timeout",
-					    "service", NULL };
+					    "service", "parse", NULL };
 	static const char *const yesno[] = { "false", "true", NULL };
 	struct prof_role *r = &p->role[i];
 	const struct ynode *n;
@@ -156,6 +157,18 @@ static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, 
 	snprintf(what, sizeof(what), "%s.ready", where);
 	if ((n = ytree_get(m, "ready", NULL)) && check_ready(x, r, n, what))
 		return -EINVAL;
+	snprintf(what, sizeof(what), "%s.parse", where);
+	if ((n = ytree_get(m, "parse", NULL))) {
+		int k;
+
+		if (prof_want(x, n, YN_SCALAR, what))
+			return -EINVAL;
+		k = tool_by_name(n->s);
+		if (k < 0)
+			return prof_perr(x, n, 0, "%s: '%s': no parser of that name (one of: %s)",
+					 what, n->s, tool_names());
+		r->parse = k;
+	}
 	return 0;
 }
 

@@ -299,6 +299,24 @@ const struct metric report_metrics[] = {
 	{ .name = "TTA x", .where = TXT, .measures = T, .kind = MK_RATIO, .path = "tta_ns",
 	  .scale = 1, .fmt = "%.2f", .width = 7, .absent = "-",
 	  .doc = "the first arm's time to accuracy over this arm's: above 1, this arm is faster" },
+	/* a tool's own figures (an exec role's parse:, ctl/wl/tool.h): columns
+	 * only in reports that have them */
+#define FIO_COLS(D, d)                                                                             \
+	{ .name = d " IOPS", .where = TXT, .measures = E, .kind = MK_NUM, .path = "fio." D ".iops", \
+	  .scale = 1, .fmt = "%.0f", .width = 8, .absent = "-", .if_any = 1,                       \
+	  .doc = "fio: " D " I/Os a second, its jobs' added up (the worst run's)" },              \
+	{ .name = d " p50[ms]", .where = TXT, .measures = E, .kind = MK_NUM,                       \
+	  .path = "fio." D ".clat.p50_ns", .scale = 1e6, .fmt = "%.2f", .width = 10, .absent = "-", \
+	  .if_any = 1, .doc = "fio: median " D " completion latency (fio's clat)" },               \
+	{ .name = d " p99[ms]", .where = TXT, .measures = E, .kind = MK_NUM,                       \
+	  .path = "fio." D ".clat.p99_ns", .scale = 1e6, .fmt = "%.2f", .width = 10, .absent = "-", \
+	  .if_any = 1, .doc = "fio: 99th percentile " D " completion latency" }
+	FIO_COLS("read", "rd"),
+	FIO_COLS("write", "wr"),
+	{ .name = "verify", .where = TXT, .measures = E, .kind = MK_STR, .path = "fio.verify",
+	  .scale = 1, .fmt = "%s", .width = 7, .absent = "-", .if_any = 1,
+	  .doc = "fio: ok when every job verified what it wrote (verify=crc32c and the like), "
+		"failed when one did not, off without verify" },
 	/* the names expectations use ("rc: p99 < 5ms"), each with its unit */
 	{ .name = "p50", .where = MW_EXPECT, .measures = ALL, .kind = MK_NUM, .path = "percentiles.p50_ns",
 	  .scale = 1, .unit = MU_TIME, .doc = "median latency: a step's, an operation's, a run's wall time" },
@@ -354,6 +372,26 @@ const struct metric report_metrics[] = {
 	  .scale = 1, .unit = MU_COUNT, .per_role = 1, .doc = "a role's exit status (each role of an exec arm)" },
 	{ .name = "wall", .where = MW_EXPECT, .measures = E, .kind = MK_NUM, .path = "wall_ns",
 	  .scale = 1, .unit = MU_TIME, .per_role = 1, .doc = "a role's longest wall time (each role of an exec arm)" },
+#define FIO_X(D, n, p, u, w)                                                                       \
+	{ .name = "fio." D "." n, .where = MW_EXPECT, .measures = E, .kind = MK_NUM,               \
+	  .path = "fio." D "." p, .scale = 1, .unit = u, .doc = "fio: " w }
+#define FIO_EXPECT(D)                                                                              \
+	FIO_X(D, "iops", "iops", MU_COUNT, D " I/Os a second"),                                    \
+	FIO_X(D, "bw", "bw_bytes_per_s", MU_BW, D " bandwidth"),                                   \
+	FIO_X(D, "clat_p50", "clat.p50_ns", MU_TIME, "median " D " completion latency"),          \
+	FIO_X(D, "clat_p90", "clat.p90_ns", MU_TIME, "90th percentile " D " completion latency"), \
+	FIO_X(D, "clat_p99", "clat.p99_ns", MU_TIME, "99th percentile " D " completion latency"), \
+	FIO_X(D, "clat_p99.9", "clat.p99_9_ns", MU_TIME, "99.9th percentile " D " completion latency"), \
+	FIO_X(D, "clat_max", "clat.max_ns", MU_TIME, "the longest " D " completion"),             \
+	FIO_X(D, "clat_count", "clat.count", MU_COUNT, D " completions the percentiles come from")
+	FIO_EXPECT("read"),
+	FIO_EXPECT("write"),
+	{ .name = "fio.verify", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "fio.verify_ok", .scale = 1, .unit = MU_VERDICT,
+	  .doc = "fio: ok when every job verified what it wrote; no value without verify" },
+	{ .name = "fio.errors", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "fio.errors", .scale = 1, .unit = MU_COUNT,
+	  .doc = "fio: jobs that ended with an error (a failed verify is one)" },
 	{ NULL },
 };
 
@@ -550,7 +588,7 @@ void metric_doc(FILE *f)
 	for (m = report_metrics; m->name; m++)
 		if (m->where & MW_EXPECT)
 			fprintf(f, "| `%s` | %s | `%s` | %s |\n", m->name,
-				(const char *const[]){ "time", "fraction", "count", "rate" }[m->unit],
+				(const char *const[]){ "time", "fraction", "count", "rate", "ok or failed" }[m->unit],
 				m->path, m->doc);
 	for (k = 0; k < 3; k++) {
 		fprintf(f, "\n### The TUI's %s view\n\nRows, the most telling first.\n\n"

@@ -48,7 +48,7 @@ enum metric_where {
 };
 /* an expectation's value: a time (ns us ms s), a fraction (5% or 0.05), a
  * count (2.5k), a rate (1.5GB/s) */
-enum metric_unit { MU_TIME, MU_FRAC, MU_COUNT, MU_BW };
+enum metric_unit { MU_TIME, MU_FRAC, MU_COUNT, MU_BW, MU_VERDICT /* ok (1) or failed (0) */ };
 #define MW_TUI (MW_TUI_LAT | MW_TUI_THR | MW_TUI_TRN)
 
 enum metric_kind {
@@ -77,6 +77,7 @@ struct metric {
 	const char *doc;	/* what it means, for docs/report.md (make docs) */
 	enum metric_unit unit;	/* MW_EXPECT: the value's unit */
 	int per_role;		/* MW_EXPECT: a role's, on each role of an exec arm */
+	int if_any;		/* MW_TEXT: a column only when some arm has a value (a tool's) */
 };
 
 extern const struct metric report_metrics[];	/* { NULL } terminated */

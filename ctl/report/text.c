@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl/report/report.h"
+#include "ebpf/inject_abi.h"
 
 /* the footnote of the columns a text table may have */
 static const char *footnote(enum measure m)
@@ -192,6 +193,50 @@ static void report_print_node_faults(const json_t *rep, FILE *f)
 	}
 }
 
+/* is m a column of this table? (a tool's only when some arm has it) */
+static int column(const struct metric *m, enum measure ms, const json_t *arms)
+{
+	const json_t *arm;
+	size_t i;
+
+	if (!metric_shown(m, MW_TEXT, ms))
+		return 0;
+	if (!m->if_any)
+		return 1;
+	json_array_foreach(arms, i, arm)
+		if (jr_path(arm, m->path))
+			return 1;
+	return 0;
+}
+
+/* what each arm's traffic met: its fault rules' packets matched and hit */
+static void print_faults_met(const json_t *arms, FILE *f)
+{
+	const json_t *arm, *c;
+	const char *name;
+	size_t i;
+
+	json_array_foreach(arms, i, arm) {
+		const json_t *met = json_object_get(arm, "faults_met");
+		int first = 1;
+
+		if (!json_object_size(met))
+			continue;
+		fprintf(f, "# faults met by %s:", jr_str(arm, "name"));
+		json_object_foreach((json_t *)met, name, c) {
+			fprintf(f, "%s %s matched %llu", first ? "" : ";", name,
+				(unsigned long long)jr_u64(c, "matched"));
+#define MET_HIT(n)                                                                                 \
+	if (strcmp(#n, "matched") && strcmp(#n, "matched_bytes") && jr_u64(c, #n))               \
+		fprintf(f, ", %s %llu", #n, (unsigned long long)jr_u64(c, #n));
+			INJ_COUNTERS(MET_HIT)
+#undef MET_HIT
+			first = 0;
+		}
+		fputc('\n', f);
+	}
+}
+
 void report_print_text(const json_t *rep, FILE *f)
 {
 	const json_t *arms = json_object_get(rep, "arms"), *arm;
@@ -205,13 +250,13 @@ void report_print_text(const json_t *rep, FILE *f)
 		json_is_true(json_object_get(rep, "partial")) ? " (partial)" : "");
 	fprintf(f, "# %-10s %-8s", "arm", "mode");
 	for (m = report_metrics; m->name; m++)
-		if (metric_shown(m, MW_TEXT, ms))
+		if (column(m, ms, arms))
 			fprintf(f, " %*s", m->width, m->name);
 	fputc('\n', f);
 	json_array_foreach(arms, i, arm) {
 		fprintf(f, "  %-10s %-8s", jr_str(arm, "name"), jr_str(arm, "mode"));
 		for (m = report_metrics; m->name; m++) {
-			if (!metric_shown(m, MW_TEXT, ms))
+			if (!column(m, ms, arms))
 				continue;
 			metric_cell(m, arm, json_array_get(arms, 0), 0, cell, sizeof(cell));
 			fprintf(f, " %*s", m->width, cell);
@@ -238,6 +283,7 @@ void report_print_text(const json_t *rep, FILE *f)
 					arm_retrans_what(jr_str(arm, "retransmissions_source"), 0));
 	}
 	report_print_seeds(arms, f);
+	print_faults_met(arms, f);
 	json_array_foreach(arms, i, arm) {	/* losses against errors, per iteration */
 		const json_t *ac = json_object_get(arm, "accounting");
 

@@ -5,9 +5,12 @@
  * A round of an arm is one run of every role; the arm's times are the
  * runs' wall times. Each round's results are one per member, as the
  * agents' would be: the member's hw counter deltas, and on member 0 the
- * run's wall time and "exec", every command's outcome.
+ * run's wall time and "exec", every command's outcome. A role with a
+ * parse: has its tool's figures on each run, the role and the arm (the
+ * worst run's: ctl/wl/tool.h).
  */
 #include <string.h>
+#include "ctl/wl/tool.h"
 #include "ctl/wl/wl.h"
 
 static const struct wlc_reserved reserved[] = {
@@ -45,6 +48,7 @@ static json_t *roles_of(const json_t *rounds, json_int_t *arm_exit)
 				json_array_append_new(roles, role);
 			}
 			json_array_append(json_object_get(role, "runs"), run);
+			tool_merge(role, run);	/* a tool's figures: the worst run's */
 			if (jr_u64(run, "wall_ns") > jr_u64(role, "wall_ns"))
 				json_object_set(role, "wall_ns", json_object_get(run, "wall_ns"));
 			if (failed(run) && !strcmp(jr_str(role, "status"), "ok")) {
@@ -83,17 +87,56 @@ static json_t *nodes_of(const json_t *rounds)
 	return nodes;
 }
 
+/* each fault's counters over the rounds: what the arm's traffic met */
+static json_t *faults_of(const json_t *rounds)
+{
+	json_t *out = NULL, *res, *f, *v;
+	const char *name, *key;
+	size_t r;
+
+	json_array_foreach(rounds, r, res) {
+		json_object_foreach(json_object_get(json_array_get(res, 0), "faults_met"), name, f) {
+			json_t *sum;
+
+			if (!out)
+				out = json_object();
+			sum = json_object_get(out, name);
+			if (!sum) {
+				sum = json_object();
+				json_object_set_new(out, name, sum);
+			}
+			json_object_foreach(f, key, v)
+				json_object_set_new(sum, key, json_integer(
+					json_integer_value(json_object_get(sum, key)) +
+					json_integer_value(v)));
+		}
+	}
+	return out;
+}
+
 static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 {
 	json_int_t ex;
 	json_t *roles = roles_of(rounds, &ex);
 
-	json_t *o = json_pack("{s:s,s:o,s:O,s:I,s:o,s:o}", "mode", "exec", "time_hist_ns",
+	json_t *o = json_pack("{s:s,s:o,s:O,s:I,s:O,s:o}", "mode", "exec", "time_hist_ns",
 			      hist_to_json(&a->h), "hw_counters_delta", a->hw, "exit", ex, "roles",
 			      roles, "nodes", nodes_of(rounds));
+	const json_t *role;
+	size_t k;
 
-	if (o)
+	json_t *met = faults_of(rounds);
+
+	if (met && o)
+		json_object_set_new(o, "faults_met", met);
+	else
+		json_decref(met);
+	if (o) {
 		arm_acc_retrans_json(a, o);
+		json_array_foreach(roles, k, role)	/* the arm's: its roles' (worst) */
+			tool_merge(o, role);
+	}
+	json_decref(roles);
 	return o;
 }
 

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tools' output as figures (tool.h). fio: its JSON (--output-format=json),
+ * which may follow lines of other text (a wrapper's, fio's own notes) and
+ * must end the output. Per direction (read, write) that did I/O: IOPS and
+ * bandwidth summed over the jobs, the completion latency's percentiles
+ * (clat_ns: fio's own, from its histogram) the slowest job's, with the
+ * samples they come from; the verify verdict from the jobs' errors.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl/wl/tool.h"
+
+static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = "fio" };
+
+int tool_by_name(const char *name)
+{
+	for (int k = TOOL_NONE + 1; k < TOOL_MAX; k++)
+		if (!strcmp(names[k], name))
+			return k;
+	return -ENOENT;
+}
+
+const char *tool_name(int kind)
+{
+	return kind > TOOL_NONE && kind < TOOL_MAX ? names[kind] : "none";
+}
+
+const char *tool_names(void)
+{
+	return "fio";
+}
+
+/* fio's percentiles we keep: its key, ours */
+static const struct {
+	const char *fio, *key;
+} pcts[] = {
+	{ "50.000000", "p50_ns" }, { "90.000000", "p90_ns" }, { "99.000000", "p99_ns" },
+	{ "99.900000", "p99_9_ns" }, { "99.990000", "p99_99_ns" },
+};
+
+#define NPCT (sizeof(pcts) / sizeof(pcts[0]))
+
+static int bad(char *err, size_t errlen, const char *name, int line, const char *what)
+{
+	snprintf(err, errlen, "%s:%d: fio: %s", name, line, what);
+	return -EBADMSG;
+}
+
+/* one job's direction (fio's "read" or "write") added into ours */
+static int fio_dir(const json_t *d, json_t *o, const char **why)
+{
+	const json_t *clat = json_object_get(d, "clat_ns"), *pc, *iops = json_object_get(d, "iops"),
+		     *bw = json_object_get(d, "bw_bytes"), *ios = json_object_get(d, "total_ios");
+	json_t *c;
+	double n;
+
+	if (!json_is_number(iops) || !json_is_integer(bw) || !json_is_integer(ios) ||
+	    !json_is_object(clat)) {
+		*why = "a job's read or write has no iops, bw_bytes, total_ios or clat_ns "
+		       "(not fio 3's JSON?)";
+		return -EBADMSG;
+	}
+	if (!json_integer_value(ios))
+		return 0;	/* this job did none of it */
+	pc = json_object_get(clat, "percentile");
+	if (!json_is_object(pc) || !json_is_integer(json_object_get(clat, "N"))) {
+		*why = "clat_ns has no percentile or N (fio ran with --clat_percentiles=0?)";
+		return -EBADMSG;
+	}
+	json_object_set_new(o, "iops", json_real(json_number_value(json_object_get(o, "iops")) +
+						  json_number_value(iops)));
+	json_object_set_new(o, "bw_bytes_per_s",
+			    json_integer(json_integer_value(json_object_get(o, "bw_bytes_per_s")) +
+					 json_integer_value(bw)));
+	json_object_set_new(o, "ios", json_integer(json_integer_value(json_object_get(o, "ios")) +
+						   json_integer_value(ios)));
+	c = json_object_get(o, "clat");
+	if (!c) {
+		c = json_object();
+		json_object_set_new(o, "clat", c);
+	}
+	n = (double)json_integer_value(json_object_get(clat, "N"));
+	json_object_set_new(c, "count", json_integer(json_integer_value(json_object_get(c, "count")) +
+						     (json_int_t)n));
+	for (size_t i = 0; i < NPCT; i++) {
+		const json_t *v = json_object_get(pc, pcts[i].fio);
+
+		if (json_is_number(v) &&
+		    json_number_value(v) > json_number_value(json_object_get(c, pcts[i].key)))
+			json_object_set_new(c, pcts[i].key, json_integer((json_int_t)json_number_value(v)));
+	}
+	if (json_number_value(json_object_get(clat, "max")) >
+	    json_number_value(json_object_get(c, "max_ns")))
+		json_object_set_new(c, "max_ns", json_integer((json_int_t)json_number_value(
+							 json_object_get(clat, "max"))));
+	return 0;
+}
+
+/* is verify on in a job's options? */
+static int verifying(const json_t *job)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(job, "job options"),
+							  "verify"));
+
+	return v && strcmp(v, "0") && strcmp(v, "none");
+}
+
+static int fio_jobs(const json_t *doc, json_t *o, const char **why)
+{
+	const json_t *jobs = json_object_get(doc, "jobs"), *job;
+	int verify = 0, errors = 0;
+	size_t k;
+
+	if (!json_is_array(jobs) || !json_array_size(jobs)) {
+		*why = "no jobs (not fio's JSON output?)";
+		return -EBADMSG;
+	}
+	json_array_foreach(jobs, k, job) {
+		static const char *const dirs[] = { "read", "write" };
+
+		if (!json_is_integer(json_object_get(job, "error"))) {
+			*why = "a job has no error field (not fio 3's JSON?)";
+			return -EBADMSG;
+		}
+		errors += json_integer_value(json_object_get(job, "error")) != 0;
+		verify |= verifying(job);
+		for (int d = 0; d < 2; d++) {
+			json_t *od = json_object_get(o, dirs[d]);
+
+			if (!od) {
+				od = json_object();
+				json_object_set_new(o, dirs[d], od);
+			}
+			if (fio_dir(json_object_get(job, dirs[d]), od, why))
+				return -EBADMSG;
+		}
+	}
+	for (int d = 0; d < 2; d++) {	/* a direction no job did: not there */
+		const char *dn = d ? "write" : "read";
+
+		if (!json_object_get(json_object_get(o, dn), "ios"))
+			json_object_del(o, dn);
+	}
+	json_object_set_new(o, "jobs", json_integer((json_int_t)json_array_size(jobs)));
+	json_object_set_new(o, "errors", json_integer(errors));
+	json_object_set_new(o, "verify", json_string(!verify ? "off" : errors ? "failed" : "ok"));
+	if (verify)
+		json_object_set_new(o, "verify_ok", json_integer(!errors));
+	json_object_set_new(o, "runs", json_integer(1));
+	if (json_is_string(json_object_get(doc, "fio version")))
+		json_object_set(o, "version", json_object_get(doc, "fio version"));
+	return 0;
+}
+
+/* the output's JSON: from the first line that starts with '{' to the end */
+static int fio_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
+		     size_t errlen)
+{
+	size_t at = 0;
+	int line = 1;
+	json_error_t je;
+	const char *why = NULL;
+	json_t *doc, *o;
+
+	while (at < len && buf[at] != '{') {
+		const char *nl = memchr(buf + at, '\n', len - at);
+
+		if (!nl)
+			return bad(err, errlen, name, line, "no JSON (fio --output-format=json): the "
+				   "output ends before a line that starts with '{'");
+		at = (size_t)(nl - buf) + 1;
+		line++;
+	}
+	if (at >= len)
+		return bad(err, errlen, name, line, "no JSON (fio --output-format=json): no line "
+			   "starts with '{'");
+	doc = json_loadb(buf + at, len - at, JSON_DISABLE_EOF_CHECK, &je);
+	if (!doc) {
+		snprintf(err, errlen, "%s:%d:%d: fio: not JSON: %s", name, line + je.line - 1,
+			 je.column, je.text);
+		return -EBADMSG;
+	}
+	for (size_t i = at + je.position; i < len; i++)
+		if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' && buf[i] != '\r') {
+			json_decref(doc);
+			for (size_t j = at; j < i; j++)
+				line += buf[j] == '\n';
+			return bad(err, errlen, name, line, "text after fio's JSON");
+		}
+	o = json_object();
+	if (fio_jobs(doc, o, &why)) {
+		json_decref(o);
+		json_decref(doc);
+		return bad(err, errlen, name, line, why);
+	}
+	json_decref(doc);
+	*out = json_pack("{s:o}", "fio", o);
+	return 0;
+}
+
+int tool_parse(int kind, const char *path, const char *name, json_t **out, char *err,
+	       size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	size_t len = 0, cap = 1 << 16, n;
+	char *buf;
+	int r;
+
+	*out = NULL;
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", name, strerror(-r));
+		return r;
+	}
+	buf = malloc(cap);
+	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *b = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!b) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	switch (kind) {
+	case TOOL_FIO:
+		r = fio_parse(buf, len, name, out, err, errlen);
+		break;
+	default:
+		snprintf(err, errlen, "%s: no parser %d", name, kind);
+		r = -EINVAL;
+	}
+	free(buf);
+	return r;
+}
+
+/* the worse of a and b at key: higher (latencies) or lower (rates) */
+static void worse(json_t *a, const json_t *b, const char *key, int higher)
+{
+	const json_t *vb = json_object_get(b, key), *va = json_object_get(a, key);
+
+	if (!json_is_number(vb))
+		return;
+	if (!json_is_number(va) ||
+	    (higher ? json_number_value(vb) > json_number_value(va) :
+		      json_number_value(vb) < json_number_value(va)))
+		json_object_set(a, key, (json_t *)vb);
+}
+
+static void add(json_t *a, const json_t *b, const char *key)
+{
+	json_object_set_new(a, key, json_integer(json_integer_value(json_object_get(a, key)) +
+						 json_integer_value(json_object_get(b, key))));
+}
+
+static void merge_dir(json_t *a, const json_t *b)
+{
+	json_t *ca = json_object_get(a, "clat");
+	const json_t *cb = json_object_get(b, "clat");
+
+	worse(a, b, "iops", 0);
+	worse(a, b, "bw_bytes_per_s", 0);
+	add(a, b, "ios");
+	if (!ca || !cb)
+		return;
+	add(ca, cb, "count");
+	for (size_t i = 0; i < NPCT; i++)
+		worse(ca, cb, pcts[i].key, 1);
+	worse(ca, cb, "max_ns", 1);
+}
+
+static const char *verdict(const json_t *fio)
+{
+	const char *v = json_string_value(json_object_get(fio, "verify"));
+
+	return v ? v : "off";
+}
+
+void tool_merge(json_t *a, const json_t *b)
+{
+	json_t *fa = json_object_get(a, "fio");
+	const json_t *fb = json_object_get(b, "fio");
+	static const char *const rank[] = { "off", "ok", "failed" };
+	int ra = 0, rb = 0;
+
+	if (!fb)
+		return;
+	if (!fa) {
+		json_object_set_new(a, "fio", json_deep_copy(fb));
+		return;
+	}
+	for (int d = 0; d < 2; d++) {
+		const char *dn = d ? "write" : "read";
+		json_t *da = json_object_get(fa, dn);
+		const json_t *db = json_object_get(fb, dn);
+
+		if (da && db)
+			merge_dir(da, db);
+		else if (db)
+			json_object_set_new(fa, dn, json_deep_copy(db));
+	}
+	add(fa, fb, "jobs");
+	add(fa, fb, "errors");
+	add(fa, fb, "runs");
+	for (int i = 0; i < 3; i++) {
+		ra = strcmp(verdict(fa), rank[i]) ? ra : i;
+		rb = strcmp(verdict(fb), rank[i]) ? rb : i;
+	}
+	if (rb > ra)
+		json_object_set(fa, "verify", json_object_get(fb, "verify"));
+	if (json_object_get(fa, "verify_ok") || json_object_get(fb, "verify_ok"))
+		json_object_set_new(fa, "verify_ok",
+				    json_integer(strcmp(json_string_value(json_object_get(fa, "verify")),
+							"failed") != 0));
+}

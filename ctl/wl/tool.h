@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Third-party tools' own numbers in our reports: an exec role's `parse:`
+ * names the tool whose output its stdout is, and its figures become the
+ * arm's (report.json, the text table, expectations: fio.read.clat_p99).
+ * A parser that meets output it does not understand says which line, and
+ * the run fails; it never reports zeros for what it could not read.
+ */
+#ifndef RTB_CTL_WL_TOOL_H
+#define RTB_CTL_WL_TOOL_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+enum tool_kind {
+	TOOL_NONE,
+	TOOL_FIO,	/* fio --output-format=json (fio 3) */
+	TOOL_MAX,
+};
+
+/* "fio" -> TOOL_FIO; -ENOENT for no such parser */
+int tool_by_name(const char *name);
+const char *tool_name(int kind);
+/* the names, "fio" */
+const char *tool_names(void);
+
+/*
+ * The figures of a tool's output in the file at path: 0 and *out (a new
+ * object, { "fio": {...} }), or -EBADMSG with "FILE:LINE: what" in err
+ * (name: how the file is called in it), -errno when it cannot be read.
+ */
+int tool_parse(int kind, const char *path, const char *name, json_t **out, char *err,
+	       size_t errlen);
+
+/*
+ * b's figures into a (both tool_parse's objects, or merges of them): the
+ * worse of each (the lower rate, the longer latency, the verdict failed
+ * over ok over off), counts and errors added; "runs" counts what went in.
+ */
+void tool_merge(json_t *a, const json_t *b);
+
+#endif

@@ -1,0 +1,161 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# rdmatb-nvmf: NVMe over Fabrics on a testbed node, with the kernel's own
+# target (nvmet) and host (nvme-rdma, nvme-tcp) and Debian's nvme-cli and
+# fio. In the VM image as /usr/bin/rdmatb-nvmf; run it as an exec role.
+#
+#   rdmatb-nvmf target [MiB]    a memory-backed null_blk (default 64 MiB) as
+#                               namespace 1 of subsystem NQN, listening on
+#                               this node's RoCE address over RDMA (port 4420)
+#                               and TCP (4421); prints "nvmf target ready"
+#                               and serves until SIGTERM, then removes it all
+#   rdmatb-nvmf fio rdma|tcp ADDR [FIO OPTION]...
+#                               connects to ADDR's target, runs fio on the
+#                               namespace (--filename and JSON output added),
+#                               disconnects; fio's JSON on stdout, the rest
+#                               (connect time, the controller's resets, the
+#                               kernel's words) on stderr; fio's exit status
+#
+# Environment: NVMF_CTRL_LOSS_TMO (s, default 20: how long the host keeps
+# reconnecting before it gives the controller up; nvme-cli's default is
+# 600), NVMF_RECONNECT_DELAY (s, default 1).
+set -u
+NQN=nqn.2026-12.org.rdma-testbed:nvmf
+CFS=/sys/kernel/config
+KVER=$(cat /etc/rdmatb/kver 2>/dev/null || uname -r)
+say() { echo "rdmatb-nvmf: $*" >&2; }
+die() { say "$*"; exit 1; }
+up() { read -r a _ < /proc/uptime; echo "$a"; }
+
+mods() {	# the image's NVMe-oF modules, in dependency order, once
+	for m in $(cat /etc/rdmatb/storage.order 2>/dev/null); do
+		n=$(basename "$m" .ko | tr - _)
+		[ -d "/sys/module/$n" ] && continue
+		arg=; [ "$n" = null_blk ] && arg=nr_devices=0	# made through configfs
+		insmod "/lib/modules/$KVER/$m" $arg 2>/dev/null || [ -d "/sys/module/$n" ] ||
+			die "insmod $m failed (an image without NVMe-oF modules?)"
+	done
+	grep -q " $CFS configfs" /proc/mounts || mount -t configfs none "$CFS" ||
+		die "cannot mount configfs"
+}
+
+addr() {	# this node's RoCE address
+	[ -n "${RDMATB_IP:-}" ] || die "RDMATB_IP is not set (run me as a testbed role)"
+	echo "$RDMATB_IP"
+}
+
+target_down() {
+	S=$CFS/nvmet
+	for p in "$S"/ports/*; do
+		[ -d "$p" ] || continue
+		rm -f "$p"/subsystems/* 2>/dev/null
+		rmdir "$p" 2>/dev/null
+	done
+	if [ -d "$S/subsystems/$NQN" ]; then
+		echo 0 > "$S/subsystems/$NQN/namespaces/1/enable" 2>/dev/null
+		rmdir "$S/subsystems/$NQN/namespaces/1" 2>/dev/null
+		rmdir "$S/subsystems/$NQN" 2>/dev/null
+	fi
+	if [ -d "$CFS/nullb/rdmatb" ]; then
+		echo 0 > "$CFS/nullb/rdmatb/power" 2>/dev/null
+		rmdir "$CFS/nullb/rdmatb" 2>/dev/null
+	fi
+}
+
+target() {
+	mib=${1:-64}
+	case $mib in *[!0-9]*|'') die "target: MiB '$mib' is not a number" ;; esac
+	mods
+	ip=$(addr)
+	target_down	# a previous round's, if it was killed
+	# null_blk with no devices of its own (nr_devices=0 is the module's
+	# parameter only at load: make one through configfs)
+	B=$CFS/nullb/rdmatb
+	mkdir "$B" || die "cannot make a null_blk device (configfs nullb)"
+	echo "$mib" > "$B/size"
+	echo 1 > "$B/memory_backed"
+	echo 4096 > "$B/blocksize"
+	echo 1 > "$B/power" || die "null_blk: cannot power on"
+	i=0
+	while :; do	# 6.1 names the disk after its configfs directory, older ones nullbN
+		dev=/dev/rdmatb; [ -b "$dev" ] && break
+		dev=/dev/nullb$(cat "$B/index"); [ -b "$dev" ] && break
+		i=$((i + 1)); [ $i -gt 50 ] && die "null_blk: no $dev"
+		sleep 0.1
+	done
+	S=$CFS/nvmet
+	mkdir "$S/subsystems/$NQN" || die "nvmet: cannot make subsystem $NQN"
+	echo 1 > "$S/subsystems/$NQN/attr_allow_any_host"
+	mkdir "$S/subsystems/$NQN/namespaces/1"
+	printf %s "$dev" > "$S/subsystems/$NQN/namespaces/1/device_path"
+	echo 1 > "$S/subsystems/$NQN/namespaces/1/enable" || die "nvmet: cannot enable $dev"
+	n=1
+	for tp in rdma:4420 tcp:4421; do
+		P=$S/ports/$n
+		mkdir "$P"
+		echo ipv4 > "$P/addr_adrfam"
+		echo "${tp%%:*}" > "$P/addr_trtype"
+		echo "$ip" > "$P/addr_traddr"
+		echo "${tp#*:}" > "$P/addr_trsvcid"
+		ln -s "$S/subsystems/$NQN" "$P/subsystems/$NQN" ||
+			die "nvmet: cannot listen on ${tp%%:*} $ip:${tp#*:}"
+		n=$((n + 1))
+	done
+	trap 'target_down; exit 0' TERM INT
+	echo "nvmf target ready: $NQN on $dev ($mib MiB), rdma $ip:4420, tcp $ip:4421"
+	while :; do sleep 1; done
+}
+
+ctrl_of() {	# the controller connected to NQN, if any
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$NQN" ] && { echo "${c##*/}"; return; }
+	done
+}
+
+run_fio() {
+	t=${1:-}; a=${2:-}
+	case $t in rdma) port=4420 ;; tcp) port=4421 ;; *) die "fio: transport '$t': rdma or tcp" ;; esac
+	[ -n "$a" ] || die "fio: the target's address is missing"
+	shift 2
+	mods
+	mkdir -p /etc/nvme
+	[ -s /etc/nvme/hostnqn ] ||
+		echo "nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)" > /etc/nvme/hostnqn
+	c=$(ctrl_of)
+	[ -n "$c" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"	# a killed round's
+	k0=$(dmesg | grep -c 'nvme')
+	t0=$(up)
+	nvme connect -t "$t" -a "$a" -s "$port" -n "$NQN" \
+		--ctrl-loss-tmo="${NVMF_CTRL_LOSS_TMO:-20}" \
+		--reconnect-delay="${NVMF_RECONNECT_DELAY:-1}" >&2 || die "nvme connect -t $t -a $a -s $port failed"
+	i=0
+	while :; do
+		c=$(ctrl_of)
+		# the namespace: nvmeXnY, or with multipath its path nvmeXcZnY of disk nvmeXnY
+		[ -n "$c" ] && dev=$(ls -d /sys/class/nvme/"$c"/nvme*n1 2>/dev/null | head -1) &&
+			dev=$(echo "${dev##*/}" | sed 's/c[0-9]*n/n/') && [ -b "/dev/$dev" ] && break
+		i=$((i + 1)); [ $i -gt 300 ] && die "no namespace after connecting over $t"
+		sleep 0.1
+	done
+	dev=/dev/$dev
+	t1=$(up)
+	say "connected over $t to $a:$port as $c ($dev) in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s"
+	fio --filename="$dev" --verify_state_save=0 --output-format=json "$@"
+	rc=$?
+	# what the kernel said of the controller meanwhile: its error recoveries
+	# (a QP or connection broken) and reconnects, its last lines
+	new=$(dmesg | grep 'nvme' | tail -n +$((k0 + 1)))
+	say "controller $c: state $(cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone)," \
+		"$(printf '%s\n' "$new" | grep -c 'error recovery\|resetting controller') error recoveries," \
+		"$(printf '%s\n' "$new" | grep -c 'Successfully reconnected') reconnects"
+	printf '%s\n' "$new" | grep . | tail -n 5 | sed 's/^/rdmatb-nvmf: kernel: /' >&2
+	[ -e "/sys/class/nvme/$c/delete_controller" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"
+	exit $rc
+}
+
+case ${1:-} in
+target) shift; target "$@" ;;
+fio) shift; run_fio "$@" ;;
+*) echo "usage: rdmatb-nvmf target [MiB] | fio rdma|tcp ADDR [FIO OPTION]..." >&2; exit 2 ;;
+esac

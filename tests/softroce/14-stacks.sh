@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The stacks people run, under faults (issue 37), short forms; the long
+# forms are `make bench-stacks`. On per-node VMs (a kernel each):
+# NVMe over Fabrics with the kernel's target and host, RDMA against TCP,
+# under one rule that drops 1% of both transports' packets at the switch;
+# fio with verify on the namespace, its JSON read into the report. A tool
+# output that is not the tool's fails the run and names the line.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/softroce/lib.sh
+TESTS="proto_rule_checked nvmf_rdma_tcp_under_loss nvmf_report_schema tool_output_not_understood
+       tool_failed_no_figures"
+plan $TESTS
+vm_or_skip || exit 0
+W=$(mktemp -d /tmp/rtb-stacks.XXXXXX)
+trap 'tb_cleanup; rm -rf "$W"' EXIT
+tb_cleanup
+
+# --- a RoCE field in a rule that also names TCP: refused at its column,
+# nothing started
+sed 's/rule: proto roce,tcp drop 1%/rule: proto roce,tcp qpn 17 drop 1%/' profiles/nvmf-rdma-tcp.yaml > "$W/bad.yaml"
+out=$("$RDMACTL" validate "$W/bad.yaml" 2>&1); rc=$?
+if [ $rc = 2 ] && grep -q "bad.yaml:[0-9]*:[0-9]*: .*qpn: RoCE's alone" <<< "$out"; then
+	pass proto_rule_checked "exit 2: $out"
+else
+	fail proto_rule_checked "exit $rc: $out"
+fi
+
+if ! out=$("$RDMACTL" testbed up --nodes 2 --topology per-node 2>&1); then
+	for t in nvmf_rdma_tcp_under_loss nvmf_report_schema tool_output_not_understood tool_failed_no_figures; do
+		fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"
+	done
+	exit 0
+fi
+
+# --- NVMe-oF over RDMA and over TCP, 1% of each one's packets dropped at
+# the switch: both verify (crc32c), both arms' reports hold fio's figures
+# (512 KiB of 4 KiB writes: 128 completions, and 128 verify reads), and
+# each arm's traffic met the rule (its own drops counted). fio's
+# percentiles are its histogram bins' values: one may pass the max a little
+R="$W/nvmf/report.json"
+"$RDMACTL" run profiles/nvmf-rdma-tcp.yaml --set workload.vars.size=512k -o "$W/nvmf" \
+	> "$W/nvmf.log" 2>&1; rc=$?
+v=$( [ -f "$R" ] && jq -r '[.arms[] | .name + ": verify " + .fio.verify
+	+ ", write " + (.fio.write.iops | floor | tostring) + " IOPS p50 "
+	+ (.fio.write.clat.p50_ns / 1e6 | tostring) + " ms p99 " + (.fio.write.clat.p99_ns / 1e6 | tostring)
+	+ " ms of " + (.fio.write.clat.count | tostring) + ", dropped " + (.faults_met.loss.dropped | tostring)
+	+ " of " + (.faults_met.loss.matched | tostring)] | join("; ")' "$R" 2>&1)
+ok=$( [ -f "$R" ] && jq -r '[(.arms | length == 2), (.arms[] | .fio.verify == "ok", .fio.errors == 0,
+	.fio.write.clat.count == 128, .fio.read.clat.count == 128,
+	(.fio.write.clat | .p50_ns > 0 and .p99_ns >= .p50_ns and .max_ns > 0),
+	.faults_met.loss.dropped > 0, .faults_met.loss.matched > .faults_met.loss.dropped),
+	.expectations_failed == 0] | tostring' "$R" 2>&1)
+if [ $rc = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok" && grep -q "^  rdma .* ok$" "$W/nvmf.log" &&
+   grep -q "^# faults met by tcp: loss matched [0-9]*, dropped [1-9]" "$W/nvmf.log"; then
+	pass nvmf_rdma_tcp_under_loss "$v"
+else
+	fail nvmf_rdma_tcp_under_loss "exit $rc, checks $ok: $v | $(tail -n 8 "$W/nvmf.log" | tr '\n' '|')"
+fi
+
+why=$( [ -f "$R" ] && python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$R" schemas/report.schema.json 2>&1 | tail -n 1)
+if [ -f "$R" ] && [ -z "$why" ]; then
+	pass nvmf_report_schema "report.json with fio's figures and faults_met fits schemas/report.schema.json"
+else
+	fail nvmf_report_schema "${why:-no report}"
+fi
+
+# --- a role whose output is not fio's: the run fails, names the file and
+# line, and the report holds no figures for it
+cat > "$W/notfio.yaml" <<'EOF'
+version: 1
+name: not-fio
+testbed: {nodes: 2, topology: per-node}
+workload:
+  type: exec
+  roles:
+    - {name: host, nodes: node1, cmd: "echo 'fio: this is no JSON'; echo done", parse: fio}
+EOF
+out=$("$RDMACTL" run "$W/notfio.yaml" -o "$W/notfio" 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q "exec/run/r1/host.node1.stdout:3: fio: no JSON" <<< "$out" &&
+   [ "$(jq -r '.status' "$W/notfio.partial/report.json" "$W/notfio/report.json" 2>/dev/null | head -1)" = failed ]; then
+	pass tool_output_not_understood "exit 1: $(grep -m1 'no JSON' <<< "$out")"
+else
+	fail tool_output_not_understood "exit $rc: $(tail -n 5 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- a command that failed before its tool printed anything (a connect
+# that timed out, say): no figures and no failed run; its status says why
+sed 's/cmd: .*parse: fio}/cmd: "echo connect failed >\&2; exit 3", parse: fio}/' "$W/notfio.yaml" > "$W/failed.yaml"
+out=$("$RDMACTL" run "$W/failed.yaml" -o "$W/failed" 2>&1); rc=$?
+v=$(jq -c '[.arms[0].roles[0].runs[0].exit, .arms[0].roles[0].runs[0].parse, (.arms[0].fio == null),
+	(.error // "" | contains("fio:") | not)]' "$W/failed/report.json" 2>&1)
+if [[ $v == '[3,"exec/run/r1/host.node1.stdout:1: fio: no JSON'*',true,true]' ]]; then
+	pass tool_failed_no_figures "$v"
+else
+	fail tool_failed_no_figures "exit $rc: $v $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi

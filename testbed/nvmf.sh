@@ -14,8 +14,11 @@
 #                               connects to ADDR's target, runs fio on the
 #                               namespace (--filename and JSON output added),
 #                               disconnects; fio's JSON on stdout, the rest
-#                               (connect time, the controller's resets, the
-#                               kernel's words) on stderr; fio's exit status
+#                               on stderr: the connect time, the kernel's
+#                               words, and last a line "rdmatb-nvmf: result
+#                               {JSON}" (the controller's state, connect_s,
+#                               error_recoveries, reconnects), which an exec
+#                               role's parse: nvmf reads; fio's exit status
 #
 # Environment: NVMF_CTRL_LOSS_TMO (s, default 20: how long the host keeps
 # reconnecting before it gives the controller up; nvme-cli's default is
@@ -146,10 +149,14 @@ run_fio() {
 	# what the kernel said of the controller meanwhile: its error recoveries
 	# (a QP or connection broken) and reconnects, its last lines
 	new=$(dmesg | grep 'nvme' | tail -n +$((k0 + 1)))
-	say "controller $c: state $(cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone)," \
-		"$(printf '%s\n' "$new" | grep -c 'error recovery\|resetting controller') error recoveries," \
-		"$(printf '%s\n' "$new" | grep -c 'Successfully reconnected') reconnects"
+	state=$(cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone)
+	er=$(printf '%s\n' "$new" | grep -c 'error recovery\|resetting controller')
+	rc2=$(printf '%s\n' "$new" | grep -c 'Successfully reconnected')
 	printf '%s\n' "$new" | grep . | tail -n 5 | sed 's/^/rdmatb-nvmf: kernel: /' >&2
+	# the line parse: nvmf reads (one JSON object, the last such line)
+	say "result {\"transport\": \"$t\", \"controller\": \"$c\", \"state\": \"$state\"," \
+		"\"connect_s\": $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')," \
+		"\"error_recoveries\": $er, \"reconnects\": $rc2, \"fio_exit\": $rc}"
 	[ -e "/sys/class/nvme/$c/delete_controller" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"
 	exit $rc
 }

@@ -252,14 +252,16 @@ static int end_roles(struct run *r, int broke)
 static int parsed(struct run *r, const struct inst *in, json_t *o)
 {
 	int kind = r->p->role[in->role].parse;
-	char path[PATH_MAX * 2], why[512];
+	char path[2][PATH_MAX * 2], why[512];
+	struct tool_out to = { { path[0], path[1] }, { in->rel[0], in->rel[1] } };
 	json_t *fig;
 	int rc;
 
 	if (!kind || !in->rel[0][0] || strcmp(jr_str(o, "status"), "exited"))
 		return 0;
-	snprintf(path, sizeof(path), "%s/%s", r->e->tmpdir, in->rel[0]);
-	rc = tool_parse(kind, path, in->rel[0], &fig, why, sizeof(why));
+	for (int s = 0; s < 2; s++)
+		snprintf(path[s], sizeof(path[s]), "%s/%s", r->e->tmpdir, in->rel[s]);
+	rc = tool_parse(kind, &to, &fig, why, sizeof(why));
 	if (rc && json_integer_value(json_object_get(o, "exit"))) {
 		json_object_set_new(o, "parse", json_string(why));
 		return 0;

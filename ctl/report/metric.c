@@ -313,6 +313,19 @@ const struct metric report_metrics[] = {
 	  .if_any = 1, .doc = "fio: 99th percentile " D " completion latency" }
 	FIO_COLS("read", "rd"),
 	FIO_COLS("write", "wr"),
+	{ .name = "pt MB/s", .where = TXT, .measures = E, .kind = MK_NUM,
+	  .path = "perftest.bw_avg_bytes_per_s", .scale = 1e6, .fmt = "%.2f", .width = 9,
+	  .absent = "-", .if_any = 1,
+	  .doc = "perftest (parse: perftest): BW average of its last row, in 10^6 bytes a second "
+		"(perftest's own MB/sec is 2^20 bytes)" },
+	{ .name = "pt lat[us]", .where = TXT, .measures = E, .kind = MK_NUM,
+	  .path = "perftest.lat_typical_ns", .scale = 1e3, .fmt = "%.2f", .width = 10,
+	  .absent = "-", .if_any = 1,
+	  .doc = "perftest: t_typical (its median) of its last row" },
+	{ .name = "nvme resets", .where = TXT, .measures = E, .kind = MK_NUM,
+	  .path = "nvme.error_recoveries", .scale = 1, .fmt = "%.0f", .width = 11, .absent = "-",
+	  .if_any = 1, .doc = "NVMe-oF host (parse: nvmf): the controller's error recoveries "
+			      "(a broken queue pair or connection), the kernel's count over the runs" },
 	{ .name = "verify", .where = TXT, .measures = E, .kind = MK_STR, .path = "fio.verify",
 	  .scale = 1, .fmt = "%s", .width = 7, .absent = "-", .if_any = 1,
 	  .doc = "fio: ok when every job verified what it wrote (verify=crc32c and the like), "
@@ -389,6 +402,33 @@ const struct metric report_metrics[] = {
 	{ .name = "fio.verify", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "fio.verify_ok", .scale = 1, .unit = MU_VERDICT,
 	  .doc = "fio: ok when every job verified what it wrote; no value without verify" },
+#define PT_X(n, p, u, w)                                                                           \
+	{ .name = "perftest." n, .where = MW_EXPECT, .measures = E, .kind = MK_NUM,               \
+	  .path = "perftest." p, .scale = 1, .unit = u, .doc = "perftest: " w }
+	PT_X("bw", "bw_avg_bytes_per_s", MU_BW, "BW average of its last row (the worst run's)"),
+	PT_X("bw_peak", "bw_peak_bytes_per_s", MU_BW, "BW peak of its last row"),
+	PT_X("msg_rate", "msg_rate_pps", MU_COUNT, "messages a second"),
+	PT_X("lat_typical", "lat_typical_ns", MU_TIME, "t_typical, the median latency"),
+	PT_X("lat_avg", "lat_avg_ns", MU_TIME, "t_avg, the mean latency"),
+	PT_X("lat_p99", "lat_p99_ns", MU_TIME, "99% percentile latency"),
+	PT_X("lat_p99.9", "lat_p99_9_ns", MU_TIME, "99.9% percentile latency"),
+	PT_X("lat_max", "lat_max_ns", MU_TIME, "t_max, the longest"),
+#define QP_X(t, p, u, w)                                                                           \
+	{ .name = "qperf." t, .where = MW_EXPECT, .measures = E, .kind = MK_NUM,                  \
+	  .path = "qperf." t "." p, .scale = 1, .unit = u, .doc = "qperf: " t "'s " w }
+#define QP_PAIR(t)                                                                                 \
+	QP_X(t "_lat", "latency_ns", MU_TIME, "latency"), QP_X(t "_bw", "bw_bytes_per_s", MU_BW, "bandwidth")
+	QP_PAIR("rc"), QP_PAIR("uc"), QP_PAIR("ud"), QP_PAIR("rc_rdma_read"), QP_PAIR("rc_rdma_write"),
+	QP_PAIR("tcp"), QP_PAIR("udp"),
+	{ .name = "nvme.resets", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nvme.error_recoveries", .scale = 1, .unit = MU_COUNT,
+	  .doc = "NVMe-oF host (parse: nvmf): the controller's error recoveries over the runs" },
+	{ .name = "nvme.reconnects", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nvme.reconnects", .scale = 1, .unit = MU_COUNT,
+	  .doc = "NVMe-oF host: the controller's reconnects after a recovery, over the runs" },
+	{ .name = "nvme.connect", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nvme.connect_ns", .scale = 1, .unit = MU_TIME,
+	  .doc = "NVMe-oF host: the longest connect, until the namespace was there" },
 	{ .name = "fio.errors", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "fio.errors", .scale = 1, .unit = MU_COUNT,
 	  .doc = "fio: jobs that ended with an error (a failed verify is one)" },

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ctl/wl/tool.h"
+#include "ctl/wl/tool_int.h"
 
-static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = "fio" };
+static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = "fio",
+					     [TOOL_NVMF] = "nvmf", [TOOL_PERFTEST] = "perftest",
+					     [TOOL_QPERF] = "qperf" };
 
 int tool_by_name(const char *name)
 {
@@ -30,7 +32,7 @@ const char *tool_name(int kind)
 
 const char *tool_names(void)
 {
-	return "fio";
+	return "fio, nvmf, perftest, qperf";
 }
 
 /* fio's percentiles we keep: its key, ours */
@@ -201,54 +203,120 @@ static int fio_parse(const char *buf, size_t len, const char *name, json_t **out
 	return 0;
 }
 
-int tool_parse(int kind, const char *path, const char *name, json_t **out, char *err,
-	       size_t errlen)
+/* the whole file at path, NUL-terminated: 0 and *buf, *len; -errno */
+static int slurp(const char *path, const char *name, char **buf, size_t *len, char *err,
+		 size_t errlen)
 {
 	FILE *f = fopen(path, "re");
-	size_t len = 0, cap = 1 << 16, n;
-	char *buf;
+	size_t cap = 1 << 16, n;
+	char *b;
 	int r;
 
-	*out = NULL;
+	*len = 0;
 	if (!f) {
 		r = -errno;
 		snprintf(err, errlen, "%s: %s", name, strerror(-r));
 		return r;
 	}
-	buf = malloc(cap);
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			char *b = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+	b = malloc(cap + 1);
+	while (b && (n = fread(b + *len, 1, cap - *len, f)) > 0) {
+		*len += n;
+		if (*len == cap) {
+			char *nb = cap < (64u << 20) ? realloc(b, cap * 2 + 1) : NULL;
 
-			if (!b) {
-				free(buf);
-				buf = NULL;
+			if (!nb) {
+				free(b);
+				b = NULL;
 				break;
 			}
-			buf = b;
+			b = nb;
 			cap *= 2;
 		}
 	}
 	fclose(f);
-	if (!buf) {
+	if (!b) {
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
 	}
-	switch (kind) {
-	case TOOL_FIO:
-		r = fio_parse(buf, len, name, out, err, errlen);
-		break;
-	default:
-		snprintf(err, errlen, "%s: no parser %d", name, kind);
-		r = -EINVAL;
+	b[*len] = 0;
+	*buf = b;
+	return 0;
+}
+
+#define NVMF_MARK "rdmatb-nvmf: result "
+
+/* rdmatb-nvmf's result line (its last) on stderr: {"nvme": {...}} into out */
+static int nvmf_result(const char *buf, const char *name, json_t *out, char *err, size_t errlen)
+{
+	const char *at = NULL, *p = buf;
+	int line = 0, at_line = 0, n = 1;
+	json_error_t je;
+	json_t *r;
+
+	for (; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL, n++)
+		if (!strncmp(p, NVMF_MARK, strlen(NVMF_MARK))) {
+			at = p + strlen(NVMF_MARK);
+			at_line = n;
+		}
+	line = at_line;
+	if (!at) {	/* said at the output's last line */
+		for (n = 1, p = buf; *p; p++)
+			n += *p == '\n' && p[1];
+		snprintf(err, errlen, "%s:%d: nvmf: no '" NVMF_MARK "{...}' line (was the command "
+			 "rdmatb-nvmf fio?)", name, n);
+		return -EBADMSG;
+	}
+	r = json_loadb(at, strcspn(at, "\n"), 0, &je);
+	if (!json_is_object(r) || !json_is_integer(json_object_get(r, "error_recoveries")) ||
+	    !json_is_integer(json_object_get(r, "reconnects")) ||
+	    !json_is_number(json_object_get(r, "connect_s"))) {
+		snprintf(err, errlen, "%s:%d: nvmf: the result is not {error_recoveries, "
+			 "reconnects, connect_s, ...}%s%s", name, line, r ? "" : ": ",
+			 r ? "" : je.text);
+		json_decref(r);
+		return -EBADMSG;
+	}
+	json_object_set_new(r, "connect_ns", json_integer((json_int_t)(
+		json_number_value(json_object_get(r, "connect_s")) * 1e9)));
+	json_object_set_new(r, "runs", json_integer(1));
+	json_object_set_new(out, "nvme", r);
+	return 0;
+}
+
+int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size_t errlen)
+{
+	char *buf = NULL, *ebuf = NULL;
+	size_t len, elen;
+	int r;
+
+	*out = NULL;
+	if (kind <= TOOL_NONE || kind >= TOOL_MAX) {
+		snprintf(err, errlen, "%s: no parser %d", o->name[0], kind);
+		return -EINVAL;
+	}
+	r = slurp(o->path[0], o->name[0], &buf, &len, err, errlen);
+	if (!r && kind == TOOL_NVMF)
+		r = slurp(o->path[1], o->name[1], &ebuf, &elen, err, errlen);
+	if (!r && kind == TOOL_PERFTEST)
+		r = tool_perftest_parse(buf, len, o->name[0], out, err, errlen);
+	else if (!r && kind == TOOL_QPERF)
+		r = tool_qperf_parse(buf, len, o->name[0], out, err, errlen);
+	else if (!r)
+		r = fio_parse(buf, len, o->name[0], out, err, errlen);
+	if (!r && kind == TOOL_NVMF) {
+		r = nvmf_result(ebuf, o->name[1], *out, err, errlen);
+		if (r) {
+			json_decref(*out);
+			*out = NULL;
+		}
 	}
 	free(buf);
+	free(ebuf);
 	return r;
 }
 
-/* the worse of a and b at key: higher (latencies) or lower (rates) */
-static void worse(json_t *a, const json_t *b, const char *key, int higher)
+/* the worse of a and b at key into a: the higher (higher) or the lower */
+static void tool_worse(json_t *a, const json_t *b, const char *key, int higher)
 {
 	const json_t *vb = json_object_get(b, key), *va = json_object_get(a, key);
 
@@ -271,15 +339,15 @@ static void merge_dir(json_t *a, const json_t *b)
 	json_t *ca = json_object_get(a, "clat");
 	const json_t *cb = json_object_get(b, "clat");
 
-	worse(a, b, "iops", 0);
-	worse(a, b, "bw_bytes_per_s", 0);
+	tool_worse(a, b, "iops", 0);
+	tool_worse(a, b, "bw_bytes_per_s", 0);
 	add(a, b, "ios");
 	if (!ca || !cb)
 		return;
 	add(ca, cb, "count");
 	for (size_t i = 0; i < NPCT; i++)
-		worse(ca, cb, pcts[i].key, 1);
-	worse(ca, cb, "max_ns", 1);
+		tool_worse(ca, cb, pcts[i].key, 1);
+	tool_worse(ca, cb, "max_ns", 1);
 }
 
 static const char *verdict(const json_t *fio)
@@ -289,6 +357,25 @@ static const char *verdict(const json_t *fio)
 	return v ? v : "off";
 }
 
+/* rdmatb-nvmf's figures: recoveries and reconnects added, the longest connect */
+static void merge_nvme(json_t *a, const json_t *b)
+{
+	json_t *na = json_object_get(a, "nvme");
+	const json_t *nb = json_object_get(b, "nvme");
+
+	if (!nb)
+		return;
+	if (!na) {
+		json_object_set_new(a, "nvme", json_deep_copy(nb));
+		return;
+	}
+	add(na, nb, "error_recoveries");
+	add(na, nb, "reconnects");
+	add(na, nb, "runs");
+	tool_worse(na, nb, "connect_s", 1);
+	tool_worse(na, nb, "connect_ns", 1);
+}
+
 void tool_merge(json_t *a, const json_t *b)
 {
 	json_t *fa = json_object_get(a, "fio");
@@ -296,6 +383,9 @@ void tool_merge(json_t *a, const json_t *b)
 	static const char *const rank[] = { "off", "ok", "failed" };
 	int ra = 0, rb = 0;
 
+	merge_nvme(a, b);
+	tool_perftest_merge(a, b);
+	tool_qperf_merge(a, b);
 	if (!fb)
 		return;
 	if (!fa) {

@@ -15,22 +15,31 @@
 enum tool_kind {
 	TOOL_NONE,
 	TOOL_FIO,	/* fio --output-format=json (fio 3) */
+	TOOL_NVMF,	/* rdmatb-nvmf fio: fio's JSON, and on stderr its result line */
+	TOOL_PERFTEST,	/* perftest's result table (ib_write_bw, ib_send_lat, ...) */
+	TOOL_QPERF,	/* qperf's results (rc_lat, rc_bw, tcp_bw, ...) */
 	TOOL_MAX,
 };
 
 /* "fio" -> TOOL_FIO; -ENOENT for no such parser */
 int tool_by_name(const char *name);
 const char *tool_name(int kind);
-/* the names, "fio" */
+/* the names, "fio, nvmf, perftest, qperf" */
 const char *tool_names(void);
 
+/* where a command's output is: its stdout's and stderr's files, and how
+ * messages call them (the run directory's relative paths) */
+struct tool_out {
+	const char *path[2];
+	const char *name[2];
+};
+
 /*
- * The figures of a tool's output in the file at path: 0 and *out (a new
- * object, { "fio": {...} }), or -EBADMSG with "FILE:LINE: what" in err
- * (name: how the file is called in it), -errno when it cannot be read.
+ * The figures of a tool's output: 0 and *out (a new object, { "fio": {...} },
+ * nvmf also { "nvme": {...} }, perftest { "perftest": {...} }, qperf { "qperf": {...} }), or -EBADMSG with "FILE:LINE: what" in err,
+ * -errno when a file cannot be read.
  */
-int tool_parse(int kind, const char *path, const char *name, json_t **out, char *err,
-	       size_t errlen);
+int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size_t errlen);
 
 /*
  * b's figures into a (both tool_parse's objects, or merges of them): the

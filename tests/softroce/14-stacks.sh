@@ -46,13 +46,16 @@ v=$( [ -f "$R" ] && jq -r '[.arms[] | .name + ": verify " + .fio.verify
 	+ ", write " + (.fio.write.iops | floor | tostring) + " IOPS p50 "
 	+ (.fio.write.clat.p50_ns / 1e6 | tostring) + " ms p99 " + (.fio.write.clat.p99_ns / 1e6 | tostring)
 	+ " ms of " + (.fio.write.clat.count | tostring) + ", dropped " + (.faults_met.loss.dropped | tostring)
-	+ " of " + (.faults_met.loss.matched | tostring)] | join("; ")' "$R" 2>&1)
+	+ " of " + (.faults_met.loss.matched | tostring) + ", nvme resets " + (.nvme.error_recoveries | tostring)
+	+ ", connect " + (.nvme.connect_s | tostring) + " s"] | join("; ")' "$R" 2>&1)
 ok=$( [ -f "$R" ] && jq -r '[(.arms | length == 2), (.arms[] | .fio.verify == "ok", .fio.errors == 0,
 	.fio.write.clat.count == 128, .fio.read.clat.count == 128,
 	(.fio.write.clat | .p50_ns > 0 and .p99_ns >= .p50_ns and .max_ns > 0),
-	.faults_met.loss.dropped > 0, .faults_met.loss.matched > .faults_met.loss.dropped),
+	.faults_met.loss.dropped > 0, .faults_met.loss.matched > .faults_met.loss.dropped,
+	(.nvme | .connect_s > 0 and .error_recoveries >= 0 and .reconnects >= 0 and .runs == 1)),
 	.expectations_failed == 0] | tostring' "$R" 2>&1)
 if [ $rc = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok" && grep -q "^  rdma .* ok$" "$W/nvmf.log" &&
+   grep -q "^# arm .* nvme resets  verify$" "$W/nvmf.log" &&
    grep -q "^# faults met by tcp: loss matched [0-9]*, dropped [1-9]" "$W/nvmf.log"; then
 	pass nvmf_rdma_tcp_under_loss "$v"
 else

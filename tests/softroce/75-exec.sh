@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="rc_pingpong_junit third_party_junit loss_and_flap expectation_fails_junit ack_trap_timeout ud_pingpong hostile_commands
-       not_ready env_and_arms report_schema interrupted"
+       not_ready env_and_arms report_schema interrupted perftest_figures"
 W=$(mktemp -d /tmp/rtb-exec.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -183,4 +183,21 @@ if [ $rc != 0 ] && jq -e '.partial == true and ([.arms[0].roles[0].runs[].status
 	pass interrupted "exit $rc, both commands interrupted, partial report, nothing left"
 else
 	fail interrupted "rc=$rc ${clean:-} $(tail -n 5 "$W/int.out" | tr '\n' '|')"
+fi
+
+# --- perftest's own table read into the report (parse: perftest): the
+# bw arm's BW average and the lat arm's latencies as figures, columns and
+# expectations, under the profile's 1% loss of data packets
+d=$W/pt; out=$("$C" run profiles/exec-perftest.yaml -o "$d" --set workload.vars.iters=500 \
+	--set arms.1.vars.iters=300 2>&1); rc=$?
+v=$(jq -c '[.arms[] | {(.name): (.perftest | {bytes, iterations, bw_avg_bytes_per_s, lat_typical_ns, lat_p99_ns})}]' \
+	"$d/report.json" 2>&1)
+if [ $rc = 0 ] && jq -e '.expectations_failed == 0 and
+	(.arms[0].perftest | .bytes == 65536 and .iterations == 500 and .bw_avg_bytes_per_s > 0 and .runs == 1) and
+	(.arms[1].perftest | .bytes == 64 and .iterations == 300 and .lat_typical_ns > 0 and
+	 .lat_p99_ns >= .lat_typical_ns)' < "$d/report.json" >/dev/null &&
+   grep -q "^# arm .* pt MB/s pt lat\[us\]" <<< "$out"; then
+	pass perftest_figures "$v"
+else
+	fail perftest_figures "exit $rc: $v | $(tail -n 12 <<< "$out" | tr '\n' '|')"
 fi

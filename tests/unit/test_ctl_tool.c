@@ -30,12 +30,20 @@ static void put(const char *name, const char *text, size_t len)
 	fclose(f);
 }
 
-static int parse(const char *name, json_t **out, char *err, size_t len)
+static int parse_as(int kind, const char *name, const char *ename, json_t **out, char *err,
+		    size_t len)
 {
-	char p[256];
+	char p[256], e[256];
+	struct tool_out o = { { p, e }, { name, ename } };
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	return tool_parse(TOOL_FIO, p, name, out, err, len);
+	snprintf(e, sizeof(e), "%s/%s", dir, ename);
+	return tool_parse(kind, &o, out, err, len);
+}
+
+static int parse(const char *name, json_t **out, char *err, size_t len)
+{
+	return parse_as(TOOL_FIO, name, "none", out, err, len);
 }
 
 static char *slurp(const char *name, size_t *len)
@@ -56,6 +64,32 @@ static char *slurp(const char *name, size_t *len)
 	b[*len] = 0;
 	fclose(f);
 	return b;
+}
+
+/* nvmf: fio's JSON (from real_fio), and rdmatb-nvmf's result line on stderr */
+static void nvmf(void)
+{
+	static const char res[] = "rdmatb-nvmf: connected over rdma\n"
+		"rdmatb-nvmf: result {\"transport\": \"rdma\", \"connect_s\": 0.25, "
+		"\"state\": \"live\", \"error_recoveries\": 2, \"reconnects\": 1}\n"
+		"rdmatb-nvmf: kernel: [1.0] nvme nvme0: Successfully reconnected\n";
+	char err[256];
+	json_t *fig, *n;
+	int r;
+
+	put("nvmf.err", res, sizeof(res) - 1);
+	r = parse_as(TOOL_NVMF, "fio.out", "nvmf.err", &fig, err, sizeof(err));
+	EXPECT_MSG(r == 0, "%s", err);
+	n = json_object_get(fig, "nvme");
+	EXPECT(json_integer_value(json_object_get(n, "error_recoveries")) == 2);
+	EXPECT(json_object_get(json_object_get(fig, "fio"), "write") != NULL);
+	json_decref(fig);
+	put("nvmf.err", res, 33);	/* the first line only */
+	r = parse_as(TOOL_NVMF, "fio.out", "nvmf.err", &fig, err, sizeof(err));
+	EXPECT_MSG(r == -EBADMSG && !fig && strstr(err, "nvmf.err:1: nvmf: no "), "%s", err);
+	put("nvmf.err", "rdmatb-nvmf: result {\"state\": 1}\n", 33);
+	r = parse_as(TOOL_NVMF, "fio.out", "nvmf.err", &fig, err, sizeof(err));
+	EXPECT_MSG(r == -EBADMSG && strstr(err, "nvmf.err:1: nvmf: the result"), "%s", err);
 }
 
 /* fio's own JSON, read by jansson, against our figures */
@@ -138,6 +172,7 @@ static void real_fio(void)
 			EXPECT_MSG(0, "fio's JSON has no '\"error\" : 0'");
 		}
 	}
+	nvmf();
 	json_decref(doc);
 	free(buf);
 }
@@ -165,8 +200,138 @@ static void not_fio(void)
 				   !strncmp(err, bad[i].want, strlen(bad[i].want)),
 			   "#%zu: '%s'", i, err);
 	}
-	EXPECT(tool_parse(TOOL_FIO, "/nonexistent/x", "x", &fig, err, sizeof(err)) == -ENOENT);
-	EXPECT(tool_by_name("fio") == TOOL_FIO && tool_by_name("perftest") == -ENOENT);
+	{
+		struct tool_out o = { { "/nonexistent/x", NULL }, { "x", NULL } };
+
+		EXPECT(tool_parse(TOOL_FIO, &o, &fig, err, sizeof(err)) == -ENOENT);
+	}
+	EXPECT(tool_by_name("fio") == TOOL_FIO && tool_by_name("nvmf") == TOOL_NVMF &&
+	       tool_by_name("perftest") == TOOL_PERFTEST && tool_by_name("qperf") == TOOL_QPERF && tool_by_name("ucx_perftest") == -ENOENT);
+}
+
+/* perftest's tables, as its printf formats lay them out (RESULT_FMT*,
+ * REPORT_FMT*), with the lines around them a real run prints */
+static void perftest(void)
+{
+	static const char bw[] =
+		"************************************\n"
+		"* Waiting for client to connect... *\n"
+		" local address: LID 0000 QPN 0x0011 PSN 0x7fd2a1 RKey 0x000000 VAddr 0x0000\n"
+		"---------------------------------------------------------------------------------------\n"
+		" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+		"Conflicting CPU frequency values detected: 1003.892000 != 1940.696000. CPU Frequency is not max.\n"
+		" 65536      5000             2.00               1.50  \t\t   0.000024\n"
+		"---------------------------------------------------------------------------------------\n";
+	static const char lat[] =
+		" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+		"t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+		" 2       1000          30.51          412.70       35.20              40.11         "
+		"   12.03           98.70                   412.70  \n"
+		" 4       1000          31.00          500.00       36.00              41.00         "
+		"   13.00           99.00                   500.00  \n";
+	static const char gb[] =
+		" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+		" 65536      5000             0.04               0.036              0.000069\n";
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "hello\n", "pt.out:1: perftest: no result table" },
+		{ "x\n #bytes  #iterations  BW Port1[MB/sec]\n", "pt.out:2: perftest: column 'BW Port1[MB/sec]' unknown" },
+		{ " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+		  " 65536      5000   2.00\n", "pt.out:2: perftest: a row of 5 numbers expected" },
+		{ " #bytes     #iterations    BW peak[MB/sec]\n----\n", "pt.out:1: perftest: a header and no rows" },
+	};
+	char err[256];
+	json_t *fig, *p;
+
+	put("pt.out", bw, sizeof(bw) - 1);
+	EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	p = json_object_get(fig, "perftest");
+	EXPECT(json_integer_value(json_object_get(p, "bytes")) == 65536);
+	EXPECT(json_integer_value(json_object_get(p, "iterations")) == 5000);
+	EXPECT(json_real_value(json_object_get(p, "bw_avg_bytes_per_s")) == 1.5 * 1048576);
+	EXPECT(json_real_value(json_object_get(p, "msg_rate_pps")) == 24);
+	json_decref(fig);
+	put("pt.out", lat, sizeof(lat) - 1);
+	EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	p = json_object_get(fig, "perftest");
+	EXPECT(json_integer_value(json_object_get(p, "bytes")) == 4);	/* the last row */
+	EXPECT(json_array_size(json_object_get(p, "rows")) == 2);
+	EXPECT(json_real_value(json_object_get(p, "lat_p99_9_ns")) == 500000);
+	EXPECT(json_real_value(json_object_get(p, "lat_typical_ns")) == 36000);
+	json_decref(fig);
+	put("pt.out", gb, sizeof(gb) - 1);
+	EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	p = json_object_get(fig, "perftest");
+	EXPECT(json_real_value(json_object_get(p, "bw_avg_bytes_per_s")) == 0.036 * 125000000);
+	json_decref(fig);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put("pt.out", bad[i].text, strlen(bad[i].text));
+		err[0] = 0;
+		fig = NULL;
+		EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == -EBADMSG &&
+				   !fig && !strncmp(err, bad[i].want, strlen(bad[i].want)),
+			   "#%zu: '%s'", i, err);
+	}
+}
+
+/* real qperf over this host's loopback (TCP and UDP tests), then lines
+ * that are not qperf's */
+static void qperf(void)
+{
+	char port[16], out[256], err[256];
+	char *srv[] = { "qperf", "--listen_port", port, NULL };
+	char *cli[] = { "qperf", "127.0.0.1", "-lp", port, "-t", "1", "tcp_lat", "tcp_bw", "-v",
+			"udp_lat", NULL };
+	struct proc_io io = { -1, -1, -1, 1 };
+	json_t *fig, *q;
+	pid_t sp, cp;
+	int st = -1;
+
+	snprintf(port, sizeof(port), "%d", 19700 + (int)(getpid() % 200));
+	snprintf(out, sizeof(out), "%s/qperf.out", dir);
+	io.out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	EXPECT(!proc_spawn(srv, &io, &sp));
+	close(io.out);
+	usleep(300000);
+	io.out = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!proc_spawn(cli, &io, &cp))
+		proc_reap(cp, 20000, &st);
+	close(io.out);
+	proc_stop(sp, 1000);
+	EXPECT_MSG(st == 0, "qperf on the loopback: status %d (make deps installs it)", st);
+	EXPECT_MSG(parse_as(TOOL_QPERF, "qperf.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	q = json_object_get(fig, "qperf");
+	EXPECT(json_real_value(json_object_get(json_object_get(q, "tcp_lat"), "latency_ns")) > 100);
+	EXPECT(json_real_value(json_object_get(json_object_get(q, "tcp_bw"), "bw_bytes_per_s")) > 1e6);
+	EXPECT(json_real_value(json_object_get(json_object_get(q, "udp_lat"), "time_ns")) == 1e9);
+	EXPECT(json_real_value(json_object_get(json_object_get(q, "udp_lat"), "msg_rate_per_s")) > 0);
+	json_decref(fig);
+	{
+		static const struct {
+			const char *text, *want;
+		} bad[] = {
+			{ "", "q.out:1: qperf: no test's results" },
+			{ "latency = 3 us\n", "q.out:1: qperf: a line before any test" },
+			{ "rc_lat:\n    latency  =  12 parsecs\n", "q.out:2: qperf: not 'key = value" },
+			{ "rc_lat:\nfailed to connect\n", "q.out:2: qperf: not 'key = value" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			put("q.out", bad[i].text, strlen(bad[i].text));
+			fig = NULL;
+			EXPECT_MSG(parse_as(TOOL_QPERF, "q.out", "x", &fig, err, sizeof(err)) ==
+						   -EBADMSG && !fig &&
+					   !strncmp(err, bad[i].want, strlen(bad[i].want)),
+				   "#%zu: '%s'", i, err);
+		}
+		put("q.out", "rc_bw:\n    bw  =  27.4 MB/sec\n", 30);
+		EXPECT(parse_as(TOOL_QPERF, "q.out", "x", &fig, err, sizeof(err)) == 0);
+		EXPECT(json_real_value(json_object_get(json_object_get(json_object_get(fig, "qperf"),
+								       "rc_bw"), "bw_bytes_per_s")) ==
+		       27.4e6);
+		json_decref(fig);
+	}
 }
 
 static json_t *run(double iops, json_int_t p99, const char *verify, json_int_t n)
@@ -201,13 +366,15 @@ static void merge(void)
 int main(void)
 {
 	static const char *const files[] = { "data", "fio.out", "cut.out", "bad.out", "text.out",
-					     "t.0.0", NULL };
+					     "nvmf.err", "pt.out", "qperf.out", "q.out", NULL };
 	char p[256];
 
 	if (!mkdtemp(dir))
 		return 1;
 	real_fio();
 	not_fio();
+	perftest();
+	qperf();
 	merge();
 	for (int i = 0; files[i]; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);

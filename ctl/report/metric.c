@@ -420,6 +420,12 @@ const struct metric report_metrics[] = {
 	QP_X(t "_lat", "latency_ns", MU_TIME, "latency"), QP_X(t "_bw", "bw_bytes_per_s", MU_BW, "bandwidth")
 	QP_PAIR("rc"), QP_PAIR("uc"), QP_PAIR("ud"), QP_PAIR("rc_rdma_read"), QP_PAIR("rc_rdma_write"),
 	QP_PAIR("tcp"), QP_PAIR("udp"),
+	{ .name = "fabtests.lat", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "fabtests.lat_ns", .scale = 1, .unit = MU_TIME,
+	  .doc = "fabtests (fi_pingpong, fi_rdm_*): usec/xfer of the last row, a transfer's time" },
+	{ .name = "fabtests.bw", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "fabtests.bw_bytes_per_s", .scale = 1, .unit = MU_BW,
+	  .doc = "fabtests: MB/sec of the last row (10^6 bytes a second)" },
 	{ .name = "nvme.resets", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "nvme.error_recoveries", .scale = 1, .unit = MU_COUNT,
 	  .doc = "NVMe-oF host (parse: nvmf): the controller's error recoveries over the runs" },

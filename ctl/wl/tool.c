@@ -15,7 +15,7 @@
 
 static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = "fio",
 					     [TOOL_NVMF] = "nvmf", [TOOL_PERFTEST] = "perftest",
-					     [TOOL_QPERF] = "qperf" };
+					     [TOOL_QPERF] = "qperf", [TOOL_FABTESTS] = "fabtests" };
 
 int tool_by_name(const char *name)
 {
@@ -32,7 +32,7 @@ const char *tool_name(int kind)
 
 const char *tool_names(void)
 {
-	return "fio, nvmf, perftest, qperf";
+	return "fio, nvmf, perftest, qperf, fabtests";
 }
 
 /* fio's percentiles we keep: its key, ours */
@@ -301,6 +301,8 @@ int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size
 		r = tool_perftest_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r && kind == TOOL_QPERF)
 		r = tool_qperf_parse(buf, len, o->name[0], out, err, errlen);
+	else if (!r && kind == TOOL_FABTESTS)
+		r = tool_fabtests_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r)
 		r = fio_parse(buf, len, o->name[0], out, err, errlen);
 	if (!r && kind == TOOL_NVMF) {
@@ -386,6 +388,7 @@ void tool_merge(json_t *a, const json_t *b)
 	merge_nvme(a, b);
 	tool_perftest_merge(a, b);
 	tool_qperf_merge(a, b);
+	tool_fabtests_merge(a, b);
 	if (!fb)
 		return;
 	if (!fa) {

@@ -18,4 +18,9 @@ int tool_qperf_parse(const char *buf, size_t len, const char *name, json_t **out
 		     size_t errlen);
 void tool_qperf_merge(json_t *a, const json_t *b);
 
+/* fabtests' performance table in buf: 0 and *out ({ "fabtests": {...} }), or -EBADMSG */
+int tool_fabtests_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
+			size_t errlen);
+void tool_fabtests_merge(json_t *a, const json_t *b);
+
 #endif

@@ -205,13 +205,17 @@ for x in "qperf workload.vars.time=1" "fi-pingpong workload.vars.iters=100" "rpi
 		[($n[] | .sent == $seen[.node]), ($n[0].rcvd == $n[1].sent - $drop[$n[0].node]),
 		 ($n[1].rcvd == $n[0].sent - $drop[$n[1].node])] | all | tostring,
 		([$drop[]] | add), ($n | map(.node + " sent " + (.sent | tostring)) | join(", "))' "$R" 2>&1 | paste -sd'|')
-	# qperf's own figures in the report (parse: qperf)
+	# the tools' own figures in the report (parse: qperf, parse: fabtests)
 	[ "$1" = qperf ] && [ -f "$R" ] &&
 		! jq -e '.arms[0].qperf | .rc_lat.latency_ns > 0 and .rc_bw.bw_bytes_per_s > 0' "$R" >/dev/null &&
 		v="no qperf figures: $(jq -c '.arms[0].qperf' "$R")"
+	[ "$1" = fi-pingpong ] && [ -f "$R" ] &&
+		! jq -e '.arms[0].fabtests | .lat_ns > 0 and .bw_bytes_per_s > 0 and .runs == 1' "$R" >/dev/null &&
+		v="no fabtests figures: $(jq -c '.arms[0].fabtests' "$R")"
 	if [ $rc = 0 ] && [ "${v%%|*}" = true ]; then
 		d=$(cut -d'|' -f2 <<< "$v"); drops=$((drops + d))
 		[ "$1" = qperf ] && d="$d, rc_lat $(jq '.arms[0].qperf.rc_lat.latency_ns / 1e3' "$R") us"
+		[ "$1" = fi-pingpong ] && d="$d, $(jq '.arms[0].fabtests.lat_ns / 1e3' "$R") us a transfer"
 		cm_ok="$cm_ok $1: $(cut -d'|' -f3 <<< "$v"), $d dropped;"
 	else
 		cm_bad="$cm_bad $1: exit $rc [$v] $(tail -n 4 "$W/cm-$1.log" | tr '\n' '|');"

@@ -334,6 +334,42 @@ static void qperf(void)
 	}
 }
 
+/* fi_pingpong's table as a real run over the tcp provider printed it */
+static void fabtests(void)
+{
+	static const char real[] =
+		"bytes   #sent   #ack     total       time     MB/sec    usec/xfer   Mxfers/sec\n"
+		"64      50      =50      6.2k        0.41s      0.02    4094.17       0.00\n"
+		"256     50      =50      25k         0.38s      0.07    3838.01       0.00\n"
+		"1k      50      =50      100k        0.40s      0.25    4028.00       0.00\n";
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "[error] util/pingpong.c:408 : failed to connect\n", "f.out:1: fabtests: no result table" },
+		{ "bytes   #sent   flux\n", "f.out:1: fabtests: column 'flux' unknown" },
+		{ "bytes   #sent   #ack\n64 50 =50x\n", "f.out:2: fabtests: a row of 3 cells" },
+	};
+	char err[256];
+	json_t *fig, *f;
+
+	put("f.out", real, sizeof(real) - 1);
+	EXPECT_MSG(parse_as(TOOL_FABTESTS, "f.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	f = json_object_get(fig, "fabtests");
+	EXPECT(json_real_value(json_object_get(f, "bytes")) == 1024);
+	EXPECT(json_real_value(json_object_get(f, "total_bytes")) == 100 * 1024);
+	EXPECT(json_real_value(json_object_get(f, "lat_ns")) == 4028000);
+	EXPECT(json_real_value(json_object_get(f, "bw_bytes_per_s")) == 250000);
+	EXPECT(json_array_size(json_object_get(f, "rows")) == 3);
+	json_decref(fig);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put("f.out", bad[i].text, strlen(bad[i].text));
+		fig = NULL;
+		EXPECT_MSG(parse_as(TOOL_FABTESTS, "f.out", "x", &fig, err, sizeof(err)) == -EBADMSG &&
+				   !fig && !strncmp(err, bad[i].want, strlen(bad[i].want)),
+			   "#%zu: '%s'", i, err);
+	}
+}
+
 static json_t *run(double iops, json_int_t p99, const char *verify, json_int_t n)
 {
 	return json_pack("{s:{s:{s:f,s:I,s:I,s:{s:I,s:I,s:I}},s:I,s:I,s:s,s:I}}", "fio", "write",
@@ -366,7 +402,7 @@ static void merge(void)
 int main(void)
 {
 	static const char *const files[] = { "data", "fio.out", "cut.out", "bad.out", "text.out",
-					     "nvmf.err", "pt.out", "qperf.out", "q.out", NULL };
+					     "nvmf.err", "pt.out", "qperf.out", "q.out", "f.out", NULL };
 	char p[256];
 
 	if (!mkdtemp(dir))
@@ -375,6 +411,7 @@ int main(void)
 	not_fio();
 	perftest();
 	qperf();
+	fabtests();
 	merge();
 	for (int i = 0; files[i]; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);

@@ -15,7 +15,8 @@
 
 static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = "fio",
 					     [TOOL_NVMF] = "nvmf", [TOOL_PERFTEST] = "perftest",
-					     [TOOL_QPERF] = "qperf", [TOOL_FABTESTS] = "fabtests" };
+					     [TOOL_QPERF] = "qperf", [TOOL_FABTESTS] = "fabtests",
+					     [TOOL_UCX] = "ucx_perftest" };
 
 int tool_by_name(const char *name)
 {
@@ -32,7 +33,7 @@ const char *tool_name(int kind)
 
 const char *tool_names(void)
 {
-	return "fio, nvmf, perftest, qperf, fabtests";
+	return "fio, nvmf, perftest, qperf, fabtests, ucx_perftest";
 }
 
 /* fio's percentiles we keep: its key, ours */
@@ -303,6 +304,8 @@ int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size
 		r = tool_qperf_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r && kind == TOOL_FABTESTS)
 		r = tool_fabtests_parse(buf, len, o->name[0], out, err, errlen);
+	else if (!r && kind == TOOL_UCX)
+		r = tool_ucx_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r)
 		r = fio_parse(buf, len, o->name[0], out, err, errlen);
 	if (!r && kind == TOOL_NVMF) {
@@ -386,9 +389,10 @@ void tool_merge(json_t *a, const json_t *b)
 	int ra = 0, rb = 0;
 
 	merge_nvme(a, b);
-	tool_perftest_merge(a, b);
+	tool_merge_one(a, b, "perftest");
 	tool_qperf_merge(a, b);
-	tool_fabtests_merge(a, b);
+	tool_merge_one(a, b, "fabtests");
+	tool_merge_one(a, b, "ucx_perftest");
 	if (!fb)
 		return;
 	if (!fa) {

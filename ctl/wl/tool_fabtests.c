@@ -141,30 +141,3 @@ int tool_fabtests_parse(const char *buf, size_t len, const char *name, json_t **
 	}
 	return 0;
 }
-
-void tool_fabtests_merge(json_t *a, const json_t *b)
-{
-	json_t *fa = json_object_get(a, "fabtests");
-	const json_t *fb = json_object_get(b, "fabtests");
-	const char *key;
-	json_t *v;
-
-	if (!fb)
-		return;
-	if (!fa) {
-		json_object_set_new(a, "fabtests", json_deep_copy(fb));
-		return;
-	}
-	json_object_foreach((json_t *)fb, key, v) {	/* times: the longer; rates: the lower */
-		const json_t *o = json_object_get(fa, key);
-		int time = !strcmp(key, "lat_ns"), rate = strstr(key, "_per_s") != NULL;
-
-		if (json_is_number(v) && json_is_number(o) &&
-		    ((time && json_number_value(v) > json_number_value(o)) ||
-		     (rate && json_number_value(v) < json_number_value(o))))
-			json_object_set(fa, key, v);
-	}
-	json_object_set_new(fa, "runs", json_integer(json_integer_value(json_object_get(fa, "runs")) +
-						     json_integer_value(json_object_get(fb, "runs"))));
-	json_object_del(fa, "rows");
-}

@@ -10,17 +10,27 @@
 /* perftest's table in buf: 0 and *out ({ "perftest": {...} }), or -EBADMSG */
 int tool_perftest_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
 			size_t errlen);
-/* b's perftest figures into a's: the worse of each, runs added */
-void tool_perftest_merge(json_t *a, const json_t *b);
 
 /* qperf's results in buf: 0 and *out ({ "qperf": { TEST: {...} } }), or -EBADMSG */
 int tool_qperf_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
 		     size_t errlen);
+/* b's qperf tests into a's: each test's the worst (tool_worst), runs added */
 void tool_qperf_merge(json_t *a, const json_t *b);
 
 /* fabtests' performance table in buf: 0 and *out ({ "fabtests": {...} }), or -EBADMSG */
 int tool_fabtests_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
 			size_t errlen);
-void tool_fabtests_merge(json_t *a, const json_t *b);
+
+/* ucx_perftest's Final: line in buf: 0 and *out ({ "ucx_perftest": {...} }), or -EBADMSG */
+int tool_ucx_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
+		   size_t errlen);
+
+/* The worst of runs (tool_merge.c), by a key's unit: a time (_ns) the
+ * longer, a rate (_per_s) the lower; any other number a's (b's if a has
+ * none). tool_merge_one: b's object of tool into a's the same way (copied
+ * when a has none), "runs" added, "rows" dropped (each run's own). */
+void tool_worst(json_t *a, const json_t *b);
+void tool_runs_add(json_t *a, const json_t *b);
+void tool_merge_one(json_t *a, const json_t *b, const char *tool);
 
 #endif

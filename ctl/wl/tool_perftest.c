@@ -30,7 +30,7 @@ static const struct {
 	{ "BW average", "MB/sec", "bw_avg_bytes_per_s", 1048576 },
 	{ "BW average", "MiB/sec", "bw_avg_bytes_per_s", 1048576 },
 	{ "BW average", "Gb/sec", "bw_avg_bytes_per_s", 125000000 },
-	{ "MsgRate", "Mpps", "msg_rate_pps", 1e6 },
+	{ "MsgRate", "Mpps", "msg_rate_per_s", 1e6 },
 	{ "t_min", "usec", "lat_min_ns", 1e3 },
 	{ "t_max", "usec", "lat_max_ns", 1e3 },
 	{ "t_typical", "usec", "lat_typical_ns", 1e3 },
@@ -200,36 +200,4 @@ int tool_perftest_parse(const char *buf, size_t len, const char *name, json_t **
 		*out = json_pack("{s:o}", "perftest", o);
 	}
 	return 0;
-}
-
-void tool_perftest_merge(json_t *a, const json_t *b)
-{
-	/* each figure, and whether the worse is the higher: rates lower, times higher */
-	static const struct {
-		const char *key;
-		int higher;
-	} figs[] = { { "bw_peak_bytes_per_s", 0 }, { "bw_avg_bytes_per_s", 0 },
-		     { "msg_rate_pps", 0 },	     { "lat_min_ns", 1 },
-		     { "lat_max_ns", 1 },	     { "lat_typical_ns", 1 },
-		     { "lat_avg_ns", 1 },	     { "lat_stdev_ns", 1 },
-		     { "lat_p99_ns", 1 },	     { "lat_p99_9_ns", 1 } };
-	json_t *pa = json_object_get(a, "perftest");
-	const json_t *pb = json_object_get(b, "perftest");
-
-	if (!pb)
-		return;
-	if (!pa) {
-		json_object_set_new(a, "perftest", json_deep_copy(pb));
-		return;
-	}
-	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++) {
-		const json_t *vb = json_object_get(pb, figs[i].key), *va = json_object_get(pa, figs[i].key);
-		double x = json_number_value(vb), y = json_number_value(va);
-
-		if (json_is_number(vb) && (!json_is_number(va) || (figs[i].higher ? x > y : x < y)))
-			json_object_set(pa, figs[i].key, (json_t *)vb);
-	}
-	json_object_set_new(pa, "runs", json_integer(json_integer_value(json_object_get(pa, "runs")) +
-						     json_integer_value(json_object_get(pb, "runs"))));
-	json_object_del(pa, "rows");	/* the rows are each run's */
 }

@@ -120,9 +120,9 @@ int tool_qperf_parse(const char *buf, size_t len, const char *name, json_t **out
 
 void tool_qperf_merge(json_t *a, const json_t *b)
 {
-	json_t *qa = json_object_get(a, "qperf"), *tb, *v;
+	json_t *qa = json_object_get(a, "qperf"), *tb;
 	const json_t *qb = json_object_get(b, "qperf");
-	const char *test, *key;
+	const char *test;
 
 	if (!qb)
 		return;
@@ -135,21 +135,10 @@ void tool_qperf_merge(json_t *a, const json_t *b)
 
 		if (!json_is_object(tb))
 			continue;
-		if (!ta) {
+		if (!ta)
 			json_object_set_new(qa, test, json_deep_copy(tb));
-			continue;
-		}
-		json_object_foreach(tb, key, v) {	/* times: the longer; rates: the lower */
-			const json_t *o = json_object_get(ta, key);
-			size_t k = strlen(key);
-			int time = k > 3 && !strcmp(key + k - 3, "_ns"),
-			    rate = k > 6 && !strcmp(key + k - 6, "_per_s");
-
-			if (!o || (time && json_number_value(v) > json_number_value(o)) ||
-			    (rate && json_number_value(v) < json_number_value(o)))
-				json_object_set(ta, key, v);
-		}
+		else
+			tool_worst(ta, tb);
 	}
-	json_object_set_new(qa, "runs", json_integer(json_integer_value(json_object_get(qa, "runs")) +
-						     json_integer_value(json_object_get(qb, "runs"))));
+	tool_runs_add(qa, qb);
 }

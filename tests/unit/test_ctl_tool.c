@@ -205,8 +205,9 @@ static void not_fio(void)
 
 		EXPECT(tool_parse(TOOL_FIO, &o, &fig, err, sizeof(err)) == -ENOENT);
 	}
+	EXPECT(tool_by_name("ucx_perftest") == TOOL_UCX && tool_by_name("fabtests") == TOOL_FABTESTS);
 	EXPECT(tool_by_name("fio") == TOOL_FIO && tool_by_name("nvmf") == TOOL_NVMF &&
-	       tool_by_name("perftest") == TOOL_PERFTEST && tool_by_name("qperf") == TOOL_QPERF && tool_by_name("ucx_perftest") == -ENOENT);
+	       tool_by_name("perftest") == TOOL_PERFTEST && tool_by_name("qperf") == TOOL_QPERF && tool_by_name("mpi") == -ENOENT);
 }
 
 /* perftest's tables, as its printf formats lay them out (RESULT_FMT*,
@@ -250,7 +251,7 @@ static void perftest(void)
 	EXPECT(json_integer_value(json_object_get(p, "bytes")) == 65536);
 	EXPECT(json_integer_value(json_object_get(p, "iterations")) == 5000);
 	EXPECT(json_real_value(json_object_get(p, "bw_avg_bytes_per_s")) == 1.5 * 1048576);
-	EXPECT(json_real_value(json_object_get(p, "msg_rate_pps")) == 24);
+	EXPECT(json_real_value(json_object_get(p, "msg_rate_per_s")) == 24);
 	json_decref(fig);
 	put("pt.out", lat, sizeof(lat) - 1);
 	EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
@@ -275,30 +276,44 @@ static void perftest(void)
 	}
 }
 
+/* a server and its client on this host's loopback: the client's stdout in
+ * dir/name, its status (-1: it did not run) */
+static int loopback(char **srv, char **cli, const char *name)
+{
+	char out[256];
+	struct proc_io io = { -1, -1, -1, 1 };
+	pid_t sp, cp;
+	int st = -1;
+
+	snprintf(out, sizeof(out), "%s/%s", dir, name);
+	io.out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (proc_spawn(srv, &io, &sp)) {
+		close(io.out);
+		return -1;
+	}
+	close(io.out);
+	usleep(500000);	/* listening */
+	io.out = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!proc_spawn(cli, &io, &cp) && proc_reap(cp, 30000, &st))
+		proc_stop(cp, 1000);
+	close(io.out);
+	proc_stop(sp, 2000);
+	return st;
+}
+
 /* real qperf over this host's loopback (TCP and UDP tests), then lines
  * that are not qperf's */
 static void qperf(void)
 {
-	char port[16], out[256], err[256];
+	char port[16], err[256];
 	char *srv[] = { "qperf", "--listen_port", port, NULL };
 	char *cli[] = { "qperf", "127.0.0.1", "-lp", port, "-t", "1", "tcp_lat", "tcp_bw", "-v",
 			"udp_lat", NULL };
-	struct proc_io io = { -1, -1, -1, 1 };
 	json_t *fig, *q;
-	pid_t sp, cp;
-	int st = -1;
+	int st;
 
 	snprintf(port, sizeof(port), "%d", 19700 + (int)(getpid() % 200));
-	snprintf(out, sizeof(out), "%s/qperf.out", dir);
-	io.out = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	EXPECT(!proc_spawn(srv, &io, &sp));
-	close(io.out);
-	usleep(300000);
-	io.out = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (!proc_spawn(cli, &io, &cp))
-		proc_reap(cp, 20000, &st);
-	close(io.out);
-	proc_stop(sp, 1000);
+	st = loopback(srv, cli, "qperf.out");
 	EXPECT_MSG(st == 0, "qperf on the loopback: status %d (make deps installs it)", st);
 	EXPECT_MSG(parse_as(TOOL_QPERF, "qperf.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
 	q = json_object_get(fig, "qperf");
@@ -370,6 +385,47 @@ static void fabtests(void)
 	}
 }
 
+/* real ucx_perftest over this host's loopback (UCX_TLS=tcp), then Final
+ * lines that are not its */
+static void ucx(void)
+{
+	char port[16], err[256];
+	char *srv[] = { "ucx_perftest", "-p", port, NULL };
+	char *cli[] = { "ucx_perftest", "127.0.0.1", "-p", port, "-t", "tag_lat", "-n", "2000", NULL };
+	json_t *fig, *u;
+	int st;
+
+	setenv("UCX_TLS", "tcp", 1);
+	snprintf(port, sizeof(port), "%d", 13300 + (int)(getpid() % 200));
+	st = loopback(srv, cli, "ucx.out");
+	unsetenv("UCX_TLS");
+	EXPECT_MSG(st == 0, "ucx_perftest on the loopback: status %d (make deps installs it)", st);
+	EXPECT_MSG(parse_as(TOOL_UCX, "ucx.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	u = json_object_get(fig, "ucx_perftest");
+	EXPECT(json_integer_value(json_object_get(u, "iters")) == 2000);
+	EXPECT(!strcmp(json_string_value(json_object_get(u, "time_is")) ?: "", "latency"));
+	EXPECT(json_real_value(json_object_get(u, "lat_typical_ns")) > 100);
+	EXPECT(json_real_value(json_object_get(u, "msg_rate_per_s")) > 0);
+	json_decref(fig);
+	{
+		static const char *const bad[][2] = {
+			{ "[1.2] [n:1:0] ucp_ep.c:1507 UCX ERROR Destination is unreachable\n",
+			  "u.out:1: ucx_perftest: no Final: line" },
+			{ "|  latency (usec)  |\nFinal:   20 1.0 2.0\n",
+			  "u.out:2: ucx_perftest: a Final: line of 8" },
+			{ "Final:   20 1 2 3 4 5 6 7\n", "u.out:1: ucx_perftest: no latency or overhead" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			put("u.out", bad[i][0], strlen(bad[i][0]));
+			fig = NULL;
+			EXPECT_MSG(parse_as(TOOL_UCX, "u.out", "x", &fig, err, sizeof(err)) == -EBADMSG &&
+					   !fig && !strncmp(err, bad[i][1], strlen(bad[i][1])),
+				   "#%zu: '%s'", i, err);
+		}
+	}
+}
+
 static json_t *run(double iops, json_int_t p99, const char *verify, json_int_t n)
 {
 	return json_pack("{s:{s:{s:f,s:I,s:I,s:{s:I,s:I,s:I}},s:I,s:I,s:s,s:I}}", "fio", "write",
@@ -397,12 +453,27 @@ static void merge(void)
 	json_decref(a);
 	json_decref(r1);
 	json_decref(r2);
+	/* the other tools: by a key's unit, the worst of each; rows dropped */
+	a = json_object();
+	r1 = json_pack("{s:{s:f,s:f,s:i,s:[i],s:i}}", "perftest", "bw_avg_bytes_per_s", 5e6,
+		       "lat_p99_ns", 100.0, "bytes", 64, "rows", 1, "runs", 1);
+	r2 = json_pack("{s:{s:f,s:f,s:i,s:[i],s:i}}", "perftest", "bw_avg_bytes_per_s", 7e6,
+		       "lat_p99_ns", 300.0, "bytes", 64, "rows", 2, "runs", 1);
+	tool_merge(a, r1);
+	tool_merge(a, r2);
+	f = json_object_get(a, "perftest");
+	EXPECT(json_real_value(json_object_get(f, "bw_avg_bytes_per_s")) == 5e6);
+	EXPECT(json_real_value(json_object_get(f, "lat_p99_ns")) == 300);
+	EXPECT(json_integer_value(json_object_get(f, "runs")) == 2 && !json_object_get(f, "rows"));
+	json_decref(a);
+	json_decref(r1);
+	json_decref(r2);
 }
 
 int main(void)
 {
 	static const char *const files[] = { "data", "fio.out", "cut.out", "bad.out", "text.out",
-					     "nvmf.err", "pt.out", "qperf.out", "q.out", "f.out", NULL };
+					     "nvmf.err", "pt.out", "qperf.out", "q.out", "f.out", "ucx.out", "u.out", NULL };
 	char p[256];
 
 	if (!mkdtemp(dir))
@@ -412,6 +483,7 @@ int main(void)
 	perftest();
 	qperf();
 	fabtests();
+	ucx();
 	merge();
 	for (int i = 0; files[i]; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);

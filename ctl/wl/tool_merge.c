@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runs' figures merged into a role's and an arm's (tool.h): the worst of
+ * each, known by its key's unit (tool_int.h).
+ */
+#include <string.h>
+#include "ctl/wl/tool_int.h"
+
+static int ends(const char *key, const char *sfx)
+{
+	size_t k = strlen(key), s = strlen(sfx);
+
+	return k > s && !strcmp(key + k - s, sfx);
+}
+
+void tool_worst(json_t *a, const json_t *b)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)b, key, v) {
+		const json_t *o = json_object_get(a, key);
+		int time = ends(key, "_ns"), rate = ends(key, "_per_s");
+
+		if (!json_is_number(v) || !strcmp(key, "runs"))
+			continue;
+		if (!o || (json_is_number(o) &&
+			   ((time && json_number_value(v) > json_number_value(o)) ||
+			    (rate && json_number_value(v) < json_number_value(o)))))
+			json_object_set(a, key, v);
+	}
+}
+
+void tool_runs_add(json_t *a, const json_t *b)
+{
+	json_object_set_new(a, "runs", json_integer(json_integer_value(json_object_get(a, "runs")) +
+						    json_integer_value(json_object_get(b, "runs"))));
+}
+
+void tool_merge_one(json_t *a, const json_t *b, const char *tool)
+{
+	json_t *ta = json_object_get(a, tool);
+	const json_t *tb = json_object_get(b, tool);
+
+	if (!tb)
+		return;
+	if (!ta) {
+		json_object_set_new(a, tool, json_deep_copy(tb));
+		return;
+	}
+	tool_worst(ta, tb);
+	tool_runs_add(ta, tb);
+	json_object_del(ta, "rows");	/* the rows are each run's */
+}

@@ -207,10 +207,10 @@ for x in "qperf workload.vars.time=1" "fi-pingpong workload.vars.iters=100" "rpi
 		([$drop[]] | add), ($n | map(.node + " sent " + (.sent | tostring)) | join(", "))' "$R" 2>&1 | paste -sd'|')
 	# the tools' own figures in the report (parse: qperf, parse: fabtests)
 	[ "$1" = qperf ] && [ -f "$R" ] &&
-		! jq -e '.arms[0].qperf | .rc_lat.latency_ns > 0 and .rc_bw.bw_bytes_per_s > 0' "$R" >/dev/null &&
+		! jq -e '.arms[0].qperf | .rc_lat.latency_ns > 0 and .rc_bw.bw_bytes_per_s > 0' < "$R" >/dev/null &&
 		v="no qperf figures: $(jq -c '.arms[0].qperf' "$R")"
 	[ "$1" = fi-pingpong ] && [ -f "$R" ] &&
-		! jq -e '.arms[0].fabtests | .lat_ns > 0 and .bw_bytes_per_s > 0 and .runs == 1' "$R" >/dev/null &&
+		! jq -e '.arms[0].fabtests | .lat_ns > 0 and .bw_bytes_per_s > 0 and .runs == 1' < "$R" >/dev/null &&
 		v="no fabtests figures: $(jq -c '.arms[0].fabtests' "$R")"
 	if [ $rc = 0 ] && [ "${v%%|*}" = true ]; then
 		d=$(cut -d'|' -f2 <<< "$v"); drops=$((drops + d))

@@ -23,6 +23,7 @@ static const struct {
 } units[] = {
 	{ "ns", "_ns", 1, 0 },	       { "us", "_ns", 1e3, 0 },
 	{ "ms", "_ns", 1e6, 0 },       { "sec", "_ns", 1e9, 0 },
+	{ "bytes/sec", "_bytes_per_s", 1, 0 }, { "bits/sec", "_bytes_per_s", 0.125, 0 },
 	{ "B/sec", "_bytes_per_s", 1, 1 }, { "b/sec", "_bytes_per_s", 0.125, 1 },
 	{ "/sec", "_per_s", 1, 1 },    { "bytes", "_bytes", 1, 0 },
 	{ "B", "_bytes", 1, 1 },       { "% cpus", "_pct", 1, 0 },

@@ -214,9 +214,10 @@ for x in "qperf workload.vars.time=1" "fi-pingpong workload.vars.iters=100" "rpi
 		v="no fabtests figures: $(jq -c '.arms[0].fabtests' "$R")"
 	if [ $rc = 0 ] && [ "${v%%|*}" = true ]; then
 		d=$(cut -d'|' -f2 <<< "$v"); drops=$((drops + d))
-		[ "$1" = qperf ] && d="$d, rc_lat $(jq '.arms[0].qperf.rc_lat.latency_ns / 1e3' "$R") us"
-		[ "$1" = fi-pingpong ] && d="$d, $(jq '.arms[0].fabtests.lat_ns / 1e3' "$R") us a transfer"
-		cm_ok="$cm_ok $1: $(cut -d'|' -f3 <<< "$v"), $d dropped;"
+		x=
+		[ "$1" = qperf ] && x=", rc_lat $(jq '.arms[0].qperf.rc_lat.latency_ns / 1e3' "$R") us"
+		[ "$1" = fi-pingpong ] && x=", $(jq '.arms[0].fabtests.lat_ns / 1e3' "$R") us a transfer"
+		cm_ok="$cm_ok $1: $(cut -d'|' -f3 <<< "$v"), $d dropped$x;"
 	else
 		cm_bad="$cm_bad $1: exit $rc [$v] $(tail -n 4 "$W/cm-$1.log" | tr '\n' '|');"
 	fi

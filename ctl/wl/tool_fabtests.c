@@ -74,17 +74,11 @@ int tool_fabtests_parse(const char *buf, size_t len, const char *name, json_t **
 	json_t *rows = NULL;
 
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char text[512], *w[MAXCOL + 1];
 		int k, m;
 
+		tool_line(&p, end, text, sizeof(text));
 		line++;
-		if (l >= sizeof(text))
-			l = sizeof(text) - 1;
-		memcpy(text, p, l);
-		text[l] = 0;
-		p = nl ? nl + 1 : end;
 		if (!rows && !strncmp(text, "bytes", 5) && isspace((unsigned char)text[5])) {
 			n = words(text, w, MAXCOL);
 			for (k = 0; k < n && k < MAXCOL; k++) {

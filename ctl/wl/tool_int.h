@@ -32,5 +32,8 @@ int tool_ucx_parse(const char *buf, size_t len, const char *name, json_t **out, 
 void tool_worst(json_t *a, const json_t *b);
 void tool_runs_add(json_t *a, const json_t *b);
 void tool_merge_one(json_t *a, const json_t *b, const char *tool);
+/* the line at *p (before end) into text, cut to len - 1 bytes, without its
+ * newline; *p moved past it; its length in text */
+size_t tool_line(const char **p, const char *end, char *text, size_t len);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Runs' figures merged into a role's and an arm's (tool.h): the worst of
- * each, known by its key's unit (tool_int.h).
+ * each, known by its key's unit (tool_int.h). And the parsers' line reader.
  */
 #include <string.h>
 #include "ctl/wl/tool_int.h"
@@ -51,4 +51,17 @@ void tool_merge_one(json_t *a, const json_t *b, const char *tool)
 	tool_worst(ta, tb);
 	tool_runs_add(ta, tb);
 	json_object_del(ta, "rows");	/* the rows are each run's */
+}
+
+size_t tool_line(const char **p, const char *end, char *text, size_t len)
+{
+	const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+	size_t l = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
+
+	if (l >= len)
+		l = len - 1;
+	memcpy(text, *p, l);
+	text[l] = 0;
+	*p = nl ? nl + 1 : end;
+	return l;
 }

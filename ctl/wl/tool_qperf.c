@@ -73,18 +73,12 @@ int tool_qperf_parse(const char *buf, size_t len, const char *name, json_t **out
 	int line = 0;
 
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char text[256], key[64], *eq;
+		size_t l = tool_line(&p, end, text, sizeof(text));
 		const char *suffix;
 		double v;
 
 		line++;
-		if (l >= sizeof(text))
-			l = sizeof(text) - 1;
-		memcpy(text, p, l);
-		text[l] = 0;
-		p = nl ? nl + 1 : end;
 		while (l && isspace((unsigned char)text[l - 1]))
 			text[--l] = 0;
 		if (!l)

@@ -250,7 +250,7 @@ static int slurp(const char *path, const char *name, char **buf, size_t *len, ch
 static int nvmf_result(const char *buf, const char *name, json_t *out, char *err, size_t errlen)
 {
 	const char *at = NULL, *p = buf;
-	int line = 0, at_line = 0, n = 1;
+	int at_line = 0, n = 1;
 	json_error_t je;
 	json_t *r;
 
@@ -259,7 +259,6 @@ static int nvmf_result(const char *buf, const char *name, json_t *out, char *err
 			at = p + strlen(NVMF_MARK);
 			at_line = n;
 		}
-	line = at_line;
 	if (!at) {	/* said at the output's last line */
 		for (n = 1, p = buf; *p; p++)
 			n += *p == '\n' && p[1];
@@ -272,7 +271,7 @@ static int nvmf_result(const char *buf, const char *name, json_t *out, char *err
 	    !json_is_integer(json_object_get(r, "reconnects")) ||
 	    !json_is_number(json_object_get(r, "connect_s"))) {
 		snprintf(err, errlen, "%s:%d: nvmf: the result is not {error_recoveries, "
-			 "reconnects, connect_s, ...}%s%s", name, line, r ? "" : ": ",
+			 "reconnects, connect_s, ...}%s%s", name, at_line, r ? "" : ": ",
 			 r ? "" : je.text);
 		json_decref(r);
 		return -EBADMSG;

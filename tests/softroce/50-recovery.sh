@@ -68,11 +68,19 @@ fi
 # the lowest 95% lower ends seen were 144 ms at p99 and 167 ms at p50
 # (hadamard, with rdmactl throttled too), the tail being the host's stalls
 # as much as RC's timer.
+# The p50 bound of one timeout is lossy's alone: lossy is the step with
+# nothing added, so rc's median step less lossy's is what RC's timers cost.
+# hadamard's transform and sr's resends cost time of their own (their p50
+# was 11 and 19 ms above lossy's in a CI run that failed on this). When
+# rc's median step holds one timeout, not two, their p50 lead is a timeout
+# less that cost: that run had 95% lower ends of 79 ms for lossy, 68 for
+# hadamard and 60 for sr, against 67.1. So for hadamard and sr the test
+# claims a shorter p50 than rc's with 95% confidence, an own cost over
+# lossy's p50 below one timeout (they never wait for RC's timer), and the
+# p99 bound of one timeout.
 # sr (selective repeat) is reliable too: no element wrong, nothing lost,
-# every dropped piece resent (recovered_pieces about the drop rate), and it
-# does not wait for RC's timer either: the same bound on its difference
-# from rc holds. Where it lands between rc and lossy is in the message
-# (p99, busbw).
+# every dropped piece resent (recovered_pieces about the drop rate). Where
+# it lands between rc and lossy is in the message (p99, busbw).
 RTO_NS=$((4096 << 14))
 drop_all 1% || fail side_by_side_1pct "inject add failed"
 SBS_SIZE=${SBS_SIZE:-256k}
@@ -90,8 +98,11 @@ if [ $rc = 0 ]; then
 	# the same in expectation; hadamard must not be worse beyond noise
 	lc=$(mode "$j" lossy | jq .grad_error.cosine_mean); hc=$(mode "$j" hadamard | jq .grad_error.cosine_mean)
 	if awk -v ll="$ll" -v hl="$hl" -v lc="$lc" -v hc="$hc" 'BEGIN{exit !(hl * 5 <= ll && hc >= lc - 0.005)}' &&
-		jq -e --argjson t "$RTO_NS" '[.results[] | select(.mode != "rc") | .vs_first_arm |
-			.p99_diff_ci95_ns[0] >= $t and .p50_diff_ci95_ns[0] >= $t] | all and length == 3' <<< "$j" >/dev/null &&
+		jq -e --argjson t "$RTO_NS" '(.results[] | select(.mode == "lossy") | .percentiles.p50_ns) as $lp |
+			[.results[] | select(.mode != "rc") | .vs_first_arm.p99_diff_ci95_ns[0] >= $t and
+			 if .mode == "lossy" then .vs_first_arm.p50_diff_ci95_ns[0] >= $t
+			 else .vs_first_arm.p50_diff_ci95_ns[0] > 0 and .percentiles.p50_ns - $lp < $t end] |
+			all and length == 3' <<< "$j" >/dev/null &&
 		jq -e '[.results[] | select(.mode == "lossy" or .mode == "hadamard") | .lost_fraction >= 0.004 and .lost_fraction <= 0.025] | all' <<< "$j" >/dev/null &&
 		mode "$j" sr | jq -e '.wrong == 0 and .lost_pieces == 0 and .verification_failed == false and
 			.recovered_pieces >= 0.004 * .count * 4 * 342 * .size / 1048576' >/dev/null &&

@@ -219,7 +219,8 @@ for x in "qperf workload.vars.time=1" "fi-pingpong workload.vars.iters=100" "rpi
 		[ "$1" = fi-pingpong ] && x=", $(jq '.arms[0].fabtests.lat_ns / 1e3' "$R") us a transfer"
 		cm_ok="$cm_ok $1: $(cut -d'|' -f3 <<< "$v"), $d dropped$x;"
 	else
-		cm_bad="$cm_bad $1: exit $rc [$v] $(tail -n 4 "$W/cm-$1.log" | tr '\n' '|');"
+		# and the commands' own last words
+		cm_bad="$cm_bad $1: exit $rc [$v] $(tail -n 4 "$W/cm-$1.log" | tr '\n' '|') $(tail -n 3 "$W/cm-$1"/exec/*/r1/*.stderr 2>/dev/null | tr '\n' '|' | head -c 600);"
 	fi
 done
 if [ -z "$cm_bad" ] && [ "$drops" -gt 0 ]; then

@@ -277,7 +277,8 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/
 
 # NVMe-oF over RDMA and TCP under faults: docs/stacks.md's table (~15 min)
 bench-stacks: all
-	$(Q)bash bench/nvmf.sh
+	$(Q)bash bench/storage.sh
+	$(Q)STACK=nfs bash bench/storage.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rdma-testbed \

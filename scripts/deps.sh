@@ -17,6 +17,10 @@ PKGS=(
 	rdmacm-utils qperf ucx-utils libfabric-bin
 	# storage stacks under faults: NVMe-oF's host tools and fio (into the VM image)
 	fio nvme-cli
+	# NFS over RDMA and TCP: the server's and client's programs are unpacked
+	# from nfs-kernel-server and nfs-common (never installed: no nfsd or
+	# rpcbind runs on this machine) and need
+	libtirpc3 libtirpc-common libcom-err2 libkeyutils1 netbase
 	# testbed: VM image and boot
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	# ssh: rdmactl's client; the VM's sshd is unpacked from openssh-server

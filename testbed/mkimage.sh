@@ -10,7 +10,8 @@
 #   base     Debian's kernel modules (rdma_rxe & co), busybox, iproute2,
 #            rdma-core with the rxe provider, perftest, bpftool, the RDMA
 #            programs, fio and nvme-cli, and their shared libraries; the
-#            NVMe-oF modules (loaded by rdmatb-nvmf, not at boot). Cached in DIR, keyed by a hash of every input
+#            NVMe-oF and NFS modules (loaded by rdmatb-nvmf and
+#            rdmatb-nfs, not at boot), NFS's programs. Cached in DIR, keyed by a hash of every input
 #            (this script, the kernel version, the package versions), so it
 #            is rebuilt only when one of them changes.
 #   overlay  the project's own files, staged by rdmactl in --overlay-dir
@@ -45,6 +46,9 @@ MODULES="crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe rdma
 # NVMe over Fabrics, host and target, RDMA and TCP, and null_blk to back a
 # namespace with memory.
 STORAGE_MODULES="nvme_rdma nvme_tcp nvmet_rdma nvmet_tcp null_blk"
+# And NFS's (/etc/rdmatb/nfs.order: rdmatb-nfs): the server, the NFSv4
+# client, and RPC over RDMA for both (xprtrdma, svcrdma).
+NFS_MODULES="nfsd nfsv4 rpcrdma"
 BINS="ip tc bridge rdma bpftool ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong
       ibv_ud_pingpong ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw
       ib_atomic_lat ib_atomic_bw rping ucmatose udaddy qperf ucx_perftest ucx_info fi_pingpong fi_info
@@ -92,32 +96,37 @@ if [ ! -f "$VMLINUZ" ] || [ ! -s "$MODDIR/modules.dep" ]; then
 	mv "$KROOT.new" "$KROOT"
 fi
 
-# ---------------------------------------------------------------- sshd
-# Debian's OpenSSH server for the guest (rdmactl's ssh path starts agents
-# through it): the package is downloaded and unpacked here, never installed
-# on this machine. Without apt (offline) the image simply has no sshd.
-SSHD_ROOT=
-SSHD_PKG=$(ls -d "$CACHE"/openssh-server-* 2>/dev/null | head -1 || true)
-if [ -z "$SSHD_PKG" ] || [ ! -x "$SSHD_PKG/usr/sbin/sshd" ]; then
+# ------------------------------------------------- sshd, NFS's programs
+# Debian packages for the guest whose installing would start services on
+# this machine: Debian's OpenSSH server (rdmactl's ssh path starts agents
+# through it) and the NFS server's and client's programs (rdmatb-nfs). Each
+# is downloaded and unpacked under the cache, never installed here; its
+# libraries are this machine's (make deps). Without apt (offline) the image
+# has no sshd (no ssh path) and no NFS.
+unpacked() {	# package, a file it holds: the unpacked tree's root, or nothing
+	local pkg=$1 file=$2 root tmp deb ver
+	root=$(ls -d "$CACHE/$pkg"-[0-9]* 2>/dev/null | head -1 || true)
+	if [ -n "$root" ] && [ -x "$root$file" ]; then echo "$root"; return; fi
 	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
 	chown _apt "$tmp" 2>/dev/null || true
-	if (cd "$tmp" && apt-get download -q openssh-server >&2); then
-		deb=$(ls "$tmp"/openssh-server_*.deb)
+	if (cd "$tmp" && apt-get download -q "$pkg" >&2); then
+		deb=$(ls "$tmp"/"$pkg"_*.deb)
 		ver=$(dpkg-deb -f "$deb" Version | tr ':~' '__')
-		rm -rf "$CACHE/openssh-server-$ver"
-		dpkg-deb -x "$deb" "$CACHE/openssh-server-$ver"
-		SSHD_PKG=$CACHE/openssh-server-$ver
+		rm -rf "$CACHE/$pkg-$ver"
+		dpkg-deb -x "$deb" "$CACHE/$pkg-$ver"
+		[ -x "$CACHE/$pkg-$ver$file" ] && echo "$CACHE/$pkg-$ver"
 	else
-		log "apt-get download openssh-server failed: the image has no sshd (no ssh path)"
-		SSHD_PKG=
+		log "apt-get download $pkg failed: the image has no $file"
 	fi
 	rm -rf "$tmp"
-fi
-[ -n "$SSHD_PKG" ] && [ -x "$SSHD_PKG/usr/sbin/sshd" ] && SSHD_ROOT=$SSHD_PKG
+}
+SSHD_ROOT=$(unpacked openssh-server /usr/sbin/sshd)
+NFSD_ROOT=$(unpacked nfs-kernel-server /usr/sbin/rpc.nfsd)
+NFSC_ROOT=$(unpacked nfs-common /sbin/mount.nfs)
 
 # ---------------------------------------------------------------- base layer
 versions=$(dpkg-query -W -f='${Package}=${Version}\n' $PKGS 2>/dev/null | sort)
-KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; echo "${SSHD_ROOT##*/}"; } | sha256sum | cut -c1-16)
+KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; echo "${SSHD_ROOT##*/} ${NFSD_ROOT##*/} ${NFSC_ROOT##*/}"; } | sha256sum | cut -c1-16)
 BASE=$CACHE/base-$KVER-$KEY.cpio
 BUILT=0
 t0=$(date +%s.%N)
@@ -179,6 +188,23 @@ if [ ! -s "$BASE" ]; then
 		ldd "$SSHD_ROOT/usr/sbin/sshd" | grep -q "not found" &&
 			die "sshd: $(ldd "$SSHD_ROOT/usr/sbin/sshd" | grep "not found" | head -1) (make deps)"
 	fi
+	# NFS: the server's rpc.nfsd, rpc.mountd and exportfs, the client's
+	# mount.nfs (rdmatb-nfs); with the modules below (/etc/rdmatb/nfs.order)
+	if [ -n "$NFSD_ROOT" ] && [ -n "$NFSC_ROOT" ]; then
+		for f in "$NFSD_ROOT"/usr/sbin/rpc.nfsd "$NFSD_ROOT"/usr/sbin/rpc.mountd \
+			 "$NFSD_ROOT"/usr/sbin/exportfs "$NFSC_ROOT"/sbin/mount.nfs; do
+			mkdir -p "$ST/usr/sbin"
+			cp "$f" "$ST/usr/sbin/"
+			ldd "$f" | grep -q "not found" &&
+				die "${f##*/}: $(ldd "$f" | grep "not found" | head -1) (make deps)"
+			for lib in $(ldd "$f" | awk '/=> \//{print $3}'); do copy_file "$lib"; done
+		done
+		# libtirpc's transports, the "nfs" service's port
+		for f in /etc/netconfig /etc/services /etc/protocols; do
+			[ -e "$f" ] || die "$f: missing (make deps: libtirpc-common, netbase)"
+			copy_file "$f"
+		done
+	fi
 	printf 'root:x:0:0:root:/root:/bin/sh\nsshd:x:100:65534::/run/sshd:/bin/false\n' > "$ST/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' > "$ST/etc/group"
 	printf '127.0.0.1 localhost\n' > "$ST/etc/hosts"
@@ -225,6 +251,11 @@ if [ ! -s "$BASE" ]; then
 	ORDER=()	# the boot's modules stay SEEN: only what they lack
 	for m in $STORAGE_MODULES; do add_mod "$m"; done
 	copy_mods > "$ST/etc/rdmatb/storage.order"
+	if [ -n "$NFSD_ROOT" ] && [ -n "$NFSC_ROOT" ]; then
+		ORDER=()
+		for m in $NFS_MODULES; do add_mod "$m"; done
+		copy_mods > "$ST/etc/rdmatb/nfs.order"
+	fi
 	cp "$MODDIR"/modules.builtin* "$MODDIR"/modules.order "$ST/lib/modules/$KVER/"
 	depmod -b "$ST" "$KVER"
 	echo "$KVER" > "$ST/etc/rdmatb/kver"

@@ -127,7 +127,7 @@ run_fio() {
 		echo "nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)" > /etc/nvme/hostnqn
 	c=$(ctrl_of)
 	[ -n "$c" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"	# a killed round's
-	k0=$(dmesg | grep -c 'nvme')
+	k0=$(dmesg | grep -c 'nvme\|rxe\|blocked for more')
 	t0=$(up)
 	nvme connect -t "$t" -a "$a" -s "$port" -n "$NQN" \
 		--ctrl-loss-tmo="${NVMF_CTRL_LOSS_TMO:-20}" \
@@ -144,21 +144,42 @@ run_fio() {
 	dev=/dev/$dev
 	t1=$(up)
 	say "connected over $t to $a:$port as $c ($dev) in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s"
-	fio --filename="$dev" --verify_state_save=0 --output-format=json "$@"
+	# fio in the background: a stop (the role's timeout) runs ended() at
+	# once, even while fio's I/O waits in the kernel
+	fio --filename="$dev" --verify_state_save=0 --output-format=json "$@" &
+	FIO=$!
+	trap ended TERM INT
+	wait $FIO
 	rc=$?
-	# what the kernel said of the controller meanwhile: its error recoveries
-	# (a QP or connection broken) and reconnects, its last lines
-	new=$(dmesg | grep 'nvme' | tail -n +$((k0 + 1)))
+	trap - TERM INT
+	report $rc
+	[ -e "/sys/class/nvme/$c/delete_controller" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"
+	exit $rc
+}
+
+# what the kernel said of the controller meanwhile: its error recoveries
+# (a QP or connection broken) and reconnects, its last lines (hung tasks
+# among them); last the line parse: nvmf reads (one JSON object)
+report() {
+	new=$(dmesg | grep 'nvme\|rxe\|blocked for more' | tail -n +$((k0 + 1)))
 	state=$(cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone)
 	er=$(printf '%s\n' "$new" | grep -c 'error recovery\|resetting controller')
 	rc2=$(printf '%s\n' "$new" | grep -c 'Successfully reconnected')
 	printf '%s\n' "$new" | grep . | tail -n 5 | sed 's/^/rdmatb-nvmf: kernel: /' >&2
-	# the line parse: nvmf reads (one JSON object, the last such line)
 	say "result {\"transport\": \"$t\", \"controller\": \"$c\", \"state\": \"$state\"," \
 		"\"connect_s\": $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')," \
-		"\"error_recoveries\": $er, \"reconnects\": $rc2, \"fio_exit\": $rc}"
-	[ -e "/sys/class/nvme/$c/delete_controller" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"
-	exit $rc
+		"\"error_recoveries\": $er, \"reconnects\": $rc2, \"fio_exit\": $1}"
+}
+
+# stopped while fio ran (the role's timeout: rdma-run sends SIGTERM, then
+# SIGKILL a second later): say where the controller was; the next run
+# deletes it (deleting it here may wait on the stuck I/O itself)
+ended() {
+	say "stopped after $(awk -v a="$t1" -v b="$(up)" 'BEGIN{printf "%.0f", b-a}') s of fio:" \
+		"controller $c $(cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone)"
+	report 124
+	kill -9 "$FIO" 2>/dev/null
+	exit 124
 }
 
 case ${1:-} in

@@ -409,3 +409,12 @@ int exec_round(struct exp *e, int a, uint64_t round, json_t **results, char *err
 	free(r);
 	return rc;
 }
+
+void exp_exec_tools(json_t *into, const json_t *res)
+{
+	const json_t *run;
+	size_t k;
+
+	json_array_foreach(json_object_get(json_array_get(res, 0), "exec"), k, run)
+		tool_merge(into, run);
+}

@@ -182,6 +182,9 @@ json_t *exp_faults_delta(const json_t *a, const json_t *b);
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
 			    size_t len);
 /* path names the directory e->tmpfd holds (lstat: a link never does) */
+/* exec: a round's results' tools' figures (their parse:) merged into into,
+ * the worst of each (tool_merge): what the TUI shows of an exec arm */
+void exp_exec_tools(json_t *into, const json_t *res);
 int exp_partial_is_ours(const struct exp *e, const char *path);
 
 /* arm a's options for one run of iters (warm: unmeasured first) on members

@@ -141,7 +141,7 @@ static void html_summary(const struct page *pg)
 
 	fputs("<table id=\"summary\"><tr><th>arm</th><th>mode</th>", pg->f);
 	for (m = report_metrics; m->name; m++)
-		if (metric_shown(m, MW_HTML, pg->ms)) {
+		if (metric_column(m, MW_HTML, pg->ms, pg->arms)) {
 			fputs("<th>", pg->f);
 			html_escape(pg->f, m->name);
 			fputs("</th>", pg->f);
@@ -154,7 +154,7 @@ static void html_summary(const struct page *pg)
 		html_escape(pg->f, jr_str(arm, "mode"));
 		fputs("</td>", pg->f);
 		for (m = report_metrics; m->name; m++) {
-			if (!metric_shown(m, MW_HTML, pg->ms))
+			if (!metric_column(m, MW_HTML, pg->ms, pg->arms))
 				continue;
 			metric_cell(m, arm, json_array_get(pg->arms, 0), 0, cell, sizeof(cell));
 			fputs("<td>", pg->f);

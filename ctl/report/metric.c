@@ -300,34 +300,44 @@ const struct metric report_metrics[] = {
 	  .scale = 1, .fmt = "%.2f", .width = 7, .absent = "-",
 	  .doc = "the first arm's time to accuracy over this arm's: above 1, this arm is faster" },
 	/* a tool's own figures (an exec role's parse:, ctl/wl/tool.h): columns
-	 * only in reports that have them */
-#define FIO_COLS(D, d)                                                                             \
-	{ .name = d " IOPS", .where = TXT, .measures = E, .kind = MK_NUM, .path = "fio." D ".iops", \
-	  .scale = 1, .fmt = "%.0f", .width = 8, .absent = "-", .if_any = 1,                       \
+	 * of the text and HTML tables only in reports that have them */
+#define FIO_COLS(D, d, o)                                                                          \
+	{ .name = d " IOPS", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,              \
+	  .path = "fio." D ".iops", .scale = 1, .fmt = "%.0f", .width = 8, .absent = "-",          \
+	  .if_any = 1, .tui_order = (o),                                                           \
 	  .doc = "fio: " D " I/Os a second, its jobs' added up (the worst run's)" },              \
-	{ .name = d " p50[ms]", .where = TXT, .measures = E, .kind = MK_NUM,                       \
+	{ .name = d " p50[ms]", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,           \
 	  .path = "fio." D ".clat.p50_ns", .scale = 1e6, .fmt = "%.2f", .width = 10, .absent = "-", \
-	  .if_any = 1, .doc = "fio: median " D " completion latency (fio's clat)" },               \
-	{ .name = d " p99[ms]", .where = TXT, .measures = E, .kind = MK_NUM,                       \
+	  .if_any = 1, .tui_order = (o) + 1,                                                       \
+	  .doc = "fio: median " D " completion latency (fio's clat)" },                            \
+	{ .name = d " p99[ms]", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,           \
 	  .path = "fio." D ".clat.p99_ns", .scale = 1e6, .fmt = "%.2f", .width = 10, .absent = "-", \
-	  .if_any = 1, .doc = "fio: 99th percentile " D " completion latency" }
-	FIO_COLS("read", "rd"),
-	FIO_COLS("write", "wr"),
-	{ .name = "pt MB/s", .where = TXT, .measures = E, .kind = MK_NUM,
+	  .if_any = 1, .tui_order = (o) + 2,                                                       \
+	  .doc = "fio: 99th percentile " D " completion latency" }
+	FIO_COLS("read", "rd", 41),
+	FIO_COLS("write", "wr", 44),
+	{ .name = "pt MB/s", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,
 	  .path = "perftest.bw_avg_bytes_per_s", .scale = 1e6, .fmt = "%.2f", .width = 9,
-	  .absent = "-", .if_any = 1,
+	  .absent = "-", .if_any = 1, .tui_order = 47,
 	  .doc = "perftest (parse: perftest): BW average of its last row, in 10^6 bytes a second "
 		"(perftest's own MB/sec is 2^20 bytes)" },
-	{ .name = "pt lat[us]", .where = TXT, .measures = E, .kind = MK_NUM,
+	{ .name = "pt lat[us]", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,
 	  .path = "perftest.lat_typical_ns", .scale = 1e3, .fmt = "%.2f", .width = 10,
-	  .absent = "-", .if_any = 1,
+	  .absent = "-", .if_any = 1, .tui_order = 48,
 	  .doc = "perftest: t_typical (its median) of its last row" },
-	{ .name = "nvme resets", .where = TXT, .measures = E, .kind = MK_NUM,
+	{ .name = "nvme resets", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,
 	  .path = "nvme.error_recoveries", .scale = 1, .fmt = "%.0f", .width = 11, .absent = "-",
-	  .if_any = 1, .doc = "NVMe-oF host (parse: nvmf): the controller's error recoveries "
-			      "(a broken queue pair or connection), the kernel's count over the runs" },
-	{ .name = "verify", .where = TXT, .measures = E, .kind = MK_STR, .path = "fio.verify",
-	  .scale = 1, .fmt = "%s", .width = 7, .absent = "-", .if_any = 1,
+	  .if_any = 1, .tui_order = 49,
+	  .doc = "NVMe-oF host (parse: nvmf): the controller's error recoveries "
+		 "(a broken queue pair or connection), the kernel's count over the runs" },
+	{ .name = "nfs retrans", .where = TXT | HTM | LAT, .measures = E, .kind = MK_NUM,
+	  .path = "nfs.retrans", .scale = 1, .fmt = "%.0f", .width = 11, .absent = "-",
+	  .if_any = 1, .tui_order = 50,
+	  .doc = "NFS client (parse: nfs): RPC retransmissions over the runs, from "
+		 "the mount's per-operation statistics (/proc/self/mountstats)" },
+	{ .name = "verify", .where = TXT | HTM | LAT, .measures = E, .kind = MK_STR,
+	  .path = "fio.verify", .scale = 1, .fmt = "%s", .width = 7, .absent = "-", .if_any = 1,
+	  .tui_order = 40,
 	  .doc = "fio: ok when every job verified what it wrote (verify=crc32c and the like), "
 		"failed when one did not, off without verify" },
 	/* the names expectations use ("rc: p99 < 5ms"), each with its unit */
@@ -445,6 +455,18 @@ const struct metric report_metrics[] = {
 	{ .name = "nvme.connect", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "nvme.connect_ns", .scale = 1, .unit = MU_TIME,
 	  .doc = "NVMe-oF host: the longest connect, until the namespace was there" },
+	{ .name = "nfs.retrans", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nfs.retrans", .scale = 1, .unit = MU_COUNT,
+	  .doc = "NFS client (parse: nfs): RPC retransmissions over the runs (mountstats)" },
+	{ .name = "nfs.timeouts", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nfs.timeouts", .scale = 1, .unit = MU_COUNT,
+	  .doc = "NFS client: RPC major timeouts over the runs (mountstats)" },
+	{ .name = "nfs.reconnects", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nfs.reconnects", .scale = 1, .unit = MU_COUNT,
+	  .doc = "NFS client: the transport's connects after the first, over the runs" },
+	{ .name = "nfs.mount", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
+	  .path = "nfs.mount_ns", .scale = 1, .unit = MU_TIME,
+	  .doc = "NFS client: the longest mount" },
 	{ .name = "fio.errors", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "fio.errors", .scale = 1, .unit = MU_COUNT,
 	  .doc = "fio: jobs that ended with an error (a failed verify is one)" },
@@ -457,6 +479,21 @@ int metric_shown(const struct metric *m, unsigned where, enum measure measure)
 		return 0;
 	/* CSV and HTML have one layout for every report: all their columns */
 	return where & (MW_CSV | MW_HTML) ? 1 : !!(m->measures & (1u << measure));
+}
+
+int metric_column(const struct metric *m, unsigned where, enum measure measure, const json_t *arms)
+{
+	const json_t *arm;
+	size_t i;
+
+	if (!metric_shown(m, where, measure))
+		return 0;
+	if (!m->if_any)
+		return 1;
+	json_array_foreach(arms, i, arm)
+		if (jr_path(arm, m->path))
+			return 1;
+	return 0;
 }
 
 /* the metric's number in arm: 1 and *v, or 0 */

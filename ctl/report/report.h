@@ -89,6 +89,9 @@ int metric_cell(const struct metric *m, const json_t *arm, const json_t *first, 
 int metric_value(const struct metric *m, const json_t *arm, double *v);
 /* does m show for measure in this rendering (where: one MW_* bit)? */
 int metric_shown(const struct metric *m, unsigned where, enum measure measure);
+/* is m a column of this table (text or HTML) of arms? a tool's figure
+ * (if_any) only when some arm has it */
+int metric_column(const struct metric *m, unsigned where, enum measure measure, const json_t *arms);
 /* every metric's place and meaning as Markdown (docs/report.md, make docs) */
 void metric_doc(FILE *f);
 

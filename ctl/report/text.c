@@ -193,22 +193,6 @@ static void report_print_node_faults(const json_t *rep, FILE *f)
 	}
 }
 
-/* is m a column of this table? (a tool's only when some arm has it) */
-static int column(const struct metric *m, enum measure ms, const json_t *arms)
-{
-	const json_t *arm;
-	size_t i;
-
-	if (!metric_shown(m, MW_TEXT, ms))
-		return 0;
-	if (!m->if_any)
-		return 1;
-	json_array_foreach(arms, i, arm)
-		if (jr_path(arm, m->path))
-			return 1;
-	return 0;
-}
-
 /* what each arm's traffic met: its fault rules' packets matched and hit */
 static void print_faults_met(const json_t *arms, FILE *f)
 {
@@ -250,13 +234,13 @@ void report_print_text(const json_t *rep, FILE *f)
 		json_is_true(json_object_get(rep, "partial")) ? " (partial)" : "");
 	fprintf(f, "# %-10s %-8s", "arm", "mode");
 	for (m = report_metrics; m->name; m++)
-		if (column(m, ms, arms))
+		if (metric_column(m, MW_TEXT, ms, arms))
 			fprintf(f, " %*s", m->width, m->name);
 	fputc('\n', f);
 	json_array_foreach(arms, i, arm) {
 		fprintf(f, "  %-10s %-8s", jr_str(arm, "name"), jr_str(arm, "mode"));
 		for (m = report_metrics; m->name; m++) {
-			if (!column(m, ms, arms))
+			if (!metric_column(m, MW_TEXT, ms, arms))
 				continue;
 			metric_cell(m, arm, json_array_get(arms, 0), 0, cell, sizeof(cell));
 			fprintf(f, " %*s", m->width, cell);

@@ -27,6 +27,7 @@ void model_init(struct model *m, const struct profile *p, enum measure measure)
 		arm_acc_init(&x->acc, x->name, x->mode);
 		x->last_lost = strcmp(x->mode, "rc") ? 0 : -1;
 		x->tta_ns = -1;
+		x->tools = json_object();
 	}
 	snprintf(m->status, sizeof(m->status), "starting");
 	snprintf(m->name, sizeof(m->name), "%s", p->name);
@@ -38,8 +39,11 @@ void model_fini(struct model *m)
 	int a;
 
 	/* every slot: an attached viewer's model may hold more than it shows */
-	for (a = 0; a < PROF_MAX_ARMS; a++)
+	for (a = 0; a < PROF_MAX_ARMS; a++) {
 		arm_acc_fini(&m->arm[a].acc);
+		json_decref(m->arm[a].tools);
+		m->arm[a].tools = NULL;
+	}
 	pthread_mutex_destroy(&m->lock);
 }
 
@@ -137,6 +141,8 @@ void model_arm_done(struct model *m, int a, const json_t *results, uint64_t iter
 		m->arm[a].tta_ns = json_is_integer(json_object_get(r0, "tta_ns")) ?
 					   json_integer_value(json_object_get(r0, "tta_ns")) : -1;
 	}
+	if (m->arm[a].tools)
+		exp_exec_tools(m->arm[a].tools, results);
 	m->arm[a].running = 0;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -254,6 +260,8 @@ json_t *model_to_json(struct model *m)
 					"spark", sp, "accuracy", x->accuracy, "loss", x->loss, "tta_ns",
 					(json_int_t)x->tta_ns, "acc", arm_acc_to_json(&x->acc)));
 		json_object_set_new(json_array_get(arms, json_array_size(arms) - 1), "lspark", lsp);
+		json_object_set_new(json_array_get(arms, json_array_size(arms) - 1), "tools",
+				    x->tools ? json_deep_copy(x->tools) : json_object());
 	}
 	for (i = 0; i < m->nrules; i++) {
 		struct model_rule *r = &m->rule[i];
@@ -311,6 +319,9 @@ static void arm_from_json(struct model_arm *a, const json_t *x)
 	str_of(a->mode, sizeof(a->mode), x, "mode");
 	arm_acc_fini(&a->acc);
 	arm_acc_init(&a->acc, a->name, a->mode);
+	json_decref(a->tools);
+	a->tools = json_is_object(json_object_get(x, "tools")) ?
+			   json_deep_copy(json_object_get(x, "tools")) : json_object();
 	a->running = json_is_true(json_object_get(x, "running"));
 	a->live_done = (uint64_t)num_of(x, "live_done");
 	a->last_p50_ms = num_of(x, "last_p50_ms");
@@ -501,6 +512,12 @@ json_t *model_arm_json(const struct model *m, int a)
 		json_object_set_new(live, "p99_vs_first", json_string(v));
 	}
 	json_object_set_new(o, "live", live);
+	if (z->tools && json_object_size(z->tools)) {	/* exec: fio's, perftest's, ... */
+		json_t *c = json_deep_copy(z->tools);
+
+		json_object_update(o, c);
+		json_decref(c);
+	}
 	return o;
 }
 

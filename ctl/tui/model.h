@@ -40,6 +40,8 @@ struct model_arm {
 	double accuracy, loss;
 	int64_t tta_ns;
 	int running;
+	/* exec: its tools' figures (parse:) over the finished rounds, {} until then */
+	json_t *tools;
 };
 
 struct model_rule {

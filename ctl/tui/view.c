@@ -113,15 +113,25 @@ static void bar(const struct tui *t, double frac, int width, char *out)
 	*out = 0;
 }
 
-/* the metric table's rows of this view, most telling first */
-static int view_rows(int view, const struct metric **rows, int max)
+/* does some arm have a tool's figure m (exec: its roles' parse:)? */
+static int some_arm_has(const struct model *md, const struct metric *m)
+{
+	for (int a = 0; a < md->narms; a++)
+		if (md->arm[a].tools && jr_path(md->arm[a].tools, m->path))
+			return 1;
+	return 0;
+}
+
+/* the metric table's rows of this view, most telling first; a tool's
+ * figures only once an arm has them */
+static int view_rows(const struct model *md, int view, const struct metric **rows, int max)
 {
 	static const unsigned bits[V_N] = { MW_TUI_LAT, MW_TUI_THR, MW_TUI_TRN };
 	const struct metric *m;
 	int n = 0, i, j;
 
 	for (m = report_metrics; m->name && n < max; m++)
-		if ((m->where & bits[view]) && m->tui_order)
+		if ((m->where & bits[view]) && m->tui_order && (!m->if_any || some_arm_has(md, m)))
 			rows[n++] = m;
 	for (i = 1; i < n; i++)	/* insertion sort by tui_order: a few dozen rows */
 		for (j = i; j > 0 && rows[j]->tui_order < rows[j - 1]->tui_order; j--) {
@@ -161,7 +171,7 @@ static void draw_arms(struct tui *t, int y, int x, int h, int w)
 	}
 	attr(t, C_HEAD, 0);
 	row++;
-	nrows = view_rows(t->view, rows, 64);
+	nrows = view_rows(m, t->view, rows, 64);
 	/* the trend rows always (80x24 too): the metric rows give way, the least
 	 * telling first */
 	for (a = 0; a < m->narms && m->arm[a].nlspark == 0; a++)
@@ -379,7 +389,7 @@ void tui_draw(struct tui *t)
 		int small = W < 120, avail = H - 2 - small;
 		const struct metric *vr[64];
 		/* the arms pane as tall as its rows, two trend rows and the frame */
-		int ev_h = H >= 40 ? 10 : 3, want = view_rows(t->view, vr, 64) + 5;
+		int ev_h = H >= 40 ? 10 : 3, want = view_rows(t->m, t->view, vr, 64) + 5;
 
 		mid_h = H >= 40 ? 10 : 6;
 		arms_h = avail - mid_h - ev_h;

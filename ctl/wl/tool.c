@@ -14,7 +14,8 @@
 #include "ctl/wl/tool_int.h"
 
 static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = "fio",
-					     [TOOL_NVMF] = "nvmf", [TOOL_PERFTEST] = "perftest",
+					     [TOOL_NVMF] = "nvmf", [TOOL_NFS] = "nfs",
+					     [TOOL_PERFTEST] = "perftest",
 					     [TOOL_QPERF] = "qperf", [TOOL_FABTESTS] = "fabtests",
 					     [TOOL_UCX] = "ucx_perftest" };
 
@@ -33,7 +34,7 @@ const char *tool_name(int kind)
 
 const char *tool_names(void)
 {
-	return "fio, nvmf, perftest, qperf, fabtests, ucx_perftest";
+	return "fio, nvmf, nfs, perftest, qperf, fabtests, ucx_perftest";
 }
 
 /* fio's percentiles we keep: its key, ours */
@@ -244,42 +245,66 @@ static int slurp(const char *path, const char *name, char **buf, size_t *len, ch
 	return 0;
 }
 
-#define NVMF_MARK "rdmatb-nvmf: result "
+/* the storage helpers' result lines on stderr (each its last): the
+ * integers it must hold, its set-up time in s (also kept in ns) */
+static const struct helper {
+	int kind;
+	const char *cmd;	/* "rdmatb-nvmf" */
+	const char *key;	/* its figures' key in the arm's */
+	const char *counts[4];
+	const char *secs;
+} helpers[] = {
+	{ TOOL_NVMF, "rdmatb-nvmf", "nvme", { "error_recoveries", "reconnects" }, "connect_s" },
+	{ TOOL_NFS, "rdmatb-nfs", "nfs", { "calls", "retrans", "timeouts", "reconnects" }, "mount_s" },
+};
 
-/* rdmatb-nvmf's result line (its last) on stderr: {"nvme": {...}} into out */
-static int nvmf_result(const char *buf, const char *name, json_t *out, char *err, size_t errlen)
+static const struct helper *helper_of(int kind)
 {
-	const char *at = NULL, *p = buf;
-	int at_line = 0, n = 1;
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i].kind == kind)
+			return &helpers[i];
+	return NULL;
+}
+
+/* helper h's result line in buf: {h->key: {...}} into out */
+static int helper_result(const struct helper *h, const char *buf, const char *name, json_t *out,
+			 char *err, size_t errlen)
+{
+	const char *at = NULL, *p = buf, *tn = tool_name(h->kind);
+	char mark[64], secs_ns[64];
+	int at_line = 0, n = 1, bad;
 	json_error_t je;
 	json_t *r;
 
+	snprintf(mark, sizeof(mark), "%s: result ", h->cmd);
 	for (; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL, n++)
-		if (!strncmp(p, NVMF_MARK, strlen(NVMF_MARK))) {
-			at = p + strlen(NVMF_MARK);
+		if (!strncmp(p, mark, strlen(mark))) {
+			at = p + strlen(mark);
 			at_line = n;
 		}
 	if (!at) {	/* said at the output's last line */
 		for (n = 1, p = buf; *p; p++)
 			n += *p == '\n' && p[1];
-		snprintf(err, errlen, "%s:%d: nvmf: no '" NVMF_MARK "{...}' line (was the command "
-			 "rdmatb-nvmf fio?)", name, n);
+		snprintf(err, errlen, "%s:%d: %s: no '%s{...}' line (was the command %s fio?)",
+			 name, n, tn, mark, h->cmd);
 		return -EBADMSG;
 	}
 	r = json_loadb(at, strcspn(at, "\n"), 0, &je);
-	if (!json_is_object(r) || !json_is_integer(json_object_get(r, "error_recoveries")) ||
-	    !json_is_integer(json_object_get(r, "reconnects")) ||
-	    !json_is_number(json_object_get(r, "connect_s"))) {
-		snprintf(err, errlen, "%s:%d: nvmf: the result is not {error_recoveries, "
-			 "reconnects, connect_s, ...}%s%s", name, at_line, r ? "" : ": ",
+	bad = !json_is_object(r) || !json_is_number(json_object_get(r, h->secs));
+	for (int i = 0; i < 4 && h->counts[i]; i++)
+		bad |= !json_is_integer(json_object_get(r, h->counts[i]));
+	if (bad) {
+		snprintf(err, errlen, "%s:%d: %s: the result is not {%s, %s, %s...}%s%s", name,
+			 at_line, tn, h->counts[0], h->counts[1], h->secs, r ? "" : ": ",
 			 r ? "" : je.text);
 		json_decref(r);
 		return -EBADMSG;
 	}
-	json_object_set_new(r, "connect_ns", json_integer((json_int_t)(
-		json_number_value(json_object_get(r, "connect_s")) * 1e9)));
+	snprintf(secs_ns, sizeof(secs_ns), "%.*s_ns", (int)strcspn(h->secs, "_"), h->secs);
+	json_object_set_new(r, secs_ns, json_integer((json_int_t)(
+		json_number_value(json_object_get(r, h->secs)) * 1e9)));
 	json_object_set_new(r, "runs", json_integer(1));
-	json_object_set_new(out, "nvme", r);
+	json_object_set_new(out, h->key, r);
 	return 0;
 }
 
@@ -295,7 +320,7 @@ int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size
 		return -EINVAL;
 	}
 	r = slurp(o->path[0], o->name[0], &buf, &len, err, errlen);
-	if (!r && kind == TOOL_NVMF)
+	if (!r && helper_of(kind))
 		r = slurp(o->path[1], o->name[1], &ebuf, &elen, err, errlen);
 	if (!r && kind == TOOL_PERFTEST)
 		r = tool_perftest_parse(buf, len, o->name[0], out, err, errlen);
@@ -307,8 +332,8 @@ int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size
 		r = tool_ucx_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r)
 		r = fio_parse(buf, len, o->name[0], out, err, errlen);
-	if (!r && kind == TOOL_NVMF) {
-		r = nvmf_result(ebuf, o->name[1], *out, err, errlen);
+	if (!r && helper_of(kind)) {
+		r = helper_result(helper_of(kind), ebuf, o->name[1], *out, err, errlen);
 		if (r) {
 			json_decref(*out);
 			*out = NULL;
@@ -361,23 +386,28 @@ static const char *verdict(const json_t *fio)
 	return v ? v : "off";
 }
 
-/* rdmatb-nvmf's figures: recoveries and reconnects added, the longest connect */
-static void merge_nvme(json_t *a, const json_t *b)
+/* the storage helpers' figures: their counts added, the longest set-up */
+static void merge_helpers(json_t *a, const json_t *b)
 {
-	json_t *na = json_object_get(a, "nvme");
-	const json_t *nb = json_object_get(b, "nvme");
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		const struct helper *h = &helpers[i];
+		json_t *ha = json_object_get(a, h->key);
+		const json_t *hb = json_object_get(b, h->key);
+		char ns[64];
 
-	if (!nb)
-		return;
-	if (!na) {
-		json_object_set_new(a, "nvme", json_deep_copy(nb));
-		return;
+		if (!hb)
+			continue;
+		if (!ha) {
+			json_object_set_new(a, h->key, json_deep_copy(hb));
+			continue;
+		}
+		for (int c = 0; c < 4 && h->counts[c]; c++)
+			add(ha, hb, h->counts[c]);
+		add(ha, hb, "runs");
+		snprintf(ns, sizeof(ns), "%.*s_ns", (int)strcspn(h->secs, "_"), h->secs);
+		tool_worse(ha, hb, h->secs, 1);
+		tool_worse(ha, hb, ns, 1);
 	}
-	add(na, nb, "error_recoveries");
-	add(na, nb, "reconnects");
-	add(na, nb, "runs");
-	tool_worse(na, nb, "connect_s", 1);
-	tool_worse(na, nb, "connect_ns", 1);
 }
 
 void tool_merge(json_t *a, const json_t *b)
@@ -387,7 +417,7 @@ void tool_merge(json_t *a, const json_t *b)
 	static const char *const rank[] = { "off", "ok", "failed" };
 	int ra = 0, rb = 0;
 
-	merge_nvme(a, b);
+	merge_helpers(a, b);
 	tool_merge_one(a, b, "perftest");
 	tool_qperf_merge(a, b);
 	tool_merge_one(a, b, "fabtests");

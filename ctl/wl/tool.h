@@ -16,6 +16,7 @@ enum tool_kind {
 	TOOL_NONE,
 	TOOL_FIO,	/* fio --output-format=json (fio 3) */
 	TOOL_NVMF,	/* rdmatb-nvmf fio: fio's JSON, and on stderr its result line */
+	TOOL_NFS,	/* rdmatb-nfs fio: the same, its result line the client's RPC figures */
 	TOOL_PERFTEST,	/* perftest's result table (ib_write_bw, ib_send_lat, ...) */
 	TOOL_QPERF,	/* qperf's results (rc_lat, rc_bw, tcp_bw, ...) */
 	TOOL_FABTESTS,	/* libfabric's fabtests: fi_pingpong's, fi_rdm_*'s table */
@@ -26,7 +27,7 @@ enum tool_kind {
 /* "fio" -> TOOL_FIO; -ENOENT for no such parser */
 int tool_by_name(const char *name);
 const char *tool_name(int kind);
-/* the names, "fio, nvmf, perftest, qperf, fabtests, ucx_perftest" */
+/* the names, "fio, nvmf, nfs, perftest, qperf, fabtests, ucx_perftest" */
 const char *tool_names(void);
 
 /* where a command's output is: its stdout's and stderr's files, and how
@@ -38,7 +39,7 @@ struct tool_out {
 
 /*
  * The figures of a tool's output: 0 and *out (a new object, { "fio": {...} },
- * nvmf also { "nvme": {...} }, perftest { "perftest": {...} }, qperf { "qperf": {...} }, fabtests { "fabtests": {...} }, ucx_perftest { "ucx_perftest": {...} }), or -EBADMSG with "FILE:LINE: what" in err,
+ * nvmf also { "nvme": {...} }, nfs { "nfs": {...} }, perftest { "perftest": {...} }, qperf { "qperf": {...} }, fabtests { "fabtests": {...} }, ucx_perftest { "ucx_perftest": {...} }), or -EBADMSG with "FILE:LINE: what" in err,
  * -errno when a file cannot be read.
  */
 int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size_t errlen);

@@ -32,6 +32,14 @@ static void fill(struct model *m)
 	model_intervals(m, 0, iv, 5);
 	model_arm_done(m, 1, r1, 8);
 	model_rules(m, stats);
+	{	/* an exec round's tools' figures: the worst of its runs */
+		json_t *ex = json_pack("[{s:[{s:s,s:{s:{s:f}}},{s:s,s:{s:{s:f}}}]}]", "exec", "role",
+				       "host", "fio", "write", "iops", 900.0, "role", "host", "fio",
+				       "write", "iops", 700.0);
+
+		exp_exec_tools(m->arm[1].tools, ex);
+		json_decref(ex);
+	}
 	m->nnodes = 1;
 	snprintf(m->node[0].name, sizeof(m->node[0].name), "node0");
 	snprintf(m->node[0].state, sizeof(m->node[0].state), "ACTIVE");
@@ -71,6 +79,15 @@ static void test_round_trip(void)
 		free(y);
 	}
 	EXPECT(b.narms == 2 && b.measure == MEASURE_STEPS && b.nrules == 1 && b.nevents == 1);
+	{	/* the tools' figures: read back, in the arm's JSON, the worse run's */
+		json_t *arm1 = model_arm_json(&b, 1), *arm0 = model_arm_json(&b, 0);
+
+		EXPECT(json_real_value(json_object_get(json_object_get(json_object_get(arm1, "fio"),
+						"write"), "iops")) == 700.0);
+		EXPECT(!json_object_get(arm0, "fio"));
+		json_decref(arm1);
+		json_decref(arm0);
+	}
 	for (int i = 0; i < 2; i++) {
 		struct arm_acc *x = &a.arm[i].acc, *y = &b.arm[i].acc;
 

@@ -92,6 +92,49 @@ static void nvmf(void)
 	EXPECT_MSG(r == -EBADMSG && strstr(err, "nvmf.err:1: nvmf: the result"), "%s", err);
 }
 
+/* nfs: rdmatb-nfs's result line; two runs merged add their counts and
+ * keep the longer mount */
+static void nfs(void)
+{
+	static const char res[] = "rdmatb-nfs: mounted 198.18.0.1:/ over rdma\n"
+		"rdmatb-nfs: result {\"transport\": \"rdma\", \"calls\": 300, \"retrans\": 4, "
+		"\"timeouts\": 1, \"reconnects\": 1, \"mount_s\": 0.5, \"fio_exit\": 0}\n";
+	static const char res2[] = "rdmatb-nfs: result {\"transport\": \"rdma\", \"calls\": 200, "
+		"\"retrans\": 0, \"timeouts\": 0, \"reconnects\": 0, \"mount_s\": 1.5}\n";
+	char err[256];
+	json_t *fig, *fig2, *n;
+	int r;
+
+	put("nfs.err", res, sizeof(res) - 1);
+	r = parse_as(TOOL_NFS, "fio.out", "nfs.err", &fig, err, sizeof(err));
+	EXPECT_MSG(r == 0, "%s", err);
+	n = json_object_get(fig, "nfs");
+	EXPECT(json_integer_value(json_object_get(n, "retrans")) == 4 &&
+	       json_integer_value(json_object_get(n, "mount_ns")) == 500000000 &&
+	       json_object_get(json_object_get(fig, "fio"), "write") != NULL && !json_object_get(fig, "nvme"));
+	put("nfs.err", res2, sizeof(res2) - 1);
+	r = parse_as(TOOL_NFS, "fio.out", "nfs.err", &fig2, err, sizeof(err));
+	EXPECT_MSG(r == 0, "%s", err);
+	tool_merge(fig, fig2);
+	n = json_object_get(fig, "nfs");
+	EXPECT(json_integer_value(json_object_get(n, "calls")) == 500 &&
+	       json_integer_value(json_object_get(n, "retrans")) == 4 &&
+	       json_integer_value(json_object_get(n, "runs")) == 2 &&
+	       json_integer_value(json_object_get(n, "mount_ns")) == 1500000000);
+	json_decref(fig);
+	json_decref(fig2);
+	/* an nvmf result is not an nfs one */
+	put("nfs.err", "rdmatb-nvmf: result {\"connect_s\": 1, \"error_recoveries\": 0, "
+	    "\"reconnects\": 0}\n", 77);
+	r = parse_as(TOOL_NFS, "fio.out", "nfs.err", &fig, err, sizeof(err));
+	EXPECT_MSG(r == -EBADMSG && !fig && strstr(err, "nfs.err:1: nfs: no 'rdmatb-nfs: result "),
+		   "%s", err);
+	put("nfs.err", "rdmatb-nfs: result {\"calls\": 1, \"mount_s\": 1}\n", 46);
+	r = parse_as(TOOL_NFS, "fio.out", "nfs.err", &fig, err, sizeof(err));
+	EXPECT_MSG(r == -EBADMSG && strstr(err, "nfs.err:1: nfs: the result is not {calls, retrans"),
+		   "%s", err);
+}
+
 /* fio's own JSON, read by jansson, against our figures */
 static void real_fio(void)
 {
@@ -173,6 +216,7 @@ static void real_fio(void)
 		}
 	}
 	nvmf();
+	nfs();
 	json_decref(doc);
 	free(buf);
 }
@@ -207,6 +251,7 @@ static void not_fio(void)
 	}
 	EXPECT(tool_by_name("ucx_perftest") == TOOL_UCX && tool_by_name("fabtests") == TOOL_FABTESTS);
 	EXPECT(tool_by_name("fio") == TOOL_FIO && tool_by_name("nvmf") == TOOL_NVMF &&
+	       tool_by_name("nfs") == TOOL_NFS &&
 	       tool_by_name("perftest") == TOOL_PERFTEST && tool_by_name("qperf") == TOOL_QPERF && tool_by_name("mpi") == -ENOENT);
 }
 
@@ -478,7 +523,7 @@ static void merge(void)
 int main(void)
 {
 	static const char *const files[] = { "data", "fio.out", "cut.out", "bad.out", "text.out",
-					     "nvmf.err", "pt.out", "qperf.out", "q.out", "f.out", "ucx.out", "u.out", NULL };
+					     "nvmf.err", "nfs.err", "pt.out", "qperf.out", "q.out", "f.out", "ucx.out", "u.out", NULL };
 	char p[256];
 
 	if (!mkdtemp(dir))

@@ -27,19 +27,11 @@ set -u
 EXP=/srv/rdmatb
 MNT=/mnt/rdmatb
 NFSD=/proc/fs/nfsd
-KVER=$(cat /etc/rdmatb/kver 2>/dev/null || uname -r)
-say() { echo "rdmatb-nfs: $*" >&2; }
-die() { say "$*"; exit 1; }
-up() { read -r a _ < /proc/uptime; echo "$a"; }
+PROG=rdmatb-nfs
+. /usr/lib/rdma-testbed/storage-lib.sh
 
-mods() {	# the image's NFS modules, in dependency order, once
-	for m in $(cat /etc/rdmatb/nfs.order 2>/dev/null); do
-		n=$(basename "$m" .ko | tr - _)
-		[ -d "/sys/module/$n" ] && continue
-		insmod "/lib/modules/$KVER/$m" 2>/dev/null || [ -d "/sys/module/$n" ] ||
-			die "insmod $m failed (an image without NFS modules?)"
-	done
-	[ -s /etc/rdmatb/nfs.order ] || die "no /etc/rdmatb/nfs.order: an image without NFS"
+mods() {	# the image's NFS modules, once
+	load_mods /etc/rdmatb/nfs.order "NFS modules"
 	mkdir -p /var/lib/nfs/v4recovery /run/rpc_pipefs
 }
 
@@ -115,16 +107,8 @@ run_fio() {
 	read -r _ ops0 tr0 to0 <<EOF
 $(stats)
 EOF
-	say "mounted $a:/ over $t ($o) on $MNT in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s"
-	# fio in the background: a stop (the role's timeout) runs ended() at
-	# once, even while fio waits on the mount in the kernel
-	fio --directory="$MNT" --verify_state_save=0 --output-format=json "$@" &
-	FIO=$!
-	trap ended TERM INT
-	wait $FIO
-	rc=$?
-	trap - TERM INT
-	report $rc
+	say "mounted $a:/ over $t ($o) on $MNT in $(secs "$t0" "$t1" 2) s"
+	watched_fio --directory="$MNT" "$@"
 	rm -f "$MNT"/* 2>/dev/null
 	umount "$MNT" 2>/dev/null || umount -f "$MNT" 2>/dev/null || umount -l "$MNT"
 	exit $rc
@@ -142,13 +126,13 @@ EOF
 	say "rpc: $calls calls, $retr retransmissions, $tos major timeouts, $conn connects"
 	say "result {\"transport\": \"$t\", \"calls\": $calls, \"retrans\": $retr," \
 		"\"timeouts\": $tos, \"reconnects\": $(( conn > 1 ? conn - 1 : 0 ))," \
-		"\"mount_s\": $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}'), \"fio_exit\": $1}"
+		"\"mount_s\": $(secs "$t0" "$t1" 3), \"fio_exit\": $1}"
 }
 
 # stopped while fio ran (the role's timeout: rdma-run sends SIGTERM, then
 # SIGKILL a second later): say where the client was, free the mount point
 ended() {
-	say "stopped after $(awk -v a="$t1" -v b="$(up)" 'BEGIN{printf "%.0f", b-a}') s of fio: its I/O" \
+	say "stopped after $(secs "$t1" "$(up)" 0) s of fio: its I/O" \
 		"still waits in the kernel (the lines below)"
 	report 124
 	kill -9 "$FIO" 2>/dev/null

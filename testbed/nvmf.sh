@@ -26,19 +26,12 @@
 set -u
 NQN=nqn.2026-12.org.rdma-testbed:nvmf
 CFS=/sys/kernel/config
-KVER=$(cat /etc/rdmatb/kver 2>/dev/null || uname -r)
-say() { echo "rdmatb-nvmf: $*" >&2; }
-die() { say "$*"; exit 1; }
-up() { read -r a _ < /proc/uptime; echo "$a"; }
+PROG=rdmatb-nvmf
+. /usr/lib/rdma-testbed/storage-lib.sh
+MODARG_null_blk=nr_devices=0	# its device is made through configfs
 
-mods() {	# the image's NVMe-oF modules, in dependency order, once
-	for m in $(cat /etc/rdmatb/storage.order 2>/dev/null); do
-		n=$(basename "$m" .ko | tr - _)
-		[ -d "/sys/module/$n" ] && continue
-		arg=; [ "$n" = null_blk ] && arg=nr_devices=0	# made through configfs
-		insmod "/lib/modules/$KVER/$m" $arg 2>/dev/null || [ -d "/sys/module/$n" ] ||
-			die "insmod $m failed (an image without NVMe-oF modules?)"
-	done
+mods() {	# the image's NVMe-oF modules, once
+	load_mods /etc/rdmatb/storage.order "NVMe-oF modules"
 	grep -q " $CFS configfs" /proc/mounts || mount -t configfs none "$CFS" ||
 		die "cannot mount configfs"
 }
@@ -143,16 +136,8 @@ run_fio() {
 	done
 	dev=/dev/$dev
 	t1=$(up)
-	say "connected over $t to $a:$port as $c ($dev) in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s"
-	# fio in the background: a stop (the role's timeout) runs ended() at
-	# once, even while fio's I/O waits in the kernel
-	fio --filename="$dev" --verify_state_save=0 --output-format=json "$@" &
-	FIO=$!
-	trap ended TERM INT
-	wait $FIO
-	rc=$?
-	trap - TERM INT
-	report $rc
+	say "connected over $t to $a:$port as $c ($dev) in $(secs "$t0" "$t1" 2) s"
+	watched_fio --filename="$dev" "$@"
 	[ -e "/sys/class/nvme/$c/delete_controller" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"
 	exit $rc
 }
@@ -167,7 +152,7 @@ report() {
 	rc2=$(printf '%s\n' "$new" | grep -c 'Successfully reconnected')
 	printf '%s\n' "$new" | grep . | tail -n 5 | sed 's/^/rdmatb-nvmf: kernel: /' >&2
 	say "result {\"transport\": \"$t\", \"controller\": \"$c\", \"state\": \"$state\"," \
-		"\"connect_s\": $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')," \
+		"\"connect_s\": $(secs "$t0" "$t1" 3)," \
 		"\"error_recoveries\": $er, \"reconnects\": $rc2, \"fio_exit\": $1}"
 }
 
@@ -175,7 +160,7 @@ report() {
 # SIGKILL a second later): say where the controller was; the next run
 # deletes it (deleting it here may wait on the stuck I/O itself)
 ended() {
-	say "stopped after $(awk -v a="$t1" -v b="$(up)" 'BEGIN{printf "%.0f", b-a}') s of fio:" \
+	say "stopped after $(secs "$t1" "$(up)" 0) s of fio:" \
 		"controller $c $(cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone)"
 	report 124
 	kill -9 "$FIO" 2>/dev/null

@@ -83,6 +83,7 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 		{ ctl_libexec_dir, "topology.sh", "usr/libexec/rdma-testbed/topology.sh", 0755 },
 		{ ctl_libexec_dir, "nvmf.sh", "usr/bin/rdmatb-nvmf", 0755 },
 		{ ctl_libexec_dir, "nfs.sh", "usr/bin/rdmatb-nfs", 0755 },
+		{ ctl_libexec_dir, "storage-lib.sh", "usr/lib/rdma-testbed/storage-lib.sh", 0644 },
 		{ ctl_bin_dir, "rdma-agent", "usr/bin/rdma-agent", 0755 },
 		{ ctl_bin_dir, "rdma-inject", "usr/bin/rdma-inject", 0755 },
 		{ ctl_bin_dir, "rdma-run", "usr/bin/rdma-run", 0755 },

@@ -22,8 +22,7 @@ case $STACK in
 nvmf) P=profiles/nvmf-rdma-tcp.yaml ROLE=host ;;
 nfs) P=profiles/nfs-rdma-tcp.yaml ROLE=client
 	# 6.1's rxe stalls NFS/RDMA under loss (docs/stacks.md): 6.12 on both
-	kv=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null |
-		awk '{print $1}' | sed 's/^linux-image-//' | sort -V | tail -n 1)
+	kv=$(bash scripts/newest-kernel.sh 6.12 || true)
 	UP_ARGS="--nodes 2 --topology per-node${kv:+ --kernel node0=$kv --kernel node1=$kv}" ;;
 *) echo "bench/storage.sh: STACK '$STACK': nvmf or nfs" >&2; exit 2 ;;
 esac

@@ -34,7 +34,13 @@ const char *tool_name(int kind)
 
 const char *tool_names(void)
 {
-	return "fio, nvmf, nfs, perftest, qperf, fabtests, ucx_perftest";
+	static char buf[128];
+
+	if (!buf[0])	/* the table's names, in its order */
+		for (int k = TOOL_NONE + 1; k < TOOL_MAX; k++)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 k > TOOL_NONE + 1 ? ", " : "", names[k]);
+	return buf;
 }
 
 /* fio's percentiles we keep: its key, ours */
@@ -252,10 +258,12 @@ static const struct helper {
 	const char *cmd;	/* "rdmatb-nvmf" */
 	const char *key;	/* its figures' key in the arm's */
 	const char *counts[4];
-	const char *secs;
+	const char *secs, *ns;	/* its set-up time's key, in s (its own) and ns (ours) */
 } helpers[] = {
-	{ TOOL_NVMF, "rdmatb-nvmf", "nvme", { "error_recoveries", "reconnects" }, "connect_s" },
-	{ TOOL_NFS, "rdmatb-nfs", "nfs", { "calls", "retrans", "timeouts", "reconnects" }, "mount_s" },
+	{ TOOL_NVMF, "rdmatb-nvmf", "nvme", { "error_recoveries", "reconnects" }, "connect_s",
+	  "connect_ns" },
+	{ TOOL_NFS, "rdmatb-nfs", "nfs", { "calls", "retrans", "timeouts", "reconnects" }, "mount_s",
+	  "mount_ns" },
 };
 
 static const struct helper *helper_of(int kind)
@@ -266,30 +274,31 @@ static const struct helper *helper_of(int kind)
 	return NULL;
 }
 
-/* helper h's result line in buf: {h->key: {...}} into out */
+/* helper h's result line in buf (its last such line): {h->key: {...}} into out */
 static int helper_result(const struct helper *h, const char *buf, const char *name, json_t *out,
 			 char *err, size_t errlen)
 {
-	const char *at = NULL, *p = buf, *tn = tool_name(h->kind);
-	char mark[64], secs_ns[64];
-	int at_line = 0, n = 1, bad;
+	const char *p = buf, *end = buf + strlen(buf), *tn = tool_name(h->kind);
+	char mark[64], text[1024], found[1024] = "";
+	int at_line = 0, n = 0, bad;
 	json_error_t je;
 	json_t *r;
 
 	snprintf(mark, sizeof(mark), "%s: result ", h->cmd);
-	for (; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL, n++)
-		if (!strncmp(p, mark, strlen(mark))) {
-			at = p + strlen(mark);
+	while (p < end) {
+		tool_line(&p, end, text, sizeof(text));
+		n++;
+		if (!strncmp(text, mark, strlen(mark))) {
+			snprintf(found, sizeof(found), "%s", text + strlen(mark));
 			at_line = n;
 		}
-	if (!at) {	/* said at the output's last line */
-		for (n = 1, p = buf; *p; p++)
-			n += *p == '\n' && p[1];
+	}
+	if (!at_line) {	/* said at the output's last line */
 		snprintf(err, errlen, "%s:%d: %s: no '%s{...}' line (was the command %s fio?)",
-			 name, n, tn, mark, h->cmd);
+			 name, n ? n : 1, tn, mark, h->cmd);
 		return -EBADMSG;
 	}
-	r = json_loadb(at, strcspn(at, "\n"), 0, &je);
+	r = json_loads(found, 0, &je);
 	bad = !json_is_object(r) || !json_is_number(json_object_get(r, h->secs));
 	for (int i = 0; i < 4 && h->counts[i]; i++)
 		bad |= !json_is_integer(json_object_get(r, h->counts[i]));
@@ -300,8 +309,7 @@ static int helper_result(const struct helper *h, const char *buf, const char *na
 		json_decref(r);
 		return -EBADMSG;
 	}
-	snprintf(secs_ns, sizeof(secs_ns), "%.*s_ns", (int)strcspn(h->secs, "_"), h->secs);
-	json_object_set_new(r, secs_ns, json_integer((json_int_t)(
+	json_object_set_new(r, h->ns, json_integer((json_int_t)(
 		json_number_value(json_object_get(r, h->secs)) * 1e9)));
 	json_object_set_new(r, "runs", json_integer(1));
 	json_object_set_new(out, h->key, r);
@@ -393,7 +401,6 @@ static void merge_helpers(json_t *a, const json_t *b)
 		const struct helper *h = &helpers[i];
 		json_t *ha = json_object_get(a, h->key);
 		const json_t *hb = json_object_get(b, h->key);
-		char ns[64];
 
 		if (!hb)
 			continue;
@@ -404,9 +411,8 @@ static void merge_helpers(json_t *a, const json_t *b)
 		for (int c = 0; c < 4 && h->counts[c]; c++)
 			add(ha, hb, h->counts[c]);
 		add(ha, hb, "runs");
-		snprintf(ns, sizeof(ns), "%.*s_ns", (int)strcspn(h->secs, "_"), h->secs);
 		tool_worse(ha, hb, h->secs, 1);
-		tool_worse(ha, hb, ns, 1);
+		tool_worse(ha, hb, h->ns, 1);
 	}
 }
 

@@ -427,8 +427,7 @@ fi
 # own image) beside node0's default 6.1; status and the report name each
 # node's kernel; RC and the RDMA CM work between the two rxe versions; a
 # reboot keeps node1's kernel; down removes its image too
-kv=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null | awk '{print $1}' |
-	sed 's/^linux-image-//' | sort -V | tail -n 1)
+kv=$(bash scripts/newest-kernel.sh 6.12 || true)
 if [ -z "$kv" ]; then
 	fail kernel_per_node "apt lists no linux-image-6.12.*+deb12-amd64 (make deps runs apt-get update)"
 else

@@ -110,8 +110,7 @@ fi
 # to register a memory region xprtrdma never saw invalidated
 # ("rxe_reg_fast_mr: mr->lkey = ... not free", once a minute: 2 runs of 2
 # stalled; docs/stacks.md)
-kv=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' 2>/dev/null | awk '{print $1}' |
-	sed 's/^linux-image-//' | sort -V | tail -n 1)
+kv=$(bash scripts/newest-kernel.sh 6.12 || true)
 "$RDMACTL" testbed down > /dev/null 2>&1
 R="$W/nfs/report.json"
 [ -n "$kv" ] && "$RDMACTL" testbed up --nodes 2 --topology per-node --kernel "node0=$kv" --kernel "node1=$kv" \

@@ -39,7 +39,7 @@ int expect_per_role(const struct prof_expect *x)
 void expect_metric_names(unsigned measure, char *buf, size_t len)
 {
 	size_t i, o = 0, k;
-	const char *prev = "";
+	char group[40];
 
 	buf[0] = 0;
 	for (i = 0; report_metrics[i].name && o < len; i++) {
@@ -50,10 +50,11 @@ void expect_metric_names(unsigned measure, char *buf, size_t len)
 		/* a tool's figures once, as fio.* (docs/report.md lists them) */
 		k = strcspn(n, ".");
 		if (n[k] && k >= 3 && !isdigit((unsigned char)n[k - 1])) {
-			if (!strncmp(prev, n, k + 1))
+			/* ", fio.*" already said (its figures need not be neighbours) */
+			snprintf(group, sizeof(group), ", %.*s.*", (int)k, n);
+			if (!strncmp(buf, group + 2, strlen(group + 2)) || strstr(buf, group))
 				continue;
-			prev = n;
-			o += (size_t)snprintf(buf + o, len - o, "%s%.*s.*", o ? ", " : "", (int)k, n);
+			o += (size_t)snprintf(buf + o, len - o, "%s", group + (o ? 0 : 2));
 			continue;
 		}
 		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", n);

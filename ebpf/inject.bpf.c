@@ -292,6 +292,20 @@ static __always_inline int resendable(const struct pkt *p)
 		p->cls == INJ_CLS_READ_RESP || p->cls == INJ_CLS_ATOMIC);
 }
 
+/* the QP's highest PSN to psn unless it is there or past it already; a
+ * failed swap means another CPU moved it meanwhile: look again */
+static __always_inline void raise_top(struct inj_qp *q, __u32 psn)
+{
+	for (int i = 0; i < 4; i++) {
+		__u64 old = q->top;
+
+		if (old && (((__u32)old - psn) & 0xffffff) < 0x800000)
+			return;
+		if (__sync_val_compare_and_swap(&q->top, old, INJ_QP_SEEN | psn) == old)
+			return;
+	}
+}
+
 /* the packet's QP index, relative PSN, resend and transmission counts */
 static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 				  struct inj_hook_ctr *hc, __u32 hk, __u32 want)
@@ -311,8 +325,7 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 		/* two CPUs meeting one new QP at once may leave a gap in the indices */
 		fresh->idx = (__u32)(__sync_fetch_and_add(next, 1) + 1);
 		fresh->first_psn = p->psn;
-		fresh->max_psn = 0;
-		fresh->seen = 0;
+		fresh->top = 0;
 		bpf_map_update_elem(&inj_qps, &k, fresh, BPF_NOEXIST);
 		q = bpf_map_lookup_elem(&inj_qps, &k);
 		if (!q)
@@ -321,16 +334,15 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 	p->qidx = q->idx;
 	p->rpsn = (p->psn - q->first_psn) & 0xffffff;
 	if (resendable(p)) {
-		__u32 back = (q->max_psn - p->psn) & 0xffffff, slot = p->psn & (INJ_QP_WIN - 1);
+		__u64 top = q->top;
+		__u32 back = ((__u32)top - p->psn) & 0xffffff, slot = p->psn & (INJ_QP_WIN - 1);
 
-		if (q->seen && back < 0x800000 &&	/* not past the highest: had it? */
+		if (top && back < 0x800000 &&	/* not past the highest: had it? */
 		    (back >= INJ_QP_WIN || q->win[slot] == p->psn + 1)) {
 			hc->resent++;
 		} else {
 			q->win[slot] = p->psn + 1;	/* 0: an empty slot */
-			if (!q->seen || back >= 0x800000)
-				q->max_psn = p->psn;
-			q->seen = 1;
+			raise_top(q, p->psn);
 		}
 	}
 	if (want & INJ_TRACK_TX) {

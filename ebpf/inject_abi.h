@@ -286,14 +286,19 @@ struct inj_qp_key {
  * first transmission never comes that late). So a packet overtaken on the
  * way, or handled on another CPU a moment before its predecessor, is not
  * taken for a resend: the same rule as the trace analysis's "a PSN already
- * seen on that QP", which the checks compare it with. */
+ * seen on that QP", which the checks compare it with. The highest PSN moves
+ * on only by compare-and-swap: two CPUs with two new PSNs of one QP at once
+ * must not leave it at the lower (a later resend of the higher one would look
+ * new). */
 #define INJ_QP_WIN 64
+/* inj_qp.top: 0 until a request was seen, then this bit and its highest PSN */
+#define INJ_QP_SEEN (1ull << 32)
 
 struct inj_qp {
 	__u32 idx;		/* 1, 2, ...: the order this hook first saw the QP in */
 	__u32 first_psn;	/* the PSN of that first packet */
-	__u32 max_psn;		/* the highest request PSN seen (serial arithmetic) */
-	__u32 seen;		/* 0 until a request set max_psn */
+	__u64 top;		/* INJ_QP_SEEN | the highest request PSN (serial
+				 * arithmetic); 0 before the first request */
 	__u32 win[INJ_QP_WIN];	/* the PSNs seen + 1, by psn % INJ_QP_WIN (0: none) */
 };
 

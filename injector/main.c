@@ -451,13 +451,13 @@ static int cmd_qps(int argc, char **argv)
 							   "dst", dst, "dqpn", (json_int_t)keys[i].dqpn,
 							   "first_psn",
 							   (json_int_t)qps[i].first_psn, "max_psn",
-							   qps[i].seen ? json_integer(qps[i].max_psn) :
-									 json_null()));
+							   qps[i].top ? json_integer((__u32)qps[i].top) :
+									json_null()));
 		else
 			printf("%-10s %-8s %4u %-16s %-16s %#8x %9u %9s\n", dev, dir, qps[i].idx, src,
 			       dst, keys[i].dqpn, qps[i].first_psn,
-			       qps[i].seen ? (snprintf(src, sizeof(src), "%u", qps[i].max_psn), src) :
-					     "-");
+			       qps[i].top ? (snprintf(src, sizeof(src), "%u", (__u32)qps[i].top), src) :
+					    "-");
 	}
 	if (json_out)
 		print_json(json_pack("{s:i,s:o}", "schema_version", 1, "qps", a));

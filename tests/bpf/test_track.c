@@ -5,6 +5,7 @@
  * QP pairs learned, a CNP made on the device's other direction), under
  * BPF_PROG_TEST_RUN on crafted frames (prog.h).
  */
+#include <pthread.h>
 #include "prog.h"
 
 /* qp / rpsn / tx: the hook's QPs numbered in the order it saw them, PSNs
@@ -372,10 +373,71 @@ static void test_cnp_forms(void)
 	}
 }
 
+/* two CPUs on one QP at once: thread t sends PSN 2i + t, then that PSN
+ * again, every resend must be counted. The threads stay within a few PSNs
+ * of each other (a first transmission more than INJ_QP_WIN behind the
+ * highest is taken for a resend). A highest PSN moved on by a plain store
+ * lost the higher of two updates now and then: the next resend of that
+ * PSN looked new */
+enum { RACE_N = 60000 };
+static volatile int race_step[2];
+
+static void *race_side(void *arg)
+{
+	int t = (int)(long)arg, i, miss = 0;
+	struct frame_spec f = { .opcode = 0x0a, .payload = 64, .dqpn = 0x700 };
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(t % 2, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	for (i = 0; i < RACE_N; i++) {
+		while (race_step[!t] < i - 4)
+			;
+		f.psn = 5000 + 2 * (uint32_t)i + (uint32_t)t;
+		miss += verdict(INJ_DIR_INGRESS, &f) < 0;
+		miss += verdict(INJ_DIR_INGRESS, &f) < 0;
+		race_step[t] = i;
+	}
+	race_step[t] = RACE_N + 8;
+	return (void *)(long)miss;
+}
+
+static void test_track_race(void)
+{
+	struct inj_hook_ctr k0, k1;
+	pthread_t th[2];
+	void *miss[2];
+	int t;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "test_track_race: one CPU, nothing to race\n");
+		return;
+	}
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(inj_track_set(ctx, 1) == 0);
+	EXPECT(add(INJ_DIR_INGRESS, "qpn 0x999 drop") != 0);
+	k0 = hook_ctr(INJ_DIR_INGRESS);
+	race_step[0] = race_step[1] = -1;
+	for (t = 0; t < 2; t++)
+		EXPECT(pthread_create(&th[t], NULL, race_side, (void *)(long)t) == 0);
+	for (t = 0; t < 2; t++)
+		pthread_join(th[t], &miss[t]);
+	k1 = hook_ctr(INJ_DIR_INGRESS);
+	EXPECT(miss[0] == NULL && miss[1] == NULL);
+	if (k1.resent - k0.resent != 2 * RACE_N)
+		fprintf(stderr, "test_track_race: %llu of %d resends counted\n",
+			(unsigned long long)(k1.resent - k0.resent), 2 * RACE_N);
+	EXPECT(k1.resent - k0.resent == 2 * RACE_N);
+	EXPECT(inj_track_set(ctx, 0) == 0);
+	del_all();
+}
+
 static void tests(void)
 {
 	test_track();
 	test_track_tx();
+	test_track_race();
 	test_cnp();
 	test_cnp_forms();
 }

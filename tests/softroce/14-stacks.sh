@@ -5,13 +5,15 @@
 # NVMe over Fabrics with the kernel's target and host, RDMA against TCP,
 # under one rule that drops 1% of both transports' packets at the switch;
 # fio with verify on the namespace, its JSON read into the report. NFS
-# over RDMA and over TCP the same way, on kernel 6.12. A tool
-# output that is not the tool's fails the run and names the line.
+# over RDMA and over TCP the same way, on kernel 6.12. UCX's
+# ucx_perftest (RC, UD, TCP) and libfabric's fi_pingpong (RDM through
+# ofi_rxm, MSG) under loss. A tool output that is not the tool's fails
+# the run and names the line.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="proto_rule_checked nvmf_rdma_tcp_under_loss nvmf_report_schema tool_output_not_understood
-       tool_failed_no_figures nfs_rdma_tcp_under_loss"
+       tool_failed_no_figures ucx_under_loss libfabric_under_loss nfs_rdma_tcp_under_loss"
 plan $TESTS
 vm_or_skip || exit 0
 W=$(mktemp -d /tmp/rtb-stacks.XXXXXX)
@@ -101,6 +103,43 @@ if [[ $v == '[3,"exec/run/r1/host.node1.stdout:1: fio: no JSON'*',true,true]' ]]
 	pass tool_failed_no_figures "$v"
 else
 	fail tool_failed_no_figures "exit $rc: $v $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- UCX (ucx_perftest) over its RC and UD verbs transports and its TCP,
+# 1% of RoCE and TCP packets dropped at the switch: every arm ends well,
+# its figures are in the report, and its own traffic met the rule. UD
+# runs only with UCX_UD_ETH_DGID_CHECK=n (the profile says why)
+R="$W/ucx/report.json"
+"$RDMACTL" run profiles/exec-ucx-perftest.yaml --set workload.vars.iters=500 -o "$W/ucx" \
+	> "$W/ucx.log" 2>&1; rc=$?
+v=$( [ -f "$R" ] && jq -r '[.arms[] | .name + ": tag_lat p50 " + (.ucx_perftest.lat_typical_ns / 1e3 | tostring)
+	+ " us, avg " + (.ucx_perftest.lat_avg_ns / 1e3 | floor | tostring) + " us, dropped "
+	+ (.faults_met.loss.dropped | tostring) + " of " + (.faults_met.loss.matched | tostring)] | join("; ")' "$R" 2>&1)
+ok=$( [ -f "$R" ] && jq -r '[([.arms[].name] == ["rc", "ud", "tcp"]), (.arms[] | .exit == 0,
+	.ucx_perftest.iters == 500, .ucx_perftest.time_is == "latency",
+	.ucx_perftest.lat_typical_ns > 0, .ucx_perftest.lat_avg_ns > 0,
+	.faults_met.loss.dropped > 0), .expectations_failed == 0] | tostring' "$R" 2>&1)
+if [ $rc = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok"; then
+	pass ucx_under_loss "$v"
+else
+	fail ucx_under_loss "exit $rc, checks $ok: $v | $(tail -n 8 "$W/ucx.log" | tr '\n' '|') $(cat "$W"/ucx/exec/*/r1/*.stderr 2>/dev/null | head -n 4 | tr '\n' '|')"
+fi
+
+# --- libfabric's fi_pingpong on verbs: RDM through ofi_rxm and MSG, under
+# 1% data loss at the switch; both end well with their figures. RDM runs
+# only with FI_UNIVERSE_SIZE under rxe's max_cqe (the profile says why)
+R="$W/fi/report.json"
+"$RDMACTL" run profiles/exec-fi-rdm.yaml --set workload.vars.iters=200 -o "$W/fi" > "$W/fi.log" 2>&1; rc=$?
+v=$( [ -f "$R" ] && jq -r '[.arms[] | .name + ": " + (.fabtests.lat_ns / 1e3 | floor | tostring)
+	+ " us a transfer, " + (.fabtests.acked | tostring) + " acked, dropped "
+	+ (.faults_met.loss.dropped | tostring) + " of " + (.faults_met.loss.matched | tostring)] | join("; ")' "$R" 2>&1)
+ok=$( [ -f "$R" ] && jq -r '[([.arms[].name] == ["rdm", "msg"]), (.arms[] | .exit == 0,
+	.fabtests.acked == 200, .fabtests.lat_ns > 0, .faults_met.loss.dropped > 0),
+	.expectations_failed == 0] | tostring' "$R" 2>&1)
+if [ $rc = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok"; then
+	pass libfabric_under_loss "$v"
+else
+	fail libfabric_under_loss "exit $rc, checks $ok: $v | $(tail -n 8 "$W/fi.log" | tr '\n' '|') $(cat "$W"/fi/exec/*/r1/*.stderr 2>/dev/null | head -n 4 | tr '\n' '|')"
 fi
 
 # --- NFS over RDMA and over TCP, the same rule, on both nodes' kernel

@@ -88,7 +88,16 @@ LIBS_INJ := $(call pc_libs,libbpf,-lbpf -lelf -lz) $(call pc_libs,libnl-route-3.
 
 MANS := $(addprefix $(BUILD)/man/,rdmactl.1 rdma-inject.1 rdma-agent.1 rdma-run.1)
 
-all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES) $(MANS)
+# examples/mpi: Open MPI's mpicc (make deps), staged into the VM image
+MPICC := $(shell command -v mpicc 2>/dev/null)
+MPI_PROGS := $(if $(MPICC),$(BIN)/rdmatb-mpi-bench)
+
+all: $(PROGS) $(BPF_OBJS) $(LIBEXEC_FILES) $(MANS) $(MPI_PROGS)
+
+$(BIN)/rdmatb-mpi-bench: examples/mpi/mpi_bench.c
+	$(call msg,MPICC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) -O2 -Wall -Wextra -Werror $< -o $@
 
 # man pages from the programs' own help (scripts/mkman.sh)
 $(MANS) &: $(PROGS) scripts/mkman.sh

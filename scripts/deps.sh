@@ -17,6 +17,9 @@ PKGS=(
 	rdmacm-utils qperf ucx-utils libfabric-bin
 	# storage stacks under faults: NVMe-oF's host tools and fio (into the VM image)
 	fio nvme-cli
+	# MPI over UCX: Open MPI's mpirun, orted and libraries (into the VM
+	# image), mpicc for examples/mpi_bench.c
+	openmpi-bin libopenmpi-dev
 	# NFS over RDMA and TCP: the server's and client's programs are unpacked
 	# from nfs-kernel-server and nfs-common (never installed: no nfsd or
 	# rpcbind runs on this machine) and need

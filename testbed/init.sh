@@ -90,6 +90,13 @@ if [ "${TOPOLOGY:-shared}" = per-node ]; then
 			sleep 0.05
 		done
 		echo "node$NODE rxe$NODE n$NODE 198.18.0.$((NODE + 1))"
+		# every node by name (mpirun's hosts), and sshd on this address too
+		i=0
+		while [ $i -lt "$NODES" ]; do
+			echo "198.18.0.$((i + 1)) node$i" >> /etc/hosts
+			i=$((i + 1))
+		done
+		SSH_DATA_IP=198.18.0.$((NODE + 1))
 	fi
 elif ! sh /usr/libexec/rdma-testbed/topology.sh up "$NODES" "$NETDEV_MTU" > /tmp/topology.out; then
 	echo "@@ERROR topology failed"
@@ -100,12 +107,15 @@ echo "@@ALL-ACTIVE uptime=$(up)"
 
 # sshd on the control NIC, key-only, for rdmactl's ssh path (hosts: with
 # ssh:) and for looking around: rdmactl stages the host key and the
-# authorized key (the testbed's own, in its state directory)
+# authorized key (the testbed's own, in its state directory). On per-node
+# VMs also on the testbed's network, for the nodes' own key (root's
+# ~/.ssh): mpirun starts its orted on the other nodes that way
 if [ -x /usr/sbin/sshd ] && [ -s /etc/ssh/authorized_keys ]; then
 	mkdir -p /run/sshd /root
 	chmod 0755 /run/sshd
 	cat > /etc/ssh/sshd_config <<-EOF
 	ListenAddress $CTRL_IP:22
+	${SSH_DATA_IP:+ListenAddress $SSH_DATA_IP:22}
 	HostKey /etc/ssh/ssh_host_ed25519_key
 	AuthorizedKeysFile /etc/ssh/authorized_keys
 	PermitRootLogin prohibit-password

@@ -52,9 +52,9 @@ NFS_MODULES="nfsd nfsv4 rpcrdma"
 BINS="ip tc bridge rdma bpftool ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong
       ibv_ud_pingpong ib_write_lat ib_write_bw ib_send_lat ib_send_bw ib_read_lat ib_read_bw
       ib_atomic_lat ib_atomic_bw rping ucmatose udaddy qperf ucx_perftest ucx_info fi_pingpong fi_info
-      fio nvme"
+      fio nvme orterun orted ssh"
 PKGS="busybox-static iproute2 rdma-core ibverbs-providers ibverbs-utils perftest bpftool libc6
-      rdmacm-utils qperf ucx-utils libfabric-bin fio nvme-cli"
+      rdmacm-utils qperf ucx-utils libfabric-bin fio nvme-cli openmpi-bin libopenmpi3 openssh-client"
 
 log() { echo "mkimage: $*" >&2; }
 die() { echo "mkimage: $*" >&2; exit 1; }
@@ -174,6 +174,17 @@ if [ ! -s "$BASE" ]; then
 	# UCX dlopen()s its transports (uct_ib, uct_rdmacm, uct_cma) the same way
 	for lib in /usr/lib/x86_64-linux-gnu/ucx/*.so.0; do
 		[ -e "$lib" ] && copy_with_libs "$lib"
+	done
+	# Open MPI: mpirun (orterun) starts orted on the other nodes over ssh;
+	# both dlopen() their components (ORTE's, OPAL's, OMPI's, PMIx's), and
+	# read their help texts and defaults from /usr/share and /etc
+	ln -s orterun "$ST/usr/bin/mpirun"
+	for lib in /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
+		   /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so; do
+		[ -e "$lib" ] && copy_with_libs "$lib"
+	done
+	for d in /usr/share/openmpi /usr/share/pmix /etc/openmpi /usr/lib/x86_64-linux-gnu/pmix2/share; do
+		[ -d "$d" ] && { mkdir -p "$ST$d"; cp -rL "$d"/. "$ST$d/"; }
 	done
 	[ -d /etc/iproute2 ] && cp -r /etc/iproute2 "$ST/etc/"
 	for d in /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc; do

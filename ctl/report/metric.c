@@ -412,9 +412,11 @@ const struct metric report_metrics[] = {
 	{ .name = "fio.verify", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "fio.verify_ok", .scale = 1, .unit = MU_VERDICT,
 	  .doc = "fio: ok when every job verified what it wrote; no value without verify" },
-#define PT_X(n, p, u, w)                                                                           \
-	{ .name = "perftest." n, .where = MW_EXPECT, .measures = E, .kind = MK_NUM,               \
-	  .path = "perftest." p, .scale = 1, .unit = u, .doc = "perftest: " w }
+/* a tool's figure (parse: TOOL), for expectations: TOOL.n at TOOL.p */
+#define TOOL_X(t, n, p, u, w)                                                                      \
+	{ .name = t "." n, .where = MW_EXPECT, .measures = E, .kind = MK_NUM, .path = t "." p,    \
+	  .scale = 1, .unit = u, .doc = w }
+#define PT_X(n, p, u, w) TOOL_X("perftest", n, p, u, "perftest: " w)
 	PT_X("bw", "bw_avg_bytes_per_s", MU_BW, "BW average of its last row (the worst run's)"),
 	PT_X("bw_peak", "bw_peak_bytes_per_s", MU_BW, "BW peak of its last row"),
 	PT_X("msg_rate", "msg_rate_per_s", MU_COUNT, "messages a second"),
@@ -430,22 +432,24 @@ const struct metric report_metrics[] = {
 	QP_X(t "_lat", "latency_ns", MU_TIME, "latency"), QP_X(t "_bw", "bw_bytes_per_s", MU_BW, "bandwidth")
 	QP_PAIR("rc"), QP_PAIR("uc"), QP_PAIR("ud"), QP_PAIR("rc_rdma_read"), QP_PAIR("rc_rdma_write"),
 	QP_PAIR("tcp"), QP_PAIR("udp"),
-	{ .name = "fabtests.lat", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
-	  .path = "fabtests.lat_ns", .scale = 1, .unit = MU_TIME,
-	  .doc = "fabtests (fi_pingpong, fi_rdm_*): usec/xfer of the last row, a transfer's time" },
-	{ .name = "fabtests.bw", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
-	  .path = "fabtests.bw_bytes_per_s", .scale = 1, .unit = MU_BW,
-	  .doc = "fabtests: MB/sec of the last row (10^6 bytes a second)" },
-	{ .name = "ucx_perftest.lat", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
-	  .path = "ucx_perftest.lat_typical_ns", .scale = 1, .unit = MU_TIME,
-	  .doc = "ucx_perftest: the Final line's 50th percentile latency (or overhead, in a "
-		"bandwidth test)" },
-	{ .name = "ucx_perftest.bw", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
-	  .path = "ucx_perftest.bw_bytes_per_s", .scale = 1, .unit = MU_BW,
-	  .doc = "ucx_perftest: the Final line's overall bandwidth (UCX's MB/s is 2^20 bytes)" },
-	{ .name = "ucx_perftest.msg_rate", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
-	  .path = "ucx_perftest.msg_rate_per_s", .scale = 1, .unit = MU_COUNT,
-	  .doc = "ucx_perftest: the Final line's overall message rate" },
+	TOOL_X("fabtests", "lat", "lat_ns", MU_TIME,
+	       "fabtests (fi_pingpong, fi_rdm_*): usec/xfer of the last row, a transfer's time"),
+	TOOL_X("fabtests", "bw", "bw_bytes_per_s", MU_BW,
+	       "fabtests: MB/sec of the last row (10^6 bytes a second)"),
+	TOOL_X("ucx_perftest", "lat", "lat_typical_ns", MU_TIME,
+	       "ucx_perftest: the Final line's 50th percentile latency (or overhead, in a "
+	       "bandwidth test)"),
+	TOOL_X("ucx_perftest", "bw", "bw_bytes_per_s", MU_BW,
+	       "ucx_perftest: the Final line's overall bandwidth (UCX's MB/s is 2^20 bytes)"),
+	TOOL_X("ucx_perftest", "msg_rate", "msg_rate_per_s", MU_COUNT,
+	       "ucx_perftest: the Final line's overall message rate"),
+#define MPI_X(n, p, u, w) TOOL_X("mpi_bench", n, p, u, "rdmatb-mpi-bench (parse: mpi_bench): " w)
+	MPI_X("allreduce_p50", "allreduce_p50_ns", MU_TIME, "MPI_Allreduce's median, the slowest rank's"),
+	MPI_X("allreduce_p99", "allreduce_p99_ns", MU_TIME, "MPI_Allreduce's 99th percentile"),
+	MPI_X("busbw", "busbw_bytes_per_s", MU_BW, "MPI_Allreduce's bus bandwidth at its median"),
+	MPI_X("wrong", "wrong", MU_COUNT, "allreduce elements with a wrong sum, over every rank"),
+	MPI_X("lat", "lat_p50_ns", MU_TIME, "ranks 0 and 1's median half round trip of 8 bytes"),
+	MPI_X("bw", "bw_bytes_per_s", MU_BW, "rank 0 to rank 1's bandwidth (10^6 bytes a second)"),
 	{ .name = "nvme.resets", .where = MW_EXPECT, .measures = E, .kind = MK_NUM,
 	  .path = "nvme.error_recoveries", .scale = 1, .unit = MU_COUNT,
 	  .doc = "NVMe-oF host (parse: nvmf): the controller's error recoveries over the runs" },

@@ -88,6 +88,8 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 		{ ctl_bin_dir, "rdma-inject", "usr/bin/rdma-inject", 0755 },
 		{ ctl_bin_dir, "rdma-run", "usr/bin/rdma-run", 0755 },
 		{ ctl_bpf_dir, "inject.bpf.o", "usr/lib/rdma-testbed/bpf/inject.bpf.o", 0644 },
+		/* built only where Open MPI's mpicc is (make deps): optional */
+		{ ctl_bin_dir, "rdmatb-mpi-bench", "usr/bin/rdmatb-mpi-bench", 0755 | S_ISVTX },
 		{ NULL, NULL, NULL, 0 },
 	};
 	char src[PATH_MAX], dst[PATH_MAX], d[PATH_MAX];
@@ -98,11 +100,13 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 	for (i = 0; files[i].name; i++) {
 		snprintf(src, sizeof(src), "%s/%s", files[i].from(), files[i].name);
 		snprintf(dst, sizeof(dst), "%s/%s", dir, files[i].to);
+		if ((files[i].mode & S_ISVTX) && access(src, F_OK))
+			continue;
 		snprintf(d, sizeof(d), "%s", dst);
 		*strrchr(d, '/') = 0;
 		r = ctl_mkdir_p(d, 0755);
 		if (!r)
-			r = ctl_copy_file(src, dst, O_TRUNC, files[i].mode);
+			r = ctl_copy_file(src, dst, O_TRUNC, files[i].mode & 0777);
 		if (r) {
 			log_err("%s: cannot stage for the VM image: %s (did 'make' run?)", src,
 				strerror(-r));
@@ -194,6 +198,40 @@ static int vm_booting(const struct tb_state *s)
 }
 
 /*
+ * ssh from node to node over the testbed's network (Open MPI's mpirun
+ * starts orted that way): a key of the nodes' own in root's ~/.ssh, which
+ * authorized_keys (path) also takes, and the testbed's host key pinned for
+ * the nodes' addresses (known_hosts is written with the host key's, later)
+ */
+static int stage_node_key(const char *overlay, const char *authorized)
+{
+	char key[PATH_MAX], pub[PATH_MAX], out[1024], line[1024];
+	char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rdma-testbed-nodes",
+			 "-f", key, NULL };
+	FILE *in, *f;
+	int r;
+
+	snprintf(key, sizeof(key), "%s/root/.ssh", overlay);
+	if ((r = ctl_mkdir_p(key, 0700)))
+		return r;
+	snprintf(key, sizeof(key), "%s/root/.ssh/id_ed25519", overlay);
+	if (proc_run(argv, out, sizeof(out)))
+		return -ENOENT;
+	snprintf(pub, sizeof(pub), "%s.pub", key);
+	in = fopen(pub, "re");
+	if (!in)
+		return -errno;
+	if (!fgets(line, sizeof(line), in))
+		line[0] = 0;
+	fclose(in);
+	f = fopen(authorized, "ae");
+	if (!f)
+		return -errno;
+	fputs(line, f);
+	return fclose(f) ? -EIO : 0;
+}
+
+/*
  * ssh into the VM (rdmactl's ssh path, and a shell for looking around):
  * a fresh host key and client key per testbed, the host key and the
  * authorized key staged into the overlay, and in the state directory
@@ -224,10 +262,10 @@ static int stage_ssh(const struct tb_state *s, const char *overlay)
 		if (proc_run(hargv, out, sizeof(out)) || proc_run(cargv, out, sizeof(out)))
 			return -ENOENT;
 	}
-	/* the client key may log in as root */
+	/* the client key may log in as root, and so may the nodes' own */
 	snprintf(pub, sizeof(pub), "%s.pub", ck);
 	snprintf(path, sizeof(path), "%s/etc/ssh/authorized_keys", overlay);
-	if ((r = ctl_copy_file(pub, path, O_TRUNC, 0600)))
+	if ((r = ctl_copy_file(pub, path, O_TRUNC, 0600)) || (r = stage_node_key(overlay, path)))
 		return r;
 	/* the host key, pinned (every VM of the testbed has the one) */
 	snprintf(pub, sizeof(pub), "%s.pub", hk);
@@ -237,6 +275,14 @@ static int stage_ssh(const struct tb_state *s, const char *overlay)
 	if (!fgets(key, sizeof(key), f))
 		key[0] = 0;
 	fclose(f);
+	/* the nodes' own: every testbed address, and the nodes' names */
+	snprintf(path, sizeof(path), "%s/root/.ssh/known_hosts", overlay);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "198.18.*,node* %s", key);
+	if (fclose(f))
+		return -EIO;
 	snprintf(path, sizeof(path), "%s/known_hosts", dir);
 	f = fopen(path, "we");
 	if (!f)

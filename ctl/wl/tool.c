@@ -17,7 +17,7 @@ static const char *const names[TOOL_MAX] = { [TOOL_NONE] = "none", [TOOL_FIO] = 
 					     [TOOL_NVMF] = "nvmf", [TOOL_NFS] = "nfs",
 					     [TOOL_PERFTEST] = "perftest",
 					     [TOOL_QPERF] = "qperf", [TOOL_FABTESTS] = "fabtests",
-					     [TOOL_UCX] = "ucx_perftest" };
+					     [TOOL_UCX] = "ucx_perftest", [TOOL_MPI] = "mpi_bench" };
 
 int tool_by_name(const char *name)
 {
@@ -338,6 +338,8 @@ int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size
 		r = tool_fabtests_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r && kind == TOOL_UCX)
 		r = tool_ucx_parse(buf, len, o->name[0], out, err, errlen);
+	else if (!r && kind == TOOL_MPI)
+		r = tool_mpi_parse(buf, len, o->name[0], out, err, errlen);
 	else if (!r)
 		r = fio_parse(buf, len, o->name[0], out, err, errlen);
 	if (!r && helper_of(kind)) {
@@ -428,6 +430,7 @@ void tool_merge(json_t *a, const json_t *b)
 	tool_qperf_merge(a, b);
 	tool_merge_one(a, b, "fabtests");
 	tool_merge_one(a, b, "ucx_perftest");
+	tool_mpi_merge(a, b);
 	if (!fb)
 		return;
 	if (!fa) {

@@ -21,13 +21,14 @@ enum tool_kind {
 	TOOL_QPERF,	/* qperf's results (rc_lat, rc_bw, tcp_bw, ...) */
 	TOOL_FABTESTS,	/* libfabric's fabtests: fi_pingpong's, fi_rdm_*'s table */
 	TOOL_UCX,	/* ucx_perftest's Final: line */
+	TOOL_MPI,	/* rdmatb-mpi-bench's lines (examples/mpi) */
 	TOOL_MAX,
 };
 
 /* "fio" -> TOOL_FIO; -ENOENT for no such parser */
 int tool_by_name(const char *name);
 const char *tool_name(int kind);
-/* the names, "fio, nvmf, nfs, perftest, qperf, fabtests, ucx_perftest" */
+/* the names, "fio, nvmf, nfs, perftest, qperf, fabtests, ucx_perftest, mpi_bench" */
 const char *tool_names(void);
 
 /* where a command's output is: its stdout's and stderr's files, and how
@@ -39,7 +40,7 @@ struct tool_out {
 
 /*
  * The figures of a tool's output: 0 and *out (a new object, { "fio": {...} },
- * nvmf also { "nvme": {...} }, nfs { "nfs": {...} }, perftest { "perftest": {...} }, qperf { "qperf": {...} }, fabtests { "fabtests": {...} }, ucx_perftest { "ucx_perftest": {...} }), or -EBADMSG with "FILE:LINE: what" in err,
+ * nvmf also { "nvme": {...} }, nfs { "nfs": {...} }, perftest { "perftest": {...} }, qperf { "qperf": {...} }, fabtests { "fabtests": {...} }, ucx_perftest { "ucx_perftest": {...} }, mpi_bench { "mpi_bench": {...} }), or -EBADMSG with "FILE:LINE: what" in err,
  * -errno when a file cannot be read.
  */
 int tool_parse(int kind, const struct tool_out *o, json_t **out, char *err, size_t errlen);

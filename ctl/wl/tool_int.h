@@ -25,6 +25,12 @@ int tool_fabtests_parse(const char *buf, size_t len, const char *name, json_t **
 int tool_ucx_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
 		   size_t errlen);
 
+/* rdmatb-mpi-bench's lines in buf: 0 and *out ({ "mpi_bench": {...} }), or -EBADMSG */
+int tool_mpi_parse(const char *buf, size_t len, const char *name, json_t **out, char *err,
+		   size_t errlen);
+/* b's mpi_bench into a's (tool_merge_one), wrong the larger */
+void tool_mpi_merge(json_t *a, const json_t *b);
+
 /* The worst of runs (tool_merge.c), by a key's unit: a time (_ns) the
  * longer, a rate (_per_s) the lower; any other number a's (b's if a has
  * none). tool_merge_one: b's object of tool into a's the same way (copied

@@ -6,14 +6,15 @@
 # under one rule that drops 1% of both transports' packets at the switch;
 # fio with verify on the namespace, its JSON read into the report. NFS
 # over RDMA and over TCP the same way, on kernel 6.12. UCX's
-# ucx_perftest (RC, UD, TCP) and libfabric's fi_pingpong (RDM through
-# ofi_rxm, MSG) under loss. A tool output that is not the tool's fails
+# ucx_perftest (RC, UD, TCP), libfabric's fi_pingpong (RDM through
+# ofi_rxm, MSG) and an Open MPI job over UCX on three nodes under loss. A tool output that is not the tool's fails
 # the run and names the line.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="proto_rule_checked nvmf_rdma_tcp_under_loss nvmf_report_schema tool_output_not_understood
-       tool_failed_no_figures ucx_under_loss libfabric_under_loss nfs_rdma_tcp_under_loss"
+       tool_failed_no_figures ucx_under_loss libfabric_under_loss mpi_ucx_under_loss
+       nfs_rdma_tcp_under_loss"
 plan $TESTS
 vm_or_skip || exit 0
 W=$(mktemp -d /tmp/rtb-stacks.XXXXXX)
@@ -140,6 +141,33 @@ if [ $rc = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok"; then
 	pass libfabric_under_loss "$v"
 else
 	fail libfabric_under_loss "exit $rc, checks $ok: $v | $(tail -n 8 "$W/fi.log" | tr '\n' '|') $(cat "$W"/fi/exec/*/r1/*.stderr 2>/dev/null | head -n 4 | tr '\n' '|')"
+fi
+
+# --- Open MPI over UCX across three kernels (mpirun on node0, orted on
+# the others over ssh), one arm per UCX transport set, 1% of RoCE and TCP
+# dropped at the switch: every arm's allreduce sums right on every rank,
+# its figures are in the report, the verbs arms moved RoCE packets and the
+# tcp arm none, and each arm met the loss
+"$RDMACTL" testbed down > /dev/null 2>&1
+R="$W/mpi/report.json"
+"$RDMACTL" testbed up --nodes 3 --topology per-node > "$W/mpi-up.log" 2>&1 &&
+"$RDMACTL" run profiles/mpi-ucx.yaml --set workload.vars.iters=20 --set workload.vars.lat_iters=100 \
+	-o "$W/mpi" > "$W/mpi.log" 2>&1; rc=$?
+v=$( [ -f "$R" ] && jq -r '[.arms[] | .name + ": allreduce p50 " + (.mpi_bench.allreduce_p50_ns / 1e6 | floor | tostring)
+	+ " ms p99 " + (.mpi_bench.allreduce_p99_ns / 1e6 | floor | tostring) + " ms, wrong "
+	+ (.mpi_bench.wrong | tostring) + ", latency " + (.mpi_bench.lat_p50_ns / 1e3 | floor | tostring)
+	+ " us, RoCE packets " + (.hw_counters_delta.sent_pkts | tostring) + ", dropped "
+	+ (.faults_met.loss.dropped | tostring)] | join("; ")' "$R" 2>&1)
+ok=$( [ -f "$R" ] && jq -r '[([.arms[].name] == ["rc", "ud", "tcp"]), (.arms[] | .exit == 0,
+	.mpi_bench.ranks == 3, .mpi_bench.allreduce_iters == 20, .mpi_bench.wrong == 0,
+	.mpi_bench.allreduce_p99_ns >= .mpi_bench.allreduce_p50_ns, .mpi_bench.lat_p50_ns > 0,
+	.mpi_bench.bw_bytes_per_s > 0, .faults_met.loss.dropped > 0),
+	(.arms[0:2][] | .hw_counters_delta.sent_pkts > 1000), (.arms[2].hw_counters_delta.sent_pkts == 0),
+	.expectations_failed == 0] | tostring' "$R" 2>&1)
+if [ $rc = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok"; then
+	pass mpi_ucx_under_loss "$v"
+else
+	fail mpi_ucx_under_loss "exit $rc, checks $ok: $v | $(tail -n 8 "$W/mpi.log" "$W/mpi-up.log" 2>&1 | tr '\n' '|') $(head -c 400 "$W"/mpi/exec/*/r1/*.stdout 2>/dev/null | tr '\n' '|')"
 fi
 
 # --- NFS over RDMA and over TCP, the same rule, on both nodes' kernel

@@ -250,6 +250,7 @@ static void not_fio(void)
 		EXPECT(tool_parse(TOOL_FIO, &o, &fig, err, sizeof(err)) == -ENOENT);
 	}
 	EXPECT(tool_by_name("ucx_perftest") == TOOL_UCX && tool_by_name("fabtests") == TOOL_FABTESTS);
+	EXPECT(tool_by_name("mpi_bench") == TOOL_MPI);
 	EXPECT(tool_by_name("fio") == TOOL_FIO && tool_by_name("nvmf") == TOOL_NVMF &&
 	       tool_by_name("nfs") == TOOL_NFS &&
 	       tool_by_name("perftest") == TOOL_PERFTEST && tool_by_name("qperf") == TOOL_QPERF && tool_by_name("mpi") == -ENOENT);
@@ -435,6 +436,22 @@ static void fabtests(void)
 	}
 }
 
+/* each {text, error} of bad written to file and refused by the kind's
+ * parser with an error that starts so, and no figures */
+static void refused(int kind, const char *file, const char *const (*bad)[2], size_t n)
+{
+	char err[256];
+	json_t *fig;
+
+	for (size_t i = 0; i < n; i++) {
+		put(file, bad[i][0], strlen(bad[i][0]));
+		fig = NULL;
+		EXPECT_MSG(parse_as(kind, file, "x", &fig, err, sizeof(err)) == -EBADMSG && !fig &&
+				   !strncmp(err, bad[i][1], strlen(bad[i][1])),
+			   "%s #%zu: '%s'", file, i, err);
+	}
+}
+
 /* real ucx_perftest over this host's loopback (UCX_TLS=tcp), then Final
  * lines that are not its */
 static void ucx(void)
@@ -466,13 +483,51 @@ static void ucx(void)
 			{ "Final:   20 1 2 3 4 5 6 7\n", "u.out:1: ucx_perftest: no latency or overhead" },
 		};
 
-		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-			put("u.out", bad[i][0], strlen(bad[i][0]));
-			fig = NULL;
-			EXPECT_MSG(parse_as(TOOL_UCX, "u.out", "x", &fig, err, sizeof(err)) == -EBADMSG &&
-					   !fig && !strncmp(err, bad[i][1], strlen(bad[i][1])),
-				   "#%zu: '%s'", i, err);
-		}
+		refused(TOOL_UCX, "u.out", bad, sizeof(bad) / sizeof(bad[0]));
+	}
+}
+
+/* real rdmatb-mpi-bench under Open MPI's mpirun on this host (3 ranks,
+ * shared memory), then lines that are not its */
+static void mpi(void)
+{
+	char out[256], err[256];
+	char *argv[] = { "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "3", "--mca", "btl",
+			 "self,vader", "build/bin/rdmatb-mpi-bench", "-n", "20", "-l", "50", "-b", "65536",
+			 NULL };
+	struct proc_io io = { -1, -1, -1, 1 };
+	json_t *fig, *m;
+	pid_t pid;
+	int st = -1;
+
+	snprintf(out, sizeof(out), "%s/mpi.out", dir);
+	io.out = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!proc_spawn(argv, &io, &pid) && proc_reap(pid, 60000, &st))
+		proc_stop(pid, 1000);
+	close(io.out);
+	EXPECT_MSG(st == 0, "rdmatb-mpi-bench under mpirun: status %d (make deps installs Open MPI)", st);
+	EXPECT_MSG(parse_as(TOOL_MPI, "mpi.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	m = json_object_get(fig, "mpi_bench");
+	EXPECT(json_integer_value(json_object_get(m, "ranks")) == 3);
+	EXPECT(json_integer_value(json_object_get(m, "allreduce_iters")) == 20);
+	EXPECT(json_integer_value(json_object_get(m, "wrong")) == 0);
+	EXPECT(json_real_value(json_object_get(m, "allreduce_p50_ns")) > 0 &&
+	       json_real_value(json_object_get(m, "allreduce_p99_ns")) >=
+		       json_real_value(json_object_get(m, "allreduce_p50_ns")));
+	EXPECT(json_real_value(json_object_get(m, "lat_p50_ns")) > 0);
+	EXPECT(json_real_value(json_object_get(m, "bw_bytes_per_s")) > 1e6);
+	json_decref(fig);
+	{
+		static const char *const bad[][2] = {
+			{ "ORTE was unable to reliably start one or more daemons.\n",
+			  "m.out:1: rdmatb-mpi-bench: no allreduce: line" },
+			{ "rdmatb-mpi-bench: ranks=3\nallreduce: bytes=8 iters=2 avg_us=1.0\n",
+			  "m.out:2: rdmatb-mpi-bench: no number for p50_us" },
+			{ "allreduce: bytes=8 iters=2 avg_us=1 p50_us=1 p99_us=x max_us=1 busbw_MBps=1 wrong=0\n",
+			  "m.out:1: rdmatb-mpi-bench: no number for p99_us" },
+		};
+
+		refused(TOOL_MPI, "m.out", bad, sizeof(bad) / sizeof(bad[0]));
 	}
 }
 
@@ -523,7 +578,7 @@ static void merge(void)
 int main(void)
 {
 	static const char *const files[] = { "data", "fio.out", "cut.out", "bad.out", "text.out",
-					     "nvmf.err", "nfs.err", "pt.out", "qperf.out", "q.out", "f.out", "ucx.out", "u.out", NULL };
+					     "nvmf.err", "nfs.err", "pt.out", "qperf.out", "q.out", "f.out", "ucx.out", "u.out", "mpi.out", "m.out", NULL };
 	char p[256];
 
 	if (!mkdtemp(dir))
@@ -534,6 +589,7 @@ int main(void)
 	qperf();
 	fabtests();
 	ucx();
+	mpi();
 	merge();
 	for (int i = 0; files[i]; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);

@@ -380,6 +380,18 @@ static int round_run(struct run *r, json_t **results)
 		json_decref(f0);
 		json_decref(f1);
 	}
+	{	/* a command that ended at its timeout: its round's nodes rebooted */
+		int failed;
+		json_t *resets = exec_resets(r, ex, &failed);
+
+		if (resets)
+			json_object_set_new(json_array_get(*results, 0), "node_resets", resets);
+		if (failed) {
+			snprintf(r->err, r->errlen, "a node could not be reset after a command's timeout "
+				 "(report.json: node_resets)");
+			bad = 1;
+		}
+	}
 	if (bad) {	/* a parser that did not understand: the run fails, never zeros */
 		json_decref(*results);
 		*results = NULL;

@@ -56,6 +56,14 @@ struct run {
 	size_t errlen;
 };
 
+/* --- exec_reset.c */
+/* after a round: when a command ended at its timeout (ex: the round's
+ * outcomes, in r->in's order) and its role may reboot (on_timeout), every
+ * node of the round's commands rebooted, its agent reached again and its
+ * NIC's fault rules added again; NULL when none was, else [{node, why,
+ * round, seconds, ok, error}] (*failed: one could not be reset) */
+json_t *exec_resets(struct run *r, const json_t *ex, int *failed);
+
 /* --- exec_cmd.c */
 /* start one command: 0, or -EIO (the instance is done, "not started") */
 int exec_start_inst(struct run *r, struct inst *in);

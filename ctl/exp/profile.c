@@ -97,6 +97,9 @@ json_t *profile_to_json(const struct profile *p)
 		if (r->parse)
 			json_object_set_new(json_array_get(roles, json_array_size(roles) - 1),
 					    "parse", json_string(tool_name(r->parse)));
+		json_object_set_new(json_array_get(roles, json_array_size(roles) - 1), "on_timeout",
+				    json_string(r->on_timeout == PR_OT_REBOOT ? "reboot" :
+						r->on_timeout == PR_OT_KEEP ? "keep" : "auto"));
 	}
 
 	for (i = 0; i < p->nexpect; i++)

@@ -87,7 +87,11 @@ struct prof_role {
 	uint64_t ready_after_ns, ready_timeout_ns, timeout_ns;
 	int service;		/* stopped by rdmactl once every other role has ended */
 	int parse;		/* enum tool_kind: what its stdout is (ctl/wl/tool.h) */
+	int on_timeout;		/* enum prof_on_timeout: its nodes rebooted after its timeout? */
 };
+
+/* a role's on_timeout: reboot on per-node VMs (auto), always, never */
+enum prof_on_timeout { PR_OT_AUTO, PR_OT_REBOOT, PR_OT_KEEP };
 
 struct prof_arm {
 	char name[32];

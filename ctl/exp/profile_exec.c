@@ -106,8 +106,9 @@ static int check_ready(struct pctx *x, struct prof_role *r, const struct ynode *
 static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, size_t i)
 {
 	static const char *const keys[] = { "name", "nodes", "cmd", "env", "ready", "timeout",
-					    "service", "parse", NULL };
+					    "service", "parse", "on_timeout", NULL };
 	static const char *const yesno[] = { "false", "true", NULL };
+	static const char *const on_timeout[] = { "auto", "reboot", "keep", NULL };
 	struct prof_role *r = &p->role[i];
 	const struct ynode *n;
 	char where[48], what[64];
@@ -148,7 +149,8 @@ static int check_role(struct pctx *x, struct profile *p, const struct ynode *m, 
 	r->timeout_ns = DEFAULT_TIMEOUT_NS;
 	if (prof_get_num(x, m, "timeout", where, NUM_TIME, 1000000, 86400000000000ULL,
 			 "a time: 1ms..24h", &r->timeout_ns) ||
-	    prof_get_enum(x, m, "service", where, yesno, &r->service))
+	    prof_get_enum(x, m, "service", where, yesno, &r->service) ||
+	    prof_get_enum(x, m, "on_timeout", where, on_timeout, &r->on_timeout))
 		return -EINVAL;
 	r->env = json_object();
 	snprintf(what, sizeof(what), "%s.env", where);

@@ -198,7 +198,7 @@ static void print_faults_met(const json_t *arms, FILE *f)
 {
 	const json_t *arm, *c;
 	const char *name;
-	size_t i;
+	size_t i, k;
 
 	json_array_foreach(arms, i, arm) {
 		const json_t *met = json_object_get(arm, "faults_met");
@@ -218,6 +218,16 @@ static void print_faults_met(const json_t *arms, FILE *f)
 			first = 0;
 		}
 		fputc('\n', f);
+	}
+	json_array_foreach(arms, i, arm) {	/* nodes rebooted after a command's timeout */
+		json_array_foreach(json_object_get(arm, "node_resets"), k, c)
+			fprintf(f, "# node reset in %s, round %llu: %s %s after %.1f s (%s)%s%s\n",
+				jr_str(arm, "name"), (unsigned long long)jr_u64(c, "round"),
+				jr_str(c, "node"),
+				json_is_true(json_object_get(c, "ok")) ? "rebooted" : "NOT reset",
+				json_real_value(json_object_get(c, "seconds")), jr_str(c, "why"),
+				json_object_get(c, "error") ? ": " : "", json_object_get(c, "error") ?
+				jr_str(c, "error") : "");
 	}
 }
 

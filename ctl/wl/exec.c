@@ -125,12 +125,22 @@ static json_t *arm_json(const struct arm_acc *a, const json_t *rounds)
 	const json_t *role;
 	size_t k;
 
-	json_t *met = faults_of(rounds);
+	json_t *met = faults_of(rounds), *resets = json_array(), *res;
 
 	if (met && o)
 		json_object_set_new(o, "faults_met", met);
 	else
 		json_decref(met);
+	json_array_foreach(rounds, k, res) {	/* nodes rebooted after a command's timeout */
+		json_t *nr = json_object_get(json_array_get(res, 0), "node_resets");
+
+		if (nr)
+			json_array_extend(resets, nr);
+	}
+	if (json_array_size(resets) && o)
+		json_object_set_new(o, "node_resets", resets);
+	else
+		json_decref(resets);
 	if (o) {
 		arm_acc_retrans_json(a, o);
 		json_array_foreach(roles, k, role)	/* the arm's: its roles' (worst) */

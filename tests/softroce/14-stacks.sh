@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="proto_rule_checked nvmf_rdma_tcp_under_loss nvmf_report_schema tool_output_not_understood
-       tool_failed_no_figures ucx_under_loss libfabric_under_loss mpi_ucx_under_loss
+       tool_failed_no_figures hung_command_resets_nodes ucx_under_loss libfabric_under_loss mpi_ucx_under_loss
        nfs_rdma_tcp_under_loss"
 plan $TESTS
 vm_or_skip || exit 0
@@ -33,7 +33,8 @@ fi
 
 if ! out=$("$RDMACTL" testbed up --nodes 2 --topology per-node 2>&1); then
 	for t in nvmf_rdma_tcp_under_loss nvmf_report_schema nfs_rdma_tcp_under_loss tool_output_not_understood \
-		tool_failed_no_figures; do
+		tool_failed_no_figures hung_command_resets_nodes ucx_under_loss libfabric_under_loss \
+		mpi_ucx_under_loss; do
 		fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"
 	done
 	exit 0
@@ -104,6 +105,57 @@ if [[ $v == '[3,"exec/run/r1/host.node1.stdout:1: fio: no JSON'*',true,true]' ]]
 	pass tool_failed_no_figures "$v"
 else
 	fail tool_failed_no_figures "exit $rc: $v $(tail -n 3 <<< "$out" | tr '\n' '|')"
+fi
+
+# --- a command that outlives its timeout (a stuck stack's, as NVMe/RDMA's
+# I/O in uninterruptible sleep): the round's nodes are rebooted before the
+# next arm (new boot ids), their agents reached again and their NIC's
+# rule added again (and removed at the end: nothing left); the report
+# says so. With on_timeout: keep the next arm meets the same kernels
+cat > "$W/hang.yaml" <<'EOF'
+version: 1
+name: hang
+description: a command that outlives its timeout, then one after it
+testbed: {nodes: 2, topology: per-node}
+workload:
+  type: exec
+  vars: {wait: "0"}
+  roles:
+    - name: stuck
+      nodes: [node0, node1]
+      cmd: "cat /proc/sys/kernel/random/boot_id; sleep {wait}"
+      timeout: 4s
+arms:
+  - {name: hung, vars: {wait: "600"}}
+  - {name: after, vars: {wait: "0"}}
+faults:
+  - name: watch
+    rule: count
+    dir: egress
+EOF
+boots() {	# DIR NODE: the hung arm's boot id, then the after arm's
+	echo "$(cat "$1/exec/hung/r1/stuck.$2.stdout") $(cat "$1/exec/after/r1/stuck.$2.stdout")"
+}
+rules_left() {
+	for n in node0 node1; do "$RDMACTL" testbed exec "$n" -- rdma-inject list 2>&1 | grep -vc '^ID'; done |
+		awk '{s += $1} END {print s + 0}'
+}
+out=$("$RDMACTL" run "$W/hang.yaml" -o "$W/hang" 2>&1); rc=$?
+R="$W/hang/report.json"
+b0=$(boots "$W/hang" node0); b1=$(boots "$W/hang" node1); left=$(rules_left)
+ok=$( [ -f "$R" ] && jq -r '[(.arms[0].node_resets | length == 2 and all(.ok) and
+	([.[].node] == ["node0", "node1"]) and all(.why | test("ended at its timeout"))),
+	(.arms[1].node_resets == null), ([.arms[0].roles[0].runs[].status] == ["timeout", "timeout"]),
+	([.arms[1].roles[0].runs[].exit] == [0, 0])] | tostring' "$R" 2>&1)
+out2=$("$RDMACTL" run "$W/hang.yaml" --set workload.roles.0.on_timeout=keep -o "$W/keep" 2>&1); rc2=$?
+k0=$(boots "$W/keep" node0)
+if [ $rc = 0 ] && [ $rc2 = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok" &&
+   [ "${b0% *}" != "${b0#* }" ] && [ "${b1% *}" != "${b1#* }" ] && [ "${k0% *}" = "${k0#* }" ] &&
+   [ "$left" = 0 ] && grep -q "^# node reset in hung, round 1: node1 rebooted" <<< "$out" &&
+   jq -e '.arms[0].node_resets == null' "$W/keep/report.json" > /dev/null; then
+	pass hung_command_resets_nodes "$(grep '^# node reset' <<< "$out" | sed 's/^# //' | tr '\n' ';') boot ids changed; with on_timeout: keep the same kernel ran on; no rule left"
+else
+	fail hung_command_resets_nodes "exit $rc/$rc2, checks $ok, boots [$b0] [$b1] keep [$k0], rules left $left | $(tail -n 6 <<< "$out" | tr '\n' '|') $(tail -n 3 <<< "$out2" | tr '\n' '|')"
 fi
 
 # --- UCX (ucx_perftest) over its RC and UD verbs transports and its TCP,

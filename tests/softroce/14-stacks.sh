@@ -152,7 +152,7 @@ k0=$(boots "$W/keep" node0)
 if [ $rc = 0 ] && [ $rc2 = 0 ] && ! grep -q false <<< "$ok" && grep -q true <<< "$ok" &&
    [ "${b0% *}" != "${b0#* }" ] && [ "${b1% *}" != "${b1#* }" ] && [ "${k0% *}" = "${k0#* }" ] &&
    [ "$left" = 0 ] && grep -q "^# node reset in hung, round 1: node1 rebooted" <<< "$out" &&
-   jq -e '.arms[0].node_resets == null' "$W/keep/report.json" > /dev/null; then
+   jq -e '.arms[0].node_resets == null' < "$W/keep/report.json" > /dev/null; then
 	pass hung_command_resets_nodes "$(grep '^# node reset' <<< "$out" | sed 's/^# //' | tr '\n' ';') boot ids changed; with on_timeout: keep the same kernel ran on; no rule left"
 else
 	fail hung_command_resets_nodes "exit $rc/$rc2, checks $ok, boots [$b0] [$b1] keep [$k0], rules left $left | $(tail -n 6 <<< "$out" | tr '\n' '|') $(tail -n 3 <<< "$out2" | tr '\n' '|')"

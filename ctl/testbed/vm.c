@@ -205,10 +205,9 @@ static int vm_booting(const struct tb_state *s)
  */
 static int stage_node_key(const char *overlay, const char *authorized)
 {
-	char key[PATH_MAX], pub[PATH_MAX], out[1024], line[1024];
+	char key[PATH_MAX], pub[PATH_MAX], out[1024];
 	char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rdma-testbed-nodes",
 			 "-f", key, NULL };
-	FILE *in, *f;
 	int r;
 
 	snprintf(key, sizeof(key), "%s/root/.ssh", overlay);
@@ -218,17 +217,7 @@ static int stage_node_key(const char *overlay, const char *authorized)
 	if (proc_run(argv, out, sizeof(out)))
 		return -ENOENT;
 	snprintf(pub, sizeof(pub), "%s.pub", key);
-	in = fopen(pub, "re");
-	if (!in)
-		return -errno;
-	if (!fgets(line, sizeof(line), in))
-		line[0] = 0;
-	fclose(in);
-	f = fopen(authorized, "ae");
-	if (!f)
-		return -errno;
-	fputs(line, f);
-	return fclose(f) ? -EIO : 0;
+	return ctl_copy_file(pub, authorized, O_APPEND, 0600);
 }
 
 /*

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl/exp/exec_int.h"
-#include "ctl/exp/inject.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -27,27 +26,16 @@ static int reboots(const struct run *r, int k)
 	return ot == PR_OT_REBOOT;
 }
 
-/* fault rules on member k's own NIC, added again after its reboot (a
+/* fault rules on member k's own NIC, placed again after its reboot (a
  * switch port's live on this host and were never lost) */
 static int faults_again(struct exp *e, int k, char *err, size_t errlen)
 {
 	for (int i = 0; i < e->p.nfaults; i++) {
 		const struct prof_fault *f = &e->p.fault[i];
-		json_t *fj = json_array_get(e->faults, (size_t)i), *rule;
-		char dev[32];
-		struct agentc *c;
-		size_t j;
 
-		if (f->event || f->sw || !(f->nodes & (1u << e->g.node[k])))
-			continue;
-		c = exp_fault_at(e, f, k, dev, sizeof(dev));
-		e->ids[i][k] = inject_fault_add(c, f, dev, err, errlen);
-		if (e->ids[i][k] < 0)
+		if (!f->event && !f->sw && (f->nodes & (1u << e->g.node[k])) &&
+		    exp_fault_place(e, i, k, err, errlen))
 			return -EIO;
-		json_array_foreach(json_object_get(fj, "rules"), j, rule)
-			if (!strcmp(json_string_value(json_object_get(rule, "node")) ?: "",
-				    e->g.tb.node[e->g.node[k]].name))
-				json_object_set_new(rule, "id", json_integer(e->ids[i][k]));
 	}
 	return 0;
 }

@@ -472,6 +472,31 @@ json_t *exp_faults_delta(const json_t *a, const json_t *b)
 	return out;
 }
 
+int exp_fault_place(struct exp *e, int i, int k, char *err, size_t errlen)
+{
+	const struct prof_fault *f = &e->p.fault[i];
+	json_t *rules = json_object_get(json_array_get(e->faults, (size_t)i), "rules"), *rule;
+	const char *node = e->g.tb.node[e->g.node[k]].name;
+	char dev[32];
+	struct agentc *c = exp_fault_at(e, f, k, dev, sizeof(dev));
+	size_t j;
+
+	if (c->fd < 0) {
+		snprintf(err, errlen, "%s: not connected", c->where);
+		return -EIO;
+	}
+	e->ids[i][k] = inject_fault_add(c, f, dev, err, errlen);
+	if (e->ids[i][k] < 0)
+		return -EIO;
+	json_array_foreach(rules, j, rule)	/* placed again: its new id */
+		if (!strcmp(json_string_value(json_object_get(rule, "node")) ?: "", node)) {
+			json_object_set_new(rule, "id", json_integer(e->ids[i][k]));
+			return 0;
+		}
+	json_array_append_new(rules, json_pack("{s:s,s:i}", "node", node, "id", e->ids[i][k]));
+	return 0;
+}
+
 /* every fault of the profile on each of its nodes' agents (a switch port of
  * per-node VMs: on the switch's) */
 static int add_faults(struct exp *e)
@@ -502,26 +527,12 @@ static int add_faults(struct exp *e)
 				       "duration_ns", (json_int_t)f->duration_ns, "rules");
 
 		json_array_append_new(e->faults, fj);
-		for (k = 0; k < e->g.n; k++) {
-			if (!(f->nodes & (1u << e->g.node[k])))
-				continue;
-			char dev[32];
-			struct agentc *c = exp_fault_at(e, f, k, dev, sizeof(dev));
-
-			if (c->fd < 0) {
-				snprintf(e->err, sizeof(e->err), "%s: not connected", c->where);
-				return -EIO;
-			}
-			e->ids[i][k] = inject_fault_add(c, f, dev, e->err, sizeof(e->err));
-			if (e->ids[i][k] < 0) {
+		for (k = 0; k < e->g.n; k++)
+			if ((f->nodes & (1u << e->g.node[k])) &&
+			    exp_fault_place(e, i, k, e->err, sizeof(e->err))) {
 				log_err("fault %s: %s", f->name, e->err);
 				return -EIO;
 			}
-			json_array_append_new(json_object_get(fj, "rules"),
-					      json_pack("{s:s,s:i}", "node",
-							e->g.tb.node[e->g.node[k]].name, "id",
-							e->ids[i][k]));
-		}
 		if (e->obs.event) {
 			char msg[160];
 

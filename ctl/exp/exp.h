@@ -181,6 +181,10 @@ json_t *exp_faults_read(struct exp *e);
 json_t *exp_faults_delta(const json_t *a, const json_t *b);
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,
 			    size_t len);
+/* fault i's rule on member k's agent (exp_fault_at), its id in e->ids and
+ * in e->faults' rules (added, or replaced when placed again after a node's
+ * reboot); -EIO with err */
+int exp_fault_place(struct exp *e, int i, int k, char *err, size_t errlen);
 /* path names the directory e->tmpfd holds (lstat: a link never does) */
 /* exec: a round's results' tools' figures (their parse:) merged into into,
  * the worst of each (tool_merge): what the TUI shows of an exec arm */

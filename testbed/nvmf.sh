@@ -116,8 +116,14 @@ run_fio() {
 	shift 2
 	mods
 	mkdir -p /etc/nvme
-	[ -s /etc/nvme/hostnqn ] ||
-		echo "nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)" > /etc/nvme/hostnqn
+	# one UUID for the host NQN and the host ID: nvme-cli takes a missing
+	# host ID from the VM's DMI UUID, and 6.12 refuses a host ID it knows
+	# under another NQN ("found same hostid ... but different hostnqn")
+	if [ ! -s /etc/nvme/hostnqn ] || [ ! -s /etc/nvme/hostid ]; then
+		u=$(cat /proc/sys/kernel/random/uuid)
+		echo "$u" > /etc/nvme/hostid
+		echo "nqn.2014-08.org.nvmexpress:uuid:$u" > /etc/nvme/hostnqn
+	fi
 	c=$(ctrl_of)
 	[ -n "$c" ] && echo 1 > "/sys/class/nvme/$c/delete_controller"	# a killed round's
 	k0=$(dmesg | grep -c 'nvme\|rxe\|blocked for more')

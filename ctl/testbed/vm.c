@@ -603,6 +603,23 @@ static int other_kernels(struct tb_state *s, const struct tb_up_opts *o, int bas
 	return 0;
 }
 
+/* "6.1.0-57-amd64", or with other kernels "6.1.0-57-amd64 (node1: 6.12.118+deb12-amd64)" */
+static void node_kernels(const struct tb_state *s, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", s->kver);
+	const char *sep = " (";
+	int i;
+
+	for (i = 0; i < s->nodes && i < TB_MAX_NODES && n < len; i++) {
+		if (!s->node[i].kver[0])
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%snode%d: %s", sep, i, s->node[i].kver);
+		sep = ", ";
+	}
+	if (*sep == ',' && n < len)
+		snprintf(buf + n, len - n, ")");
+}
+
 static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 {
 	char initrd[PATH_MAX], kernel[PATH_MAX] = "";
@@ -629,8 +646,11 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	qemu_choose_accel(s, o->accel, kernel, initrd);
 	t0 = rtb_now_s();
 	if (s->topology == TB_PER_NODE) {
+		char kv[512];
+
+		node_kernels(s, kv, sizeof(kv));
 		log_info("booting %d nodes, a qemu (%s) and kernel %s each, %d MiB, joined by the "
-			 "switch rtbbr0", s->nodes, s->accel, s->kver, s->node_mem_mb);
+			 "switch rtbbr0", s->nodes, s->accel, kv, s->node_mem_mb);
 		r = tb_switch_create(s->netdev_mtu);
 		if (!r)
 			r = tb_switch_agent_start(s, base + 2 * s->nodes);

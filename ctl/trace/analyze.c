@@ -11,6 +11,21 @@
 #include "ctl/trace/trace.h"
 #include "ctl/trace/tr.h"
 
+/* a packet new to the trace, as the injector's hook sees it (inject.bpf.c
+ * track()): it keeps a QP's highest PSN and a window of the INJ_QP_WIN PSNs
+ * below it, and counts one INJ_QP_WIN or more below the highest resent */
+static void hook_view(struct flow *f, uint32_t psn)
+{
+	uint32_t back = (f->itop - psn) & 0xffffff;
+
+	if (f->ihave && back < 0x800000) {
+		f->overtaken += back >= INJ_QP_WIN;
+		return;
+	}
+	f->itop = psn;
+	f->ihave = 1;
+}
+
 /* every RoCEv2 packet of the file into s, with its flow: 0, -ENOMEM, or
  * -EIO with the reader's err */
 static int read_packets(struct pcapng_r *r, struct tr *s, char *err, size_t errlen)
@@ -38,6 +53,8 @@ static int read_packets(struct pcapng_r *r, struct tr *s, char *err, size_t errl
 			return -ENOMEM;
 		t.flow = fi;
 		t.resent = was;
+		if (!was && (is_request(t.cls) || t.cls == C_READ_RESP) && (t.op >> 5) <= 1)
+			hook_view(&s->f[fi], t.psn);
 		if (s->np == s->cp) {
 			size_t n = s->cp ? s->cp * 2 : 1024;
 			struct tp *np = realloc(s->p, n * sizeof(*np));
@@ -157,7 +174,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 	json_t *qps = json_array(), *losses = json_array();
 	json_t *gbn = json_pack("{s:i,s:i,s:[]}", "checked_qps", 0, "episodes", 0, "deviations");
 	json_t *rd = json_pack("{s:i,s:[]}", "rereads", 0, "deviations");
-	json_int_t nresent_req = 0;
+	json_int_t nresent_req = 0, novertaken = 0;
 	size_t j, q;
 
 	for (j = 0; j < s->nf; j++) {
@@ -166,6 +183,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 
 		if (f->cap != i)
 			continue;
+		novertaken += (json_int_t)f->overtaken;
 		addr_str(f, f->src, a, sizeof(a));
 		addr_str(f, f->dst, b, sizeof(b));
 		json_array_append_new(qps, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "src", a,
@@ -179,7 +197,9 @@ static void flows_json(struct tr *s, int i, json_t *c)
 		for (q = 0; q < f->npk; q++) {
 			const struct tp *t = &s->p[f->pk[q]];
 
-			if (t->resent && (is_request(t->cls) || t->cls == C_READ_RESP))
+			/* RC and UC: a UD datagram (a CM MAD) is never the NIC's resend */
+			if (t->resent && (is_request(t->cls) || t->cls == C_READ_RESP) &&
+			    (t->op >> 5) <= 1)
 				nresent_req++;
 			if (t->verdict == INJ_VERDICT_DROP || t->verdict == INJ_VERDICT_CORRUPT)
 				json_array_append_new(losses, loss(s, t, q));
@@ -192,6 +212,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 			read_check(s, f, rd);
 	}
 	json_object_set_new(c, "resent_requests", json_integer(nresent_req));
+	json_object_set_new(c, "overtaken_past_window", json_integer(novertaken));
 	json_object_set_new(c, "qps", qps);
 	json_object_set_new(c, "losses", losses);
 	json_object_set_new(c, "go_back_n", gbn);

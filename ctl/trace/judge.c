@@ -95,6 +95,20 @@ static void lat(json_t *o, const char *k, uint64_t a, uint64_t b)
 	json_object_set_new(o, k, b >= a ? json_integer((json_int_t)(b - a)) : json_null());
 }
 
+/* whether the sender of flow f sat out a timer before its packet at index r:
+ * the notice (a NAK, a later READ response) reached it at ts, and it was
+ * silent for at least 90% of the time from there to r, which was at least a
+ * millisecond. A sender that acts on the notice resends at once. */
+static int waited_out(const struct tr *s, const struct flow *f, long r, uint64_t ts)
+{
+	uint64_t at = s->p[f->pk[r]].ts, prev;
+
+	if (r <= 0 || at < ts + 1000000)
+		return 0;
+	prev = s->p[f->pk[r - 1]].ts;
+	return prev <= at && (at - prev) * 10 >= (at - ts) * 9;
+}
+
 /* one loss: what the NIC did about it */
 json_t *loss(struct tr *s, const struct tp *l, size_t pos)
 {
@@ -124,9 +138,11 @@ json_t *loss(struct tr *s, const struct tp *l, size_t pos)
 			const struct tp *rs = &s->p[f->pk[r]];
 
 			trigger = n >= 0 && s->p[g->pk[n]].ts <= rs->ts ? "nak" : "timeout";
+			if (!strcmp(trigger, "nak") && waited_out(s, f, r, s->p[g->pk[n]].ts))
+				trigger = "nak_ignored";
 			lat(o, "retransmission_latency_ns", l->ts, rs->ts);
 			json_object_set_new(o, "resend_frame", json_integer((json_int_t)rs->frame));
-			if (!strcmp(trigger, "nak")) {
+			if (n >= 0 && strcmp(trigger, "timeout")) {
 				const struct tp *nk = &s->p[g->pk[n]];
 				long nx = after(s, f, l->ts, pos + 1, any_pkt, NULL);
 
@@ -144,6 +160,9 @@ json_t *loss(struct tr *s, const struct tp *l, size_t pos)
 			uint64_t rq = k >= 0 ? s->p[g->pk[k]].ts : UINT64_MAX;
 
 			trigger = n >= 0 && s->p[f->pk[n]].ts <= rq ? "sequence" : "timeout";
+			if (k >= 0 && !strcmp(trigger, "sequence") &&
+			    waited_out(s, g, k, s->p[f->pk[n]].ts))
+				trigger = "sequence_ignored";
 			if (r >= 0) {
 				lat(o, "retransmission_latency_ns", l->ts, s->p[f->pk[r]].ts);
 				json_object_set_new(o, "resend_frame",

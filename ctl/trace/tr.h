@@ -42,7 +42,9 @@ struct flow {
 	uint8_t src[16], dst[16];
 	uint32_t dqpn, first_psn, last_psn;
 	uint64_t packets, resent, req;
-	int has_read, has_data;
+	uint64_t overtaken;	/* new PSNs the injector's hook counts resent (analyze.c) */
+	uint32_t itop;		/* the hook's highest PSN of the flow, if ihave */
+	int has_read, has_data, ihave;
 	int *pk;	/* its packets' indices, in order */
 	size_t npk, cpk;
 	struct blk *b;	/* the PSNs seen */

@@ -96,9 +96,11 @@ static void lat(json_t *o, const char *k, uint64_t a, uint64_t b)
 }
 
 /* whether the sender of flow f sat out a timer before its packet at index r:
- * the notice (a NAK, a later READ response) reached it at ts, and it was
- * silent for at least 90% of the time from there to r, which was at least a
- * millisecond. A sender that acts on the notice resends at once. */
+ * the notice (a NAK, a later READ response) reached it at ts, it went on
+ * sending other packets, then fell silent for at least 90% of the time from
+ * ts to r, which was at least a millisecond. A sender that acts on the
+ * notice goes back at once; one that had nothing left to send is silent
+ * from the notice on, whatever it does. */
 static int waited_out(const struct tr *s, const struct flow *f, long r, uint64_t ts)
 {
 	uint64_t at = s->p[f->pk[r]].ts, prev;
@@ -106,7 +108,7 @@ static int waited_out(const struct tr *s, const struct flow *f, long r, uint64_t
 	if (r <= 0 || at < ts + 1000000)
 		return 0;
 	prev = s->p[f->pk[r - 1]].ts;
-	return prev <= at && (at - prev) * 10 >= (at - ts) * 9;
+	return prev >= ts && prev <= at && (at - prev) * 10 >= (at - ts) * 9;
 }
 
 /* one loss: what the NIC did about it */

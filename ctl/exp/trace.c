@@ -365,12 +365,6 @@ static void check(json_t *checks, const char *what, json_int_t trace, json_int_t
 	json_array_append_new(checks, c);
 }
 
-/* a switch port's capture: swN in a shared kernel's VM, rtbswN on this host */
-static int switch_port(const char *dev)
-{
-	return !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5);
-}
-
 /* the captures of one node's device (NIC: the node's own name) */
 static void sum_node(const json_t *traces, const char *node, const char *dir, int passed_only,
 		     json_int_t *n)
@@ -386,7 +380,7 @@ static void sum_node(const json_t *traces, const char *node, const char *dir, in
 
 			if (strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
 			    strcmp(json_string_value(json_object_get(c, "dir")) ?: "", dir) ||
-			    switch_port(dev))
+			    trace_switch_port(dev))
 				continue;
 			/* CNPs: rxe sends none, and one it receives it discards
 			 * before counting (rdma-inject's, inject_abi.h) */
@@ -480,7 +474,7 @@ static void check_resent(struct exp *e, json_t *arms, json_t *checks)
 			check(checks, what, tr[d], inj[d],
 			      "the trace's resent packets plus its overtaken_past_window: the "
 			      "injector remembers a QP's last 64 PSNs, and counts a new one that "
-			      "came 64 or more after its QP's highest as resent");
+			      "came 64 or more below its QP's highest as resent");
 		}
 		if (any) {
 			json_object_set_new(arm, "retransmissions", json_integer(n));
@@ -513,7 +507,7 @@ static void rule_verdicts(const json_t *traces, const char *id, const char *node
 
 			/* ids are a kernel's: the switch's and a node's may meet */
 			if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
-			    switch_port(dev) != sw)
+			    trace_switch_port(dev) != sw)
 				continue;
 			for (q = 0; q < NK; q++)
 				t[q] += jint(r, kinds[q]) +

@@ -49,12 +49,16 @@ static int read_packets(struct pcapng_r *r, struct tr *s, char *err, size_t errl
 			s->t0 = t.ts;
 		fi = flow_of(s, t.cap, src, dst, v6, t.dqpn);
 		was = 0;	/* a CNP (PSN 0 always) is never a resend */
-		if (fi < 0 || (t.cls != C_CNP && psn_mark(&s->f[fi], t.psn, &was)))
+		if (fi < 0 || (t.cls != C_CNP && psn_mark(&s->f[fi].seen, t.psn, &was)))
 			return -ENOMEM;
 		t.flow = fi;
 		t.resent = was;
-		if (!was && (is_request(t.cls) || t.cls == C_READ_RESP) && (t.op >> 5) <= 1)
-			hook_view(&s->f[fi], t.psn);
+		if (nic_resendable(&t)) {
+			if (psn_mark(&s->f[fi].sent, t.psn, &t.resent_req))
+				return -ENOMEM;
+			if (!t.resent_req)
+				hook_view(&s->f[fi], t.psn);
+		}
 		if (s->np == s->cp) {
 			size_t n = s->cp ? s->cp * 2 : 1024;
 			struct tp *np = realloc(s->p, n * sizeof(*np));
@@ -197,10 +201,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 		for (q = 0; q < f->npk; q++) {
 			const struct tp *t = &s->p[f->pk[q]];
 
-			/* RC and UC: a UD datagram (a CM MAD) is never the NIC's resend */
-			if (t->resent && (is_request(t->cls) || t->cls == C_READ_RESP) &&
-			    (t->op >> 5) <= 1)
-				nresent_req++;
+			nresent_req += t->resent_req;
 			if (t->verdict == INJ_VERDICT_DROP || t->verdict == INJ_VERDICT_CORRUPT)
 				json_array_append_new(losses, loss(s, t, q));
 		}
@@ -293,7 +294,8 @@ json_int_t trace_retransmissions(const json_t *a)
 	size_t i;
 
 	json_array_foreach(caps, i, c)
-		if (!strcmp(json_string_value(json_object_get(c, "dir")) ?: "", "egress"))
+		if (!strcmp(json_string_value(json_object_get(c, "dir")) ?: "", "egress") &&
+		    !trace_switch_port(json_string_value(json_object_get(c, "dev")) ?: ""))
 			n += json_integer_value(json_object_get(c, "resent_requests"));
 	return n;
 }

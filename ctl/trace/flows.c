@@ -95,7 +95,7 @@ int flow_of(struct tr *s, int cap, const uint8_t *src, const uint8_t *dst, int v
 	return (int)s->nf++;
 }
 
-int psn_mark(struct flow *f, uint32_t psn, int *was)
+int psn_mark(struct psnset *f, uint32_t psn, int *was)
 {
 	uint32_t key = psn >> 12, bit = psn & 4095;
 	struct blk *b = NULL;
@@ -302,7 +302,8 @@ void tr_free(struct tr *s)
 
 	for (i = 0; i < s->nf; i++) {
 		free(s->f[i].pk);
-		free(s->f[i].b);
+		free(s->f[i].seen.b);
+		free(s->f[i].sent.b);
 	}
 	free(s->f);
 	free(s->p);

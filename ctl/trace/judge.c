@@ -87,7 +87,7 @@ static int resent_req_upto(const struct tp *t, const void *a)
 {
 	const struct tp *l = a;
 
-	return is_request(t->cls) && t->resent && psn_cmp(t->psn, l->psn) <= 0;
+	return is_request(t->cls) && t->resent_req && psn_cmp(t->psn, l->psn) <= 0;
 }
 
 static void lat(json_t *o, const char *k, uint64_t a, uint64_t b)
@@ -215,10 +215,8 @@ void go_back_n(struct tr *s, const struct flow *f, json_t *res)
 	int have = 0, in_ep = 0, have_ack = 0, nak_pending = 0;
 	size_t k, gi = 0;
 	json_int_t episodes = 0;
-	struct flow *tmp = calloc(1, sizeof(*tmp));
+	struct psnset tmp = { 0 };
 
-	if (!tmp)
-		return;
 	for (k = 0; k < f->npk; k++) {
 		const struct tp *t = &s->p[f->pk[k]];
 		int was, d;
@@ -242,7 +240,7 @@ void go_back_n(struct tr *s, const struct flow *f, json_t *res)
 				nak_pending = 1;
 			}
 		}
-		if (psn_mark(tmp, t->psn, &was))
+		if (psn_mark(&tmp, t->psn, &was))
 			break;
 		if (!have) {
 			maxpsn = prev = t->psn;
@@ -279,8 +277,7 @@ void go_back_n(struct tr *s, const struct flow *f, json_t *res)
 		if (psn_cmp(t->psn, maxpsn) > 0)
 			maxpsn = t->psn;
 	}
-	free(tmp->b);
-	free(tmp);
+	free(tmp.b);
 	json_object_set_new(res, "episodes",
 			    json_integer(json_integer_value(json_object_get(res, "episodes")) +
 					 episodes));

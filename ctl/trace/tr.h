@@ -25,7 +25,8 @@ struct tp {
 	uint64_t ts, frame;
 	uint64_t va;
 	uint32_t dqpn, psn, rlen, msn, rule, payload;
-	int cap, flow, resent;
+	int cap, flow, resent;	/* its PSN was seen before in its flow, in any packet */
+	int resent_req;		/* nic_resendable and its PSN was seen before in one */
 	uint8_t op, cls, syn, verdict, ackreq, ecn;
 };
 
@@ -35,6 +36,12 @@ struct tp {
 struct blk {
 	uint32_t key;
 	uint64_t bits[64];
+};
+
+/* a set of PSNs, in blocks of 4096 */
+struct psnset {
+	struct blk *b;
+	size_t nb, last;
 };
 
 struct flow {
@@ -47,9 +54,10 @@ struct flow {
 	int has_read, has_data, ihave;
 	int *pk;	/* its packets' indices, in order */
 	size_t npk, cpk;
-	struct blk *b;	/* the PSNs seen */
-	size_t nb;
-	size_t last;
+	struct psnset seen;	/* the PSNs of every packet */
+	/* those of the packets the NIC may resend: a flow carries ACKs and
+	 * READ responses in one PSN space */
+	struct psnset sent;
 };
 
 struct cap {
@@ -100,6 +108,14 @@ static inline int is_request(int cls)
 	return cls == C_DATA || cls == C_READ_REQ || cls == C_ATOMIC;
 }
 
+/* what an RC or UC NIC may send again (the injector's resendable()): a
+ * request, a READ response or an atomic acknowledge; a UD datagram (a CM
+ * MAD) is never resent by the NIC */
+static inline int nic_resendable(const struct tp *t)
+{
+	return (is_request(t->cls) || t->cls == C_READ_RESP) && (t->op >> 5) <= 1;
+}
+
 /* --- parse.c */
 /* 1 and *t filled for a RoCEv2 packet; addresses into src/dst */
 int parse(const struct pcapng_pkt *k, struct tp *t, uint8_t *src, uint8_t *dst, int *v6);
@@ -110,7 +126,7 @@ void verdict_of(const char *c, struct tp *t);
 /* the flow of these addresses and QPN (added when new): its index, or -ENOMEM */
 int flow_of(struct tr *s, int cap, const uint8_t *src, const uint8_t *dst, int v6, uint32_t dqpn);
 /* psn seen in f (*was: before): 0, or -ENOMEM */
-int psn_mark(struct flow *f, uint32_t psn, int *was);
+int psn_mark(struct psnset *ps, uint32_t psn, int *was);
 /* packet idx appended to f: 0, or -ENOMEM */
 int push(struct flow *f, int idx);
 void addr_str(const struct flow *f, const uint8_t *a, char *buf, size_t len);

@@ -15,6 +15,7 @@
 #ifndef RTB_CTL_TRACE_H
 #define RTB_CTL_TRACE_H
 
+#include <string.h>
 #include <jansson.h>
 
 /* {"file", "captures": [{"file", "iface", "dev", "dir", "node", "packets",
@@ -23,8 +24,15 @@
  * nodes: {"DEV": "node0", ...} or NULL; NULL with the reason in err */
 json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t errlen);
 
+/* a switch port's capture: swN in a shared kernel's VM, rtbswN on this host */
+static inline int trace_switch_port(const char *dev)
+{
+	return !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5);
+}
+
 /* the resent request packets (data, READ requests, atomics, READ
- * responses) of a trace's egress capture points: what the NICs resent */
+ * responses) of a trace's nodes' egress capture points: what the NICs
+ * resent (a switch port's egress has them again, on their way in) */
 json_int_t trace_retransmissions(const json_t *analysis);
 
 /* the text of an analysis, for a terminal */

@@ -171,6 +171,29 @@ static void verdicts_json(const struct tr *s, int i, json_t *c)
 	json_object_set_new(c, "rules", rules);
 }
 
+/* whether a flow's new PSNs skip one: at an ingress capture point, packets
+ * lost before it (at a switch) that it never saw; go-back-N cannot be judged
+ * there */
+static int lost_upstream(const struct tr *s, const struct flow *f)
+{
+	uint32_t max = 0;
+	int have = 0;
+	size_t q;
+
+	for (q = 0; q < f->npk; q++) {
+		const struct tp *t = &s->p[f->pk[q]];
+
+		if ((t->cls != C_DATA && t->cls != C_ATOMIC) || t->resent_req)
+			continue;
+		if (have && psn_cmp(t->psn, max) > 1)
+			return 1;
+		if (!have || psn_cmp(t->psn, max) > 0)
+			max = t->psn;
+		have = 1;
+	}
+	return 0;
+}
+
 /* capture point i's flows into c: "qps", "losses" (each judged), the
  * go-back-N and READ checks, and the resent requests */
 static void flows_json(struct tr *s, int i, json_t *c)
@@ -205,7 +228,9 @@ static void flows_json(struct tr *s, int i, json_t *c)
 			if (t->verdict == INJ_VERDICT_DROP || t->verdict == INJ_VERDICT_CORRUPT)
 				json_array_append_new(losses, loss(s, t, q));
 		}
-		if (f->has_data && !f->has_read) {
+		if (f->has_data && !f->has_read && s->c[i].dir == 0 && lost_upstream(s, f)) {
+			count(gbn, "lost_upstream_qps");
+		} else if (f->has_data && !f->has_read) {
 			count(gbn, "checked_qps");
 			go_back_n(s, f, gbn);
 		}

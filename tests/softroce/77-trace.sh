@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="traced_run_tshark losses_and_checks traced_quickstart transmission_targeting resent_counts
+TESTS="traced_run_tshark losses_and_checks traced_quickstart transmission_targeting resent_counts nak_during_retry
 	cnp_notification cnp_at_switch trace_cli nothing_left"
 W=$(mktemp -d /tmp/rtb-trace.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'

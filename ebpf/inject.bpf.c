@@ -315,7 +315,7 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 
 	if (!q) {
 		/* the new entry from a per-CPU template whose window stays 0, not
-		 * from the stack (272 bytes of the program's 512) */
+		 * from the stack (528 bytes: more than the program's stack) */
 		struct inj_qp *fresh = bpf_map_lookup_elem(&inj_qp_fresh, &inj_zero);
 		__u32 slot = hook->slot;
 		__u64 *next = bpf_map_lookup_elem(&inj_qp_next, &slot);
@@ -337,11 +337,13 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 		__u64 top = q->top;
 		__u32 back = ((__u32)top - p->psn) & 0xffffff, slot = p->psn & (INJ_QP_WIN - 1);
 
-		if (top && back < 0x800000 &&	/* not past the highest: had it? */
-		    (back >= INJ_QP_WIN || q->win[slot] == p->psn + 1)) {
+		/* older than the window, or in it: the slot swapped, not read then
+		 * written, so that of two copies on two CPUs at once one is new */
+		if ((top && back < 0x800000 && back >= INJ_QP_WIN) ||
+		    __sync_lock_test_and_set(&q->win[slot], (__u64)p->psn + 1) == (__u64)p->psn + 1) {
 			hc->resent++;
+			p->resent = 1;
 		} else {
-			q->win[slot] = p->psn + 1;	/* 0: an empty slot */
 			raise_top(q, p->psn);
 		}
 	}
@@ -361,7 +363,7 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 /* the packet as it leaves the program, into the trace ring (or counted lost) */
 static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_hook *hook,
 				      struct inj_hook_ctr *hc, __u32 hk, __u8 verdict, __u32 rule_id,
-				      __u64 delay, __u64 now)
+				      __u64 delay, __u64 now, __u8 resent)
 {
 	struct inj_cfg *cfg;
 	struct trace_buf *b;
@@ -390,7 +392,7 @@ static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_ho
 	b->h.rule_id = rule_id;
 	b->h.cap_len = (__u16)cap;
 	b->h.verdict = verdict;
-	b->h.pad0 = 0;
+	b->h.flags = resent ? INJ_TREC_RESENT : 0;
 	if (bpf_skb_load_bytes(skb, 0, b->data, cap) ||
 	    bpf_ringbuf_output(&inj_trace, b, sizeof(b->h) + cap, 0)) {
 		hc->trace_lost++;
@@ -500,7 +502,7 @@ int inj_tc(struct __sk_buff *skb)
 			k = hook->slot;
 			hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
 			if (hc && !parse(skb, &sc.p))
-				trace_pkt(skb, hook, hc, hk, INJ_VERDICT_COPY, 0, 0, 0);
+				trace_pkt(skb, hook, hc, hk, INJ_VERDICT_COPY, 0, 0, 0, 0);
 		}
 		return TC_ACT_OK;
 	}
@@ -520,7 +522,7 @@ int inj_tc(struct __sk_buff *skb)
 			k = hook->slot;
 			hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
 			if (hc)
-				trace_pkt(skb, hook, hc, hk, INJ_VERDICT_CNP, 0, 0, 0);
+				trace_pkt(skb, hook, hc, hk, INJ_VERDICT_CNP, 0, 0, 0, 0);
 		}
 		return TC_ACT_OK;
 	}
@@ -556,7 +558,7 @@ int inj_tc(struct __sk_buff *skb)
 	}
 	ret = judge(skb, &self, hook, cfg, &sc, &verdict, &rule_id, &delay, &now);
 	if (!ip)
-		trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now);
+		trace_pkt(skb, hook, hc, hk, verdict, rule_id, delay, now, sc.p.resent);
 	return ret;
 }
 

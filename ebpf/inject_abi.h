@@ -299,7 +299,8 @@ struct inj_qp {
 	__u32 first_psn;	/* the PSN of that first packet */
 	__u64 top;		/* INJ_QP_SEEN | the highest request PSN (serial
 				 * arithmetic); 0 before the first request */
-	__u32 win[INJ_QP_WIN];	/* the PSNs seen + 1, by psn % INJ_QP_WIN (0: none) */
+	__u64 win[INJ_QP_WIN];	/* the PSNs seen + 1, by psn % INJ_QP_WIN (0: none);
+				 * 64-bit for the atomic swap BPF's v1 ISA has */
 };
 
 /* per-PSN transmissions (inj_tx, an LRU hash), kept while a rule uses tx */
@@ -457,8 +458,11 @@ struct inj_trace_hdr {
 	__u32 rule_id;		/* the rule that took the packet, 0 = none */
 	__u16 cap_len;		/* bytes that follow */
 	__u8 verdict;		/* enum inj_verdict */
-	__u8 pad0;
+	__u8 flags;		/* INJ_TREC_* */
 };
+
+/* inj_trace_hdr.flags: the hook counted the packet resent (struct inj_qp) */
+#define INJ_TREC_RESENT 0x01
 
 /* a BTH opcode's class (AETH syndrome for the ACK opcode: bits 6:5 00 ACK,
  * 01 RNR NAK, 11 NAK): the program's and the trace analysis's one rule.

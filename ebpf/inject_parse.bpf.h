@@ -23,6 +23,7 @@ struct pkt {
 	__u8 cls;
 	__u8 v6;
 	__u8 ecn;
+	__u8 resent;		/* tracked: the hook counted it resent (inj_hook_ctr.resent) */
 };
 
 struct cursor {

@@ -92,6 +92,9 @@ static int on_rec(void *ctx, void *data, size_t size)
 	else if (h->verdict != INJ_VERDICT_PASS || h->rule_id)
 		snprintf(comment, sizeof(comment), h->rule_id ? "verdict=%s rule=%u" : "verdict=%s",
 			 inj_verdict_name(h->verdict), h->rule_id);
+	if (h->flags & INJ_TREC_RESENT)	/* the hook counted it: rdmactl analyze checks */
+		snprintf(comment + strlen(comment), sizeof(comment) - strlen(comment), "%sresent",
+			 comment[0] ? " " : "");
 	if (!t->werr && pcapng_put_epb(t->out, (uint32_t)i, h->ts_ns + t->off_ns,
 				       (const uint8_t *)data + sizeof(*h), h->cap_len, h->wire_len,
 				       t->h[i].dir ? PCAPNG_OUTBOUND : PCAPNG_INBOUND, comment))
@@ -325,7 +328,7 @@ static uint64_t put_stats(struct tstate *t, uint64_t start_ns, uint64_t end_ns)
 		if (ht > h->records)
 			hl += ht - h->records;
 		lost += hl;
-		snprintf(note, sizeof(note), "injector resent=%llu",
+		snprintf(note, sizeof(note), "injector resent=%llu marked",
 			 (unsigned long long)(h->resent1 - h->resent0));
 		if (pcapng_put_isb(t->out, (uint32_t)i, end_ns, start_ns, end_ns, h->records + hl, hl,
 				   note))

@@ -444,7 +444,7 @@ static void check_resent(struct exp *e, json_t *arms, json_t *checks)
 
 	json_array_foreach(arms, i, arm) {
 		const char *name = json_string_value(json_object_get(arm, "name"));
-		json_int_t n = 0, tr[2] = { 0, 0 }, inj[2] = { 0, 0 };
+		json_int_t n = 0, tr[2] = { 0, 0 }, inj[2] = { 0, 0 }, odd[2] = { 0, 0 };
 		int any = 0, have[2] = { 0, 0 };
 
 		json_array_foreach(e->traces, j, an) {
@@ -457,8 +457,8 @@ static void check_resent(struct exp *e, json_t *arms, json_t *checks)
 
 				if (!json_object_get(c, "injector_resent"))
 					continue;
-				/* and the new packets its window took for resends */
-				tr[d] += jint(c, "resent_requests") + jint(c, "overtaken_past_window");
+				tr[d] += jint(c, "injector_marked");
+				odd[d] += jint(c, "injector_unexplained");
 				inj[d] += jint(c, "injector_resent");
 				have[d] = 1;
 			}
@@ -472,9 +472,14 @@ static void check_resent(struct exp *e, json_t *arms, json_t *checks)
 			snprintf(what, sizeof(what), "%s: %s resent packets = the injector's count", name,
 				 dirs[d]);
 			check(checks, what, tr[d], inj[d],
-			      "the trace's resent packets plus its overtaken_past_window: the "
-			      "injector remembers a QP's last 64 PSNs, and counts a new one that "
-			      "came 64 or more below its QP's highest as resent");
+			      "the packets the hooks marked resent in the trace, against their "
+			      "counters over the trace's window");
+			snprintf(what, sizeof(what), "%s: %s resent marks fit the trace's copies", name,
+				 dirs[d]);
+			check(checks, what, odd[d], 0,
+			      "PSNs whose marks the trace does not explain: of a PSN's c copies "
+			      "the hook marks c - 1, or c when it met the first 64 or more PSNs "
+			      "below its QP's highest (it remembers a QP's last 64)");
 		}
 		if (any) {
 			json_object_set_new(arm, "retransmissions", json_integer(n));

@@ -11,21 +11,6 @@
 #include "ctl/trace/trace.h"
 #include "ctl/trace/tr.h"
 
-/* a packet new to the trace, as the injector's hook sees it (inject.bpf.c
- * track()): it keeps a QP's highest PSN and a window of the INJ_QP_WIN PSNs
- * below it, and counts one INJ_QP_WIN or more below the highest resent */
-static void hook_view(struct flow *f, uint32_t psn)
-{
-	uint32_t back = (f->itop - psn) & 0xffffff;
-
-	if (f->ihave && back < 0x800000) {
-		f->overtaken += back >= INJ_QP_WIN;
-		return;
-	}
-	f->itop = psn;
-	f->ihave = 1;
-}
-
 /* every RoCEv2 packet of the file into s, with its flow: 0, -ENOMEM, or
  * -EIO with the reader's err */
 static int read_packets(struct pcapng_r *r, struct tr *s, char *err, size_t errlen)
@@ -56,8 +41,6 @@ static int read_packets(struct pcapng_r *r, struct tr *s, char *err, size_t errl
 		if (nic_resendable(&t)) {
 			if (psn_mark(&s->f[fi].sent, t.psn, &t.resent_req))
 				return -ENOMEM;
-			if (!t.resent_req)
-				hook_view(&s->f[fi], t.psn);
 		}
 		if (s->np == s->cp) {
 			size_t n = s->cp ? s->cp * 2 : 1024;
@@ -95,7 +78,8 @@ static void read_caps(struct pcapng_r *r, struct tr *s)
 			s->c[i].dir = !strcmp(dir, "egress") ? 1 : !strcmp(dir, "ingress") ? 0 : -1;
 		s->c[i].lost_records = ifc->have_stats ? ifc->drop : 0;
 		s->c[i].inj_resent = -1;
-		if (sscanf(ifc->isb_comment, "injector resent=%lld", &s->c[i].inj_resent) != 1)
+		if (sscanf(ifc->isb_comment, "injector resent=%lld marked", &s->c[i].inj_resent) != 1 ||
+		    !strstr(ifc->isb_comment, " marked"))
 			s->c[i].inj_resent = -1;
 	}
 	for (i = 0; i < s->nc; i++)
@@ -103,6 +87,69 @@ static void read_caps(struct pcapng_r *r, struct tr *s)
 			if (o != i && s->c[i].dir >= 0 && s->c[o].dir == 1 - s->c[i].dir &&
 			    !strcmp(s->c[o].dev, s->c[i].dev))
 				s->c[i].opposite = o;
+}
+
+/* a packet the NIC may resend, by its PSN from the flow's first (serial,
+ * so that one past a wrap sorts after) and whether the hook marked it */
+struct mark {
+	int32_t rel;
+	int marked;
+};
+
+static int mark_cmp(const void *a, const void *b)
+{
+	const struct mark *x = a, *y = b;
+
+	return (x->rel > y->rel) - (x->rel < y->rel);
+}
+
+static int32_t rel_psn(uint32_t psn, uint32_t first)
+{
+	uint32_t d = (psn - first) & 0xffffff;
+
+	return d < 0x800000 ? (int32_t)d : (int32_t)d - 0x1000000;
+}
+
+/* the hook's marks of one flow against its copies. Of a PSN's c copies the
+ * hook must mark c - 1 (it swaps the PSN into its window: whichever copy
+ * came second on whichever CPU), or c when it met the first one 64 or more
+ * below its highest (inject_abi.h): an overtaken packet, possible only if
+ * the flow has a PSN that far above. Ring order does not matter, since two
+ * CPUs may write their records in the other order. -ENOMEM or 0 */
+static int hook_marks(const struct tr *s, struct flow *f)
+{
+	struct mark *m = malloc((f->npk ? f->npk : 1) * sizeof(*m));
+	size_t n = 0, k, e;
+	int32_t hi = INT32_MIN;
+
+	if (!m)
+		return -ENOMEM;
+	for (k = 0; k < f->npk; k++) {
+		const struct tp *t = &s->p[f->pk[k]];
+
+		if (!nic_resendable(t) || t->verdict == INJ_VERDICT_COPY)
+			continue;	/* the injector's own duplicate is never tracked */
+		f->marked += t->marked;
+		m[n].rel = rel_psn(t->psn, f->first_psn);
+		m[n].marked = t->marked;
+		if (m[n].rel > hi)
+			hi = m[n].rel;
+		n++;
+	}
+	qsort(m, n, sizeof(*m), mark_cmp);
+	for (k = 0; k < n; k = e) {
+		long marks = 0, extra;
+
+		for (e = k; e < n && m[e].rel == m[k].rel; e++)
+			marks += m[e].marked;
+		extra = marks - (long)(e - k - 1);
+		if (extra == 1 && (int64_t)hi - m[k].rel >= INJ_QP_WIN)
+			f->overtaken++;
+		else if (extra)
+			f->unexplained++;
+	}
+	free(m);
+	return 0;
 }
 
 /* each capture point's and flow's counts */
@@ -201,7 +248,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 	json_t *qps = json_array(), *losses = json_array();
 	json_t *gbn = json_pack("{s:i,s:i,s:[]}", "checked_qps", 0, "episodes", 0, "deviations");
 	json_t *rd = json_pack("{s:i,s:[]}", "rereads", 0, "deviations");
-	json_int_t nresent_req = 0, novertaken = 0;
+	json_int_t nresent_req = 0, novertaken = 0, nunexplained = 0, nmarked = 0;
 	size_t j, q;
 
 	for (j = 0; j < s->nf; j++) {
@@ -211,6 +258,8 @@ static void flows_json(struct tr *s, int i, json_t *c)
 		if (f->cap != i)
 			continue;
 		novertaken += (json_int_t)f->overtaken;
+		nunexplained += (json_int_t)f->unexplained;
+		nmarked += (json_int_t)f->marked;
 		addr_str(f, f->src, a, sizeof(a));
 		addr_str(f, f->dst, b, sizeof(b));
 		json_array_append_new(qps, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "src", a,
@@ -239,6 +288,10 @@ static void flows_json(struct tr *s, int i, json_t *c)
 	}
 	json_object_set_new(c, "resent_requests", json_integer(nresent_req));
 	json_object_set_new(c, "overtaken_past_window", json_integer(novertaken));
+	if (s->c[i].inj_resent >= 0) {	/* the hook marked its resent packets */
+		json_object_set_new(c, "injector_marked", json_integer(nmarked));
+		json_object_set_new(c, "injector_unexplained", json_integer(nunexplained));
+	}
 	json_object_set_new(c, "qps", qps);
 	json_object_set_new(c, "losses", losses);
 	json_object_set_new(c, "go_back_n", gbn);
@@ -263,8 +316,9 @@ static json_t *capture_json(struct tr *s, int i, const char *path, const json_t 
 	losses = json_object_get(c, "losses");
 	for (j = 0; j < json_array_size(losses); j++)
 		count(trig, json_string_value(json_object_get(json_array_get(losses, j), "trigger")));
-	if (s->c[i].inj_resent >= 0)	/* the hook's own count (injector/trace.c) */
+	if (s->c[i].inj_resent >= 0) {	/* the hook's own count (injector/trace.c) */
 		json_object_set_new(c, "injector_resent", json_integer(s->c[i].inj_resent));
+	}
 	json_object_set_new(c, "loss_triggers", trig);
 	json_object_set_new(c, "latency_ns",
 			    json_pack("{s:o,s:o,s:o}", "retransmission",
@@ -298,6 +352,9 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 	}
 	read_caps(r, &s);
 	tally(&s);
+	for (size_t j = 0; !rc && j < s.nf; j++)
+		if (s.c[s.f[j].cap].inj_resent >= 0)
+			rc = hook_marks(&s, &s.f[j]);
 	if (rc || pair(&s)) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;

@@ -139,4 +139,6 @@ void verdict_of(const char *c, struct tp *t)
 		}
 	}
 	t->rule = r ? (uint32_t)strtoul(r + 5, NULL, 10) : 0;
+	r = strstr(c, "resent");
+	t->marked = r && (r == c || r[-1] == ' ') && (!r[6] || r[6] == ' ');
 }

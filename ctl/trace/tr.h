@@ -27,6 +27,7 @@ struct tp {
 	uint32_t dqpn, psn, rlen, msn, rule, payload;
 	int cap, flow, resent;	/* its PSN was seen before in its flow, in any packet */
 	int resent_req;		/* nic_resendable and its PSN was seen before in one */
+	int marked;		/* the hook counted it resent ("resent" in its comment) */
 	uint8_t op, cls, syn, verdict, ackreq, ecn;
 };
 
@@ -49,9 +50,11 @@ struct flow {
 	uint8_t src[16], dst[16];
 	uint32_t dqpn, first_psn, last_psn;
 	uint64_t packets, resent, req;
-	uint64_t overtaken;	/* new PSNs the injector's hook counts resent (analyze.c) */
-	uint32_t itop;		/* the hook's highest PSN of the flow, if ihave */
-	int has_read, has_data, ihave;
+	/* the hook's marks against the trace (analyze.c hook_marks): first
+	 * copies it counted resent, 64 or more below a PSN of the flow; PSNs
+	 * whose marks nothing explains */
+	uint64_t overtaken, unexplained, marked;
+	int has_read, has_data;
 	int *pk;	/* its packets' indices, in order */
 	size_t npk, cpk;
 	struct psnset seen;	/* the PSNs of every packet */
@@ -65,7 +68,8 @@ struct cap {
 	int dir;	/* 0 ingress, 1 egress, -1 unknown */
 	uint64_t packets, resent, lost_records, verdicts[INJ_VERDICT_MAX];
 	int opposite;
-	long long inj_resent;	/* the hook's own count of resent packets, -1: not given */
+	long long inj_resent;	/* the hook's own count of resent packets, -1: not given
+				 * (or its packets not marked: an older trace) */
 };
 
 /*

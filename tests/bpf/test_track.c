@@ -433,11 +433,67 @@ static void test_track_race(void)
 	del_all();
 }
 
+/* one PSN on two CPUs at once (a late first copy and its go-back-N resend
+ * can meet at a hook): each PSN is sent once by each thread, so exactly one
+ * of its two copies is a resend, whichever CPU comes second */
+static volatile int same_step[2];
+
+static void *same_side(void *arg)
+{
+	int t = (int)(long)arg, i, miss = 0;
+	struct frame_spec f = { .opcode = 0x0a, .payload = 64, .dqpn = 0x701 };
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(t % 2, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	for (i = 0; i < RACE_N; i++) {
+		same_step[t] = i;
+		while (same_step[!t] < i)
+			;
+		f.psn = 9000 + (uint32_t)i;
+		miss += verdict(INJ_DIR_INGRESS, &f) < 0;
+	}
+	same_step[t] = RACE_N + 8;
+	return (void *)(long)miss;
+}
+
+static void test_track_same_psn(void)
+{
+	struct inj_hook_ctr k0, k1;
+	pthread_t th[2];
+	void *miss[2];
+	int t;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "test_track_same_psn: one CPU, nothing to race\n");
+		return;
+	}
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(inj_track_set(ctx, 1) == 0);
+	EXPECT(add(INJ_DIR_INGRESS, "qpn 0x999 drop") != 0);
+	k0 = hook_ctr(INJ_DIR_INGRESS);
+	same_step[0] = same_step[1] = -1;
+	for (t = 0; t < 2; t++)
+		EXPECT(pthread_create(&th[t], NULL, same_side, (void *)(long)t) == 0);
+	for (t = 0; t < 2; t++)
+		pthread_join(th[t], &miss[t]);
+	k1 = hook_ctr(INJ_DIR_INGRESS);
+	EXPECT(miss[0] == NULL && miss[1] == NULL);
+	if (k1.resent - k0.resent != RACE_N)
+		fprintf(stderr, "test_track_same_psn: %llu resends counted, %d sent\n",
+			(unsigned long long)(k1.resent - k0.resent), RACE_N);
+	EXPECT(k1.resent - k0.resent == RACE_N);
+	EXPECT(inj_track_set(ctx, 0) == 0);
+	del_all();
+}
+
 static void tests(void)
 {
 	test_track();
 	test_track_tx();
 	test_track_race();
+	test_track_same_psn();
 	test_cnp();
 	test_cnp_forms();
 }

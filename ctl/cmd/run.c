@@ -33,6 +33,7 @@ static void usage_run(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
 		"                  [--expect '[ARM:] METRIC OP VALUE']... [--junit FILE] [--trace]\n"
+		"                  [--no-reach-check]\n"
 		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
 		"  report.json, summary.csv, ARM.hlog, report.html\n"
 		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
@@ -42,6 +43,8 @@ static void usage_run(FILE *f)
 		"  --keep           leave a testbed this run brought up running\n"
 		"  --trace          every round's RoCE packets as pcapng in DIR/trace/, analysed\n"
 		"                   into report.json (as a profile's trace: key; rdmactl analyze DIR)\n"
+		"  --no-reach-check run even when a fault's hooks saw none of the first round's\n"
+		"                   traffic (by default the run fails there: the fault is off the path)\n"
 		"  exit 0: done, every expectation held; 1: the run failed or an expectation\n"
 		"  failed (report.json: status, expectations_failed); 2: bad usage or profile\n");
 }

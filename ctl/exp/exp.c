@@ -64,6 +64,10 @@ int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int ma
 			*a->trace = 1;
 			continue;
 		}
+		if (!strcmp(o, "--no-reach-check") && a->no_reach) {
+			*a->no_reach = 1;
+			continue;
+		}
 		if (o[0] == '-') {
 			log_err("unknown option '%s'", o);
 			usage(stderr);
@@ -122,6 +126,7 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 	a.out = &o->outdir;
 	a.keep = &o->keep;
 	a.trace = &o->trace;
+	a.no_reach = &o->no_reach_check;
 	a.junit = &o->junit;
 	if (argc > 7 + 2 * (PROF_MAX_SETS + PROF_MAX_EXPECT)) {
 		log_err("too many arguments");
@@ -636,6 +641,8 @@ void exp_close(struct exp *e)
 	}
 	for (a = 0; a < PROF_MAX_ARMS; a++)
 		json_decref(e->rounds[a]);
+	json_decref(e->reach0);
+	e->reach0 = NULL;
 	exp_trace_stop(e);
 	json_decref(e->captures);
 	json_decref(e->traces);

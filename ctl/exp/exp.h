@@ -53,6 +53,7 @@ struct exp_opts {
 	const char *outdir;	/* NULL: the profile's output.dir, or runs/NAME-TIMESTAMP */
 	int keep;		/* leave a testbed this run brought up running */
 	int trace;		/* --trace */
+	int no_reach_check;	/* --no-reach-check: faults no traffic meets allowed */
 	int no_report;		/* keep the report JSON in e->report, write no directory */
 	int need_testbed;	/* do not bring one up: the testbed must be running */
 	const char *nodes;	/* the members ("node0,node2"); NULL: the first p.nodes */
@@ -72,6 +73,7 @@ struct exp {
 	struct agentc sw;	/* per-node VMs: the switch's agent (fd -1: none) */
 	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
 	json_t *faults, *rounds[PROF_MAX_ARMS];
+	json_t *reach0;		/* each fault's hooks' packets before the first round */
 	json_t *report;		/* after exp_finish */
 	json_int_t t0;
 	json_int_t t0_unix_ns;	/* the host's CLOCK_REALTIME when t0 was read */
@@ -143,6 +145,7 @@ struct exp_argv {
 	const char **out, **junit;
 	int *keep;
 	int *trace;
+	int *no_reach;
 };
 /* PROFILE... and the options of a: *npos (at most maxpos) files in pos */
 int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int maxpos, int *npos,
@@ -177,6 +180,12 @@ void exp_close(struct exp *e);
 /* every fault rule's counters now, summed over its nodes: {NAME: {matched,
  * dropped, ...}} (a new object; rules of node faults and lost agents left out) */
 json_t *exp_faults_read(struct exp *e);
+/* --- reach.c: every fault must meet the run's traffic. Its hooks'
+ * packets before the first round (NULL with --no-reach-check) */
+void exp_reach_begin(struct exp *e);
+/* after the first round: each fault's reach_packets into e->faults; a
+ * fault whose hooks saw none fails the run (e->rc 1, e->err said): -EHOSTUNREACH */
+int exp_reach_check(struct exp *e);
 /* b - a of two exp_faults_read objects (a new object) */
 json_t *exp_faults_delta(const json_t *a, const json_t *b);
 struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, char *dev,

@@ -258,6 +258,8 @@ json_t *exp_report(struct exp *e)
 		json_object_set_new(rep, "trace", exp_trace_report(e, arms));
 	if (rep && e->rc && !ctl_interrupted)
 		json_object_set_new(rep, "error", json_string(e->err));
+	if (rep)
+		json_object_set_new(rep, "reach_check", json_boolean(!e->o.no_reach_check));
 	if (rep && p->nexpect) {
 		json_object_set_new(rep, "expectations",
 				    expect_eval(p->expect, p->nexpect, arms, &e->expect_failed));

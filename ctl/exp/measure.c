@@ -367,10 +367,14 @@ int exp_measure(struct exp *e)
 		e->g.obs.intervals = intervals_hook;
 		e->g.obs.arg = e;
 	}
-	for (rd = 0; rd < rounds && !e->rc && !e->nodes_gone; rd++)
+	exp_reach_begin(e);
+	for (rd = 0; rd < rounds && !e->rc && !e->nodes_gone; rd++) {
 		for (a = 0; a < p->narms && !e->rc && !e->nodes_gone; a++)
 			exp_arm(e, a, rd, rounds,
 				e->wl->rounds ? p->iters / p->rounds + (rd < p->iters % p->rounds) : 0);
+		if (!rd && !e->rc && !e->nodes_gone)	/* the warm-up was in it */
+			exp_reach_check(e);
+	}
 	e->g.obs.intervals = NULL;
 	return e->rc;
 }

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 C=$RDMACTL
 TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender run_expectations
        run_interrupted run_train_profile run_other_profiles run_kv_profile run_storage_profile
-       run_bad_profile run_brings_up_testbed run_hosts_profile run_ssh_profile run_ssh_refused
+       run_bad_profile run_reach_check run_brings_up_testbed run_hosts_profile run_ssh_profile run_ssh_refused
        run_ssh_killed"
 W=$(mktemp -d /tmp/rtb-run.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
@@ -32,7 +32,8 @@ if [ $rc = 0 ] && [ $files_ok = 1 ] && [ ! -e "$q.partial" ] && grep -q "p99 x" 
 	       ([.arms[] | .count] | all(. == 18)) and (.faults[0].rules | length) == 3 and
 	       ([.faults[0].rules[].counters.dropped] | add) > 0 and
 	       ([.arms[] | select(.retransmissions_source == "injector_ingress")] | length) == 4 and
-	       .arms[0].rc_settings.timeout == 14 and (.arms[3].vs_arms | length) == 3' \
+	       .arms[0].rc_settings.timeout == 14 and (.arms[3].vs_arms | length) == 3 and
+	       .reach_check == true and .faults[0].reach_packets > 0' \
 	       < "$q/report.json" >/dev/null &&
 	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
 	pass run_quickstart "$(grep -E '^  (rc|lossy|hadamard|sr) ' <<< "$out" | awk '{printf "%s p99 %s ms; ", $1, $5}')$(jq -r '[.arms[] | "\(.name) \(.retransmissions) resent"] | join(", ")' "$q/report.json"); no rules, qdiscs or arms left"
@@ -225,6 +226,51 @@ if [ $rc = 2 ] && [ ! -e "$W/bad" ] && [ ! -e "$W/bad.partial" ] && grep -q ":6:
 	pass run_bad_profile "exit 2: $out; -o a non-empty directory: exit 2, its file kept: $out2"
 else
 	fail run_bad_profile "rc=$rc $out; rc2=$rc2 $out2 $(ls -A "$W/full" "$W" | tr '\n' ' ')"
+fi
+
+# --- reachability: ibv_rc_pingpong between node0 and node1 with its only
+# fault on node2, where none of its packets pass: the run fails after its
+# first round with the message, exit 1; --no-reach-check runs it, and the
+# report says the check was off; the rule on node1 passes and counts
+cat > "$W/reach.yaml" <<'EOF2'
+version: 1
+name: reach
+testbed: {nodes: 3}
+workload:
+  type: exec
+  roles:
+    - name: server
+      nodes: node1
+      cmd: ibv_rc_pingpong -d {self.dev} -g {self.gid_index} -n 200 -s 4096
+      ready: {port: 18515, timeout: 30s}
+      timeout: 60s
+    - name: client
+      nodes: node0
+      cmd: ibv_rc_pingpong -d {self.dev} -g {self.gid_index} -n 200 -s 4096 {server.ip}
+      timeout: 60s
+arms: [{name: a}, {name: b}]
+run: {rounds: 2}
+faults:
+  - name: off-path
+    rule: opcode data drop 1%
+    nodes: node2
+EOF2
+out=$("$C" run "$W/reach.yaml" -o "$W/reach1" 2>&1); rc=$?
+r1=$(ls -d "$W"/reach1* 2>/dev/null | head -1)
+out2=$("$C" run "$W/reach.yaml" -o "$W/reach2" --no-reach-check 2>&1); rc2=$?
+out3=$("$C" run "$W/reach.yaml" -o "$W/reach3" --set faults.0.nodes=node1 2>&1); rc3=$?
+msg="fault off-path on node2 n2 ingress saw none of this run's [0-9]+ RoCE packets in its first round"
+if [ $rc = 1 ] && grep -Eq "$msg" <<< "$out" &&
+	jq -e '.reach_check == true and .status == "failed" and (.error | test("saw none")) and
+	       .faults[0].reach_packets == 0 and ([.arms[].count] | add) == 2' < "$r1/report.json" >/dev/null &&
+	[ $rc2 = 0 ] && jq -e '.reach_check == false and (.faults[0] | has("reach_packets") | not) and
+	       ([.arms[].count] | add) == 4' < "$W/reach2/report.json" >/dev/null &&
+	[ $rc3 = 0 ] && jq -e '.reach_check == true and .faults[0].reach_packets > 0' \
+	       < "$W/reach3/report.json" >/dev/null &&
+	[ "$(rules_left)" = 0 ] && [ "$(arms_left)" = 0 ]; then
+	pass run_reach_check "off the path: exit 1, '$(grep -Eo "$msg" <<< "$out")'; --no-reach-check: exit 0, reach_check false; on node1: $(jq '.faults[0].reach_packets' < "$W/reach3/report.json") RoCE packets met it; nothing left"
+else
+	fail run_reach_check "rc=$rc rc2=$rc2 rc3=$rc3 $(tail -n 2 <<< "$out" | tr '\n' '|') $(tail -n 2 <<< "$out3" | tr '\n' '|') $(jq -c '{reach_check, status, f: .faults[0].reach_packets, n: [.arms[].count]}' < "$r1/report.json" 2>&1 | head -c 200)"
 fi
 
 # --- no testbed up: run brings one up and takes it down again

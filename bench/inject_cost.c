@@ -60,8 +60,10 @@ static int count_rec(void *c, void *d, size_t n)
 
 static void *drain(void *rb)
 {
-	while (!drain_stop)
-		ring_buffer__poll(rb, 10);
+	while (!drain_stop) {	/* as rdma-inject trace does */
+		ring_buffer__poll(rb, INJ_TRACE_DRAIN_MS);
+		ring_buffer__consume(rb);
+	}
 	ring_buffer__consume(rb);
 	return NULL;
 }

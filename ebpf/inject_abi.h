@@ -431,6 +431,9 @@ struct inj_cfg {
 #define INJ_TRACE_SNAP_MAX 512
 #define INJ_TRACE_SNAP_DEFAULT 128
 #define INJ_TRACE_RING_BYTES (8u << 20)
+/* the ring's reader drains it at least this often: the program wakes it
+ * only when a quarter of the ring waits */
+#define INJ_TRACE_DRAIN_MS 20
 
 /* what the program did with a packet: X(enum suffix, name) */
 #define INJ_VERDICTS(X)                                                                            \

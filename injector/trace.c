@@ -300,7 +300,10 @@ static void capture(struct tstate *t, struct ring_buffer *rb, double for_s)
 	int r;
 
 	while (!trace_stop && !t->werr) {
-		r = ring_buffer__poll(rb, 100);
+		/* woken only when the ring fills (inject.bpf.c): drain it anyway */
+		r = ring_buffer__poll(rb, INJ_TRACE_DRAIN_MS);
+		if (r >= 0)
+			r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR) {
 			log_err("trace: reading the ring: %s", strerror(-r));
 			break;

@@ -411,53 +411,99 @@ static int exp_lost(void *arg, const struct agentc *c)
 	return any;
 }
 
-json_t *exp_faults_read(struct exp *e)
-{
-	json_t *out = json_object(), *st[TB_MAX_NODES + 1] = { NULL };
+/* agents' `rdma-inject stats`, each asked once (exp_stats_of) */
+struct exp_stats {
 	struct agentc *at[TB_MAX_NODES + 1];
-	int i, k, j, n = 0;
+	json_t *st[TB_MAX_NODES + 1];
+	int n;
+};
+
+/* c's stats, asked once per agent: borrowed until exp_stats_free (NULL: none) */
+static const json_t *exp_stats_of(struct exp_stats *s, struct agentc *c)
+{
+	int j;
+
+	for (j = 0; j < s->n && s->at[j] != c; j++)
+		;
+	if (j == s->n) {
+		if (s->n > TB_MAX_NODES)
+			return NULL;
+		s->at[s->n] = c;
+		s->st[s->n++] = inject_json(c, "stats", NULL);
+	}
+	return s->st[j];
+}
+
+static void exp_stats_free(struct exp_stats *s)
+{
+	while (s->n > 0)
+		json_decref(s->st[--s->n]);
+}
+
+/* from member *k on, the next one fault i is placed on whose agent is
+ * connected: that agent, and the rule's device in dev; NULL: none left */
+static struct agentc *exp_fault_next(struct exp *e, int i, int *k, char *dev, size_t len)
+{
+	const struct prof_fault *f = &e->p.fault[i];
+
+	for (; *k < e->g.n; (*k)++) {
+		struct agentc *c;
+
+		if (e->ids[i][*k] < 0 || !(f->nodes & (1u << e->g.node[*k])))
+			continue;
+		c = exp_fault_at(e, f, *k, dev, len);
+		if (c->fd >= 0)
+			return c;
+	}
+	return NULL;
+}
+
+json_t *exp_faults_each(struct exp *e, exp_place_fn *fn)
+{
+	json_t *out = json_object();
+	struct exp_stats sc = { .n = 0 };
+	int i, k;
 
 	for (i = 0; i < e->p.nfaults; i++) {
 		const struct prof_fault *f = &e->p.fault[i];
-		json_t *sum;
+		struct agentc *c;
+		char dev[32];
+		json_t *into;
 
 		if (f->event)
 			continue;
-		sum = json_object();
-		json_object_set_new(out, f->name, sum);
-		for (k = 0; k < e->g.n; k++) {
-			char dev[32];
-			struct agentc *c;
-			const json_t *x;
-			size_t m;
-
-			if (e->ids[i][k] < 0 || !(f->nodes & (1u << e->g.node[k])))
-				continue;
-			c = exp_fault_at(e, f, k, dev, sizeof(dev));
-			if (c->fd < 0)
-				continue;
-			for (j = 0; j < n && at[j] != c; j++)	/* one stats a agent */
-				;
-			if (j == n && n <= TB_MAX_NODES) {
-				at[n] = c;
-				st[n++] = inject_json(c, "stats", NULL);
-			}
-			json_array_foreach(json_object_get(st[j], "rules"), m, x) {
-				const char *key;
-				json_t *v;
-
-				if (json_integer_value(json_object_get(x, "id")) != e->ids[i][k])
-					continue;
-				json_object_foreach(json_object_get(x, "counters"), key, v)
-					json_object_set_new(sum, key, json_integer(
-						json_integer_value(json_object_get(sum, key)) +
-						json_integer_value(v)));
-			}
-		}
+		into = json_object();
+		json_object_set_new(out, f->name, into);
+		for (k = 0; (c = exp_fault_next(e, i, &k, dev, sizeof(dev))); k++)
+			fn(e, i, k, exp_stats_of(&sc, c), dev, into);
 	}
-	for (j = 0; j < n; j++)
-		json_decref(st[j]);
+	exp_stats_free(&sc);
 	return out;
+}
+
+/* the counters of fault i's rule on member k into sum */
+static void add_counters(struct exp *e, int i, int k, const json_t *stats, const char *dev,
+			 json_t *sum)
+{
+	const json_t *x;
+	size_t m;
+
+	(void)dev;
+	json_array_foreach(json_object_get(stats, "rules"), m, x) {
+		const char *key;
+		json_t *v;
+
+		if (json_integer_value(json_object_get(x, "id")) != e->ids[i][k])
+			continue;
+		json_object_foreach(json_object_get(x, "counters"), key, v)
+			json_object_set_new(sum, key, json_integer(
+				json_integer_value(json_object_get(sum, key)) + json_integer_value(v)));
+	}
+}
+
+json_t *exp_faults_read(struct exp *e)
+{
+	return exp_faults_each(e, add_counters);
 }
 
 json_t *exp_faults_delta(const json_t *a, const json_t *b)

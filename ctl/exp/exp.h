@@ -177,6 +177,12 @@ void exp_close(struct exp *e);
 /* the agent and device of fault f on member k: the switch's agent and
  * rtbswN for a switch port of per-node VMs, else member k's agent and its
  * NIC or switch port (a profile's hosts: their own names) */
+/* fn for each placement of each packet fault whose agent is connected:
+ * fault i on member k, that agent's stats (NULL: none), the rule's device,
+ * and the fault's object in the result ({NAME: {...}}, a new object) */
+typedef void exp_place_fn(struct exp *e, int i, int k, const json_t *stats, const char *dev,
+			  json_t *into);
+json_t *exp_faults_each(struct exp *e, exp_place_fn *fn);
 /* every fault rule's counters now, summed over its nodes: {NAME: {matched,
  * dropped, ...}} (a new object; rules of node faults and lost agents left out) */
 json_t *exp_faults_read(struct exp *e);

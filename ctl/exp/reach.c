@@ -12,7 +12,6 @@
 #include <string.h>
 #include <jansson.h>
 #include "ctl/exp/exp.h"
-#include "ctl/exp/inject.h"
 #include "lib/log.h"
 
 /* RoCE (0), or only the TCP and UDP the rule's proto names (1) */
@@ -42,46 +41,21 @@ static json_int_t hook_pkts(const json_t *st, const char *dev, int egress, int o
 	return -ENOENT;
 }
 
+/* fault i's hook on member k: its packets of the fault's kind into
+ * per[NODE] */
+static void hook_count(struct exp *e, int i, int k, const json_t *stats, const char *dev,
+		       json_t *per)
+{
+	const struct prof_fault *f = &e->p.fault[i];
+	json_int_t v = hook_pkts(stats, dev, f->egress, other_ip(f->rule));
+
+	json_object_set_new(per, e->g.tb.node[e->g.node[k]].name, json_integer(v > 0 ? v : 0));
+}
+
 /* each fault's hooks' packets now: {NAME: {NODE: N}} (a new object) */
 static json_t *reach_read(struct exp *e)
 {
-	json_t *out = json_object(), *st[TB_MAX_NODES + 1] = { NULL };
-	struct agentc *at[TB_MAX_NODES + 1];
-	int i, k, j, n = 0;
-
-	for (i = 0; i < e->p.nfaults; i++) {
-		const struct prof_fault *f = &e->p.fault[i];
-		json_t *per = json_object();
-
-		if (f->event) {
-			json_decref(per);
-			continue;
-		}
-		for (k = 0; k < e->g.n; k++) {
-			char dev[32];
-			struct agentc *c;
-			json_int_t v;
-
-			if (e->ids[i][k] < 0 || !(f->nodes & (1u << e->g.node[k])))
-				continue;
-			c = exp_fault_at(e, f, k, dev, sizeof(dev));
-			if (c->fd < 0)
-				continue;
-			for (j = 0; j < n && at[j] != c; j++)
-				;
-			if (j == n && n <= TB_MAX_NODES) {
-				at[n] = c;
-				st[n++] = inject_json(c, "stats", NULL);
-			}
-			v = hook_pkts(st[j], dev, f->egress, other_ip(f->rule));
-			json_object_set_new(per, e->g.tb.node[e->g.node[k]].name,
-					    json_integer(v > 0 ? v : 0));
-		}
-		json_object_set_new(out, f->name, per);
-	}
-	for (j = 0; j < n; j++)
-		json_decref(st[j]);
-	return out;
+	return exp_faults_each(e, hook_count);
 }
 
 void exp_reach_begin(struct exp *e)

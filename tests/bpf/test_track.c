@@ -382,15 +382,21 @@ static void test_cnp_forms(void)
 enum { RACE_N = 60000 };
 static volatile int race_step[2];
 
+static void pin_cpu(int cpu)
+{
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+}
+
 static void *race_side(void *arg)
 {
 	int t = (int)(long)arg, i, miss = 0;
 	struct frame_spec f = { .opcode = 0x0a, .payload = 64, .dqpn = 0x700 };
-	cpu_set_t cpus;
 
-	CPU_ZERO(&cpus);
-	CPU_SET(t % 2, &cpus);
-	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	pin_cpu(t % 2);
 	for (i = 0; i < RACE_N; i++) {
 		while (race_step[!t] < i - 4)
 			;
@@ -403,7 +409,10 @@ static void *race_side(void *arg)
 	return (void *)(long)miss;
 }
 
-static void test_track_race(void)
+/* two threads running side on two CPUs (steps: their progress, reset
+ * here), tracking by hand; the hook must count want resends */
+static void race_run(const char *name, void *(*side)(void *), volatile int *steps,
+		     unsigned long long want)
 {
 	struct inj_hook_ctr k0, k1;
 	pthread_t th[2];
@@ -411,26 +420,31 @@ static void test_track_race(void)
 	int t;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		fprintf(stderr, "test_track_race: one CPU, nothing to race\n");
+		fprintf(stderr, "%s: one CPU, nothing to race\n", name);
 		return;
 	}
 	EXPECT(inj_qp_reset(ctx) == 0);
 	EXPECT(inj_track_set(ctx, 1) == 0);
 	EXPECT(add(INJ_DIR_INGRESS, "qpn 0x999 drop") != 0);
 	k0 = hook_ctr(INJ_DIR_INGRESS);
-	race_step[0] = race_step[1] = -1;
+	steps[0] = steps[1] = -1;
 	for (t = 0; t < 2; t++)
-		EXPECT(pthread_create(&th[t], NULL, race_side, (void *)(long)t) == 0);
+		EXPECT(pthread_create(&th[t], NULL, side, (void *)(long)t) == 0);
 	for (t = 0; t < 2; t++)
 		pthread_join(th[t], &miss[t]);
 	k1 = hook_ctr(INJ_DIR_INGRESS);
 	EXPECT(miss[0] == NULL && miss[1] == NULL);
-	if (k1.resent - k0.resent != 2 * RACE_N)
-		fprintf(stderr, "test_track_race: %llu of %d resends counted\n",
-			(unsigned long long)(k1.resent - k0.resent), 2 * RACE_N);
-	EXPECT(k1.resent - k0.resent == 2 * RACE_N);
+	if (k1.resent - k0.resent != want)
+		fprintf(stderr, "%s: %llu resends counted, %llu sent\n", name,
+			(unsigned long long)(k1.resent - k0.resent), want);
+	EXPECT(k1.resent - k0.resent == want);
 	EXPECT(inj_track_set(ctx, 0) == 0);
 	del_all();
+}
+
+static void test_track_race(void)
+{
+	race_run("test_track_race", race_side, race_step, 2ull * RACE_N);
 }
 
 /* one PSN on two CPUs at once (a late first copy and its go-back-N resend
@@ -442,11 +456,8 @@ static void *same_side(void *arg)
 {
 	int t = (int)(long)arg, i, miss = 0;
 	struct frame_spec f = { .opcode = 0x0a, .payload = 64, .dqpn = 0x701 };
-	cpu_set_t cpus;
 
-	CPU_ZERO(&cpus);
-	CPU_SET(t % 2, &cpus);
-	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	pin_cpu(t % 2);
 	for (i = 0; i < RACE_N; i++) {
 		same_step[t] = i;
 		while (same_step[!t] < i)
@@ -460,32 +471,7 @@ static void *same_side(void *arg)
 
 static void test_track_same_psn(void)
 {
-	struct inj_hook_ctr k0, k1;
-	pthread_t th[2];
-	void *miss[2];
-	int t;
-
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		fprintf(stderr, "test_track_same_psn: one CPU, nothing to race\n");
-		return;
-	}
-	EXPECT(inj_qp_reset(ctx) == 0);
-	EXPECT(inj_track_set(ctx, 1) == 0);
-	EXPECT(add(INJ_DIR_INGRESS, "qpn 0x999 drop") != 0);
-	k0 = hook_ctr(INJ_DIR_INGRESS);
-	same_step[0] = same_step[1] = -1;
-	for (t = 0; t < 2; t++)
-		EXPECT(pthread_create(&th[t], NULL, same_side, (void *)(long)t) == 0);
-	for (t = 0; t < 2; t++)
-		pthread_join(th[t], &miss[t]);
-	k1 = hook_ctr(INJ_DIR_INGRESS);
-	EXPECT(miss[0] == NULL && miss[1] == NULL);
-	if (k1.resent - k0.resent != RACE_N)
-		fprintf(stderr, "test_track_same_psn: %llu resends counted, %d sent\n",
-			(unsigned long long)(k1.resent - k0.resent), RACE_N);
-	EXPECT(k1.resent - k0.resent == RACE_N);
-	EXPECT(inj_track_set(ctx, 0) == 0);
-	del_all();
+	race_run("test_track_same_psn", same_side, same_step, RACE_N);
 }
 
 static void tests(void)

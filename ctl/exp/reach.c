@@ -6,7 +6,8 @@
  * the TCP and UDP a `proto` rule names) fails the run there, before the
  * rounds that would measure a fault that never happened. A hardware NIC's
  * RoCE never meets the host's qdiscs, nor does traffic a rule's direction
- * does not carry. `rdmactl run --no-reach-check` turns it off.
+ * does not carry. A `count` rule only watches: it may see nothing.
+ * `rdmactl run --no-reach-check` turns the check off.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,8 +42,20 @@ static json_int_t hook_pkts(const json_t *st, const char *dev, int egress, int o
 	return -ENOENT;
 }
 
+/* the action of rule id in an agent's stats ("" when not found) */
+static const char *rule_action(const json_t *stats, json_int_t id)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(stats, "rules"), i, r)
+		if (json_integer_value(json_object_get(r, "id")) == id)
+			return json_string_value(json_object_get(r, "action")) ?: "";
+	return "";
+}
+
 /* fault i's hook on member k: its packets of the fault's kind into
- * per[NODE] */
+ * per[NODE]; a count rule (it only watches) marked "count" */
 static void hook_count(struct exp *e, int i, int k, const json_t *stats, const char *dev,
 		       json_t *per)
 {
@@ -50,6 +63,8 @@ static void hook_count(struct exp *e, int i, int k, const json_t *stats, const c
 	json_int_t v = hook_pkts(stats, dev, f->egress, other_ip(f->rule));
 
 	json_object_set_new(per, e->g.tb.node[e->g.node[k]].name, json_integer(v > 0 ? v : 0));
+	if (!strcmp(rule_action(stats, e->ids[i][k]), "count"))
+		json_object_set_new(per, "count", json_true());
 }
 
 /* each fault's hooks' packets now: {NAME: {NODE: N}} (a new object) */
@@ -134,12 +149,13 @@ int exp_reach_check(struct exp *e)
 			json_int_t n1 = json_integer_value(x);
 			json_int_t n0 = json_integer_value(json_object_get(before, node));
 
-			d += n1 >= n0 ? n1 - n0 : n1;
+			if (json_is_integer(x))	/* (not "count") */
+				d += n1 >= n0 ? n1 - n0 : n1;
 		}
 		json_object_set_new(json_array_get(e->faults, (size_t)i), "reach_packets",
 				    json_integer(d));
-		if (d > 0)
-			continue;
+		if (d > 0 || json_is_true(json_object_get(v, "count")))
+			continue;	/* a count rule only watches: zero is its answer */
 		where(e, i, at, sizeof(at));
 		if (bad++)
 			continue;

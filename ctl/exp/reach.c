@@ -55,16 +55,18 @@ static const char *rule_action(const json_t *stats, json_int_t id)
 }
 
 /* fault i's hook on member k: its packets of the fault's kind into
- * per[NODE]; a count rule (it only watches) marked "count" */
+ * per[NODE]; -1 for a count rule, which only watches: never checked */
 static void hook_count(struct exp *e, int i, int k, const json_t *stats, const char *dev,
 		       json_t *per)
 {
 	const struct prof_fault *f = &e->p.fault[i];
 	json_int_t v = hook_pkts(stats, dev, f->egress, other_ip(f->rule));
 
-	json_object_set_new(per, e->g.tb.node[e->g.node[k]].name, json_integer(v > 0 ? v : 0));
 	if (!strcmp(rule_action(stats, e->ids[i][k]), "count"))
-		json_object_set_new(per, "count", json_true());
+		v = -1;
+	else if (v < 0)
+		v = 0;	/* no such hook: it saw nothing */
+	json_object_set_new(per, e->g.tb.node[e->g.node[k]].name, json_integer(v));
 }
 
 /* each fault's hooks' packets now: {NAME: {NODE: N}} (a new object) */
@@ -141,6 +143,7 @@ int exp_reach_check(struct exp *e)
 		const json_t *before = json_object_get(e->reach0, f->name), *x;
 		const char *node;
 		json_int_t d = 0;
+		int watch = 0;
 		char at[96];
 
 		if (f->event || !(v = json_object_get(now, f->name)))
@@ -149,13 +152,16 @@ int exp_reach_check(struct exp *e)
 			json_int_t n1 = json_integer_value(x);
 			json_int_t n0 = json_integer_value(json_object_get(before, node));
 
-			if (json_is_integer(x))	/* (not "count") */
+			watch |= n1 < 0;
+			if (n1 >= 0)
 				d += n1 >= n0 ? n1 - n0 : n1;
 		}
+		if (watch)	/* a count rule only watches: zero is its answer */
+			continue;
 		json_object_set_new(json_array_get(e->faults, (size_t)i), "reach_packets",
 				    json_integer(d));
-		if (d > 0 || json_is_true(json_object_get(v, "count")))
-			continue;	/* a count rule only watches: zero is its answer */
+		if (d > 0)
+			continue;
 		where(e, i, at, sizeof(at));
 		if (bad++)
 			continue;

@@ -57,10 +57,9 @@ static __always_inline int parse_ip(struct cursor *c, struct pkt *p, __u8 l4)
 
 /* 0 and *p filled when the packet is RoCEv2; 1 when it is another TCP or
  * UDP packet (parse_ip); -1 for anything else */
-static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
+static __always_inline int parse_data(void *data, void *data_end, struct pkt *p)
 {
-	void *data = (void *)(long)skb->data;
-	struct cursor c = { data, (void *)(long)skb->data_end };
+	struct cursor c = { data, data_end };
 	struct ethhdr *eth = take(&c, sizeof(*eth));
 	struct udphdr *udp;
 	__u8 *bth, *aeth, syn = 0, l4;
@@ -135,6 +134,12 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 	}
 	p->cls = inj_classify(p->opcode, syn);
 	return 0;
+}
+
+/* a tc program's packet (its linear part: the headers) */
+static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
+{
+	return parse_data((void *)(long)skb->data, (void *)(long)skb->data_end, p);
 }
 
 #endif

@@ -79,7 +79,7 @@ LIB_OBJ := $(call obj,$(LIB_SRC))
 WL_OBJ  := $(call obj,$(WL_SRC))
 
 PROGS := $(BIN)/rdmactl $(BIN)/rdma-agent $(BIN)/rdma-inject $(BIN)/rdma-run
-BPF_OBJS := $(BPFDIR)/inject.bpf.o
+BPF_OBJS := $(BPFDIR)/inject.bpf.o $(BPFDIR)/forward.bpf.o
 LIBEXEC_FILES := $(patsubst testbed/%,$(LIBEXEC)/%,$(SCRIPTS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC)) \
 	     $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf_%,$(BPFT_SRC))
@@ -142,7 +142,7 @@ $(BPFDIR)/%.bpf.o: $(OBJ)/ebpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(Q)cp $< $@
 
-$(call obj,$(INJ_SRC)): $(OBJ)/ebpf/inject.skel.h
+$(call obj,$(INJ_SRC)): $(OBJ)/ebpf/inject.skel.h $(OBJ)/ebpf/forward.skel.h
 
 # --- programs
 $(BIN)/rdma-agent: $(call obj,$(AGENT_SRC)) $(WL_OBJ) $(LIB_OBJ)
@@ -204,6 +204,21 @@ $(BUILD)/bench/inject_cost: bench/inject_cost.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ
 	$(call msg,CC,$@)
 	@mkdir -p $(@D) $(OBJ)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -MF $(OBJ)/bench/inject_cost.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
+
+# the forwarding bench: its own programs (sinks, stamps, plain XDP) and the injector's
+$(OBJ)/bench/%.bpf.o: bench/%.bpf.c
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/bench/%.skel.h: $(OBJ)/bench/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BUILD)/bench/fwd_bench: bench/fwd_bench.c $(INJLIB_OBJ) $(LIB_OBJ) | $(OBJ)/bench/fwd_bench.skel.h
+	$(call msg,CC,$@)
+	@mkdir -p $(@D) $(OBJ)/bench
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OBJ)/bench $(LDFLAGS) -MF $(OBJ)/bench/fwd_bench.d $(filter %.c %.o,$^) -o $@ $(LIBS_INJ)
 
 # --- sanitized builds: the same sources again, in their own build trees.
 # build/asan: gcc, ASan + UBSan (every unit test and a testbed run use it);
@@ -274,10 +289,11 @@ $(BUILD)/bench/fwht: bench/fwht.c lib/fwht.c
 	@mkdir -p $(@D) $(OBJ)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) -O3 $(LDFLAGS) -MF $(OBJ)/bench/fwht.d $^ -o $@ -lm
 
-bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/hist_record $(BUILD)/bench/fwht
+bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/fwd_bench $(BUILD)/bench/hist_record $(BUILD)/bench/fwht
 	$(Q)$(BUILD)/bench/hist_record
 	$(Q)$(BUILD)/bench/fwht
 	$(Q)$(BUILD)/bench/inject_cost
+	$(Q)$(BUILD)/bench/fwd_bench
 	$(Q)bash bench/p2p_vs_perftest.sh
 	$(Q)bash bench/piece_size.sh
 	$(Q)bash bench/hadamard_block.sh

@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../injector/inj.h"
+#include "inj_bench.h"
 #include "../tests/bpf/frames.h"
 
 #define REPEAT 200000
@@ -87,19 +88,7 @@ static double run_ns(int fd, const uint8_t *frame, uint32_t len)
 
 static void add(const char *text)
 {
-	char buf[256], *argv[32], err[256] = "", *save;
-	struct inj_rule r;
-	int argc = 0;
-
-	snprintf(buf, sizeof(buf), "%s", text);
-	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		argv[argc++] = t;
-	inj_rule_init(&r);
-	r.ifindex = ifx;
-	if (inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)) || inj_rule_add(ctx, &r, err, sizeof(err))) {
-		fprintf(stderr, "add '%s': %s\n", text, err);
-		exit(1);
-	}
+	bench_rule_add(ctx, ifx, text);
 }
 
 static void clear(void)

@@ -505,5 +505,7 @@ static inline __u32 inj_hook_key(__u32 ifindex, __u32 dir)
 /* user space: which qdiscs rdma-inject created on a device (inj_owned map) */
 #define INJ_OWN_CLSACT 1u
 #define INJ_OWN_PRIO 2u
+#define INJ_OWN_XDP 4u	/* rdma-inject forward's XDP program (injector/forward.c) */
+#define INJ_OWN_XDP_PEER 8u	/* its pass-all program on a veth port's peer (the same) */
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include "inj_int.h"
 #include "../lib/clock.h"
 
@@ -40,6 +41,16 @@ static int flush_locked(const char *root)
 		first = 0;
 		key = next;
 		bpf_map_lookup_elem(fd, &key, &own);
+		if (own & INJ_OWN_XDP) {	/* rdma-inject forward's, either mode */
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)key, .attach_point = BPF_TC_INGRESS);
+			LIBBPF_OPTS(bpf_tc_opts, o, .handle = INJ_FWD_TC_HANDLE, .priority = INJ_FWD_TC_HANDLE);
+
+			bpf_xdp_detach((int)key, XDP_FLAGS_DRV_MODE, NULL);
+			bpf_xdp_detach((int)key, XDP_FLAGS_SKB_MODE, NULL);
+			bpf_tc_detach(&hook, &o);	/* its slow path (the clsact may be the host's) */
+		}
+		if (own & INJ_OWN_XDP_PEER)
+			bpf_xdp_detach((int)key, XDP_FLAGS_DRV_MODE, NULL);
 		if (own & INJ_OWN_PRIO)
 			qdisc_prio_remove(key);
 		if (own & INJ_OWN_CLSACT) {

@@ -126,7 +126,7 @@ static void clsact_seen(uint32_t ifindex, const char *kind, uint32_t handle, voi
 }
 
 /* the hook's entry in inj_hooks, with a counter slot of its own */
-static int hook_register(struct inj_ctx *c, uint32_t hk)
+int inj_hook_register(struct inj_ctx *c, uint32_t hk)
 {
 	struct inject_bpf *s = inj_maps(c);
 	int hfd = bpf_map__fd(s->maps.inj_hooks), r = 0, nk, j;
@@ -158,6 +158,32 @@ static int hook_register(struct inj_ctx *c, uint32_t hk)
 	return r;
 }
 
+/* the device's clsact (hook: a tc hook of it), made if it has none: 0 or
+ * -errno */
+int inj_clsact_ensure(struct inj_ctx *c, uint32_t ifindex, struct bpf_tc_hook *hook)
+{
+	/*
+	 * We make the clsact, so flush removes it: recorded before it is made
+	 * (a kill between the two would leave one that flush cannot know for
+	 * ours; flush's destroy of one never made is harmless), and taken
+	 * back if the device had one after all or the create fails.
+	 */
+	struct clsact_find cf = { ifindex, 0 };
+	uint32_t was = inj_owned_get(c, ifindex);
+	int ahead = !(was & INJ_OWN_CLSACT) && !qdisc_scan(clsact_seen, &cf) && !cf.found;
+	int r;
+
+	if (ahead)
+		inj_owned_set(c, ifindex, was | INJ_OWN_CLSACT);
+	r = bpf_tc_hook_create(hook);
+	crash_point("clsact-made");
+	if (!r && !ahead)	/* made where the scan could not look first */
+		owned_or(c, ifindex, INJ_OWN_CLSACT);
+	else if (r && ahead)
+		inj_owned_set(c, ifindex, was);
+	return r && r != -EEXIST ? r : 0;
+}
+
 int inj_hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex,
@@ -166,31 +192,12 @@ int inj_hook_attach(struct inj_ctx *c, uint32_t ifindex, int dir)
 	LIBBPF_OPTS(bpf_tc_opts, a, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
 	int r, fd;
 
-	r = hook_register(c, inj_hook_key(ifindex, (uint32_t)dir));
+	r = inj_hook_register(c, inj_hook_key(ifindex, (uint32_t)dir));
+	if (r || (inj_owned_get(c, ifindex) & INJ_OWN_XDP))
+		return r;	/* a forwarder's port: its XDP program runs the hook */
+	r = inj_clsact_ensure(c, ifindex, &hook);
 	if (r)
 		return r;
-	/*
-	 * We make the clsact, so flush removes it: recorded before it is made
-	 * (a kill between the two would leave one that flush cannot know for
-	 * ours; flush's destroy of one never made is harmless), and taken
-	 * back if the device had one after all or the create fails.
-	 */
-	{
-		struct clsact_find cf = { ifindex, 0 };
-		uint32_t was = inj_owned_get(c, ifindex);
-		int ahead = !(was & INJ_OWN_CLSACT) && !qdisc_scan(clsact_seen, &cf) && !cf.found;
-
-		if (ahead)
-			inj_owned_set(c, ifindex, was | INJ_OWN_CLSACT);
-		r = bpf_tc_hook_create(&hook);
-		crash_point("clsact-made");
-		if (!r && !ahead)	/* made where the scan could not look first */
-			owned_or(c, ifindex, INJ_OWN_CLSACT);
-		else if (r && ahead)
-			inj_owned_set(c, ifindex, was);
-		if (r && r != -EEXIST)
-			return r;
-	}
 	if (!bpf_tc_query(&hook, &q))
 		return 0;	/* already attached (by us, earlier) */
 	fd = inj_prog_fd(c, dir);
@@ -214,7 +221,7 @@ int inj_hook_detach(uint32_t ifindex, int dir)
 }
 
 /* the other end of a veth, 0 if ifindex is not one end of a pair */
-static uint32_t veth_peer(uint32_t ifindex)
+uint32_t inj_veth_peer(uint32_t ifindex)
 {
 	char name[IF_NAMESIZE], path[128], kind[64] = "";
 	unsigned int peer = 0;
@@ -259,7 +266,7 @@ int inj_place_on_egress(struct inj_rule *r, char *err, size_t errlen)
 	    r->dir == INJ_DIR_EGRESS)
 		return 0;
 	if_indextoname(r->ifindex, name);
-	peer = veth_peer(r->ifindex);
+	peer = inj_veth_peer(r->ifindex);
 	if (!peer) {
 		snprintf(err, errlen, "%s: %s needs a queue and ingress has none; %s is not a veth, "
 			 "so put the rule on the egress of the device that sends to it",
@@ -309,16 +316,18 @@ int inj_hook_list(struct inj_ctx *c, uint32_t *ifindex, int *dir, int max)
 	struct if_nameindex *all = if_nameindex(), *p;
 	int n = 0, d;
 
-	(void)c;
 	if (!all)
 		return -errno;
 	for (p = all; p->if_index && n < max; p++) {
+		/* a forwarder's port has both hooks, with or without a tc filter */
+		uint32_t own = c && inj_maps(c) ? inj_owned_get(c, p->if_index) : 0;
+
 		for (d = 0; d < 2 && n < max; d++) {
 			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)p->if_index,
 				    .attach_point = d ? BPF_TC_EGRESS : BPF_TC_INGRESS);
 			LIBBPF_OPTS(bpf_tc_opts, q, .handle = INJ_TC_HANDLE, .priority = INJ_TC_PRIO);
 
-			if (bpf_tc_query(&hook, &q))
+			if (!(own & INJ_OWN_XDP) && bpf_tc_query(&hook, &q))
 				continue;
 			ifindex[n] = p->if_index;
 			dir[n++] = d;

@@ -487,6 +487,41 @@ static int zero_slot(struct inj_ctx *c, uint32_t slot)
 	return r;
 }
 
+/* the prio qdisc of a delay or reorder rule on port ifindex: 0 or -errno */
+static int prio_on(struct inj_ctx *c, uint32_t ifindex, uint64_t hold_ns, char *err,
+		   size_t errlen)
+{
+	/* recorded as ours before it is made, as the clsact (hook_attach) */
+	uint32_t was = inj_owned_get(c, ifindex);
+	int ret;
+
+	if (!(was & INJ_OWN_PRIO))
+		inj_owned_set(c, ifindex, was | INJ_OWN_PRIO);
+	ret = qdisc_prio_ensure(ifindex, hold_ns, err, errlen);
+	if (ret < 0 && !(was & INJ_OWN_PRIO))
+		inj_owned_set(c, ifindex, was);
+	return ret < 0 ? ret : 0;
+}
+
+/* the queues a delay or reorder rule needs: its device's egress; on a
+ * forwarder's port, every port of the forwarder (its packets may leave by
+ * any of them) */
+static int prio_for(struct inj_ctx *c, const struct inj_rule *r, char *err, size_t errlen)
+{
+	int fd = bpf_map__fd(inj_maps(c)->maps.inj_owned), ret = 0;
+	uint32_t k, next, v, *prev = NULL;
+
+	if (!(inj_owned_get(c, r->ifindex) & INJ_OWN_XDP))
+		return prio_on(c, r->ifindex, r->hold_ns, err, errlen);
+	while (!ret && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(fd, &k, &v) && (v & INJ_OWN_XDP))
+			ret = prio_on(c, k, r->hold_ns, err, errlen);
+	}
+	return ret;
+}
+
 int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen)
 {
 	struct inj_rule cur;
@@ -494,7 +529,8 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 	int ret;
 
 	ret = validate(r, err, errlen);
-	if (!ret)
+	/* a forwarder's port queues on its way out (forward.bpf.c's slow path) */
+	if (!ret && !(inj_owned_get(c, r->ifindex) & INJ_OWN_XDP))
 		ret = inj_place_on_egress(r, err, errlen);
 	if (ret)
 		return ret;
@@ -510,15 +546,13 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 		snprintf(err, errlen, "rule table full (%d rules)", INJ_MAX_RULES);
 		return -ENOSPC;
 	}
+	if ((inj_owned_get(c, r->ifindex) & INJ_OWN_XDP) && !inj_xdp_action(r->action)) {
+		snprintf(err, errlen, "%s on a port of rdma-inject forward: the forwarder does "
+			 "every action but cnp (not there yet)", inj_action_name(r->action));
+		return -EOPNOTSUPP;
+	}
 	if (r->action == INJ_ACT_DELAY || r->action == INJ_ACT_REORDER) {
-		/* recorded as ours before it is made, as the clsact (hook_attach) */
-		uint32_t was = inj_owned_get(c, r->ifindex);
-
-		if (!(was & INJ_OWN_PRIO))
-			inj_owned_set(c, r->ifindex, was | INJ_OWN_PRIO);
-		ret = qdisc_prio_ensure(r->ifindex, r->hold_ns, err, errlen);
-		if (ret < 0 && !(was & INJ_OWN_PRIO))
-			inj_owned_set(c, r->ifindex, was);
+		ret = prio_for(c, r, err, errlen);
 		if (ret < 0)
 			return ret;
 	}
@@ -662,4 +696,22 @@ int inj_rule_counters(struct inj_ctx *c, uint32_t id, struct inj_rule_ctr *sum)
 		return s;
 	return inj_percpu_sum(c, bpf_map__fd(inj_maps(c)->maps.inj_rule_ctrs), (uint32_t)s, sum,
 			  sizeof(*sum));
+}
+
+uint32_t inj_rule_add_text(struct inj_ctx *c, uint32_t ifindex, int dir, const char *text,
+			   char *err, size_t errlen)
+{
+	char buf[512], *argv[64], *save;
+	struct inj_rule r;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *t = strtok_r(buf, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	inj_rule_init(&r);
+	r.ifindex = ifindex;
+	r.dir = (uint8_t)dir;
+	if (inj_rule_parse(&r, argc, argv, 0, err, errlen) || inj_rule_add(c, &r, err, errlen))
+		return 0;
+	return r.id;
 }

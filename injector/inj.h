@@ -16,6 +16,8 @@
 
 #define INJ_TC_HANDLE 0x52d3
 #define INJ_TC_PRIO 0x52d3
+/* rdma-inject forward's slow path on its ports' tc ingress (forward.bpf.c) */
+#define INJ_FWD_TC_HANDLE 0x52d4
 
 struct inj_ctx;
 
@@ -31,6 +33,10 @@ void inj_unlock(struct inj_ctx *c);
 void inj_rule_init(struct inj_rule *r);
 /* validates, picks an id and a slot, attaches the hook on first use */
 int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen);
+/* a rule from its text ("qpn 0x11 drop 1%") on hook (ifindex, dir), as
+ * rdma-inject add would: its id, or 0 with err said */
+uint32_t inj_rule_add_text(struct inj_ctx *c, uint32_t ifindex, int dir, const char *text,
+			   char *err, size_t errlen);
 int inj_rule_del(struct inj_ctx *c, uint32_t id);
 /* replace the rule with r->id in place (live: same slot, counters kept) */
 int inj_rule_set(struct inj_ctx *c, const struct inj_rule *r, char *err, size_t errlen);
@@ -72,6 +78,8 @@ int inj_qp_list(struct inj_ctx *c, struct inj_qp_key *keys, struct inj_qp *qps, 
 int inj_qp_reset(struct inj_ctx *c);
 /* the trace command (trace.c): argv after "trace" */
 int cmd_trace(int argc, char **argv, int json_out, const char *pin_root);
+/* rdma-inject forward (forward.c): its exit code */
+int cmd_forward(int argc, char **argv, int json_out, const char *pin_root);
 
 /* qdiscs of the kinds the injector uses (clsact, prio, fq, netem) on any device */
 /* prio, fq, netem tried in a throwaway network namespace: bits 1, 2, 4;

@@ -22,6 +22,25 @@ struct inj_ctx {
 	int lock;	/* INJ_LOCK_PATH, held (flock) from inj_open to inj_close */
 };
 
+/* --- forward.c */
+/* the actions the forwarder does: in XDP, or on its slow path (tc) */
+static inline int inj_xdp_action(int a)
+{
+	return a == INJ_ACT_COUNT || a == INJ_ACT_DROP || a == INJ_ACT_ECN || a == INJ_ACT_CORRUPT ||
+	       a == INJ_ACT_DELAY || a == INJ_ACT_REORDER || a == INJ_ACT_DUP;
+}
+
+/* --- hooks.c */
+/* a veth's peer's ifindex (as /sys/class/net sees it), else 0 */
+uint32_t inj_veth_peer(uint32_t ifindex);
+struct bpf_tc_hook;
+/* the device's clsact (hook: a tc hook of it), made and recorded as ours
+ * if it has none: 0 or -errno */
+int inj_clsact_ensure(struct inj_ctx *c, uint32_t ifindex, struct bpf_tc_hook *hook);
+/* the hook's entry in inj_hooks, with a counter slot of its own (0 when
+ * it has one already), or -errno */
+int inj_hook_register(struct inj_ctx *c, uint32_t hk);
+
 /* --- inj.c */
 /* any loaded skeleton: they share the maps */
 struct inject_bpf *inj_maps(struct inj_ctx *c);
@@ -50,6 +69,12 @@ int qdisc_prio_remove(uint32_t ifindex);
 int inj_masks_sync(struct inj_ctx *c);
 
 /* --- hooks.c */
+/* a veth's peer's ifindex (as /sys/class/net sees it), else 0 */
+uint32_t inj_veth_peer(uint32_t ifindex);
+struct bpf_tc_hook;
+/* the device's clsact (hook: a tc hook of it), made and recorded as ours
+ * if it has none: 0 or -errno */
+int inj_clsact_ensure(struct inj_ctx *c, uint32_t ifindex, struct bpf_tc_hook *hook);
 /* every registered hook's key (never updating while walking) */
 int inj_hook_keys(int hfd, uint32_t keys[INJ_MAX_HOOKS]);
 /* a hook's entry where the program looks (flags: the hash update's) */

@@ -670,6 +670,11 @@ static int c_trace(void *x, int n, char **v)
 	(void)x;
 	return cmd_trace(n, v, json_out, pin_root);
 }
+static int c_forward(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_forward(n, v, json_out, pin_root);
+}
 
 static const struct cmd_entry cmds[] = {
 	{ "add", c_add, "dev DEV ingress|egress RULE: add a rule; the program attaches on first use" },
@@ -689,6 +694,8 @@ static const struct cmd_entry cmds[] = {
 			"from 1 again)" },
 	{ "trace", c_trace, "[snaplen N] [count N] [for T] [to FILE|-] dev DEV [ingress|egress|both]...: "
 			    "every RoCE packet of those hooks, with the injector's verdict, as pcapng" },
+	{ "forward", c_forward, "PORT PORT... [mac MAC=PORT]...: forward between the ports in XDP "
+				"(a bump in the wire), their hooks' rules applied; flush ends it" },
 	{ NULL, NULL, NULL },
 };
 
@@ -717,7 +724,11 @@ static void usage(FILE *f)
 		"  SELECT  P%% | every N | nth N | once | gemodel P R [1-H [1-K]]\n"
 		"  CLASS  " INJ_CLASSES(CLS_WORD) "\n"
 		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"
-		"sender sees no error, as with loss on the wire. delay/reorder need an egress hook.\n");
+		"sender sees no error, as with loss on the wire. delay/reorder need an egress hook.\n"
+		"forward: count, drop, ecn and corrupt run in its XDP program, at the driver's pace;\n"
+		"delay, reorder and duplicate are decided there and done by a tc program on the\n"
+		"port, through the sending port's qdiscs (the kernel's pace); cnp is refused on\n"
+		"its ports (not there yet). Either direction of a port works for every action.\n");
 }
 
 int main(int argc, char **argv)

@@ -37,6 +37,9 @@ PKGS=(
 	python3-prometheus-client curl
 	# packet traces: tshark checks the pcapng files and their RoCE dissection
 	tshark
+	# the XDP forwarder's tests: ethtool (a veth takes redirected frames
+	# only with NAPI on). Not xdp-tools: 1.3.1 does not load on 6.18
+	ethtool
 )
 
 # the tests' npm packages, pinned by their locks: HdrHistogramJS decodes the

@@ -88,22 +88,12 @@ static inline int verdict(int dir, const struct frame_spec *f)
 
 static inline uint32_t add(int dir, const char *text)
 {
-	char buf[512], *argv[64], err[256] = "", *save;
-	struct inj_rule r;
-	int argc = 0;
+	char err[256] = "";
+	uint32_t id = inj_rule_add_text(ctx, ifx, dir, text, err, sizeof(err));
 
-	snprintf(buf, sizeof(buf), "%s", text);
-	for (char *t = strtok_r(buf, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
-		argv[argc++] = t;
-	inj_rule_init(&r);
-	r.ifindex = ifx;
-	r.dir = (uint8_t)dir;
-	if (inj_rule_parse(&r, argc, argv, 0, err, sizeof(err)) ||
-	    inj_rule_add(ctx, &r, err, sizeof(err))) {
+	if (!id)
 		fprintf(stderr, "add '%s': %s\n", text, err);
-		return 0;
-	}
-	return r.id;
+	return id;
 }
 
 static inline void del_all(void)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 C=$RDMACTL
 TESTS="lossy_1pct lossy_20pct lossy_flap drop_5pct drop_1pct rc_recovers_5pct delay reorder duplicate corrupt ecn flap_recovers
        flap_retry_exceeded egress_drop_silent corrupt_payload_collective corrupt_payload_kv
-       corrupt_payload_storage flush_clean"
+       corrupt_payload_storage forward_switch flush_clean"
 
 SUITE_EXIT='rm -f "$TRAFFIC_LOG" "${CP_OUT:-}" "${CP_ERR:-}"'
 suite_up || exit 0
@@ -249,6 +249,45 @@ else
 	fail corrupt_payload_storage "rc=$CP_RC tampered=$CP_N found=${st:-?}: $(tail -2 "$CP_ERR" | tr '\n' '|')"
 fi
 rm -f "$CP_OUT" "$CP_ERR"
+
+# --- rdma-inject forward in the bridge's place: XDP on sw0..sw2 forwards by
+# the nodes' MACs (frames never reach the bridge). RC WRITEs cross it, its
+# hooks count what rxe sent, and its slow path (XDP decides, tc does)
+# delays, reorders and duplicates. Flush gives the bridge its frames back
+G() { "$C" testbed exec node0 -- "$@"; }
+hook_roce() { "$C" -j inject stats | jq "[.hooks[] | select(.dev == \"$1\" and .dir == \"$2\") | .roce_pkts] | add // 0"; }
+forward_switch() {
+	local macs="" i fo h0 s0 r0 h1 s1 r1 rc m id dl w
+	for i in 0 1 2; do macs="$macs mac $(G cat /sys/class/net/n$i/address)=sw$i"; done
+	# shellcheck disable=SC2086
+	fo=$(G rdma-inject forward sw0 sw1 sw2 $macs 2>&1) || { echo "forward: $fo"; return 1; }
+	h0=$(hook_roce sw0 ingress); s0=$(ctr node0 sent_pkts); r0=$(ctr node1 rcvd_pkts)
+	traffic || { echo "through XDP: $(why_failed)"; return 1; }
+	h1=$(hook_roce sw0 ingress); s1=$(ctr node0 sent_pkts); r1=$(ctr node1 rcvd_pkts)
+	[ $((h1 - h0)) = $((s1 - s0)) ] && [ $((r1 - r0)) -gt 0 ] ||
+		{ echo "sw0 ingress saw $((h1 - h0)), node0 sent $((s1 - s0)), node1 got $((r1 - r0))"; return 1; }
+	id=$(inject add dev sw1 egress delay 5ms)
+	m=$("$C" -j p2p lat --iters 50 | jq .lat_ns.min_ns); dl=$(rule_ctr "$id" delayed)
+	inject del "$id" >/dev/null
+	[ "${m:-0}" -ge 2500000 ] && [ "${dl:-0}" -gt 0 ] || { echo "delay 5ms: min ${m:-?} ns, delayed ${dl:-?}"; return 1; }
+	for w in "reorder dev sw1 egress opcode data reorder 10% hold 2ms:out_of_seq_request:reordered" \
+		 "duplicate dev sw0 ingress opcode data duplicate 10%:duplicate_request:duplicated"; do
+		local rule=${w%%:*} rest=${w#*:} a b k
+		id=$(inject add ${rule#* })
+		a=$(ctr node1 "${rest%%:*}"); traffic; rc=$?; b=$(ctr node1 "${rest%%:*}")
+		k=$(rule_ctr "$id" "${rest#*:}"); inject del "$id" >/dev/null
+		[ $rc = 0 ] && [ "${k:-0}" -gt 0 ] && [ $((b - a)) -gt 0 ] ||
+			{ echo "${rule%% *}: rc=$rc ${rest#*:} $k, node1 ${rest%%:*} +$((b - a))"; return 1; }
+		FS_SAW="$FS_SAW; ${rule%% *}: ${rest#*:} $k, node1 ${rest%%:*} +$((b - a))"
+	done
+	inject flush >/dev/null
+	G ip link show sw0 | grep -q xdp && { echo "flush left XDP on sw0"; return 1; }
+	G ip link show n0 | grep -q xdp && { echo "flush left XDP on n0"; return 1; }
+	traffic || { echo "after flush, through the bridge: $(why_failed)"; return 1; }
+	echo "$(head -n 2 <<< "$fo" | tr '\n' ' ')| sw0 ingress saw $((h1 - h0)) RoCE packets = node0 sent $((s1 - s0)); delay 5ms: min $((m / 1000)) us, delayed $dl$FS_SAW; after flush the bridge carries it"
+}
+FS_SAW=""
+if fs=$(forward_switch); then pass forward_switch "$fs"; else fail forward_switch "$fs"; inject flush >/dev/null 2>&1; fi
 
 # --- flush leaves nothing: no rules, hooks or our qdiscs on any device
 inject add dev sw2 egress delay 1ms >/dev/null

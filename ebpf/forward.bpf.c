@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * rdma-inject forward, the injector as a bump in the wire. An XDP program
+ * on every port forwards each frame to its port (the other one of two, or
+ * by a static MAC table) through a device map, after the rules of the
+ * receiving port's ingress hook and the sending port's egress hook. A
+ * frame the table does not name is flooded; the device map's program runs
+ * each sending port's egress rules on its copy. The maps are the tc
+ * program's (pinned by name): one rule table, one set of counters.
+ *
+ * Two speeds:
+ *   in XDP     count, drop, ECN mark, corrupt (bpf_xdp_load/store_bytes,
+ *              checksums by hand)
+ *   slow path  delay, reorder, duplicate: the XDP program decides (so a
+ *              rule's odds are drawn once), writes what to do into the
+ *              frame's metadata and passes it up; the tc program on the
+ *              same port (inj_fwd_slow) does it to the skb and redirects it
+ *              to the sending port, whose egress qdiscs hold it (the tc
+ *              program's queue contract, inject_abi.h)
+ */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "inject_abi.h"
+
+#include "inject_maps.bpf.h"
+#include "inject_parse.bpf.h"
+#include "inject_index.bpf.h"
+#include "inject_engine.bpf.h"
+#include "inject_icrc.bpf.h"
+
+#define FWD_MAX_PORTS 64
+/* the XDP program's word to the slow path, in the frame's metadata */
+#define FWD_META_MAGIC 0x52544246u	/* "RTBF" */
+#define FWD_SLOW 16	/* fwd_rules: the slow path's (not an XDP action) */
+
+struct fwd_meta {
+	__u32 magic;
+	__u32 out;	/* the sending port's ifindex */
+	__u32 action;	/* INJ_ACT_DELAY, _REORDER or _DUP */
+	__u32 pad;
+	__u64 delay_ns;	/* DELAY: how long */
+};
+
+/* a slow action decided by fwd_rules */
+struct fwd_slow {
+	__u32 action;
+	__u32 pad;
+	__u64 delay_ns;
+};
+
+/* where a frame goes: the sending port's ifindex and its slot in the
+ * device maps (arrays: their lookups cost a few instructions, a hash's
+ * about 8 ns) */
+struct fwd_to {
+	__u32 ifindex;
+	__u32 slot;
+};
+
+/* the ports, by slot: where a frame for one port goes (no program: its
+ * egress rules ran in inj_fwd) */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, FWD_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_fwd_ports SEC(".maps");
+
+/* the same ports for a flood: each entry's program is inj_fwd_eg */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, FWD_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_fwd_flood SEC(".maps");
+
+/* two ports: the other one, by the receiving port's ifindex modulo
+ * FWD_PEER_IDX (in: whose entry it is) */
+#define FWD_PEER_IDX 4096
+struct fwd_peer {
+	__u32 in;
+	struct fwd_to to;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FWD_PEER_IDX);
+	__type(key, __u32);
+	__type(value, struct fwd_peer);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_fwd_peer SEC(".maps");
+
+/* N ports: by the destination MAC */
+struct fwd_mac {
+	__u8 a[6];
+	__u16 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct fwd_mac);
+	__type(value, struct fwd_to);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} inj_fwd_macs SEC(".maps");
+
+/* a one's complement sum folded to 16 bits */
+static __always_inline __u16 fold(__u64 c)
+{
+	c = (c & 0xffff) + (c >> 16);
+	c = (c & 0xffff) + (c >> 16);
+	c = (c & 0xffff) + (c >> 16);
+	return (__u16)c;
+}
+
+/* ECN CE on the frame (IPv4: its header checksum kept right, RFC 1624):
+ * 0, or -1 when the header is not where the parser said */
+static __always_inline int xdp_mark_ce(struct xdp_md *ctx, const struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 off = p->ip_off;
+	__u8 *ip;
+
+	if (off > 18)
+		return -1;
+	ip = data + off;
+	if ((void *)(ip + 20) > end)
+		return -1;
+	if (!p->v6) {
+		__u16 old = *(__u16 *)ip, new, *check = (__u16 *)(ip + 10);
+
+		ip[1] |= 3;
+		new = *(__u16 *)ip;
+		*check = (__u16)~fold((__u64)(__u16)~*check + (__u16)~old + new);
+	} else {
+		ip[1] |= 0x30;	/* traffic class straddles bytes 0 and 1 */
+	}
+	return 0;
+}
+
+/* the last payload byte's bits flipped, as the tc program does
+ * (inject_rewrite.bpf.h corrupt_cb): the verdict, 0 when nothing was */
+static __always_inline __u8 xdp_corrupt(struct xdp_md *ctx, const struct pkt *p, __u32 mode,
+					__u32 len)
+{
+	__u32 w[2], icrc_off = p->ip_off + p->len - 4, bth_off = p->bth_off, payload = mode & 1;
+	__u32 old[2];
+	__u16 check;
+	__u64 sel;
+	int pad;
+
+	if ((p->cls != INJ_CLS_DATA && p->cls != INJ_CLS_READ_RESP) ||
+	    bpf_xdp_load_bytes(ctx, bth_off + 1, w, 1))
+		return 0;
+	pad = (w[0] >> 4) & 3;
+	if (icrc_off + 4 > len ||
+	    (int)icrc_off - pad - (int)(bth_off + 12) - (int)ext_len(p->opcode) < 1)
+		return 0;	/* no payload byte */
+	if (bpf_xdp_load_bytes(ctx, icrc_off - 4, w, 8))
+		return 0;
+	old[0] = w[0];
+	old[1] = w[1];
+	w[0] ^= (__u32)CORRUPT_MASK << (8 * (3 - pad));
+	sel = ICRC_DELTA_01 ^ ((ICRC_DELTA_01 ^ ICRC_DELTA_23) & -(__u64)(pad >> 1));
+	w[1] ^= (__u32)(sel >> (32 * (pad & 1))) & -payload;
+	if (bpf_xdp_store_bytes(ctx, icrc_off - 4, w, 8))
+		return 0;
+	/* a UDP checksum (RoCEv2 senders leave it 0) kept right for the words */
+	if (!bpf_xdp_load_bytes(ctx, bth_off - 2, &check, 2) && check) {
+		__s64 d = bpf_csum_diff(old, 8, w, 8, (__u16)~check);
+
+		check = (__u16)~fold((__u64)d);
+		bpf_xdp_store_bytes(ctx, bth_off - 2, &check, 2);
+	}
+	return payload ? INJ_VERDICT_TAMPER : INJ_VERDICT_CORRUPT;
+}
+
+/* the frame as the hook leaves it, into the trace ring (or counted lost):
+ * the tc program's trace_pkt over XDP. vr: the verdict, and 1 << 8 when the
+ * hook counted it resent. A global function: checked once, apart */
+__attribute__((noinline)) int fwd_trace(struct xdp_md *ctx, __u32 hk, __u32 vr, __u32 rule_id,
+					__u64 delay)
+{
+	__u32 zero = 0, cap, k, len = (__u32)(ctx->data_end - ctx->data);
+	struct inj_hook_ctr *hc;
+	struct inj_hook *hook;
+	struct inj_cfg *cfg;
+	struct trace_buf *b;
+	__u64 wake;
+
+	hook = hook_find(hk);
+	if (!hook)
+		return 0;
+	k = hook->slot;
+	hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
+	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
+	b = bpf_map_lookup_elem(&inj_trace_scratch, &zero);
+	if (!hc || !cfg || !b)
+		return 0;
+	cap = len < cfg->trace_snaplen ? len : cfg->trace_snaplen;
+	if (cap < 1) {
+		hc->trace_lost++;
+		return 0;
+	}
+	cap = ((cap - 1) & (INJ_TRACE_SNAP_MAX - 1)) + 1;	/* as trace_pkt's bounds */
+	b->h.ts_ns = bpf_ktime_get_ns();
+	b->h.delay_ns = delay;
+	b->h.hook = hk;
+	b->h.wire_len = len;
+	b->h.rule_id = rule_id;
+	b->h.cap_len = (__u16)cap;
+	b->h.verdict = (__u8)vr;
+	b->h.flags = (vr >> 8) ? INJ_TREC_RESENT : 0;
+	wake = bpf_ringbuf_query(&inj_trace, BPF_RB_AVAIL_DATA) >= INJ_TRACE_RING_BYTES / 4 ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_xdp_load_bytes(ctx, 0, b->data, cap) ||
+	    bpf_ringbuf_output(&inj_trace, b, sizeof(b->h) + cap, wake)) {
+		hc->trace_lost++;
+		return 0;
+	}
+	hc->traced++;
+	return 0;
+}
+
+/* the action of the rule that took the frame: its counter, the verdict
+ * (*verdict), and what to return (as fwd_rules) */
+static __always_inline int fwd_act(struct xdp_md *ctx, const struct inj_rule *r,
+				   struct inj_rule_ctr *rc, const struct pkt *p, __u32 len,
+				   struct fwd_slow *slow, __u8 *verdict)
+{
+	__u8 v;
+
+	switch (r->action) {
+	case INJ_ACT_DROP:
+		rc->dropped++;
+		*verdict = INJ_VERDICT_DROP;
+		return XDP_DROP;
+	case INJ_ACT_ECN:
+		if (!xdp_mark_ce(ctx, p)) {
+			rc->marked++;
+			*verdict = INJ_VERDICT_ECN;
+		}
+		return XDP_PASS;
+	case INJ_ACT_CORRUPT:
+		v = p->cls < INJ_CLS_MAX ? xdp_corrupt(ctx, p, r->corrupt, len) : 0;
+		if (v) {
+			rc->corrupted++;
+			*verdict = v;
+		}
+		return XDP_PASS;
+	case INJ_ACT_DELAY:
+	case INJ_ACT_REORDER:
+	case INJ_ACT_DUP:
+		if (!slow)
+			return XDP_PASS;
+		slow->action = r->action;
+		slow->delay_ns = r->action == INJ_ACT_DELAY ? jitter(r) : 0;
+		if (r->action == INJ_ACT_DELAY) {
+			rc->delayed++;
+			*verdict = INJ_VERDICT_DELAY;
+		} else if (r->action == INJ_ACT_REORDER) {
+			rc->reordered++;
+			*verdict = INJ_VERDICT_REORDER;
+		} else {
+			rc->duplicated++;
+			*verdict = INJ_VERDICT_DUP;
+		}
+		return FWD_SLOW;
+	default:
+		return XDP_PASS;	/* cnp: not here yet (refused on a forwarder's port) */
+	}
+}
+
+/* the rules of hook hk on the frame: XDP_DROP, XDP_PASS to go on, or
+ * FWD_SLOW with *slow what the slow path is to do (slow 0: a flood's copy,
+ * which has none). A global function: the verifier checks it once, apart
+ * from its callers' states (inlined into both programs it passed the 1M
+ * instructions) */
+__attribute__((noinline)) int fwd_rules(struct xdp_md *ctx, __u32 hk, struct fwd_slow *slow)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 zero = 0, k, rule_id = 0, want, *user, len = (__u32)(end - data);
+	struct inj_rule_ctr *rc = 0;
+	struct inj_rule *r = 0;
+	struct inj_hook_ctr *hc;
+	struct inj_hook *hook;
+	struct inj_cfg *cfg;
+	struct scan sc = {};
+	__u8 verdict = INJ_VERDICT_PASS;
+	__u64 now = 0;
+	int ip, ret = XDP_PASS;
+
+	hook = hook_find(hk);
+	if (!hook)
+		return XDP_PASS;
+	k = hook->slot;
+	hc = bpf_map_lookup_elem(&inj_hook_ctrs, &k);
+	if (!hc)
+		return XDP_PASS;
+	hc->pkts++;
+	hc->bytes += len;
+	ip = parse_data(data, end, &sc.p);
+	if (ip < 0)
+		return XDP_PASS;
+	cfg = bpf_map_lookup_elem(&inj_cfg, &zero);
+	if (!cfg)
+		return XDP_PASS;
+	if (!ip) {
+		hc->roce_pkts++;
+		hc->roce_bytes += len;
+		user = bpf_map_lookup_elem(&inj_track, &zero);
+		want = cfg->track | (user ? *user : 0);
+		if (want & (INJ_TRACK_QP | INJ_TRACK_TX))
+			track(&sc.p, hook, hc, hk, want);
+	}
+	if (pick(hook, cfg, &sc, len, &rule_id, &now, &r, &rc) && r && rc)
+		ret = fwd_act(ctx, r, rc, &sc.p, len, slow, &verdict);
+	if (!ip && (hook->flags & INJ_HOOK_TRACE))
+		fwd_trace(ctx, hk, verdict | (sc.p.resent ? 1u << 8 : 0), rule_id,
+			  ret == FWD_SLOW && slow ? slow->delay_ns : 0);
+	return ret;
+}
+
+/* the frame to the slow path: what to do in its metadata, up to the tc
+ * program (or, without room for it, on at XDP speed) */
+static __always_inline int to_slow(struct xdp_md *ctx, const struct fwd_to *out,
+				   const struct fwd_slow *slow)
+{
+	struct fwd_meta *m;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return bpf_redirect_map(&inj_fwd_ports, out->slot, 0);
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data)
+		return XDP_DROP;
+	m->magic = FWD_META_MAGIC;
+	m->out = out->ifindex;
+	m->action = slow->action;
+	m->pad = 0;
+	m->delay_ns = slow->delay_ns;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int inj_fwd(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 in = ctx->ingress_ifindex, k = in & (FWD_PEER_IDX - 1);
+	struct fwd_slow slow = {}, slow_eg = {};
+	struct ethhdr *eth = data;
+	struct fwd_mac m = {};
+	struct fwd_peer *pe;
+	struct fwd_to *out = 0, to;
+	int v, v_eg;
+
+	if ((void *)(eth + 1) > end)
+		return XDP_DROP;
+	pe = bpf_map_lookup_elem(&inj_fwd_peer, &k);
+	if (pe && pe->in == in) {
+		out = &pe->to;
+	} else {
+		__builtin_memcpy(m.a, eth->h_dest, 6);
+		out = bpf_map_lookup_elem(&inj_fwd_macs, &m);
+	}
+	v = fwd_rules(ctx, inj_hook_key(in, INJ_DIR_INGRESS), out ? &slow : 0);
+	if (v == XDP_DROP)
+		return XDP_DROP;
+	if (!out)	/* flooded to every other port, their egress rules on each copy */
+		return bpf_redirect_map(&inj_fwd_flood, 0, BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS);
+	to = *out;
+	/* the sending port's egress rules, here: a slow action needs this program */
+	v_eg = fwd_rules(ctx, inj_hook_key(to.ifindex, INJ_DIR_EGRESS), &slow_eg);
+	if (v_eg == XDP_DROP)
+		return XDP_DROP;
+	if (v == FWD_SLOW)	/* one slow action a frame: the ingress hook's first */
+		return to_slow(ctx, &to, &slow);
+	if (v_eg == FWD_SLOW)
+		return to_slow(ctx, &to, &slow_eg);
+	return bpf_redirect_map(&inj_fwd_ports, to.slot, 0);
+}
+
+/* on a veth port's peer: a veth takes redirected frames only with its
+ * peer's NAPI on, which an XDP program turns on (injector/forward.c) */
+SEC("xdp")
+int inj_fwd_pass(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
+}
+
+/* the flood map's program: the sending port's egress hook, on its copy */
+SEC("xdp/devmap")
+int inj_fwd_eg(struct xdp_md *ctx)
+{
+	return fwd_rules(ctx, inj_hook_key(ctx->egress_ifindex, INJ_DIR_EGRESS), 0) == XDP_DROP ?
+		       XDP_DROP : XDP_PASS;
+}
+
+/* the slow path, tc ingress on every port: what the XDP program wrote in
+ * the metadata done to the skb, then on to the sending port's egress */
+SEC("tc")
+int inj_fwd_slow(struct __sk_buff *skb)
+{
+	struct fwd_meta *m = (void *)(long)skb->data_meta;
+	__u32 out;
+
+	if ((void *)(m + 1) > (void *)(long)skb->data || m->magic != FWD_META_MAGIC)
+		return TC_ACT_OK;	/* not the forwarder's: the host's own */
+	out = m->out;	/* read before a clone moves the data */
+	switch (m->action) {
+	case INJ_ACT_DELAY:
+		/* a delivery time kept across the redirect, for fq's band */
+		bpf_skb_set_tstamp(skb, bpf_ktime_get_ns() + m->delay_ns,
+				   BPF_SKB_TSTAMP_DELIVERY_MONO);
+		skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_DELAY);
+		break;
+	case INJ_ACT_REORDER:
+		skb->priority = INJ_TC_CLASS(INJ_PRIO_MAJOR, INJ_BAND_REORDER);
+		break;
+	case INJ_ACT_DUP:
+		bpf_clone_redirect(skb, out, 0);
+		break;
+	}
+	return bpf_redirect(out, 0);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

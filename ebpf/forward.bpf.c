@@ -384,7 +384,8 @@ int inj_fwd(struct xdp_md *ctx)
 		return to_slow(ctx, &to, &slow);
 	if (v_eg == FWD_SLOW)
 		return to_slow(ctx, &to, &slow_eg);
-	return bpf_redirect_map(&inj_fwd_ports, to.slot, 0);
+	/* a port gone (its device removed): up to the stack (a bridge there) */
+	return bpf_redirect_map(&inj_fwd_ports, to.slot, XDP_PASS);
 }
 
 /* on a veth port's peer: a veth takes redirected frames only with its

@@ -49,6 +49,7 @@ struct fwd_args {
 	struct fwd_mac_key mac[256];
 	uint32_t mac_port[256];
 	int nmacs;
+	int made_clsact[FWD_MAX];	/* slow_attach made the port's clsact */
 };
 
 static int parse_mac(const char *s, struct fwd_mac_key *k)
@@ -112,6 +113,14 @@ static int fwd_parse(int argc, char **argv, struct fwd_args *a)
 			return 2;
 		}
 	}
+	for (int i = 0; i < a->nports; i++)
+		for (int j = 0; j < a->nports; j++)
+			if (i != j && inj_veth_peer(a->port[i]) == a->port[j] &&
+			    inj_veth_peer(a->port[j]) == a->port[i]) {
+				log_err("forward: %s and %s are the two ends of one veth: every frame "
+					"would go round between them", a->name[i], a->name[j]);
+				return 2;
+			}
 	if (a->nports == 2 && (a->port[0] & (FWD_PEER_IDX - 1)) == (a->port[1] & (FWD_PEER_IDX - 1))) {
 		log_err("forward: %s and %s share a slot of the peer table (ifindex %u and %u "
 			"modulo %d): recreate one of them", a->name[0], a->name[1], a->port[0],
@@ -205,13 +214,17 @@ static int fwd_tables(struct forward_bpf *s, const struct fwd_args *a)
 }
 
 /* the slow path's tc program on every port's ingress: 0 or -errno */
-static int slow_attach(struct inj_ctx *c, const struct fwd_args *a, int fd)
+static int slow_attach(struct inj_ctx *c, struct fwd_args *a, int fd)
 {
 	for (int i = 0; i < a->nports; i++) {
 		LIBBPF_OPTS(bpf_tc_hook, h, .ifindex = (int)a->port[i], .attach_point = BPF_TC_INGRESS);
 		LIBBPF_OPTS(bpf_tc_opts, o, .handle = INJ_FWD_TC_HANDLE, .priority = INJ_FWD_TC_HANDLE,
 			    .prog_fd = fd, .flags = BPF_TC_F_REPLACE);
+		uint32_t was = inj_owned_get(c, a->port[i]);
 		int r = inj_clsact_ensure(c, a->port[i], &h);
+
+		a->made_clsact[i] = !(was & INJ_OWN_CLSACT) &&
+				    (inj_owned_get(c, a->port[i]) & INJ_OWN_CLSACT);
 
 		if (!r)
 			r = bpf_tc_attach(&h, &o);
@@ -246,6 +259,30 @@ static int peers_pass(struct inj_ctx *c, const struct fwd_args *a, int fd)
 			n++;
 	}
 	return n;
+}
+
+/* a forward that failed half-way taken back: its slow filters, the clsacts
+ * it made, its marks, hooks and device map entries (attach_all took its
+ * XDP programs back) */
+static void fwd_undo(struct inj_ctx *c, struct forward_bpf *s, const struct fwd_args *a)
+{
+	for (uint32_t i = 0; i < (uint32_t)a->nports; i++) {
+		LIBBPF_OPTS(bpf_tc_hook, h, .ifindex = (int)a->port[i], .attach_point = BPF_TC_INGRESS);
+		LIBBPF_OPTS(bpf_tc_opts, o, .handle = INJ_FWD_TC_HANDLE, .priority = INJ_FWD_TC_HANDLE);
+		uint32_t own = inj_owned_get(c, a->port[i]);
+
+		bpf_tc_detach(&h, &o);
+		if (a->made_clsact[i]) {
+			h.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&h);
+			own &= ~INJ_OWN_CLSACT;
+		}
+		inj_owned_set(c, a->port[i], own & ~INJ_OWN_XDP);
+		inj_hook_gc(c, a->port[i], INJ_DIR_INGRESS);
+		inj_hook_gc(c, a->port[i], INJ_DIR_EGRESS);
+		if (s)
+			bpf_map_delete_elem(bpf_map__fd(s->maps.inj_fwd_ports), &i);
+	}
 }
 
 int cmd_forward(int argc, char **argv, int json_out, const char *pin_root)
@@ -290,6 +327,7 @@ int cmd_forward(int argc, char **argv, int json_out, const char *pin_root)
 	}
 	if (r) {
 		log_err("forward: %s", strerror(-r));
+		fwd_undo(c, s, &a);
 		forward_bpf__destroy(s);
 		inj_close(c);
 		return 1;

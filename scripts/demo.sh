@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RDMACTL=build/bin/rdmactl
 KEEP=${KEEP:-0}
+SWITCH=${SWITCH:-}	# SWITCH=xdp: the per-node switch is rdma-inject forward
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -22,8 +23,8 @@ brought_up=0
 if "$RDMACTL" -q testbed status >/dev/null 2>&1; then
 	step "reusing the running testbed"
 else	# this host's kernel if it has rdma_rxe, else a VM and kernel a node
-	step "rdmactl testbed up --nodes 3"
-	"$RDMACTL" testbed up --nodes 3
+	step "rdmactl testbed up --nodes 3${SWITCH:+ --switch $SWITCH}"
+	"$RDMACTL" testbed up --nodes 3 ${SWITCH:+--switch "$SWITCH"}
 	brought_up=1
 fi
 # per-node VMs: the faults at the switch, and a 256 KiB allreduce (every

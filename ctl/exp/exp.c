@@ -314,6 +314,12 @@ static int ensure_testbed(struct exp *e)
 				tb_topology_name((enum tb_topology)p->topology));
 			return -EEXIST;
 		}
+		if (p->sw >= 0 && s.switch_xdp != p->sw) {
+			log_err("a testbed whose switch is %s is up; the profile wants %s ('rdmactl "
+				"testbed down' first)", s.switch_xdp ? "xdp" : "the bridge",
+				p->sw ? "xdp" : "the bridge");
+			return -EEXIST;
+		}
 		log_info("reusing the running testbed (%d nodes)", s.nodes);
 		return 0;
 	}
@@ -324,6 +330,7 @@ static int ensure_testbed(struct exp *e)
 		if (!strcmp(p->backend, "auto") && o.topology == TB_PER_NODE)
 			o.backend = TB_VM;	/* only the vm backend has one */
 	}
+	o.switch_xdp = p->sw == 1;
 	if ((o.backend == TB_AUTO && tb_backend_parse(p->backend, &o.backend)) || tb_up(&o))
 		return -EIO;
 	e->brought_up = 1;

@@ -246,6 +246,9 @@ json_t *exp_report(struct exp *e)
 		if (!p->nhosts)
 			json_object_set_new(tb, "topology",
 					    json_string(tb_topology_name(e->g.tb.topology)));
+		if (!p->nhosts && e->g.tb.backend == TB_VM && e->g.tb.topology == TB_PER_NODE)
+			json_object_set_new(tb, "switch",
+					    json_string(e->g.tb.switch_xdp ? "xdp" : "bridge"));
 		if (e->node_kernels)
 			json_object_set(tb, "node_kernels", e->node_kernels);
 	}

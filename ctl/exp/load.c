@@ -77,19 +77,30 @@ static int check_wopts(struct pctx *x, const struct ynode *m, const struct wlc *
 
 static int check_testbed(struct pctx *x, struct profile *p, const struct ynode *t)
 {
-	static const char *const keys[] = { "backend", "topology", "nodes", "mtu", NULL };
+	static const char *const keys[] = { "backend", "topology", "nodes", "mtu", "switch", NULL };
 	static const char *const backends[] = { "auto", "vm", "host", NULL };
 	/* in enum tb_topology's order */
 	static const char *const topologies[] = { "per-node", "shared", NULL };
+	static const char *const switches[] = { "bridge", "xdp", NULL };
 	uint64_t v;
-	int b = 0, tp = p->topology;
+	int b = 0, tp = p->topology, sw = p->sw;
 
 	if (prof_want(x, t, YN_MAP, "testbed") || prof_keys_known(x, t, keys, "testbed") ||
 	    prof_get_enum(x, t, "backend", "testbed", backends, &b) ||
-	    prof_get_enum(x, t, "topology", "testbed", topologies, &tp))
+	    prof_get_enum(x, t, "topology", "testbed", topologies, &tp) ||
+	    prof_get_enum(x, t, "switch", "testbed", switches, &sw))
 		return -EINVAL;
 	snprintf(p->backend, sizeof(p->backend), "%s", backends[b]);
+	if (sw == 1 && tp == TB_SHARED)
+		return prof_perr(x, ytree_get(t, "switch", NULL), 0,
+			    "testbed.switch: xdp is per-node's switch (topology: per-node, or unsaid)");
+	if (sw == 1)
+		tp = TB_PER_NODE;
 	p->topology = tp;
+	p->sw = sw;
+	if (tp == TB_PER_NODE && !strcmp(p->backend, "host") && sw == 1)
+		return prof_perr(x, ytree_get(t, "switch", NULL), 0,
+			    "testbed.switch: xdp is the per-node VMs' switch (backend: vm or auto)");
 	if (tp == TB_PER_NODE && !strcmp(p->backend, "host"))
 		return prof_perr(x, ytree_get(t, "topology", NULL), 0,
 			    "testbed.topology: per-node is the vm backend's (backend: vm or auto)");

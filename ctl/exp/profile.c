@@ -20,6 +20,7 @@ void profile_init(struct profile *p, const char *workload)
 	memset(p, 0, sizeof(*p));
 	snprintf(p->backend, sizeof(p->backend), "auto");
 	p->topology = -1;
+	p->sw = -1;
 	snprintf(p->workload, sizeof(p->workload), "%s", workload ? workload : "");
 	snprintf(p->name, sizeof(p->name), "%s", workload ? workload : "");
 	p->iters = 20;

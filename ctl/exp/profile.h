@@ -107,6 +107,7 @@ struct profile {
 	char description[256];
 	char backend[8];
 	int topology;		/* testbed.topology: an enum tb_topology, -1 unsaid */
+	int sw;			/* testbed.switch: 1 xdp, 0 bridge, -1 unsaid */
 	int nodes, mtu;
 	int nhosts;		/* > 0: hosts instead of a testbed */
 	struct prof_host host[16];

@@ -80,6 +80,12 @@ int tb_switch_attach(int node, int mtu);	/* node's tap: a port, up */
 int tb_switch_port_set(int node, int up, char *err, size_t errlen);
 int tb_switch_remove(int nodes);		/* ports and bridge; 0 when none */
 /* its agent on 127.0.0.1:port, saved in s->sw (0 or -errno, said) */
+/* --switch xdp: rdma-inject forward on the ports, by the nodes' MACs;
+ * stop: its state gone once no rule is left (flush if-empty) */
+int tb_switch_xdp_start(const struct tb_state *s);	/* 0 or -errno (said) */
+void tb_switch_xdp_stop(void);
+/* the MAC of node i's RoCE NIC (the switch port's far end) */
+#define TB_MAC_DATA "52:54:00:72:64:%02x"
 int tb_switch_agent_start(struct tb_state *s, int port);
 int tb_switch_agent_running(const struct tb_state *s);
 void tb_switch_agent_stop(const struct tb_state *s);

@@ -80,7 +80,12 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 	case TB_PORT_UP:
 		return tb_switch_port_set(i, f == TB_PORT_UP, err, errlen);
 	case TB_REBOOT:
-		break;
+		if (!s->switch_xdp)
+			break;
+		snprintf(err, errlen, "%s: a reboot makes the node a new switch port, which the XDP "
+			 "switch does not take in yet: up with --switch bridge to reboot nodes",
+			 s->node[i].name);
+		return -EOPNOTSUPP;
 	case TB_NIC_RESET:	/* the agent's (up.c), on any backend */
 		snprintf(err, errlen, "a nic reset is the node agent's");
 		return -EINVAL;

@@ -129,9 +129,10 @@ int tb_save(const struct tb_state *s)
 	if (s->kernel_path[0])
 		json_object_set_new(o, "kernel_path", json_string(s->kernel_path));
 	if (s->sw.port > 0)
-		json_object_set_new(o, "switch", json_pack("{s:s,s:i,s:i}", "host", s->sw.host, "port",
-							   s->sw.port, "agent_pid",
-							   (int)s->sw.agent_pid));
+		json_object_set_new(o, "switch", json_pack("{s:s,s:i,s:i,s:s}", "host", s->sw.host,
+							   "port", s->sw.port, "agent_pid",
+							   (int)s->sw.agent_pid, "kind",
+							   s->switch_xdp ? "xdp" : "bridge"));
 	tb_state_path(path, sizeof(path), "token");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || dprintf(fd, "%s\n", s->token) < 0) {
@@ -209,6 +210,9 @@ int tb_load(struct tb_state *s)
 		const char *h = json_string_value(json_object_get(sw, "host"));
 
 		if (sw && h) {
+			const char *kind = json_string_value(json_object_get(sw, "kind"));
+
+			s->switch_xdp = kind && !strcmp(kind, "xdp");
 			snprintf(s->sw.name, sizeof(s->sw.name), "switch");
 			snprintf(s->sw.dev, sizeof(s->sw.dev), "-");
 			snprintf(s->sw.host, sizeof(s->sw.host), "%s", h);

@@ -147,6 +147,50 @@ int tb_switch_remove(int nodes)
 }
 
 /*
+ * --switch xdp: rdma-inject forward on every port, the nodes' MACs named,
+ * so XDP moves every frame and the bridge sees none. The switch's agent
+ * puts rules on the same ports; they run in the forwarder's program.
+ */
+int tb_switch_xdp_start(const struct tb_state *s)
+{
+	char inj[PATH_MAX], port[TB_MAX_NODES][16], mac[TB_MAX_NODES][40], out[512] = "";
+	char *argv[4 + 3 * TB_MAX_NODES + 1];
+	int i, n = 0, r;
+
+	snprintf(inj, sizeof(inj), "%s/rdma-inject", ctl_bin_dir());
+	argv[n++] = inj;
+	argv[n++] = "forward";
+	for (i = 0; i < s->nodes && i < TB_MAX_NODES; i++) {
+		tb_switch_port(i, port[i], sizeof(port[i]));
+		argv[n++] = port[i];
+	}
+	for (i = 0; i < s->nodes && i < TB_MAX_NODES; i++) {
+		snprintf(mac[i], sizeof(mac[i]), TB_MAC_DATA "=%s", i, port[i]);
+		argv[n++] = "mac";
+		argv[n++] = mac[i];
+	}
+	argv[n] = NULL;
+	r = proc_run(argv, out, sizeof(out));
+	if (r) {
+		log_err("the XDP switch (rdma-inject forward): %.*s", (int)strcspn(out, "\n"),
+			out[0] ? out : "failed");
+		return -EIO;
+	}
+	log_info("switch: %.*s", (int)strcspn(out, "\n"), out);
+	return 0;
+}
+
+void tb_switch_xdp_stop(void)
+{
+	char inj[PATH_MAX], out[256];
+	char *argv[] = { inj, "flush", "if-empty", NULL };
+
+	snprintf(inj, sizeof(inj), "%s/rdma-inject", ctl_bin_dir());
+	if (proc_run(argv, out, sizeof(out)))
+		log_info("note: rdma-inject flush if-empty: %.*s", (int)strcspn(out, "\n"), out);
+}
+
+/*
  * The switch's agent: rdma-agent --no-rdma on 127.0.0.1, named "switch".
  * Its rdma-inject puts rules, counters and traces on the switch ports,
  * leased to the connection that added them, as a node's agent does on its

@@ -60,6 +60,7 @@ struct tb_state {
 	/* per-node VMs: the switch's agent on this host (rdma-agent --no-rdma,
 	 * whose rdma-inject reaches the switch ports); port 0: none */
 	struct tb_node sw;
+	int switch_xdp;		/* per-node VMs: the switch is rdma-inject forward, not the bridge */
 	struct tb_node node[TB_MAX_AGENTS];
 };
 
@@ -73,6 +74,7 @@ struct tb_up_opts {
 	const char *accel;	/* auto|kvm|tcg */
 	enum tb_topology topology;	/* VM backend; TB_TOPO_AUTO: by the node count */
 	const char *kver[TB_MAX_NODES];	/* per-node VMs: node i's kernel version, NULL the default */
+	int switch_xdp;		/* per-node VMs: rdma-inject forward on the switch ports */
 };
 
 #define TB_UP_DEFAULTS { .backend = TB_AUTO, .nodes = 3, .mtu = 1024, .timeout_s = 300, \

@@ -163,7 +163,9 @@ static void print_up(const struct tb_state *s)
 	if (s->backend == TB_VM)
 		printf("testbed up: %d nodes, backend vm (%s), accel %s, %.1f s (image %.1f s, %s; "
 		       "boot to agents ready %.1f s)\n",
-		       s->nodes, s->topology == TB_PER_NODE ? "a kernel per node" : "one shared kernel",
+		       s->nodes, s->topology != TB_PER_NODE ? "one shared kernel" :
+		       s->switch_xdp ? "a kernel per node, switch rdma-inject forward (XDP)" :
+				       "a kernel per node",
 		       s->accel, s->up_s, s->image_s, s->image_built ? "built" : "cached", s->boot_s);
 	else
 		printf("testbed up: %d nodes, backend %s, %.1f s\n", s->nodes,
@@ -215,6 +217,7 @@ int tb_up(const struct tb_up_opts *o)
 	s.nodes = eff.nodes;
 	s.mtu = eff.mtu;
 	s.netdev_mtu = eff.mtu + 128; /* rxe: active MTU = netdev MTU - headers, rounded down */
+	s.switch_xdp = eff.switch_xdp;
 	r = tb_ops(backend)->up(&s, &eff);
 	if (!r && ctl_interrupted)
 		r = -EINTR;
@@ -270,7 +273,7 @@ int tb_down(void)
 /* testbed up's options: the table drives parsing, --help and the checks */
 struct up_cfg {
 	uint64_t nodes, mtu, timeout, mem;
-	int backend, accel, topology;
+	int backend, accel, topology, sw;
 };
 
 /* in enum tb_backend's order */
@@ -278,6 +281,7 @@ static const char *const up_backends[] = { "auto", "vm", "host", "agents", NULL 
 static const char *const up_accels[] = { "auto", "kvm", "tcg", NULL };
 /* in enum tb_topology's order */
 static const char *const up_topologies[] = { "per-node", "shared", "auto", NULL };
+static const char *const up_switches[] = { "bridge", "xdp", NULL };
 
 #define UP_OPT(n, k, f, lo, hi, d, kw, h) { n, k, offsetof(struct up_cfg, f), lo, hi, d, kw, h }
 static const struct opt up_opts[] = {
@@ -299,6 +303,10 @@ static const struct opt up_opts[] = {
 	       "VM memory in MiB (0: shared 1024 + 64 per node above 3; per-node 512 a node)"),
 	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,
 	       "VM accelerator auto|kvm|tcg: auto probes KVM and falls back to TCG"),
+	UP_OPT("switch", OPT_ENUM, sw, 0, 0, "bridge", up_switches,
+	       "per-node: what forwards between the nodes: bridge (the kernel's), or xdp "
+	       "(rdma-inject forward on the bridge's ports, as a box in the path of hardware "
+	       "RNICs would run it; docs/hardware.md)"),
 	{ NULL },
 };
 
@@ -395,6 +403,14 @@ static int testbed_up(void *ctl, int argc, char **argv)
 	o.backend = (enum tb_backend)c.backend;
 	o.accel = up_accels[c.accel];
 	o.topology = (enum tb_topology)c.topology;
+	o.switch_xdp = c.sw == 1;
+	if (o.switch_xdp && o.topology == TB_SHARED) {
+		log_err("testbed up: --switch xdp is per-node's (its switch is on this host); on "
+			"the shared kernel, run rdma-inject forward on the sw ports in the VM");
+		return CTL_USAGE;
+	}
+	if (o.switch_xdp)
+		o.topology = TB_PER_NODE;
 	if (o.topology == TB_PER_NODE && o.backend != TB_VM) {
 		if (o.backend != TB_AUTO) {
 			log_err("testbed up: --topology per-node is the vm backend's (a qemu a node), "
@@ -515,6 +531,8 @@ static int testbed_status(void *vctl, int argc, char **argv)
 		      s.netdev_mtu, "up_s", s.up_s, "nodes", nodes);
 	if (s.backend == TB_VM)
 		json_object_set_new(o, "topology", json_string(tb_topology_name(s.topology)));
+	if (tb_per_node(&s))
+		json_object_set_new(o, "switch", json_string(s.switch_xdp ? "xdp" : "bridge"));
 	if (ctl->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -523,7 +541,8 @@ static int testbed_status(void *vctl, int argc, char **argv)
 
 		printf("testbed: %d nodes, backend %s", s.nodes, tb_backend_name(s.backend));
 		if (pn)
-			printf(" (a VM and kernel a node, switch rtbbr0; %s: %s)", s.accel,
+			printf(" (a VM and kernel a node, switch rtbbr0%s; %s: %s)",
+			       s.switch_xdp ? " forwarded by XDP (rdma-inject forward)" : "", s.accel,
 			       s.accel_why);
 		else if (s.backend == TB_VM)
 			printf(" (qemu pid %d, %s: %s, kernel %s)", (int)s.qemu_pid, s.accel,

@@ -478,7 +478,7 @@ static int vm_boot(struct tb_state *s, const struct tb_up_opts *o, int base, int
 /* the MACs of node i's NICs: control (qemu user networking) and RoCE (the
  * switch port); the guest's /init tells them apart by these */
 #define MAC_CTRL "52:54:00:72:63:%02x"
-#define MAC_DATA "52:54:00:72:64:%02x"
+#define MAC_DATA TB_MAC_DATA
 
 /* node i's qemu, daemonized: a control NIC forwarding its agent's and
  * sshd's ports, a RoCE NIC as tap rtbswI (made by qemu, gone with it) */
@@ -501,7 +501,12 @@ int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
 	snprintf(cdev, sizeof(cdev), "virtio-net-pci,netdev=ctl,mac=" MAC_CTRL, i);
 	tb_switch_port(i, port, sizeof(port));
 	snprintf(data, sizeof(data), "tap,id=roce,ifname=%s,script=no,downscript=no", port);
-	snprintf(ddev, sizeof(ddev), "virtio-net-pci,netdev=roce,mac=" MAC_DATA, i);
+	/* an XDP switch forwards frames as they are: the node's NIC sends them
+	 * with their checksums done, as a real NIC puts them on the wire (with
+	 * csum on, qemu hands the tap TCP segments whose checksum the other
+	 * end's NIC was to finish; the bridge keeps that note, XDP cannot) */
+	snprintf(ddev, sizeof(ddev), "virtio-net-pci,netdev=roce,mac=" MAC_DATA "%s", i,
+		 s->switch_xdp ? ",csum=off" : "");
 	n = 0;
 	qemu_base_args(args, &n, name, kernel, initrd, serial, s->node_mem_mb, 1, s->accel, append);
 	args[n++] = "-netdev";
@@ -673,6 +678,8 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 	r = tb_wait_agents(s, o->timeout_s, vm_booting);
 	if (!r && s->topology == TB_PER_NODE)
 		r = switch_agent_ready(s);
+	if (!r && s->switch_xdp)
+		r = tb_switch_xdp_start(s);
 	s->boot_s = rtb_now_s() - t0;
 	if (r && r != -EINTR) {
 		log_err("testbed up: %s after %.0f s", r == -ECHILD ? "a VM failed" :
@@ -698,6 +705,8 @@ static int down_per_node(const struct tb_state *s)
 	tb_switch_agent_stop(s);
 	if (!r)
 		r = tb_switch_remove(s->nodes);
+	if (!r && s->switch_xdp)
+		tb_switch_xdp_stop();
 	return r;
 }
 

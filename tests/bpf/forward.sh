@@ -90,11 +90,15 @@ trap 'cleanup; rm -rf "$W"' EXIT
 # --- bad ports: one port, a missing device: exit 2, nothing attached
 o1=$(I forward a1 2>&1); r1=$?
 o2=$(I forward a1 nosuch0 2>&1); r2=$?
-if [ $r1 = 2 ] && [ $r2 = 2 ] && grep -q "which ports" <<< "$o1" && grep -q "nosuch0: no such device" <<< "$o2" &&
+F ip link add lp0 type veth peer name lp1	# a veth's two ends: a loop
+o3=$(ip netns exec $F "$B" --pin "$PIN" forward lp0 lp1 2>&1); r3=$?	# its /sys: the veth's
+F ip link del lp0
+if [ $r1 = 2 ] && [ $r2 = 2 ] && [ $r3 = 2 ] && grep -q "which ports" <<< "$o1" &&
+	grep -q "nosuch0: no such device" <<< "$o2" && grep -q "two ends of one veth" <<< "$o3" &&
 	! F ip link show a1 | grep -q xdp; then
-	pass bad_ports "one port: $o1; missing: $o2"
+	pass bad_ports "one port: $o1; missing: $o2; a loop: $o3"
 else
-	fail bad_ports "r1=$r1 $o1 | r2=$r2 $o2"
+	fail bad_ports "r1=$r1 $o1 | r2=$r2 $o2 | r3=$r3 $o3"
 fi
 
 # --- forwarding: everything arrives, the mode said

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
        exec_cp_per_node switch_faults_traced switch_agent_cli rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
        node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset tui_node_fault down_clean killed_up_cleans
-       kernel_per_node"
+       kernel_per_node switch_xdp"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
 vm_or_skip || exit 0
@@ -450,6 +450,42 @@ else
 	else
 		fail kernel_per_node "kernels [$k0] [$k1] after reboot [$k1b], report [$rk];$why; left: $left"
 	fi
+fi
+
+# --- --switch xdp: rdma-inject forward on the switch ports, the nodes' MACs
+# named (XDP moves every frame; the bridge sees none). RC and the RDMA CM
+# cross it; its hook counts every RoCE packet node0's rxe sent; a drop rule
+# there drops in XDP and RC recovers; a reboot is refused, said; down leaves
+# no state and no forwarder pins
+xsent() { "$RDMACTL" testbed exec "$1" -- cat "/sys/class/infiniband/rxe${1#node}/ports/1/hw_counters/sent_pkts"; }
+xhook() { "$INJ" -j stats 2>/dev/null | jq "[.hooks[] | select(.dev == \"$1\" and .dir == \"$2\") | .roce_pkts] | add // 0"; }
+ok=1 why=""
+"$RDMACTL" testbed up --nodes 2 --switch xdp > "$W/xup.log" 2>&1 || { ok=0; why="up: $(tail -n 3 "$W/xup.log" | tr '\n' '|')"; }
+ip -d link show rtbsw0 2>/dev/null | grep -q "prog/xdp" || { ok=0; why="$why no XDP program on rtbsw0"; }
+h0=$(xhook rtbsw0 ingress); s0=$(xsent node0)
+"$RDMACTL" -q p2p lat --client node0 --server node1 --iters 500 --size 4096 >/dev/null 2>&1 || { ok=0; why="$why RC through XDP failed"; }
+h1=$(xhook rtbsw0 ingress); s1=$(xsent node0)
+[ $((h1 - h0)) = $((s1 - s0)) ] && [ $((s1 - s0)) -gt 500 ] || { ok=0; why="$why rtbsw0 ingress saw $((h1 - h0)), rxe0 sent $((s1 - s0))"; }
+id=$("$INJ" -j add dev rtbsw1 egress opcode data drop every 20 2>&1 | jq -r '.id // empty')
+"$RDMACTL" -q p2p lat --client node0 --server node1 --iters 200 --size 4096 >/dev/null 2>&1 || { ok=0; why="$why RC under XDP drops failed"; }
+dropped=$("$INJ" -j stats 2>/dev/null | jq --argjson id "${id:-0}" '.rules[] | select(.id == $id) | .counters.dropped')
+"$INJ" -q del "${id:-0}" >/dev/null 2>&1
+[ "${dropped:-0}" -gt 0 ] || { ok=0; why="$why the drop rule dropped [$dropped]"; }
+# TCP too (perftest's own connection): the nodes' NICs finish their checksums
+"$RDMACTL" perftest ib_write_lat -s 2 -n 200 > "$W/xpt.log" 2>&1 || { ok=0; why="$why perftest (TCP to set up): $(tail -n 2 "$W/xpt.log" | tr '\n' '|')"; }
+"$RDMACTL" testbed exec node0 -- sh -c 'setsid rping -s -a 198.18.0.1 -p 7175 -C 20 -S 1024 -V > /tmp/rpx.log 2>&1 < /dev/null &'
+sleep 1
+pings=$("$RDMACTL" testbed exec node1 -- timeout 120 rping -c -a 198.18.0.1 -p 7175 -C 20 -S 1024 -V -v 2>&1 | grep -c "ping data")
+[ "$pings" = 20 ] || { ok=0; why="$why rping: $pings of 20 pings"; }
+rb=$("$RDMACTL" testbed reboot node1 2>&1); rbc=$?
+[ $rbc != 0 ] && grep -q -- "--switch bridge" <<< "$rb" || { ok=0; why="$why reboot: exit $rbc $rb"; }
+out=$("$RDMACTL" testbed down 2>&1); left=$(host_clean)
+[ -e /sys/fs/bpf/rdma-inject/inj_fwd_ports ] && left="$left forwarder pins"
+if [ $ok = 1 ] && [ -z "$left" ]; then
+	pass switch_xdp "$(grep -o 'forwarding.*' "$W/xup.log" | head -n 1); rtbsw0 ingress counted $((h1 - h0)) RoCE packets = rxe0 sent; XDP dropped $dropped, RC recovered; perftest ib_write_lat (its TCP) and rping 20 of 20 (the RDMA CM) across it; reboot refused ($(sed 's/^rdmactl: //' <<< "$rb" | head -c 90)); down left nothing"
+else
+	fail switch_xdp "$why; left: $left"
+	"$RDMACTL" testbed down >/dev/null 2>&1
 fi
 
 note "suite time $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }') s"

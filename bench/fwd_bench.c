@@ -267,32 +267,7 @@ static double rate(enum path p, const uint8_t *frame, uint32_t len, uint64_t *lo
 
 /* --- tracing: the ring drained by a thread on another CPU, as rdma-inject
  * trace does */
-static volatile int drain_stop;
-static uint64_t drained, trace_lost;
-
-static int count_rec(void *c, void *d, size_t n)
-{
-	(void)c;
-	(void)d;
-	(void)n;
-	drained++;
-	return 0;
-}
-
-static void *drain(void *rb)
-{
-	cpu_set_t cpus;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(1, &cpus);
-	sched_setaffinity(0, sizeof(cpus), &cpus);	/* one CPU only: shared, said by the rate */
-	while (!drain_stop) {
-		ring_buffer__poll(rb, INJ_TRACE_DRAIN_MS);
-		ring_buffer__consume(rb);
-	}
-	ring_buffer__consume(rb);
-	return NULL;
-}
+static uint64_t trace_lost;
 
 /* the rate through the forwarder with its ingress hook traced */
 static double rate_traced(const uint8_t *frame, uint32_t len, uint64_t *lost)
@@ -307,14 +282,22 @@ static double rate_traced(const uint8_t *frame, uint32_t len, uint64_t *lost)
 
 	if (inj_trace_begin(ictx, ifs, dirs, 1, INJ_TRACE_SNAP_DEFAULT, err, sizeof(err)))
 		die(err, EINVAL);
-	rb = ring_buffer__new(inj_trace_ring_fd(ictx), count_rec, NULL, NULL);
+	rb = ring_buffer__new(inj_trace_ring_fd(ictx), bench_count_rec, NULL, NULL);
 	if (!rb)
 		die("ring_buffer__new", errno);
-	drain_stop = 0;
+	cpu_set_t cpus;
+	pthread_attr_t at;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);	/* the reader on the other CPU */
+	pthread_attr_init(&at);
+	pthread_attr_setaffinity_np(&at, sizeof(cpus), &cpus);
+	bench_drain_stop = 0;
 	inj_hook_counters(ictx, ifs[0], INJ_DIR_INGRESS, &k0);
-	pthread_create(&th, NULL, drain, rb);
+	pthread_create(&th, &at, bench_drain, rb);
+	pthread_attr_destroy(&at);
 	r = rate(P_FWD, frame, len, lost);
-	drain_stop = 1;
+	bench_drain_stop = 1;
 	pthread_join(th, NULL);
 	inj_hook_counters(ictx, ifs[0], INJ_DIR_INGRESS, &k1);
 	trace_lost += k1.trace_lost - k0.trace_lost;
@@ -440,7 +423,7 @@ static void report(double mpps[NVAR][PASSES], uint64_t lost[NVAR], uint64_t *lat
 	       (pct(lat[V_FWD64S], nl[V_FWD64S], 0.99) - pct(lat[0], nl[0], 0.99)) / 1e3);
 	printf("a traced frame: %+.0f ns over an untraced one (goal: within 100 ns); %llu records "
 	       "drained, %llu lost (the ring had no room)\n",
-	       1e3 / m[V_FWD1T] - 1e3 / m[V_FWD1], (unsigned long long)drained,
+	       1e3 / m[V_FWD1T] - 1e3 / m[V_FWD1], (unsigned long long)bench_drained,
 	       (unsigned long long)trace_lost);
 	printf("100 GbE: 12 Mpps at 1 KiB frames, 3 Mpps at 4 KiB: %.1f and %.1f such cores "
 	       "with 64 rules (spread)\n", 12 / m[V_FWD64S], 3 / m[V_FWD64S]);

@@ -47,28 +47,6 @@
 #define PASSES 3
 
 static struct inj_ctx *ctx;
-static volatile int drain_stop;
-static uint64_t drained;
-
-static int count_rec(void *c, void *d, size_t n)
-{
-	(void)c;
-	(void)d;
-	(void)n;
-	drained++;
-	return 0;
-}
-
-static void *drain(void *rb)
-{
-	while (!drain_stop) {	/* as rdma-inject trace does */
-		ring_buffer__poll(rb, INJ_TRACE_DRAIN_MS);
-		ring_buffer__consume(rb);
-	}
-	ring_buffer__consume(rb);
-	return NULL;
-}
-
 /* measure with the hook traced and the ring drained meanwhile */
 static void measure_traced(const char *name, const uint8_t *frame, uint32_t len);
 static uint32_t ifx;
@@ -249,21 +227,21 @@ static void measure_traced(const char *name, const uint8_t *frame, uint32_t len)
 		fprintf(stderr, "trace: %s\n", err);
 		exit(1);
 	}
-	rb = ring_buffer__new(inj_trace_ring_fd(ctx), count_rec, NULL, NULL);
+	rb = ring_buffer__new(inj_trace_ring_fd(ctx), bench_count_rec, NULL, NULL);
 	if (!rb) {
 		perror("ring_buffer__new");
 		exit(1);
 	}
-	drain_stop = 0;
-	drained = 0;
+	bench_drain_stop = 0;
+	bench_drained = 0;
 	inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &k0);
-	pthread_create(&th, NULL, drain, rb);
+	pthread_create(&th, NULL, bench_drain, rb);
 	measure(name, frame, len);
-	drain_stop = 1;
+	bench_drain_stop = 1;
 	pthread_join(th, NULL);
 	inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &k1);
 	printf("%-28s %llu records, %llu lost (the ring had no room)\n", "",
-	       (unsigned long long)drained, (unsigned long long)(k1.trace_lost - k0.trace_lost));
+	       (unsigned long long)bench_drained, (unsigned long long)(k1.trace_lost - k0.trace_lost));
 	ring_buffer__free(rb);
 	inj_trace_stop(ctx);
 	inj_trace_end(ctx);

@@ -42,6 +42,7 @@
 #include "bench.h"
 #include "../injector/inj.h"
 #include "inj_bench.h"
+#include "../lib/proc.h"
 #include "../tests/bpf/frames.h"
 #include "fwd_bench.skel.h"
 
@@ -86,22 +87,18 @@ static int nsfd[3];
 static uint32_t in_ifx[3];
 static int gen_fd[3];
 
+static int cmd(int must, const char *fmt, ...);
+
 static void teardown(void)
 {
-	char cmd[256];
-
 	if (ictx)
 		inj_close(ictx);
 	ictx = NULL;
 	if (pin[0])
 		inj_flush(pin);
 	for (int i = 0; i < 3; i++)
-		if (ns[i][0]) {
-			snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null", ns[i]);
-			if (system(cmd)) {
-				/* gone already */
-			}
-		}
+		if (ns[i][0])
+			cmd(0, "ip netns del %s", ns[i]);	/* gone already: fine */
 	if (pin[0])
 		rmdir(pin);
 }
@@ -124,18 +121,26 @@ static void enter(int which)
 		die("setns", errno);
 }
 
-static void sh(const char *fmt, ...)
+/* a command with no shell: the text split at its spaces, run as argv; 0 or
+ * the failure (must: said, and the bench ends) */
+static int cmd(int must, const char *fmt, ...)
 {
-	char cmd[512];
+	char buf[512], *argv[32], *save;
 	va_list ap;
+	int n = 0, r;
 
 	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (system(cmd)) {
-		fprintf(stderr, "fwd_bench: failed: %s\n", cmd);
+	for (char *t = strtok_r(buf, " ", &save); t && n < 31; t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	argv[n] = NULL;
+	r = proc_run(argv, NULL, 0);
+	if (r && must) {
+		fprintf(stderr, "fwd_bench: failed (%d): %s\n", r, argv[0]);
 		exit(1);
 	}
+	return r;
 }
 
 /* the namespaces and the three paths: A's pa0, xa0, ba0 to B's pb0, xb0,
@@ -148,29 +153,31 @@ static void make_paths(void)
 		char path[64];
 
 		snprintf(ns[i], sizeof(ns[i]), "rfb%c%d", "AFB"[i], (int)getpid());
-		sh("ip netns add %s", ns[i]);
+		cmd(1, "ip netns add %s", ns[i]);
 		snprintf(path, sizeof(path), "/run/netns/%s", ns[i]);
 		nsfd[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (nsfd[i] < 0)
 			die(path, errno);
 	}
 	for (int i = 0; i < 3; i++) {
-		sh("ip -n %s link add %ca0 address 02:00:00:00:1%d:01 type veth peer name %ca1 netns %s",
+		cmd(1, "ip -n %s link add %ca0 address 02:00:00:00:1%d:01 type veth peer name %ca1 netns %s",
 		   ns[0], p[i], i, p[i], ns[1]);
-		sh("ip -n %s link add %cb0 address 02:00:00:00:1%d:02 type veth peer name %cb1 netns %s",
+		cmd(1, "ip -n %s link add %cb0 address 02:00:00:00:1%d:02 type veth peer name %cb1 netns %s",
 		   ns[2], p[i], i, p[i], ns[1]);
-		sh("ip -n %s addr add 198.18.1%d.1/24 dev %ca0 && ip -n %s link set %ca0 up", ns[0], i,
-		   p[i], ns[0], p[i]);
-		sh("ip -n %s neigh add 198.18.1%d.2 lladdr 02:00:00:00:1%d:02 dev %ca0", ns[0], i, i,
+		cmd(1, "ip -n %s addr add 198.18.1%d.1/24 dev %ca0", ns[0], i, p[i]);
+		cmd(1, "ip -n %s link set %ca0 up", ns[0], p[i]);
+		cmd(1, "ip -n %s neigh add 198.18.1%d.2 lladdr 02:00:00:00:1%d:02 dev %ca0", ns[0], i, i,
 		   p[i]);
-		sh("ip -n %s addr add 198.18.1%d.2/24 dev %cb0 && ip -n %s link set %cb0 up", ns[2], i,
-		   p[i], ns[2], p[i]);
-		sh("ip -n %s link set %ca1 up && ip -n %s link set %cb1 up", ns[1], p[i], ns[1], p[i]);
+		cmd(1, "ip -n %s addr add 198.18.1%d.2/24 dev %cb0", ns[2], i, p[i]);
+		cmd(1, "ip -n %s link set %cb0 up", ns[2], p[i]);
+		cmd(1, "ip -n %s link set %ca1 up", ns[1], p[i]);
+		cmd(1, "ip -n %s link set %cb1 up", ns[1], p[i]);
 	}
-	sh("ip -n %s link add br0 type bridge && ip -n %s link set ba1 master br0 && "
-	   "ip -n %s link set bb1 master br0 && ip -n %s link set br0 up",
-	   ns[1], ns[1], ns[1], ns[1]);
-	sh("ip netns exec %s bridge fdb add 02:00:00:00:12:02 dev bb1 master static", ns[1]);
+	cmd(1, "ip -n %s link add br0 type bridge", ns[1]);
+	cmd(1, "ip -n %s link set ba1 master br0", ns[1]);
+	cmd(1, "ip -n %s link set bb1 master br0", ns[1]);
+	cmd(1, "ip -n %s link set br0 up", ns[1]);
+	cmd(1, "bridge -n %s fdb add 02:00:00:00:12:02 dev bb1 master static", ns[1]);
 }
 
 static void xdp_on(const char *dev, int fd)

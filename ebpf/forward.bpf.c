@@ -35,7 +35,6 @@
 #include "inject_engine.bpf.h"
 #include "inject_icrc.bpf.h"
 
-#define FWD_MAX_PORTS 64
 /* the XDP program's word to the slow path, in the frame's metadata */
 #define FWD_META_MAGIC 0x52544246u	/* "RTBF" */
 #define FWD_SLOW 16	/* fwd_rules: the slow path's (not an XDP action) */
@@ -55,19 +54,11 @@ struct fwd_slow {
 	__u64 delay_ns;
 };
 
-/* where a frame goes: the sending port's ifindex and its slot in the
- * device maps (arrays: their lookups cost a few instructions, a hash's
- * about 8 ns) */
-struct fwd_to {
-	__u32 ifindex;
-	__u32 slot;
-};
-
 /* the ports, by slot: where a frame for one port goes (no program: its
  * egress rules ran in inj_fwd) */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
-	__uint(max_entries, FWD_MAX_PORTS);
+	__uint(max_entries, INJ_FWD_MAX_PORTS);
 	__type(key, __u32);
 	__type(value, struct bpf_devmap_val);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -76,39 +67,28 @@ struct {
 /* the same ports for a flood: each entry's program is inj_fwd_eg */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
-	__uint(max_entries, FWD_MAX_PORTS);
+	__uint(max_entries, INJ_FWD_MAX_PORTS);
 	__type(key, __u32);
 	__type(value, struct bpf_devmap_val);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_fwd_flood SEC(".maps");
 
-/* two ports: the other one, by the receiving port's ifindex modulo
- * FWD_PEER_IDX (in: whose entry it is) */
-#define FWD_PEER_IDX 4096
-struct fwd_peer {
-	__u32 in;
-	struct fwd_to to;
-};
-
+/* two ports: the other one (inject_abi.h); its lookup costs a few
+ * instructions, a hash's about 8 ns */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FWD_PEER_IDX);
+	__uint(max_entries, INJ_FWD_PEER_IDX);
 	__type(key, __u32);
-	__type(value, struct fwd_peer);
+	__type(value, struct inj_fwd_peer);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_fwd_peer SEC(".maps");
 
 /* N ports: by the destination MAC */
-struct fwd_mac {
-	__u8 a[6];
-	__u16 pad;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, struct fwd_mac);
-	__type(value, struct fwd_to);
+	__type(key, struct inj_fwd_mac);
+	__type(value, struct inj_fwd_to);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_fwd_macs SEC(".maps");
 
@@ -331,7 +311,7 @@ __attribute__((noinline)) int fwd_rules(struct xdp_md *ctx, __u32 hk, struct fwd
 
 /* the frame to the slow path: what to do in its metadata, up to the tc
  * program (or, without room for it, on at XDP speed) */
-static __always_inline int to_slow(struct xdp_md *ctx, const struct fwd_to *out,
+static __always_inline int to_slow(struct xdp_md *ctx, const struct inj_fwd_to *out,
 				   const struct fwd_slow *slow)
 {
 	struct fwd_meta *m;
@@ -353,12 +333,12 @@ SEC("xdp")
 int inj_fwd(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	__u32 in = ctx->ingress_ifindex, k = in & (FWD_PEER_IDX - 1);
+	__u32 in = ctx->ingress_ifindex, k = in & (INJ_FWD_PEER_IDX - 1);
 	struct fwd_slow slow = {}, slow_eg = {};
 	struct ethhdr *eth = data;
-	struct fwd_mac m = {};
-	struct fwd_peer *pe;
-	struct fwd_to *out = 0, to;
+	struct inj_fwd_mac m = {};
+	struct inj_fwd_peer *pe;
+	struct inj_fwd_to *out = 0, to;
 	int v, v_eg;
 
 	if ((void *)(eth + 1) > end)

@@ -508,4 +508,28 @@ static inline __u32 inj_hook_key(__u32 ifindex, __u32 dir)
 #define INJ_OWN_XDP 4u	/* rdma-inject forward's XDP program (injector/forward.c) */
 #define INJ_OWN_XDP_PEER 8u	/* its pass-all program on a veth port's peer (the same) */
 
+/*
+ * rdma-inject forward's tables (ebpf/forward.bpf.c, injector/forward.c).
+ * A port's slot: its place in the device maps (arrays). Two ports: each
+ * one's peer by its ifindex modulo INJ_FWD_PEER_IDX (in: whose entry it
+ * is). More: the sending port by the destination MAC.
+ */
+#define INJ_FWD_MAX_PORTS 64
+#define INJ_FWD_PEER_IDX 4096
+
+struct inj_fwd_to {
+	__u32 ifindex;
+	__u32 slot;
+};
+
+struct inj_fwd_peer {
+	__u32 in;
+	struct inj_fwd_to to;
+};
+
+struct inj_fwd_mac {
+	__u8 a[6];
+	__u16 pad;
+};
+
 #endif

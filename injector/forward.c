@@ -24,35 +24,18 @@
 
 #define FWD_MAX 16
 
-struct fwd_mac_key {
-	uint8_t a[6];
-	uint16_t pad;
-};
-
-/* forward.bpf.c's: a sending port and its slot in the device maps */
-struct fwd_to {
-	uint32_t ifindex;
-	uint32_t slot;
-};
-
-struct fwd_peer {
-	uint32_t in;
-	struct fwd_to to;
-};
-
-#define FWD_PEER_IDX 4096	/* forward.bpf.c's */
 
 struct fwd_args {
 	uint32_t port[FWD_MAX];
 	char name[FWD_MAX][IF_NAMESIZE];
 	int nports;
-	struct fwd_mac_key mac[256];
+	struct inj_fwd_mac mac[256];
 	uint32_t mac_port[256];
 	int nmacs;
 	int made_clsact[FWD_MAX];	/* slow_attach made the port's clsact */
 };
 
-static int parse_mac(const char *s, struct fwd_mac_key *k)
+static int parse_mac(const char *s, struct inj_fwd_mac *k)
 {
 	unsigned v[6];
 	int n = 0;
@@ -121,10 +104,10 @@ static int fwd_parse(int argc, char **argv, struct fwd_args *a)
 					"would go round between them", a->name[i], a->name[j]);
 				return 2;
 			}
-	if (a->nports == 2 && (a->port[0] & (FWD_PEER_IDX - 1)) == (a->port[1] & (FWD_PEER_IDX - 1))) {
+	if (a->nports == 2 && (a->port[0] & (INJ_FWD_PEER_IDX - 1)) == (a->port[1] & (INJ_FWD_PEER_IDX - 1))) {
 		log_err("forward: %s and %s share a slot of the peer table (ifindex %u and %u "
 			"modulo %d): recreate one of them", a->name[0], a->name[1], a->port[0],
-			a->port[1], FWD_PEER_IDX);
+			a->port[1], INJ_FWD_PEER_IDX);
 		return 2;
 	}
 	return 0;
@@ -198,14 +181,14 @@ static int fwd_tables(struct forward_bpf *s, const struct fwd_args *a)
 			return -errno;
 	}
 	for (i = 0; a->nports == 2 && i < 2; i++) {
-		struct fwd_peer pe = { .in = a->port[i], .to = { a->port[1 - i], 1 - i } };
-		uint32_t k = a->port[i] & (FWD_PEER_IDX - 1);
+		struct inj_fwd_peer pe = { .in = a->port[i], .to = { a->port[1 - i], 1 - i } };
+		uint32_t k = a->port[i] & (INJ_FWD_PEER_IDX - 1);
 
 		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_fwd_peer), &k, &pe, BPF_ANY))
 			return -errno;
 	}
 	for (i = 0; i < (uint32_t)a->nmacs; i++) {
-		struct fwd_to to = { a->mac_port[i], slot_of(a, a->mac_port[i]) };
+		struct inj_fwd_to to = { a->mac_port[i], slot_of(a, a->mac_port[i]) };
 
 		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_fwd_macs), &a->mac[i], &to, BPF_ANY))
 			return -errno;

@@ -56,7 +56,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce test-asan fuzz demo docs bench bench-stacks install format lint \
+.PHONY: all clean deps test test-unit test-softroce test-switch-xdp test-scale test-asan fuzz fuzz-long demo docs bench bench-stacks install format lint \
 	sanitize-objs asan-build fuzz-objs
 # the BPF object is an input of the skeleton and of the installed copy: keep
 # it, or every second make rebuilds both (make -q after make must say "done")
@@ -262,11 +262,23 @@ test-asan: all asan-build
 test: all $(UNIT_BINS) asan-build $(FUZZ_BINS)
 	$(Q)bash tests/run.sh
 
+# the fuzz harnesses for longer than make test's 10 s each
+fuzz-long: all $(FUZZ_BINS)
+	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} TESTS=fuzz bash tests/run.sh
+
 test-unit: all $(UNIT_BINS)
 	$(Q)TESTS=unit bash tests/run.sh
 
 test-softroce: all
 	$(Q)TESTS=softroce bash tests/run.sh
+
+# the injection suite on per-node VMs whose switch is rdma-inject forward
+test-switch-xdp: all
+	$(Q)TESTS=switch-xdp bash tests/run.sh
+
+# 256 agents on one rdmactl, an allreduce on a 16-node VM testbed
+test-scale: all
+	$(Q)TESTS=scale bash tests/run.sh
 
 deps:
 	$(Q)bash scripts/deps.sh

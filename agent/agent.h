@@ -50,6 +50,7 @@ struct agent {
 		unsigned int id;
 	} leased[64];
 	int nleased;
+	unsigned int fwd_conn;	/* the connection whose "forward" runs (stopped with it), 0 none */
 	int releasing;		/* inject_release calls deleting rules right now */
 	int stopping;		/* shutdown under way: the lease renewer ends */
 	int closing;		/* connections being closed: a wait in one returns at once */

@@ -208,7 +208,7 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 			  size_t errlen)
 {
 	static const char *const verbs[] = { "add", "del", "set", "list", "stats",
-					     "seed", "flush", "probe", NULL };
+					     "seed", "flush", "probe", "forward", NULL };
 	int i = 0, k;
 
 	while (i < n && (!strcmp(argv[i], "-j") || !strcmp(argv[i], "-v") || !strcmp(argv[i], "-q")))
@@ -221,7 +221,7 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 		;
 	if (!verbs[k]) {
 		snprintf(err, errlen, "inject: '%.40s' is not allowed (expected -j|-v|-q, then "
-			 "add|del|set|list|stats|seed|flush|probe)", argv[i]);
+			 "add|del|set|list|stats|seed|flush|probe|forward)", argv[i]);
 		return -EPERM;
 	}
 	for (i++; i < n; i++) {
@@ -235,6 +235,14 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 		if (!strcmp(argv[i], "dev") && i + 1 < n && is_control_if(a, argv[i + 1])) {
 			snprintf(err, errlen, "inject: dev %.40s carries this agent's control address "
 				 "(%s): no fault rules there", argv[i + 1], a->listen_ip);
+			return -EPERM;
+		}
+		/* so would a forwarder on it: every port is checked (a MAC=PORT
+		 * names one of them) */
+		if (!strcmp(verbs[k], "forward") && strcmp(argv[i], "mac") &&
+		    is_control_if(a, strchr(argv[i], '=') ? strchr(argv[i], '=') + 1 : argv[i])) {
+			snprintf(err, errlen, "inject: forward: %.40s carries this agent's control "
+				 "address (%s): no forwarder there", argv[i], a->listen_ip);
 			return -EPERM;
 		}
 	}
@@ -261,7 +269,9 @@ static unsigned int lease_follow(struct agent *a, unsigned int conn, char **argv
 	int i = verb_at(argv, n), j;
 
 	pthread_mutex_lock(&a->lock);
-	if (i + 1 < n && !strcmp(argv[i], "del")) {
+	if (i < n && !strcmp(argv[i], "forward"))	/* the forwarder lives with its connection */
+		a->fwd_conn = i + 2 == n && !strcmp(argv[i + 1], "stop") ? 0 : conn;
+	else if (i + 1 < n && !strcmp(argv[i], "del")) {
 		unsigned int id = (unsigned int)strtoul(argv[i + 1], NULL, 10);
 
 		for (j = 0; j < a->nleased; j++)
@@ -442,6 +452,29 @@ void inject_renewer_stop(struct agent *a)
 	a->renewer_up = 0;
 }
 
+/* a forwarder a connection started (conn 0: any) stopped with it, after its
+ * rules (it takes nothing else down) */
+static void forward_release(struct agent *a, unsigned int conn)
+{
+	char *args[2] = { "forward", "stop" }, *out = NULL, *eout = NULL, err[128];
+	unsigned int owner;
+	int rc;
+
+	pthread_mutex_lock(&a->lock);
+	owner = a->fwd_conn;
+	if (owner && (!conn || conn == owner))
+		a->fwd_conn = 0;
+	pthread_mutex_unlock(&a->lock);
+	if (!owner || (conn && conn != owner))
+		return;
+	if (!spawn_inject(args, 2, &rc, &out, &eout, err, sizeof(err))) {
+		if (!rc)
+			log_info("control connection %u gone: stopped the forwarder it started", owner);
+		free(out);
+		free(eout);
+	}
+}
+
 int inject_release(struct agent *a, unsigned int conn)
 {
 	unsigned int ids[64];
@@ -484,6 +517,7 @@ int inject_release(struct agent *a, unsigned int conn)
 		a->releasing--;
 		pthread_mutex_unlock(&a->lock);
 	}
+	forward_release(a, conn);
 	return n;
 }
 

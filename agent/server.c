@@ -11,9 +11,13 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysinfo.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include "agent.h"
 #include "../lib/log.h"
 #include "../workloads/wl.h"
@@ -45,6 +49,8 @@ static void host_facts(json_t *o)
 	char boot[64] = "";
 	struct utsname u;
 	struct sysinfo si;
+	struct statfs sf;
+	struct stat sb;
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
 
 	if (f) {
@@ -57,10 +63,35 @@ static void host_facts(json_t *o)
 		json_object_set_new(o, "hostname", json_string(u.nodename));
 	}
 	json_object_set_new(o, "boot_id", json_string(boot));
+	/* the bpffs rdma-inject keeps its rules in, as this agent sees it:
+	 * agents with the same boot id and bpffs share one injector, and a
+	 * controller asks one of them for its counters */
+	if (!statfs("/sys/fs/bpf", &sf) && sf.f_type == BPF_FS_MAGIC && !stat("/sys/fs/bpf", &sb))
+		json_object_set_new(o, "bpffs", json_sprintf("%u:%u", major(sb.st_dev),
+							     minor(sb.st_dev)));
 	json_object_set_new(o, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
 	if (!sysinfo(&si))
 		json_object_set_new(o, "mem_mb", json_integer((json_int_t)((uint64_t)si.totalram *
 								      si.mem_unit >> 20)));
+}
+
+/* the RoCE GID's netdev and its MAC (what a switch host's MAC table needs) */
+static void netdev_facts(const struct agent *a, json_t *o)
+{
+	char nd[32], path[96], mac[32] = "";
+	FILE *f;
+
+	if (agent_gid_netdev(a, nd, sizeof(nd)))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", nd);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(mac, sizeof(mac), f))
+			mac[strcspn(mac, "\n")] = 0;
+		fclose(f);
+	}
+	json_object_set_new(o, "netdev", json_string(nd));
+	if (mac[0])
+		json_object_set_new(o, "mac", json_string(mac));
 }
 
 static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **result, char *err,
@@ -111,6 +142,8 @@ static int cmd_hello(struct agent *a, unsigned int conn, json_t *args, json_t **
 			    (int)(a->dev.attr.max_mr_size >> 20), "max_qp_wr",
 			    a->dev.attr.max_qp_wr);
 	pthread_rwlock_unlock(&a->dev_rw);
+	if (*result)
+		netdev_facts(a, *result);
 	if (*result) {
 		char cs[64] = "";
 		FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",

@@ -282,16 +282,16 @@ static double rate_traced(const uint8_t *frame, uint32_t len, uint64_t *lost)
 	uint32_t ifs[1] = { in_ifx[P_FWD] };
 	int dirs[1] = { INJ_DIR_INGRESS };
 	struct inj_hook_ctr k0, k1;
-	struct ring_buffer *rb;
+	struct inj_ring *rb;
 	char err[256];
 	pthread_t th;
 	double r;
 
 	if (inj_trace_begin(ictx, ifs, dirs, 1, INJ_TRACE_SNAP_DEFAULT, err, sizeof(err)))
 		die(err, EINVAL);
-	rb = ring_buffer__new(inj_trace_ring_fd(ictx), bench_count_rec, NULL, NULL);
+	rb = inj_ring_new(inj_trace_ring_fd(ictx), bench_count_rec, NULL);
 	if (!rb)
-		die("ring_buffer__new", errno);
+		die("the trace ring", errno);
 	cpu_set_t cpus;
 	pthread_attr_t at;
 
@@ -308,7 +308,7 @@ static double rate_traced(const uint8_t *frame, uint32_t len, uint64_t *lost)
 	pthread_join(th, NULL);
 	inj_hook_counters(ictx, ifs[0], INJ_DIR_INGRESS, &k1);
 	trace_lost += k1.trace_lost - k0.trace_lost;
-	ring_buffer__free(rb);
+	inj_ring_free(rb);
 	inj_trace_stop(ictx);
 	inj_trace_end(ictx);
 	inj_track_set(ictx, 0);	/* a trace leaves tracking on */

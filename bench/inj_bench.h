@@ -36,11 +36,9 @@ static inline int bench_count_rec(void *c, void *d, size_t n)
 
 static inline void *bench_drain(void *rb)
 {
-	while (!bench_drain_stop) {
-		ring_buffer__poll(rb, INJ_TRACE_DRAIN_MS);
-		ring_buffer__consume(rb);
-	}
-	ring_buffer__consume(rb);
+	while (!bench_drain_stop)
+		inj_ring_poll(rb, INJ_TRACE_DRAIN_MS);
+	inj_ring_consume(rb);
 	return NULL;
 }
 

@@ -219,7 +219,7 @@ static void measure_traced(const char *name, const uint8_t *frame, uint32_t len)
 	uint32_t ifs[1] = { ifx };
 	int dirs[1] = { INJ_DIR_INGRESS };
 	struct inj_hook_ctr k0, k1;
-	struct ring_buffer *rb;
+	struct inj_ring *rb;
 	pthread_t th;
 	char err[256];
 
@@ -227,9 +227,9 @@ static void measure_traced(const char *name, const uint8_t *frame, uint32_t len)
 		fprintf(stderr, "trace: %s\n", err);
 		exit(1);
 	}
-	rb = ring_buffer__new(inj_trace_ring_fd(ctx), bench_count_rec, NULL, NULL);
+	rb = inj_ring_new(inj_trace_ring_fd(ctx), bench_count_rec, NULL);
 	if (!rb) {
-		perror("ring_buffer__new");
+		perror("the trace ring");
 		exit(1);
 	}
 	bench_drain_stop = 0;
@@ -242,7 +242,7 @@ static void measure_traced(const char *name, const uint8_t *frame, uint32_t len)
 	inj_hook_counters(ctx, ifx, INJ_DIR_INGRESS, &k1);
 	printf("%-28s %llu records, %llu lost (the ring had no room)\n", "",
 	       (unsigned long long)bench_drained, (unsigned long long)(k1.trace_lost - k0.trace_lost));
-	ring_buffer__free(rb);
+	inj_ring_free(rb);
 	inj_trace_stop(ctx);
 	inj_trace_end(ctx);
 	inj_track_set(ctx, 0);	/* a trace leaves tracking on: the next lines measure without */

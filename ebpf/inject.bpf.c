@@ -143,11 +143,7 @@ static __always_inline void trace_pkt(struct __sk_buff *skb, const struct inj_ho
 	b->h.cap_len = (__u16)cap;
 	b->h.verdict = verdict;
 	b->h.flags = resent ? INJ_TREC_RESENT : 0;
-	/* the reader woken only when a quarter of the ring is waiting: a wakeup
-	 * per record (the default when the reader keeps up) cost ~1.5 us; the
-	 * reader drains by itself every INJ_TRACE_DRAIN_MS */
-	wake = bpf_ringbuf_query(&inj_trace, BPF_RB_AVAIL_DATA) >= INJ_TRACE_RING_BYTES / 4 ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	wake = trace_wake(hc);
 	if (bpf_skb_load_bytes(skb, 0, b->data, cap) ||
 	    bpf_ringbuf_output(&inj_trace, b, sizeof(b->h) + cap, wake)) {
 		hc->trace_lost++;
@@ -205,14 +201,7 @@ int inj_tc(struct __sk_buff *skb)
 	if ((skb->mark & INJ_MARK_CNP_MASK) == INJ_MARK_CNP) {	/* a cnp rule's copy */
 		skb->cb[0] = skb->mark;
 		skb->mark = 0;
-		bpf_loop(1, cnp_cb, &self, 0);
-		if (skb->cb[4])
-			bpf_loop(1, cnp_hdr_cb, &self, 0);
-		if (skb->cb[4]) {
-			bpf_loop(skb->cb[4] & 127, crc_cb, &self, 0);
-			bpf_loop(1, cnp_fin_cb, &self, 0);
-		}
-		if (!skb->cb[4])
+		if (!cnp_make(skb, &self))
 			return TC_ACT_SHOT;	/* never let the copy itself out */
 		if (hook && (hook->flags & INJ_HOOK_TRACE)) {
 			k = hook->slot;

@@ -532,4 +532,10 @@ struct inj_fwd_mac {
 	__u16 pad;
 };
 
+/* a slot's port name (user space's: `forward port` finds where a port that
+ * came back as a new device, a rebooted VM's tap, goes) */
+struct inj_fwd_name {
+	char name[16];
+};
+
 #endif

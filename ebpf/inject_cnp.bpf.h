@@ -278,4 +278,19 @@ static long cnp_fin_cb(__u32 idx, void *ctx)
 	return 1;
 }
 
+/* the skb made the CNP (cb[0]: its QPN in the low 24 bits): cnp_cb,
+ * cnp_hdr_cb, the CRC, cnp_fin_cb; nonzero when it is one. self: a slot
+ * holding skb, the callbacks' argument */
+static __always_inline __u32 cnp_make(struct __sk_buff *skb, struct __sk_buff **self)
+{
+	bpf_loop(1, cnp_cb, self, 0);
+	if (skb->cb[4])
+		bpf_loop(1, cnp_hdr_cb, self, 0);
+	if (skb->cb[4]) {
+		bpf_loop(skb->cb[4] & 127, crc_cb, self, 0);
+		bpf_loop(1, cnp_fin_cb, self, 0);
+	}
+	return skb->cb[4];
+}
+
 #endif

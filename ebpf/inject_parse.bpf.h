@@ -18,6 +18,7 @@ struct pkt {
 	__u32 qidx;		/* tracked: the QP's index on the hook (0: not tracked) */
 	__u32 rpsn;		/* tracked: PSN counted from the QP's first */
 	__u32 tx;		/* tracked with INJ_TRACK_TX: this PSN's transmission (1 = first) */
+	__u32 wire;		/* the forwarder's: the frame's length, all its buffers */
 	__u16 sport, dport;	/* INJ_CLS_TCP / INJ_CLS_UDP packets */
 	__u8 opcode;
 	__u8 cls;

@@ -288,6 +288,10 @@ void inj_hook_gc(struct inj_ctx *c, uint32_t ifindex, int dir)
 	struct inj_hook hv;
 	uint32_t i;
 
+	/* a forwarder's port keeps both hooks (and their counters) while it
+	 * forwards: forward stop or flush ends them */
+	if (inj_owned_get(c, ifindex) & INJ_OWN_XDP)
+		return;
 	for (i = 0; i < INJ_MAX_RULES; i++)
 		if (!inj_rule_read(c, i, &r) && r.id && r.ifindex == ifindex &&
 		    (r.dir == dir || r.action == INJ_ACT_CNP))

@@ -547,8 +547,8 @@ int inj_rule_add(struct inj_ctx *c, struct inj_rule *r, char *err, size_t errlen
 		return -ENOSPC;
 	}
 	if ((inj_owned_get(c, r->ifindex) & INJ_OWN_XDP) && !inj_xdp_action(r->action)) {
-		snprintf(err, errlen, "%s on a port of rdma-inject forward: the forwarder does "
-			 "every action but cnp (not there yet)", inj_action_name(r->action));
+		snprintf(err, errlen, "%s on a port of rdma-inject forward: the forwarder "
+			 "does not do it", inj_action_name(r->action));
 		return -EOPNOTSUPP;
 	}
 	if (r->action == INJ_ACT_DELAY || r->action == INJ_ACT_REORDER) {

@@ -67,6 +67,14 @@ int inj_trace_begin(struct inj_ctx *c, const uint32_t *ifindex, const int *dir, 
 void inj_trace_stop(struct inj_ctx *c);	/* flags off, hooks kept (counters readable) */
 void inj_trace_end(struct inj_ctx *c);
 int inj_trace_ring_fd(struct inj_ctx *c);
+/* the trace ring's reader (ring.c): cb on every record, as libbpf's
+ * ring_buffer's callback; consume drains what is there (the records read,
+ * or cb's error), poll waits up to timeout_ms for a wakeup first */
+struct inj_ring;
+struct inj_ring *inj_ring_new(int map_fd, int (*cb)(void *ctx, void *data, size_t len), void *ctx);
+int inj_ring_consume(struct inj_ring *r);
+int inj_ring_poll(struct inj_ring *r, int timeout_ms);
+void inj_ring_free(struct inj_ring *r);
 const char *inj_verdict_name(int v);
 /* tracking (inject_abi.h "Relative and transmission-indexed matching"):
  * on by hand (the hooks count resent packets and number QPs even without

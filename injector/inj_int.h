@@ -27,16 +27,10 @@ struct inj_ctx {
 static inline int inj_xdp_action(int a)
 {
 	return a == INJ_ACT_COUNT || a == INJ_ACT_DROP || a == INJ_ACT_ECN || a == INJ_ACT_CORRUPT ||
-	       a == INJ_ACT_DELAY || a == INJ_ACT_REORDER || a == INJ_ACT_DUP;
+	       a == INJ_ACT_DELAY || a == INJ_ACT_REORDER || a == INJ_ACT_DUP || a == INJ_ACT_CNP;
 }
 
 /* --- hooks.c */
-/* a veth's peer's ifindex (as /sys/class/net sees it), else 0 */
-uint32_t inj_veth_peer(uint32_t ifindex);
-struct bpf_tc_hook;
-/* the device's clsact (hook: a tc hook of it), made and recorded as ours
- * if it has none: 0 or -errno */
-int inj_clsact_ensure(struct inj_ctx *c, uint32_t ifindex, struct bpf_tc_hook *hook);
 /* the hook's entry in inj_hooks, with a counter slot of its own (0 when
  * it has one already), or -errno */
 int inj_hook_register(struct inj_ctx *c, uint32_t hk);

@@ -694,8 +694,9 @@ static const struct cmd_entry cmds[] = {
 			"from 1 again)" },
 	{ "trace", c_trace, "[snaplen N] [count N] [for T] [to FILE|-] dev DEV [ingress|egress|both]...: "
 			    "every RoCE packet of those hooks, with the injector's verdict, as pcapng" },
-	{ "forward", c_forward, "PORT PORT... [mac MAC=PORT]...: forward between the ports in XDP "
-				"(a bump in the wire), their hooks' rules applied; flush ends it" },
+	{ "forward", c_forward, "PORT PORT... [mac MAC=PORT]... | stop | port PORT: forward between the "
+				"ports in XDP (a bump in the wire), their hooks' rules applied; stop (or "
+				"flush) ends it; port takes PORT back in once its device was made again" },
 	{ NULL, NULL, NULL },
 };
 
@@ -726,9 +727,10 @@ static void usage(FILE *f)
 		"The first rule that matches a packet takes it. Drops on egress use TC_ACT_STOLEN: the\n"
 		"sender sees no error, as with loss on the wire. delay/reorder need an egress hook.\n"
 		"forward: count, drop, ecn and corrupt run in its XDP program, at the driver's pace;\n"
-		"delay, reorder and duplicate are decided there and done by a tc program on the\n"
-		"port, through the sending port's qdiscs (the kernel's pace); cnp is refused on\n"
-		"its ports (not there yet). Either direction of a port works for every action.\n");
+		"delay, reorder, duplicate and cnp are decided there and done by a tc program on\n"
+		"the port, through the sending port's qdiscs (the kernel's pace); a CNP goes back\n"
+		"out the port its packet came in on. Either direction of a port works for every\n"
+		"action.\n");
 }
 
 int main(int argc, char **argv)

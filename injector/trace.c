@@ -294,16 +294,14 @@ static void put_headers(struct tstate *t, uint32_t snaplen)
 
 /* the ring read into the capture until stopped, for_s passed (0: no
  * limit) or a write failed */
-static void capture(struct tstate *t, struct ring_buffer *rb, double for_s)
+static void capture(struct tstate *t, struct inj_ring *rb, double for_s)
 {
 	double t0 = rtb_now_s();
 	int r;
 
 	while (!trace_stop && !t->werr) {
 		/* woken only when the ring fills (inject.bpf.c): drain it anyway */
-		r = ring_buffer__poll(rb, INJ_TRACE_DRAIN_MS);
-		if (r >= 0)
-			r = ring_buffer__consume(rb);
+		r = inj_ring_poll(rb, INJ_TRACE_DRAIN_MS);
 		if (r < 0 && r != -EINTR) {
 			log_err("trace: reading the ring: %s", strerror(-r));
 			break;
@@ -403,15 +401,15 @@ static struct inj_ctx *begin(struct tstate *t, const char *pin_root, uint32_t sn
 /* flags off first (the hooks stay), then what is left in the ring, then
  * the counters, which no longer move, then the hooks go; the qdiscs a
  * trace made go with it when no rule is left either */
-static void end(struct inj_ctx *c, struct tstate *t, struct ring_buffer *rb, const char *pin_root)
+static void end(struct inj_ctx *c, struct tstate *t, struct inj_ring *rb, const char *pin_root)
 {
 	inj_close(c);
 	c = inj_open(pin_root);
 	if (c)
 		inj_trace_stop(c);
 	if (rb) {
-		ring_buffer__consume(rb);
-		ring_buffer__free(rb);
+		inj_ring_consume(rb);
+		inj_ring_free(rb);
 	}
 	if (c) {
 		read_ctrs(c, t, 1);
@@ -425,7 +423,7 @@ int cmd_trace(int argc, char **argv, int json_out, const char *pin_root)
 {
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct tstate *t = calloc(1, sizeof(*t));
-	struct ring_buffer *rb;
+	struct inj_ring *rb;
 	struct inj_ctx *c;
 	uint32_t snaplen = INJ_TRACE_SNAP_DEFAULT;
 	int rc = 1;
@@ -453,7 +451,7 @@ int cmd_trace(int argc, char **argv, int json_out, const char *pin_root)
 	t->off_ns = clock_offset();
 	start_ns = rtb_now_ns() + t->off_ns;
 	put_headers(t, snaplen);
-	rb = ring_buffer__new(inj_trace_ring_fd(c), on_rec, t, NULL);
+	rb = inj_ring_new(inj_trace_ring_fd(c), on_rec, t);
 	if (!rb) {
 		log_err("trace: cannot read the trace ring: %s", strerror(errno));
 	} else {

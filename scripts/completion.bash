@@ -70,7 +70,7 @@ _rtb_inject_words()
 			duplicate corrupt ecn cnp flap every nth once gemodel gap hold after for jitter ;;
 	set) _rtb_reply on off count drop delay reorder duplicate corrupt ecn cnp flap ;;
 	trace) _rtb_reply snaplen count for to dev ingress egress both ;;
-	forward) _rtb_reply mac "$(ls /sys/class/net 2>/dev/null)" ;;
+	forward) _rtb_reply mac stop port "$(ls /sys/class/net 2>/dev/null)" ;;
 	flush) _rtb_reply if-empty ;;
 	qps) _rtb_reply reset ;;
 	esac

@@ -34,6 +34,10 @@ int agentc_send(struct agentc *c, const char *cmd, json_t *args_stolen, int time
 		size_t errlen);
 int agentc_reply(struct agentc *c, const char *cmd, json_t **res, int timeout_ms, char *err,
 		 size_t errlen);
+/* cmd on each cs[i] with args[i] (stolen) at once; res[i] (when res) the
+ * replies; 0 or the first failure's -errno, said in err */
+int agentc_call_all(struct agentc *const *cs, int n, const char *cmd, json_t **args, json_t **res,
+		    int timeout_ms, char *err, size_t errlen);
 /* a request whose result is not needed (PROTO_SILENCE_MS to answer) */
 int agentc_do(struct agentc *c, const char *cmd, json_t *args_stolen, char *err, size_t errlen);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "ctl/agent/agent.h"
@@ -102,6 +103,61 @@ int agentc_call(struct agentc *c, const char *cmd, json_t *args, json_t **res, i
 		return r;
 	}
 	return agentc_reply(c, cmd, res, timeout_ms, err, errlen);
+}
+
+/*
+ * cmd on every agent cs[i] that has args[i] (stolen), at once: every
+ * request sent, then every reply read, so that n agents under TCG take
+ * about one agent's time, not n. res[i] (when res) the results, NULL where
+ * none; 0, or the first failure's -errno with its err (every reply is read
+ * whatever failed: each stream stays in step).
+ */
+int agentc_call_all(struct agentc *const *cs, int n, const char *cmd, json_t **args, json_t **res,
+		    int timeout_ms, char *err, size_t errlen)
+{
+	char *sent = calloc((size_t)(n > 0 ? n : 1), 1), e[512];
+	int i, r = 0, ri;
+
+	for (i = 0; i < n; i++) {
+		if (res)
+			res[i] = NULL;
+		if (!sent) {
+			json_decref(args[i]);
+			args[i] = NULL;
+		}
+	}
+	if (!sent) {
+		snprintf(err, errlen, "%s: %s", cmd, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		if (!args[i])
+			continue;
+		ri = agentc_send(cs[i], cmd, args[i], timeout_ms, e, sizeof(e));
+		args[i] = NULL;
+		sent[i] = !ri;
+		if (ri && !r) {
+			r = ri;
+			snprintf(err, errlen, "%s", e);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		json_t *x = NULL;
+
+		if (!sent[i])
+			continue;
+		ri = agentc_reply(cs[i], cmd, &x, timeout_ms, e, sizeof(e));
+		if (ri && !r) {
+			r = ri;
+			snprintf(err, errlen, "%s", e);
+		}
+		if (res)
+			res[i] = x;
+		else
+			json_decref(x);
+	}
+	free(sent);
+	return r;
 }
 
 int agentc_do(struct agentc *c, const char *cmd, json_t *args, char *err, size_t errlen)

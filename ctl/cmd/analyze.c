@@ -22,24 +22,36 @@ static void usage_analyze(FILE *f)
 		   "  CAPTURE   any pcapng or pcap of RoCEv2 (rdma-inject trace, tcpdump, tshark)\n");
 }
 
-/* the device -> node names a run's report gives its captures */
-static json_t *run_nodes(const json_t *rep)
+/* the device -> node names a run's report gives its captures, and which
+ * are switch ports ({"DEV": true}; NULL from a report that does not say) */
+static json_t *run_nodes(const json_t *rep, json_t **switches)
 {
 	json_t *nodes = json_object(), *f, *c;
 	size_t i, j;
 
+	*switches = NULL;
 	json_array_foreach(json_object_get(json_object_get(rep, "trace"), "files"), i, f)
-		json_array_foreach(json_object_get(f, "captures"), j, c)
+		json_array_foreach(json_object_get(f, "captures"), j, c) {
+			const char *dev = json_string_value(json_object_get(c, "dev"));
+
+			if (!dev)
+				continue;
 			if (json_is_string(json_object_get(c, "node")))
-				json_object_set(nodes, json_string_value(json_object_get(c, "dev")),
-						json_object_get(c, "node"));
+				json_object_set(nodes, dev, json_object_get(c, "node"));
+			if (json_is_boolean(json_object_get(c, "switch"))) {
+				if (!*switches)
+					*switches = json_object();
+				json_object_set(*switches, dev, json_object_get(c, "switch"));
+			}
+		}
 	return nodes;
 }
 
-static int add_file(json_t *out, const char *path, const char *rel, const json_t *nodes)
+static int add_file(json_t *out, const char *path, const char *rel, const json_t *nodes,
+		    const json_t *switches)
 {
 	char err[512];
-	json_t *an = trace_analyze(path, nodes, err, sizeof(err)), *c;
+	json_t *an = trace_analyze(path, nodes, switches, err, sizeof(err)), *c;
 	size_t i;
 
 	if (!an) {
@@ -87,7 +99,7 @@ int cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		} else if (S_ISDIR(st.st_mode)) {
 			char path[4096];
 			json_error_t je;
-			json_t *rep, *files, *f, *nodes;
+			json_t *rep, *files, *f, *nodes, *sws;
 
 			snprintf(path, sizeof(path), "%s/report.json", argv[i]);
 			rep = json_load_file(path, 0, &je);
@@ -102,7 +114,7 @@ int cmd_analyze(struct ctl *ctl, int argc, char **argv)
 					"trace: key)", argv[i]);
 				rc = CTL_FAIL;
 			}
-			nodes = run_nodes(rep);
+			nodes = run_nodes(rep, &sws);
 			json_array_foreach(files, k, f) {
 				const char *rel = json_string_value(json_object_get(f, "file"));
 
@@ -112,7 +124,7 @@ int cmd_analyze(struct ctl *ctl, int argc, char **argv)
 					break;
 				}
 				snprintf(path, sizeof(path), "%s/%s", argv[i], rel);
-				if (add_file(out, path, rel, nodes)) {
+				if (add_file(out, path, rel, nodes, sws)) {
 					rc = CTL_FAIL;
 					break;
 				}
@@ -124,8 +136,9 @@ int cmd_analyze(struct ctl *ctl, int argc, char **argv)
 			json_object_set(out, "checks",
 					json_object_get(json_object_get(rep, "trace"), "checks"));
 			json_decref(nodes);
+			json_decref(sws);
 			json_decref(rep);
-		} else if (add_file(out, argv[i], NULL, NULL)) {
+		} else if (add_file(out, argv[i], NULL, NULL, NULL)) {
 			rc = CTL_FAIL;
 		}
 	}

@@ -390,9 +390,11 @@ struct agentc *exp_fault_at(struct exp *e, const struct prof_fault *f, int k, ch
 {
 	int node = e->g.node[k];
 
-	if (e->p.nhosts)	/* the host's own interface names */
+	if (e->p.nhosts) {	/* the host's own interface names */
 		snprintf(dev, len, "%s", f->sw ? e->p.host[node].sw : e->p.host[node].nic);
-	else if (f->sw && exp_per_node(e))
+		if (f->sw && e->p.host[node].swi >= 0)	/* a switch host's port */
+			return &e->swh[e->p.host[node].swi];
+	} else if (f->sw && exp_per_node(e))
 		tb_switch_port(node, dev, len);
 	else
 		snprintf(dev, len, "%s%d", f->sw ? "sw" : "n", node);
@@ -418,33 +420,52 @@ static int exp_lost(void *arg, const struct agentc *c)
 	return any;
 }
 
-/* agents' `rdma-inject stats`, each asked once (exp_stats_of) */
-struct exp_stats {
-	struct agentc *at[TB_MAX_NODES + 1];
-	json_t *st[TB_MAX_NODES + 1];
-	int n;
-};
-
-/* c's stats, asked once per agent: borrowed until exp_stats_free (NULL: none) */
-static const json_t *exp_stats_of(struct exp_stats *s, struct agentc *c)
+/* the injector c's rdma-inject runs in: members whose hello gave the same
+ * boot id and bpffs share one ("": none known, c's alone) */
+static const char *inj_key(const struct exp *e, const struct agentc *c)
 {
-	int j;
+	int k;
 
-	for (j = 0; j < s->n && s->at[j] != c; j++)
-		;
-	if (j == s->n) {
-		if (s->n > TB_MAX_NODES)
-			return NULL;
-		s->at[s->n] = c;
-		s->st[s->n++] = inject_json(c, "stats", NULL);
-	}
-	return s->st[j];
+	for (k = 0; k < e->g.n; k++)
+		if (c == &e->g.c[k])
+			return e->inj_key[k];
+	return "";
 }
 
-static void exp_stats_free(struct exp_stats *s)
+void exp_stats_fetch(struct exp *e, struct agentc *const *cs, int n, json_t **st)
 {
-	while (s->n > 0)
-		json_decref(s->st[--s->n]);
+	size_t m = (size_t)(n > 0 ? n : 1);
+	struct agentc **ask = calloc(m, sizeof(*ask));
+	json_t **got = calloc(m, sizeof(*got));
+	int *from = calloc(m, sizeof(*from)), na = 0, i, j;
+
+	for (i = 0; i < n; i++)
+		st[i] = NULL;
+	if (!ask || !got || !from)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const char *key = inj_key(e, cs[i]);
+
+		for (j = 0; j < i; j++)
+			if (cs[j] == cs[i] ||
+			    (*key && cs[j]->fd >= 0 && !strcmp(key, inj_key(e, cs[j]))))
+				break;
+		if (j < i) {
+			from[i] = from[j];
+			continue;
+		}
+		from[i] = na;
+		ask[na++] = cs[i];
+	}
+	inject_json_all(ask, na, "stats", NULL, got);
+	for (i = 0; i < n; i++)
+		st[i] = json_incref(got[from[i]]);
+	for (j = 0; j < na; j++)
+		json_decref(got[j]);
+out:
+	free(ask);
+	free(got);
+	free(from);
 }
 
 /* from member *k on, the next one fault i is placed on whose agent is
@@ -467,24 +488,36 @@ static struct agentc *exp_fault_next(struct exp *e, int i, int *k, char *dev, si
 
 json_t *exp_faults_each(struct exp *e, exp_place_fn *fn)
 {
-	json_t *out = json_object();
-	struct exp_stats sc = { .n = 0 };
-	int i, k;
-
-	for (i = 0; i < e->p.nfaults; i++) {
-		const struct prof_fault *f = &e->p.fault[i];
-		struct agentc *c;
+	struct place {
+		int i, k;
 		char dev[32];
 		json_t *into;
+	} *p = calloc(PROF_MAX_FAULTS * TB_MAX_NODES, sizeof(*p));
+	struct agentc *cs[PROF_MAX_FAULTS * TB_MAX_NODES + 1] = { 0 };
+	json_t *out = json_object(), *st[PROF_MAX_FAULTS * TB_MAX_NODES];
+	int i, k, n = 0;
 
-		if (f->event)
+	if (!p)
+		return out;
+	for (i = 0; i < e->p.nfaults; i++) {
+		json_t *into;
+
+		if (e->p.fault[i].event)
 			continue;
 		into = json_object();
-		json_object_set_new(out, f->name, into);
-		for (k = 0; (c = exp_fault_next(e, i, &k, dev, sizeof(dev))); k++)
-			fn(e, i, k, exp_stats_of(&sc, c), dev, into);
+		json_object_set_new(out, e->p.fault[i].name, into);
+		for (k = 0; (cs[n] = exp_fault_next(e, i, &k, p[n].dev, sizeof(p[n].dev))); k++) {
+			p[n].i = i;
+			p[n].k = k;
+			p[n++].into = into;
+		}
 	}
-	exp_stats_free(&sc);
+	exp_stats_fetch(e, cs, n, st);	/* every injector asked at once, and once */
+	for (i = 0; i < n; i++) {
+		fn(e, p[i].i, p[i].k, st[i], p[i].dev, p[i].into);
+		json_decref(st[i]);
+	}
+	free(p);
 	return out;
 }
 
@@ -615,6 +648,8 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 	e->ctl = ctl;
 	e->o = *o;
 	e->sw.fd = -1;
+	for (i = 0; i < PROF_MAX_SWITCHES; i++)
+		e->swh[i].fd = -1;
 	memset(e->ids, 0xff, sizeof(e->ids));
 	e->wl = wlc_find(e->p.workload);
 	if (!e->wl) {
@@ -643,8 +678,17 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 						json_string_value(json_object_get(res, "kernel")),
 						"boot_id",
 						json_string_value(json_object_get(res, "boot_id"))));
+		snprintf(e->mac[i], sizeof(e->mac[i]), "%s",	/* a switch host's MAC table */
+			 json_string_value(json_object_get(res, "mac")) ?: "");
+		if (json_string_length(json_object_get(res, "boot_id")) &&
+		    json_string_length(json_object_get(res, "bpffs")))
+			snprintf(e->inj_key[i], sizeof(e->inj_key[i]), "%s %s",
+				 json_string_value(json_object_get(res, "boot_id")),
+				 json_string_value(json_object_get(res, "bpffs")));
 		json_decref(res);
 	}
+	if (e->p.nswitches && exp_switches_open(e))
+		return CTL_FAIL;
 	if (exp_per_node(e) && (r = tb_switch_open(&e->sw, &e->g.tb, 5000))) {
 		log_err("%s: %s: the switch ports' faults and traces need it ('rdmactl testbed "
 			"status')", e->sw.where, strerror(-r));
@@ -682,6 +726,9 @@ void exp_close(struct exp *e)
 		group_close(&e->g);
 	if (e->sw.fd >= 0)
 		agentc_close(&e->sw);
+	for (a = 0; a < PROF_MAX_SWITCHES; a++)	/* a forwarder still up stops with it */
+		if (e->swh[a].fd >= 0)
+			agentc_close(&e->swh[a]);
 	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
 	/* a run that wrote nothing leaves nothing; one whose report could not be
 	 * written whole keeps the files that were (rmdir removes only an empty
@@ -702,6 +749,7 @@ void exp_close(struct exp *e)
 	json_decref(e->faults);
 	json_decref(e->hits);
 	json_decref(e->node_kernels);
+	json_decref(e->switches);
 	json_decref(e->report);
 	if (e->loaded)
 		profile_free(&e->p);

@@ -20,15 +20,17 @@
 #include "ctl/wl/wl.h"
 
 /* agents rdmactl started over ssh for a profile's hosts (ssh.c) */
+#define SSH_MAX_AGENTS (TB_MAX_NODES + PROF_MAX_SWITCHES)
 struct ssh_agents {
-	int n;
-	pid_t pid[TB_MAX_NODES];
-	int fd[TB_MAX_NODES];		/* ssh's stdin: closing it stops the agent */
-	int logfd[TB_MAX_NODES];	/* ssh's stderr */
-	int lport[TB_MAX_NODES];	/* our end of the forward */
+	int n;				/* the nodes', then the switch hosts' */
+	pid_t pid[SSH_MAX_AGENTS];
+	int fd[SSH_MAX_AGENTS];		/* ssh's stdin: closing it stops the agent */
+	int logfd[SSH_MAX_AGENTS];	/* ssh's stderr */
+	int lport[SSH_MAX_AGENTS];	/* our end of the forward */
 };
 
-/* start one agent per host over ssh, fill s (loopback ports, fresh token) */
+/* start one agent per host over ssh (and one per switch host, --no-rdma,
+ * at lport[nhosts + j]), fill s (loopback ports, fresh token) */
 int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_state *s);
 void ssh_agents_stop(struct ssh_agents *sa);
 /* "ssh [-F config] -o BatchMode=yes [-o OPTION]..." of the profile's
@@ -71,6 +73,13 @@ struct exp {
 	int loaded, brought_up, group_open, rc, extra_rules, expect_failed;
 	struct group g;
 	struct agentc sw;	/* per-node VMs: the switch's agent (fd -1: none) */
+	/* a profile's switch hosts (hosts.switches): their agents, whether the
+	 * forwarder runs there, and what the report says of each */
+	struct agentc swh[PROF_MAX_SWITCHES];
+	int fwd_on[PROF_MAX_SWITCHES];
+	json_t *switches;
+	char mac[TB_MAX_NODES][24];	/* each member's RoCE netdev MAC, as its hello said */
+	char inj_key[TB_MAX_NODES][96];	/* its boot id and bpffs: whose injector it shares */
 	int ids[PROF_MAX_FAULTS][TB_MAX_NODES];
 	json_t *faults, *rounds[PROF_MAX_ARMS];
 	json_t *reach0;		/* each fault's hooks' packets before the first round */
@@ -160,6 +169,15 @@ int exp_add_expects(struct profile *p, const char *const *texts, int n);
  * built in); 0 or -E2BIG */
 int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *words, char **argv,
 		  char *line, size_t len);
+/* argv for words run over the profile's ssh (hosts.ssh) at dest */
+int exp_ssh_argv(struct exp *e, const char *dest, const char *const *words, char **argv,
+		 char *line, size_t len);
+/* --- switchhost.c: a profile's switch hosts. Their agents reached and
+ * the forwarder started on each: 0, or -errno said */
+int exp_switches_open(struct exp *e);
+/* once the run's rules are gone: the ports' hook counters into
+ * e->switches, each forwarder stopped */
+void exp_switches_stop(struct exp *e);
 /* the path of one of our tools (rdma-run, rdma-inject) on the nodes */
 const char *exp_node_tool(const struct exp *e, const char *tool);
 /* the run's testbed is per-node VMs (not a profile's hosts) */
@@ -183,6 +201,10 @@ void exp_close(struct exp *e);
 typedef void exp_place_fn(struct exp *e, int i, int k, const json_t *stats, const char *dev,
 			  json_t *into);
 json_t *exp_faults_each(struct exp *e, exp_place_fn *fn);
+/* `rdma-inject stats` of each agent cs[i] into st[i] (new references, NULL
+ * where none), every injector asked at once and once: members that share
+ * a kernel and bpffs (exp_open's hello said) share one answer */
+void exp_stats_fetch(struct exp *e, struct agentc *const *cs, int n, json_t **st);
 /* every fault rule's counters now, summed over its nodes: {NAME: {matched,
  * dropped, ...}} (a new object; rules of node faults and lost agents left out) */
 json_t *exp_faults_read(struct exp *e);

@@ -294,6 +294,22 @@ static const char *cond_of(const struct prof_expect *x)
 	return c + strspn(c, " \t");
 }
 
+/* a tool's figure it printed as no number (its object's "unmeasured",
+ * tool_perftest.c): what it printed, after "no value" in shown */
+static void unmeasured(const json_t *from, const char *path, char *shown, size_t len)
+{
+	const char *dot = strrchr(path, '.');
+	char parent[64];
+	const json_t *u;
+
+	if (!dot || (size_t)(dot - path) >= sizeof(parent))
+		return;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(dot - path), path);
+	u = json_object_get(json_object_get(jr_path(from, parent), "unmeasured"), dot + 1);
+	if (json_is_string(u))
+		snprintf(shown, len, "no value (%s printed %.12s)", parent, json_string_value(u));
+}
+
 /* one expectation on one arm (role: NULL), or on one role of it */
 static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const json_t *role,
 			int *failed)
@@ -325,6 +341,8 @@ static json_t *eval_one(const struct prof_expect *x, const json_t *arm, const js
 							 "never reached" : "no value");
 	if (role && !has)
 		snprintf(shown, sizeof(shown), "no value");
+	if (ran && !has)
+		unmeasured(role ? role : arm, report_metrics[x->metric].path, shown, sizeof(shown));
 	if (!ran)
 		snprintf(shown, sizeof(shown), "the arm measured nothing");
 	if (role && strcmp(jr_str(role, "status"), "ok") && strcmp(jr_str(role, "status"), "exited"))

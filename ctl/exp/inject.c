@@ -37,37 +37,69 @@ int inject_fault_add(struct agentc *c, const struct prof_fault *f, const char *d
 		json_array_append_new(args, json_string("for"));
 		json_array_append_new(args, json_string(t));
 	}
-	if (agentc_call(c, "inject", json_pack("{s:o,s:b}", "args", args, "lease", 1), &res, 90000,
-			err, errlen))
-		return -EIO;
-	rc = (int)json_integer_value(json_object_get(res, "rc"));
-	if (rc) {	/* the agent says how rdma-inject ended when it printed nothing */
-		const char *e = json_string_value(json_object_get(res, "stderr")) ?: "";
-
-		snprintf(err, errlen, "%s: rdma-inject add %s: %.*s", c->where, dev,
-			 (int)strcspn(e, "\n"), e);
-	}
-	else
+	rc = inject_call(c, json_pack("{s:o,s:b}", "args", args, "lease", 1), &res, err, errlen);
+	if (!rc)
 		id = (int)json_integer_value(json_object_get(json_object_get(res, "json"), "id"));
 	json_decref(res);
 	if (!rc && id <= 0)
 		snprintf(err, errlen, "%s: rdma-inject add %s: no rule in its answer", c->where, dev);
-	return rc ? -EIO : id <= 0 ? -EPROTO : id;
+	return rc ? rc : id <= 0 ? -EPROTO : id;
+}
+
+int inject_call(struct agentc *c, json_t *args, json_t **res, char *err, size_t errlen)
+{
+	const char *e;
+
+	*res = NULL;
+	if (agentc_call(c, "inject", args, res, 90000, err, errlen))
+		return -EIO;
+	if (!json_integer_value(json_object_get(*res, "rc")))
+		return 0;
+	/* the agent says how rdma-inject ended when it printed nothing */
+	e = json_string_value(json_object_get(*res, "stderr")) ?: "";
+	snprintf(err, errlen, "%s: rdma-inject: %.*s", c->where, (int)strcspn(e, "\n"), e);
+	json_decref(*res);
+	*res = NULL;
+	return -EIO;
 }
 
 /* rdma-inject on one agent, -j, its JSON output (new reference) or NULL */
 json_t *inject_json(struct agentc *c, const char *verb, const char *arg)
 {
-	json_t *res = NULL, *out = NULL;
-	char err[256];
+	json_t *out = NULL;
 
-	if (!agentc_call(c, "inject",
-			 json_pack("{s:[sss*]}", "args", "-j", verb, arg), &res, 90000, err,
-			 sizeof(err)) &&
-	    !json_integer_value(json_object_get(res, "rc")))
-		out = json_loads(json_string_value(json_object_get(res, "stdout")), 0, NULL);
-	json_decref(res);
+	inject_json_all(&c, 1, verb, arg ? &arg : NULL, &out);
 	return out;
+}
+
+void inject_json_all(struct agentc *const *cs, int n, const char *verb, const char *const *arg,
+		     json_t **out)
+{
+	json_t **args = calloc((size_t)(n > 0 ? n : 1), sizeof(*args)), **res;
+	char err[256];
+	int i;
+
+	res = calloc((size_t)(n > 0 ? n : 1), sizeof(*res));
+	for (i = 0; i < n; i++)
+		if (out)
+			out[i] = NULL;
+	if (!args || !res) {
+		free(args);
+		free(res);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (!arg || arg[i])
+			args[i] = json_pack("{s:[sss*]}", "args", "-j", verb, arg ? arg[i] : NULL);
+	agentc_call_all(cs, n, "inject", args, res, 90000, err, sizeof(err));
+	for (i = 0; i < n; i++) {
+		if (out && res[i] && !json_integer_value(json_object_get(res[i], "rc")))
+			out[i] = json_loads(json_string_value(json_object_get(res[i], "stdout")), 0,
+					    NULL);
+		json_decref(res[i]);
+	}
+	free(args);
+	free(res);
 }
 
 /* the node's CLOCK_MONOTONIC (interval timestamps are in it) */

@@ -15,6 +15,26 @@
 #include "ctl/exp/exp.h"
 #include "lib/log.h"
 
+int exp_ssh_argv(struct exp *e, const char *dest, const char *const *words, char **argv,
+		 char *line, size_t len)
+{
+	size_t at;
+	int n, i;
+
+	snprintf(line, len, "cd /root 2>/dev/null || cd /; exec ");
+	at = strlen(line);
+	for (i = 0; words[i]; i++)
+		if (tb_sh_quote(line, len, &at, words[i]))
+			return -E2BIG;
+	n = ssh_host_argv(&e->p, argv);
+	argv[n++] = "-q";
+	argv[n++] = "--";
+	argv[n++] = (char *)dest;
+	argv[n++] = line;
+	argv[n] = NULL;
+	return 0;
+}
+
 int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *words, char **argv,
 		  char *line, size_t len)
 {
@@ -28,28 +48,23 @@ int exp_node_argv(struct exp *e, const char *cfg, int m, const char *const *word
 		argv[n] = NULL;
 		return 0;
 	}
-	if (e->g.tb.backend == TB_VM) {
-		tb_ssh_host(e->g.node[m], host, len < 32 ? len : 32);
-		at = strlen(host) + 1;
-		line += at;
-		len -= at;
-		at = 0;
-	}
+	if (e->g.tb.backend != TB_VM)	/* a profile's host */
+		return exp_ssh_argv(e, e->p.host[e->g.node[m]].ssh, words, argv, line, len);
+	tb_ssh_host(e->g.node[m], host, len < 32 ? len : 32);
+	at = strlen(host) + 1;
+	line += at;
+	len -= at;
 	snprintf(line, len, "cd /root 2>/dev/null || cd /; exec ");
 	at = strlen(line);
 	for (i = 0; words[i]; i++)
 		if (tb_sh_quote(line, len, &at, words[i]))
 			return -E2BIG;
-	if (e->g.tb.backend == TB_VM) {	/* its config says BatchMode */
-		argv[n++] = "ssh";
-		argv[n++] = "-F";
-		argv[n++] = (char *)cfg;
-	} else {
-		n = ssh_host_argv(&e->p, argv);
-	}
+	argv[n++] = "ssh";	/* its config says BatchMode */
+	argv[n++] = "-F";
+	argv[n++] = (char *)cfg;
 	argv[n++] = "-q";
 	argv[n++] = "--";
-	argv[n++] = e->g.tb.backend == TB_VM ? host : (char *)e->p.host[e->g.node[m]].ssh;
+	argv[n++] = host;
 	argv[n++] = line;
 	argv[n] = NULL;
 	return 0;

@@ -39,9 +39,27 @@ struct prof_host {
 	char addr[64];		/* the agent's control address */
 	int port;
 	char nic[16], sw[16];	/* interfaces for faults: port nic / port switch */
+	int swi;		/* sw is a port of switch host swi (hosts.switches), -1: this host's */
+	char swname[32];	/* switch: SWITCH:PORT's SWITCH ("": unsaid) */
 	char ssh[128];		/* ssh: the destination ([user@]host or a Host alias) */
 	char dev[32];		/* ssh: the agent's RDMA device */
 	int aport;		/* ssh: the agent's port on the remote loopback */
+};
+
+#define PROF_MAX_SWITCHES 4
+#define PROF_MAX_SWITCH_PORTS 16
+
+/* a switch host (hosts.switches): a Linux box in the path that forwards
+ * between its ports in XDP (rdma-inject forward) while the run lasts; the
+ * switch-port faults of the nodes cabled to it go there */
+struct prof_switch {
+	char name[32];
+	char ssh[128];		/* hosts.ssh: the destination */
+	int aport;		/* hosts.ssh: its agent's port on the remote loopback */
+	char addr[64];		/* else: its running agent (rdma-agent --no-rdma), HOST:PORT */
+	int port;
+	int nports;
+	char ports[PROF_MAX_SWITCH_PORTS][16];
 };
 
 #define PROF_MAX_SSH_OPTS 8
@@ -111,6 +129,8 @@ struct profile {
 	int nodes, mtu;
 	int nhosts;		/* > 0: hosts instead of a testbed */
 	struct prof_host host[16];
+	int nswitches;
+	struct prof_switch swh[PROF_MAX_SWITCHES];
 	char token_file[PATH_MAX];
 	struct prof_ssh ssh;
 	char workload[16];	/* collective | train | kv | storage */

@@ -199,26 +199,55 @@ static int check_ssh(struct pctx *x, struct profile *p, const struct ynode *m)
 	return 0;
 }
 
+/* m's agent: HOST:PORT, into host and *port */
+static int agent_addr(struct pctx *x, const struct ynode *m, const char *where, char *host,
+		      size_t len, int *port)
+{
+	const struct ynode *ag = ytree_get(m, "agent", NULL);
+	char addr[96], *colon, *end;
+	long p;
+
+	if (prof_get_str(x, m, "agent", where, addr, sizeof(addr)))
+		return -EINVAL;
+	colon = strrchr(addr, ':');
+	p = colon ? strtol(colon + 1, &end, 10) : 0;
+	if (!colon || colon == addr || *end || p < 1 || p > 65535)
+		return prof_perr(x, ag, 0, "%s.agent: '%s': expected HOST:PORT", where, addr);
+	*colon = 0;
+	snprintf(host, len, "%s", addr);
+	*port = (int)p;
+	return 0;
+}
+
 /* hosts.nodes[i]: its name, and its agent (HOST:PORT) or what ssh needs */
 static int check_host_node(struct pctx *x, struct profile *p, const struct ynode *m, size_t i,
 			   int ssh)
 {
 	static const char *const nkeys[] = { "name", "agent", "ssh", "dev", "port", "nic", "switch",
 					     NULL };
-	const struct ynode *ag;
 	struct prof_host *ph = &p->host[i];
-	char where[32], addr[96], *colon, *end;
+	char where[32];
 	uint64_t aport = 47300 + i;
 	size_t j;
-	long port;
 
 	snprintf(where, sizeof(where), "hosts.nodes[%zu]", i);
 	if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, nkeys, where))
 		return -EINVAL;
+	char swarg[48] = "", *sc;
+
+	ph->swi = -1;
 	if (prof_get_str(x, m, "name", where, ph->name, sizeof(ph->name)) ||
 	    prof_get_str(x, m, "nic", where, ph->nic, sizeof(ph->nic)) ||
-	    prof_get_str(x, m, "switch", where, ph->sw, sizeof(ph->sw)))
+	    prof_get_str(x, m, "switch", where, swarg, sizeof(swarg)))
 		return -EINVAL;
+	/* SWITCH:PORT names a switch host's port (hosts.switches); resolved
+	 * once they are read */
+	sc = strchr(swarg, ':');
+	snprintf(ph->sw, sizeof(ph->sw), "%s", sc ? sc + 1 : swarg);
+	if (sc) {
+		*sc = 0;
+		snprintf(ph->swname, sizeof(ph->swname), "%s", swarg);
+	}
 	if (!ytree_get(m, "name", NULL))
 		return prof_perr(x, m, 0, "%s: missing key 'name'", where);
 	/* interface names reach rdma-inject's and the tracer's command lines */
@@ -267,24 +296,133 @@ static int check_host_node(struct pctx *x, struct profile *p, const struct ynode
 			    "%s: ssh:, dev: and port: need hosts.ssh (rdmactl starts the "
 			    "agents); agents already running are given by agent: HOST:PORT",
 			    where);
-	if (!(ag = ytree_get(m, "agent", NULL)))
+	if (!ytree_get(m, "agent", NULL))
 		return prof_perr(x, m, 0, "%s: needs name: and agent: HOST:PORT", where);
-	if (prof_get_str(x, m, "agent", where, addr, sizeof(addr)))
+	return agent_addr(x, m, where, ph->addr, sizeof(ph->addr), &ph->port);
+}
+
+/* hosts.switches[i]: {name, ssh, port | agent, ports} */
+static int check_switch(struct pctx *x, struct profile *p, const struct ynode *m, size_t i)
+{
+	static const char *const keys[] = { "name", "ssh", "port", "agent", "ports", NULL };
+	struct prof_switch *sw = &p->swh[i];
+	const struct ynode *ps;
+	char where[40];
+	uint64_t aport = 47350 + i;
+	size_t j, k;
+
+	snprintf(where, sizeof(where), "hosts.switches[%zu]", i);
+	if (prof_want(x, m, YN_MAP, where) || prof_keys_known(x, m, keys, where))
 		return -EINVAL;
-	colon = strrchr(addr, ':');
-	port = colon ? strtol(colon + 1, &end, 10) : 0;
-	if (!colon || colon == addr || *end || port < 1 || port > 65535)
-		return prof_perr(x, ag, 0, "%s.agent: '%s': expected HOST:PORT", where, addr);
-	*colon = 0;
-	snprintf(ph->addr, sizeof(ph->addr), "%s", addr);
-	ph->port = (int)port;
+	snprintf(sw->name, sizeof(sw->name), "switch%zu", i);
+	if (prof_get_str(x, m, "name", where, sw->name, sizeof(sw->name)))
+		return -EINVAL;
+	if (strspn(sw->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+	    strlen(sw->name) || !sw->name[0])
+		return prof_perr(x, ytree_get(m, "name", NULL), 0,
+			    "%s.name: '%s': letters, digits, _ and - only", where, sw->name);
+	for (j = 0; j < i; j++)
+		if (!strcmp(p->swh[j].name, sw->name))
+			return prof_perr(x, ytree_get(m, "name", NULL) ?: m, 0,
+				    "%s.name: '%s' twice", where, sw->name);
+	ps = ytree_get(m, "ports", NULL);
+	if (!ps)
+		return prof_perr(x, m, 0, "%s: missing key 'ports' (the interfaces it forwards "
+			    "between: [eth1, eth2])", where);
+	if (prof_want(x, ps, YN_SEQ, "ports"))
+		return -EINVAL;
+	if (ps->n < 2 || ps->n > PROF_MAX_SWITCH_PORTS)
+		return prof_perr(x, ps, 0, "%s.ports: %zu ports (expected 2 to %d)", where, ps->n,
+			    PROF_MAX_SWITCH_PORTS);
+	for (k = 0; k < ps->n; k++) {
+		if (prof_want(x, ps->v[k], YN_SCALAR, "ports[]"))
+			return -EINVAL;
+		if (!word_ifname_ok(ps->v[k]->s))
+			return prof_perr(x, ps->v[k], 0, "%s.ports: '%s': not an interface name "
+				    "(letters, digits, _ . -, at most 15, not first . or -)", where,
+				    ps->v[k]->s);
+		for (j = 0; j < k; j++)
+			if (!strcmp(sw->ports[j], ps->v[k]->s))
+				return prof_perr(x, ps->v[k], 0, "%s.ports: '%s' twice", where,
+					    ps->v[k]->s);
+		snprintf(sw->ports[k], sizeof(sw->ports[k]), "%s", ps->v[k]->s);
+	}
+	sw->nports = (int)ps->n;
+	if (p->ssh.on) {	/* rdmactl starts its agent (--no-rdma) over ssh */
+		if (ytree_get(m, "agent", NULL))
+			return prof_perr(x, ytree_get(m, "agent", NULL), 0,
+				    "%s.agent: with hosts.ssh rdmactl starts the switch's agent "
+				    "(give ssh: and port:)", where);
+		if (!ytree_get(m, "ssh", NULL))
+			return prof_perr(x, m, 0, "%s: needs ssh: (the destination)", where);
+		if (prof_get_str(x, m, "ssh", where, sw->ssh, sizeof(sw->ssh)) ||
+		    safe_word(x, m, "ssh", where, sw->ssh) ||
+		    prof_get_num(x, m, "port", where, NUM_PLAIN, 1, 65535, "1..65535", &aport))
+			return -EINVAL;
+		sw->aport = (int)aport;
+		for (j = 0; j < (size_t)p->nhosts; j++)
+			if (!strcmp(p->host[j].ssh, sw->ssh) && p->host[j].aport == sw->aport)
+				return prof_perr(x, m, 0, "%s: %s port %d: hosts.nodes[%zu] has it too "
+					    "(give each a port:)", where, sw->ssh, sw->aport, j);
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->swh[j].ssh, sw->ssh) && p->swh[j].aport == sw->aport)
+				return prof_perr(x, m, 0, "%s: %s port %d: hosts.switches[%zu] has it "
+					    "too (give each a port:)", where, sw->ssh, sw->aport, j);
+		return 0;
+	}
+	if (ytree_get(m, "ssh", NULL) || ytree_get(m, "port", NULL))
+		return prof_perr(x, ytree_get(m, "ssh", NULL) ?: ytree_get(m, "port", NULL), 0,
+			    "%s: ssh: and port: need hosts.ssh; a switch's agent already running "
+			    "(rdma-agent --no-rdma) is given by agent: HOST:PORT", where);
+	if (!ytree_get(m, "agent", NULL))
+		return prof_perr(x, m, 0, "%s: needs agent: HOST:PORT (its rdma-agent --no-rdma)",
+			    where);
+	return agent_addr(x, m, where, sw->addr, sizeof(sw->addr), &sw->port);
+}
+
+/* each node's switch: a port of which switch host (by name, or the one
+ * switch that has a port so called) */
+static int resolve_switch_ports(struct pctx *x, struct profile *p, const struct ynode *ns)
+{
+	for (int i = 0; i < p->nhosts; i++) {
+		struct prof_host *ph = &p->host[i];
+		const struct ynode *at = ytree_get(ns->v[i], "switch", NULL);
+		int j, k, hit = -1, hits = 0;
+
+		if (!ph->sw[0]) {
+			if (ph->swname[0])
+				return prof_perr(x, at, 0, "hosts.nodes[%d].switch: '%s:': which port?",
+					    i, ph->swname);
+			continue;
+		}
+		for (j = 0; j < p->nswitches; j++) {
+			if (ph->swname[0] && strcmp(ph->swname, p->swh[j].name))
+				continue;
+			for (k = 0; k < p->swh[j].nports && strcmp(p->swh[j].ports[k], ph->sw); k++)
+				;
+			if (k < p->swh[j].nports) {
+				hit = hit < 0 ? j : hit;
+				hits++;
+			}
+		}
+		if (hits > 1)
+			return prof_perr(x, at, 0, "hosts.nodes[%d].switch: '%s' is a port of %s and of "
+				    "another switch: give it as SWITCH:%s", i, ph->sw,
+				    p->swh[hit].name, ph->sw);
+		if (hit < 0 && (p->nswitches || ph->swname[0]))
+			return prof_perr(x, at, 0, "hosts.nodes[%d].switch: '%s%s%s' is not a port of "
+				    "%s (hosts.switches[].ports)", i, ph->swname,
+				    ph->swname[0] ? ":" : "", ph->sw,
+				    ph->swname[0] ? "a switch of that name" : "any switch host");
+		ph->swi = hit;
+	}
 	return 0;
 }
 
 int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 {
-	static const char *const keys[] = { "token_file", "ssh", "nodes", NULL };
-	const struct ynode *ns, *sm;
+	static const char *const keys[] = { "token_file", "ssh", "nodes", "switches", NULL };
+	const struct ynode *ns, *sm, *sws;
 	size_t i;
 
 	if (prof_want(x, h, YN_MAP, "hosts") || prof_keys_known(x, h, keys, "hosts"))
@@ -313,6 +451,21 @@ int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 	for (i = 0; i < ns->n; i++)
 		if (check_host_node(x, p, ns->v[i], i, sm != NULL))
 			return -EINVAL;
+	sws = ytree_get(h, "switches", NULL);
+	if (sws) {
+		if (prof_want(x, sws, YN_SEQ, "hosts.switches"))
+			return -EINVAL;
+		if (sws->n < 1 || sws->n > PROF_MAX_SWITCHES)
+			return prof_perr(x, sws, 0, "hosts.switches: %zu switch hosts (expected 1 to "
+				    "%d)", sws->n, PROF_MAX_SWITCHES);
+		for (i = 0; i < sws->n; i++) {
+			if (check_switch(x, p, sws->v[i], i))
+				return -EINVAL;
+			p->nswitches = (int)i + 1;
+		}
+	}
+	if (resolve_switch_ports(x, p, ns))
+		return -EINVAL;
 	p->nodes = p->nhosts;
 	snprintf(p->backend, sizeof(p->backend), "hosts");
 	return 0;

@@ -98,23 +98,43 @@ int ssh_host_argv(const struct profile *p, char **argv)
 	return n;
 }
 
+/* agent i: a node's (on its device) or, past the nodes, a switch host's
+ * (--no-rdma): its ssh destination, name, remote port and device option */
+static void ssh_target(const struct profile *p, int i, const char **dest, const char **name,
+		       int *aport, char *devopt, size_t len)
+{
+	if (i < p->nhosts) {
+		*dest = p->host[i].ssh;
+		*name = p->host[i].name;
+		*aport = p->host[i].aport;
+		snprintf(devopt, len, "--dev %s", p->host[i].dev);
+	} else {
+		*dest = p->swh[i - p->nhosts].ssh;
+		*name = p->swh[i - p->nhosts].name;
+		*aport = p->swh[i - p->nhosts].aport;
+		snprintf(devopt, len, "--no-rdma");
+	}
+}
+
 static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, const char *token)
 {
-	const struct prof_host *h = &p->host[i];
-	char fwd[96], cmd[1024], tmpl[] = "/tmp/rdmactl-ssh.XXXXXX";
+	const char *dest, *name;
+	char fwd[96], cmd[1024], devopt[48], tmpl[] = "/tmp/rdmactl-ssh.XXXXXX";
+	int aport;
 	char *argv[32 + 2 * PROF_MAX_SSH_OPTS];
 	int in[2], n;
 	pid_t pid;
 
+	ssh_target(p, i, &dest, &name, &aport, devopt, sizeof(devopt));
 	sa->lport[i] = free_port();
 	if (sa->lport[i] < 0)
 		return sa->lport[i];
-	snprintf(fwd, sizeof(fwd), "127.0.0.1:%d:127.0.0.1:%d", sa->lport[i], h->aport);
+	snprintf(fwd, sizeof(fwd), "127.0.0.1:%d:127.0.0.1:%d", sa->lport[i], aport);
 	snprintf(cmd, sizeof(cmd),
 		 "umask 077; f=$(mktemp) || exit 1; head -n 1 > \"$f\"; exec 3< \"$f\"; "
-		 "rm -f \"$f\"; %s --dev %s --name %s --listen 127.0.0.1:%d --token-file /proc/self/fd/3 "
+		 "rm -f \"$f\"; %s %s --name %s --listen 127.0.0.1:%d --token-file /proc/self/fd/3 "
 		 "& a=$!; exec 3<&-; cat > /dev/null; kill $a 2>/dev/null; wait $a",
-		 p->ssh.agent, h->dev, h->name, h->aport);
+		 p->ssh.agent, devopt, name, aport);
 	n = ssh_host_argv(p, argv);
 	argv[n++] = "-o";
 	argv[n++] = "ExitOnForwardFailure=yes";
@@ -123,7 +143,7 @@ static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, cons
 	argv[n++] = "-L";
 	argv[n++] = fwd;
 	argv[n++] = "--";
-	argv[n++] = (char *)h->ssh;
+	argv[n++] = (char *)dest;
 	argv[n++] = cmd;
 	argv[n] = NULL;
 
@@ -158,8 +178,8 @@ static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, cons
 }
 
 /* wait until the agent answers through the tunnel, or ssh gave up */
-static int ssh_ready(struct ssh_agents *sa, int i, const struct tb_state *s, char *err,
-		     size_t errlen)
+static int ssh_ready(struct ssh_agents *sa, int i, const char *name, const char *token,
+		     char *err, size_t errlen)
 {
 	double t0 = rtb_now_s();
 	struct agentc c;
@@ -177,7 +197,7 @@ static int ssh_ready(struct ssh_agents *sa, int i, const struct tb_state *s, cha
 			snprintf(err, errlen, "ssh exited %d%s%s", st, why[0] ? ": " : "", why);
 			return -EIO;
 		}
-		if (!tb_agent_open(&c, s, i, 1000)) {
+		if (!agentc_open(&c, name, "127.0.0.1", sa->lport[i], token, 1000)) {
 			int r = agentc_call(&c, "hello", NULL, &res, 2000, e, sizeof(e));
 
 			json_decref(res);
@@ -198,7 +218,7 @@ int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_s
 	int i, r;
 
 	memset(sa, 0, sizeof(*sa));
-	for (i = 0; i < TB_MAX_NODES; i++)
+	for (i = 0; i < SSH_MAX_AGENTS; i++)
 		sa->fd[i] = sa->logfd[i] = -1;
 	if (p->ssh.config[0] && !p->ssh.config_arg[0]) {	/* absent when the profile loaded */
 		log_err("hosts.ssh.config: %s: no such file (it is checked when the profile loads)",
@@ -209,23 +229,37 @@ int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_s
 		log_err("cannot make a token: no random bytes from the kernel");
 		return -EIO;
 	}
-	sa->n = p->nhosts;
+	sa->n = p->nhosts + p->nswitches;
 	/* every ssh at once: their handshakes overlap */
-	for (i = 0; i < p->nhosts; i++) {
+	for (i = 0; i < sa->n; i++) {
+		const char *dest, *name;
+		char devopt[48];
+		int aport;
+
+		ssh_target(p, i, &dest, &name, &aport, devopt, sizeof(devopt));
 		r = ssh_spawn(sa, i, p, s->token);
 		if (r) {
-			log_err("host %s (ssh %s): %s", p->host[i].name, p->host[i].ssh, strerror(-r));
+			log_err("%s %s (ssh %s): %s", i < p->nhosts ? "host" : "switch", name, dest,
+				strerror(-r));
 			ssh_agents_stop(sa);
 			return r;
 		}
+		if (i >= p->nhosts)
+			continue;
 		snprintf(s->node[i].host, sizeof(s->node[i].host), "127.0.0.1");
 		s->node[i].port = sa->lport[i];
 		snprintf(s->node[i].dev, sizeof(s->node[i].dev), "%s", p->host[i].dev);
 	}
-	for (i = 0; i < p->nhosts; i++) {
-		r = ssh_ready(sa, i, s, err, sizeof(err));
+	for (i = 0; i < sa->n; i++) {
+		const char *dest, *name;
+		char devopt[48];
+		int aport;
+
+		ssh_target(p, i, &dest, &name, &aport, devopt, sizeof(devopt));
+		r = ssh_ready(sa, i, name, s->token, err, sizeof(err));
 		if (r) {
-			log_err("host %s (ssh %s): %s", p->host[i].name, p->host[i].ssh, err);
+			log_err("%s %s (ssh %s): %s", i < p->nhosts ? "host" : "switch", name, dest,
+				err);
 			ssh_agents_stop(sa);
 			return r;
 		}

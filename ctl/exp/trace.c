@@ -27,14 +27,19 @@
 
 #define READY_S 60.0	/* rdma-inject's program load takes seconds under TCG */
 
+#define TR_MAX (TB_MAX_NODES + PROF_MAX_SWITCHES)
+
 struct exp_trace {
-	int n;		/* kernels traced (per-node VMs: and the switch, member -1) */
-	int member[TB_MAX_NODES + 1];
-	pid_t pid[TB_MAX_NODES + 1];
-	int errfd[TB_MAX_NODES + 1];
-	char id[TB_MAX_NODES + 1][64], rel[TB_MAX_NODES + 1][PATH_MAX], cfg[PATH_MAX];
-	char errtxt[TB_MAX_NODES + 1][1024];
-	json_t *nodes;	/* device -> node name */
+	/* kernels traced: the members', then per-node VMs' switch (member -1,
+	 * on this host) or a profile's switch hosts (member -2 - j, over ssh) */
+	int n;
+	int member[TR_MAX];
+	pid_t pid[TR_MAX];
+	int errfd[TR_MAX];
+	char id[TR_MAX][64], rel[TR_MAX][PATH_MAX], cfg[PATH_MAX];
+	char errtxt[TR_MAX][1024];
+	json_t *nodes;		/* device -> node name */
+	json_t *switches;	/* device -> whether it is a switch port */
 	int a;
 	uint64_t rd;
 };
@@ -76,7 +81,8 @@ static int switch_faults(const struct exp *e)
 }
 
 /* "rdma-inject trace snaplen N to - dev D both..." for the members from..to */
-static void trace_cmd(struct exp *e, int from, int to, char *cmd, size_t len, json_t *nodes)
+static void trace_cmd(struct exp *e, int from, int to, char *cmd, size_t len, json_t *nodes,
+		      json_t *sws)
 {
 	size_t at;
 	/* a per-node VM's switch ports are this host's, not a node's */
@@ -90,11 +96,13 @@ static void trace_cmd(struct exp *e, int from, int to, char *cmd, size_t len, js
 
 		for (k = 0; k <= sw; k++) {
 			dev_of(e, m, k, dev, sizeof(dev));
-			if (!dev[0])
+			/* a switch host's port is not on the node's host */
+			if (!dev[0] || (k && e->p.nhosts && e->p.host[e->g.node[m]].swi >= 0))
 				continue;
 			at = strlen(cmd);
 			snprintf(cmd + at, len - at, " dev %s both", dev);
 			json_object_set_new(nodes, dev, json_string(node_name(e, m)));
+			json_object_set_new(sws, dev, json_boolean(k));
 		}
 	}
 }
@@ -127,9 +135,14 @@ static void stop_one(struct exp *e, struct exp_trace *t, int k)
 	const char *words[] = { exp_node_tool(e, "rdma-run"), "stop", t->id[k], "5000", NULL };
 	int st;
 
-	if (t->member[k] < 0 && t->pid[k] > 0)	/* the switch's, here: it ends on SIGTERM */
+	if (t->member[k] == -1 && t->pid[k] > 0)	/* the switch's, here: it ends on SIGTERM */
 		kill(t->pid[k], SIGTERM);
-	else if (!exp_node_argv(e, t->cfg, t->member[k], words, argv, line, sizeof(line)))
+	else if (t->member[k] == -1)
+		;
+	else if (!(t->member[k] < -1 ?
+		   exp_ssh_argv(e, e->p.swh[-2 - t->member[k]].ssh, words, argv, line,
+				sizeof(line)) :
+		   exp_node_argv(e, t->cfg, t->member[k], words, argv, line, sizeof(line))))
 		proc_run(argv, out, sizeof(out));
 	if (t->pid[k] > 0 && proc_reap(t->pid[k], 15000, &st))
 		proc_stop(t->pid[k], 1000);
@@ -208,6 +221,7 @@ static int switch_trace_start(struct exp *e, struct exp_trace *t, char *err, siz
 		argv[n++] = devs[m];
 		argv[n++] = "both";
 		json_object_set_new(t->nodes, devs[m], json_string(node_name(e, m)));
+		json_object_set_new(t->switches, devs[m], json_true());
 	}
 	argv[n] = NULL;
 	t->member[k] = -1;
@@ -225,6 +239,50 @@ static int switch_trace_start(struct exp *e, struct exp_trace *t, char *err, siz
 		return -EIO;
 	exp_event(e, "%s: tracing (%s and %s)", e->p.arm[t->a].name, t->rel[0], t->rel[k]);
 	return 0;
+}
+
+/* rdma-inject trace on switch host j's ports the members are cabled to,
+ * over ssh like the nodes' (rdma-run start), streamed into
+ * trace/ARM.rROUND.SWITCH.pcapng: entry t->n, member -2 - j */
+static int switch_host_trace_start(struct exp *e, struct exp_trace *t, int j, char *err,
+				   size_t errlen)
+{
+	static char line[8192], cmd[4096];
+	int k = t->n, m, fd, any = 0;
+	const char *words[] = { exp_node_tool(e, "rdma-run"), "start", t->id[k], "--", cmd, NULL };
+	char *argv[40], path[PATH_MAX * 2];
+	size_t at;
+
+	snprintf(cmd, sizeof(cmd), "exec %s trace snaplen %u to -", exp_node_tool(e, "rdma-inject"),
+		 e->p.trace_snaplen);
+	for (m = 0; m < e->g.n; m++) {
+		const struct prof_host *h = &e->p.host[e->g.node[m]];
+
+		if (h->swi != j)
+			continue;
+		at = strlen(cmd);
+		snprintf(cmd + at, sizeof(cmd) - at, " dev %s both", h->sw);
+		json_object_set_new(t->nodes, h->sw, json_string(node_name(e, m)));
+		json_object_set_new(t->switches, h->sw, json_true());
+		any = 1;
+	}
+	if (!any)
+		return 0;
+	t->member[k] = -2 - j;
+	t->errfd[k] = -1;
+	snprintf(t->id[k], sizeof(t->id[k]), "trace-%d-s%d", (int)getpid(), j);
+	snprintf(t->rel[k], sizeof(t->rel[k]), "trace/%s.r%llu.%s.pcapng", e->p.arm[t->a].name,
+		 (unsigned long long)t->rd + 1, e->p.swh[j].name);
+	snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || exp_ssh_argv(e, e->p.swh[j].ssh, words, argv, line, sizeof(line))) {
+		snprintf(err, errlen, "trace: %s: %s", path,
+			 fd < 0 ? strerror(errno) : "command line too long");
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	return spawn_trace(t, k, argv, fd, err, errlen, e->p.swh[j].name) ? -EIO : 0;
 }
 
 int exp_trace_start(struct exp *e, int a, uint64_t rd, char *err, size_t errlen)
@@ -248,6 +306,7 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd, char *err, size_t errlen)
 	t->a = a;
 	t->rd = rd;
 	t->nodes = json_object();
+	t->switches = json_object();
 	if (e->g.tb.backend == TB_VM && tb_ssh_config(t->cfg, sizeof(t->cfg))) {
 		snprintf(err, errlen, "trace: no ssh into the testbed VM");
 		return -EIO;
@@ -266,7 +325,8 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd, char *err, size_t errlen)
 		t->member[k] = k;
 		t->errfd[k] = -1;
 		snprintf(t->id[k], sizeof(t->id[k]), "trace-%d-%d", (int)getpid(), k);
-		trace_cmd(e, per_host ? k : 0, per_host ? k : e->g.n - 1, cmd, sizeof(cmd), t->nodes);
+		trace_cmd(e, per_host ? k : 0, per_host ? k : e->g.n - 1, cmd, sizeof(cmd), t->nodes,
+			  t->switches);
 		if (per_host)
 			snprintf(t->rel[k], sizeof(t->rel[k]), "trace/%s.r%llu.%s.pcapng",
 				 e->p.arm[a].name, (unsigned long long)rd + 1, node_name(e, k));
@@ -288,7 +348,14 @@ int exp_trace_start(struct exp *e, int a, uint64_t rd, char *err, size_t errlen)
 	}
 	if (per_node_switch(e))
 		return switch_trace_start(e, t, err, errlen);
-	exp_event(e, "%s: tracing (%s)", e->p.arm[a].name, t->rel[0]);
+	for (k = 0; e->p.nhosts && switch_faults(e) && k < e->p.nswitches; k++)
+		if (switch_host_trace_start(e, t, k, err, errlen))
+			return -EIO;
+	if (t->n > nk)
+		exp_event(e, "%s: tracing (%s and %d at switch hosts)", e->p.arm[a].name, t->rel[0],
+			  t->n - nk);
+	else
+		exp_event(e, "%s: tracing (%s)", e->p.arm[a].name, t->rel[0]);
 	return 0;
 }
 
@@ -307,13 +374,14 @@ void exp_trace_stop(struct exp *e)
 		stop_one(e, t, k);
 		snprintf(path, sizeof(path), "%s/%s", e->tmpdir, t->rel[k]);
 		json_array_append_new(e->captures,
-				      json_pack("{s:s,s:s,s:s,s:I,s:b,s:O}", "path", path, "file",
+				      json_pack("{s:s,s:s,s:s,s:I,s:b,s:O,s:O}", "path", path, "file",
 						t->rel[k], "arm", e->p.arm[t->a].name, "round",
 						(json_int_t)t->rd + 1, "incomplete",
 						strstr(t->errtxt[k], "records lost") != NULL, "nodes",
-						t->nodes));
+						t->nodes, "switches", t->switches));
 	}
 	json_decref(t->nodes);
+	json_decref(t->switches);
 	free(t);
 	e->trace = NULL;
 }
@@ -325,7 +393,8 @@ void exp_trace_analyze(struct exp *e)
 
 	json_array_foreach(e->captures, i, c) {
 		char err[512];
-		json_t *an = trace_analyze(jr_str(c, "path"), json_object_get(c, "nodes"), err,
+		json_t *an = trace_analyze(jr_str(c, "path"), json_object_get(c, "nodes"),
+					   json_object_get(c, "switches"), err,
 					   sizeof(err)), *cap;
 		size_t j;
 
@@ -376,11 +445,9 @@ static void sum_node(const json_t *traces, const char *node, const char *dir, in
 		json_array_foreach(json_object_get(an, "captures"), j, c) {
 			const json_t *v = json_object_get(c, "verdicts");
 
-			const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
-
 			if (strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
 			    strcmp(json_string_value(json_object_get(c, "dir")) ?: "", dir) ||
-			    trace_switch_port(dev))
+			    trace_capture_switch(c))
 				continue;
 			/* CNPs: rxe sends none, and one it receives it discards
 			 * before counting (rdma-inject's, inject_abi.h) */
@@ -508,11 +575,10 @@ static void rule_verdicts(const json_t *traces, const char *id, const char *node
 	json_array_foreach(traces, k, an)
 		json_array_foreach(json_object_get(an, "captures"), m, c) {
 			json_t *r = json_object_get(json_object_get(c, "rules"), id);
-			const char *dev = json_string_value(json_object_get(c, "dev")) ?: "";
 
 			/* ids are a kernel's: the switch's and a node's may meet */
 			if (!r || strcmp(json_string_value(json_object_get(c, "node")) ?: "", node) ||
-			    trace_switch_port(dev) != sw)
+			    trace_capture_switch(c) != sw)
 				continue;
 			for (q = 0; q < NK; q++)
 				t[q] += jint(r, kinds[q]) +

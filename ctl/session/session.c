@@ -204,50 +204,6 @@ int arms_wait(struct agentc **c, const json_int_t *arm, int n, const struct arms
 	return r;
 }
 
-/*
- * cmd on every agent cs[i] that has args[i] (stolen), at once: every
- * request sent, then every reply read, so that n agents under TCG take
- * about one agent's time, not n. res[i] (when res) the results, NULL where
- * none; 0, or the first failure's -errno with its err (every reply is read
- * whatever failed: each stream stays in step).
- */
-static int calls_all(struct agentc *const *cs, int n, const char *cmd, json_t **args,
-		     json_t **res, char *err, size_t errlen)
-{
-	char sent[TB_MAX_NODES + 1] = { 0 }, e[512];
-	int i, r = 0, ri;
-
-	for (i = 0; i < n; i++) {
-		if (res)
-			res[i] = NULL;
-		if (!args[i])
-			continue;
-		ri = agentc_send(cs[i], cmd, args[i], PROTO_SILENCE_MS, e, sizeof(e));
-		args[i] = NULL;
-		sent[i] = !ri;
-		if (ri && !r) {
-			r = ri;
-			snprintf(err, errlen, "%s", e);
-		}
-	}
-	for (i = 0; i < n; i++) {
-		json_t *x = NULL;
-
-		if (!sent[i])
-			continue;
-		ri = agentc_reply(cs[i], cmd, &x, PROTO_SILENCE_MS, e, sizeof(e));
-		if (ri && !r) {
-			r = ri;
-			snprintf(err, errlen, "%s", e);
-		}
-		if (res)
-			res[i] = x;
-		else
-			json_decref(x);
-	}
-	return r;
-}
-
 /* prepare on cs[i] where opts[i] (stolen) is set: arm[i] its id, ep[i] its
  * endpoint(s) (new reference), for every agent that prepared one */
 static int prepare_all(struct agentc *const *cs, int n, const char *wl, const char *role,
@@ -261,7 +217,7 @@ static int prepare_all(struct agentc *const *cs, int n, const char *wl, const ch
 					      opts[i]) : NULL;
 		nomem |= !args[i];
 	}
-	r = calls_all(cs, n, "prepare", args, res, err, errlen);
+	r = agentc_call_all(cs, n, "prepare", args, res, PROTO_SILENCE_MS, err, errlen);
 	if (!r && nomem) {
 		snprintf(err, errlen, "prepare: %s", strerror(ENOMEM));
 		r = -ENOMEM;
@@ -288,7 +244,7 @@ static int arms_do(struct agentc *const *cs, int n, const char *cmd, const json_
 		if (peer && peer[i])	/* taken: set or let go */
 			json_object_set_new(args[i], "peer", peer[i]);
 	}
-	r = calls_all(cs, n, cmd, args, NULL, err, errlen);
+	r = agentc_call_all(cs, n, cmd, args, NULL, PROTO_SILENCE_MS, err, errlen);
 	if (!r && nomem) {
 		snprintf(err, errlen, "%s: %s", cmd, strerror(ENOMEM));
 		r = -ENOMEM;

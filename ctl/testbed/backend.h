@@ -83,6 +83,7 @@ int tb_switch_remove(int nodes);		/* ports and bridge; 0 when none */
 /* --switch xdp: rdma-inject forward on the ports, by the nodes' MACs;
  * stop: its state gone once no rule is left (flush if-empty) */
 int tb_switch_xdp_start(const struct tb_state *s);	/* 0 or -errno (said) */
+int tb_switch_xdp_port(int i);	/* node i's new tap in its old place: 0 or -EIO */
 void tb_switch_xdp_stop(void);
 /* the MAC of node i's RoCE NIC (the switch port's far end) */
 #define TB_MAC_DATA "52:54:00:72:64:%02x"

@@ -80,12 +80,7 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 	case TB_PORT_UP:
 		return tb_switch_port_set(i, f == TB_PORT_UP, err, errlen);
 	case TB_REBOOT:
-		if (!s->switch_xdp)
-			break;
-		snprintf(err, errlen, "%s: a reboot makes the node a new switch port, which the XDP "
-			 "switch does not take in yet: up with --switch bridge to reboot nodes",
-			 s->node[i].name);
-		return -EOPNOTSUPP;
+		break;
 	case TB_NIC_RESET:	/* the agent's (up.c), on any backend */
 		snprintf(err, errlen, "a nic reset is the node agent's");
 		return -EINVAL;
@@ -108,6 +103,12 @@ int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s
 	if (r) {
 		snprintf(err, errlen, "%s: qemu did not start again", s->node[i].name);
 		return r;
+	}
+	/* its tap is a new device: the XDP switch takes it in, in its old place */
+	if (s->switch_xdp && tb_switch_xdp_port(i)) {
+		snprintf(err, errlen, "%s: the XDP switch did not take its new port in",
+			 s->node[i].name);
+		return -EIO;
 	}
 	return node_ready(s, i, timeout_s, err, errlen);
 }

@@ -54,11 +54,54 @@ int tb_state_path(char *buf, size_t len, const char *file)
 	return snprintf(buf, len, "%s/%s", ctl_state_dir(), file) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
+/* node i's console log */
+void tb_serial_path(const struct tb_state *s, int i, char *buf, size_t len)
+{
+	char name[32];
+
+	if (s->topology == TB_PER_NODE)
+		snprintf(name, sizeof(name), "serial-node%d.log", i);
+	else
+		snprintf(name, sizeof(name), "serial.log");
+	tb_state_path(buf, len, name);
+}
+
+int tb_vm_kernel_said(const struct tb_state *s, int node, char *buf, size_t len)
+{
+	static const char *const bad[] = { "soft lockup", "hard LOCKUP", "Kernel panic", "BUG:",
+					   "Oops", "hung_task", "blocked for more than" };
+	char path[PATH_MAX], line[512];
+	FILE *f;
+	int found = 0;
+
+	if (s->backend != TB_VM || node < 0 || node >= s->nodes)
+		return 0;
+	tb_serial_path(s, node, path, sizeof(path));
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {	/* the first: what went wrong first */
+		for (size_t k = 0; !found && k < sizeof(bad) / sizeof(bad[0]); k++)
+			if (strstr(line, bad[k])) {
+				line[strcspn(line, "\r\n")] = 0;
+				snprintf(buf, len, "%s (%s)", line, path);
+				found = 1;
+			}
+		if (found)
+			break;
+	}
+	fclose(f);
+	return found;
+}
+
 int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms)
 {
 	const struct tb_node *n = &s->node[node];
+	char said[640];
+	int r = agentc_open(c, n->name, n->host, n->port, s->token, timeout_ms);
 
-	return agentc_open(c, n->name, n->host, n->port, s->token, timeout_ms);
+	if (r && tb_vm_kernel_said(s, node, said, sizeof(said)))
+		log_err("%s: its kernel: %s", n->name, said);
+	return r;
 }
 
 int tb_is_agent(pid_t pid, const char *arg)

@@ -180,6 +180,22 @@ int tb_switch_xdp_start(const struct tb_state *s)
 	return 0;
 }
 
+/* a node's new tap (its VM booted again) taken into the XDP switch in its
+ * old place: 0 or -EIO (said) */
+int tb_switch_xdp_port(int i)
+{
+	char inj[PATH_MAX], port[16], out[512] = "";
+	char *argv[] = { inj, "forward", "port", port, NULL };
+
+	snprintf(inj, sizeof(inj), "%s/rdma-inject", ctl_bin_dir());
+	tb_switch_port(i, port, sizeof(port));
+	if (proc_run(argv, out, sizeof(out))) {
+		log_err("the XDP switch: %.*s", (int)strcspn(out, "\n"), out[0] ? out : "failed");
+		return -EIO;
+	}
+	return 0;
+}
+
 void tb_switch_xdp_stop(void)
 {
 	char inj[PATH_MAX], out[256];

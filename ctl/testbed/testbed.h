@@ -88,8 +88,14 @@ const char *tb_backend_name(enum tb_backend b);
 int tb_backend_parse(const char *name, enum tb_backend *b);
 /* index of node "nodeN" or "N", -ENOENT if none */
 int tb_node_index(const struct tb_state *s, const char *name);
-/* a control connection to node i's agent */
+/* a control connection to node i's agent; when there is none, what node
+ * i's kernel said went wrong first (tb_vm_kernel_said) is said too */
 int tb_agent_open(struct agentc *c, const struct tb_state *s, int node, int timeout_ms);
+/* 1 and buf: the first line of node i's console log (VM backend) where
+ * its kernel reported a lockup, a panic, an oops or a hung task; else 0 */
+int tb_vm_kernel_said(const struct tb_state *s, int node, char *buf, size_t len);
+/* node i's console log (VM backend) */
+void tb_serial_path(const struct tb_state *s, int i, char *buf, size_t len);
 /* one to the switch's agent: -ENOENT when the testbed has none (a shared
  * kernel's switch is in the VM: any node's agent reaches it) */
 int tb_switch_open(struct agentc *c, const struct tb_state *s, int timeout_ms);

@@ -154,19 +154,10 @@ static void kv(const char *out, const char *key, char *val, size_t len)
 	}
 }
 
-#define APPEND "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off"
-
-/* node i's console log */
-static void serial_path(const struct tb_state *s, int i, char *buf, size_t len)
-{
-	char name[32];
-
-	if (s->topology == TB_PER_NODE)
-		snprintf(name, sizeof(name), "serial-node%d.log", i);
-	else
-		snprintf(name, sizeof(name), "serial.log");
-	tb_state_path(buf, len, name);
-}
+/* loglevel 5: a soft lockup's or an oops's stack (KERN_WARNING) reaches
+ * the console log too, every CPU's for a lockup */
+#define APPEND "console=ttyS0 quiet loglevel=5 softlockup_all_cpu_backtrace=1 panic=-1 " \
+	       "mitigations=off"
 
 /* the testbed exists while a qemu of it runs (a crashed node is a node
  * fault, not the end of the testbed) or, per node, while its switch does */
@@ -189,7 +180,7 @@ static int vm_booting(const struct tb_state *s)
 	int i, n = s->topology == TB_PER_NODE ? s->nodes : 1;
 
 	for (i = 0; i < n; i++) {
-		serial_path(s, i, serial, sizeof(serial));
+		tb_serial_path(s, i, serial, sizeof(serial));
 		if (!qemu_ours(s->topology == TB_PER_NODE ? s->node[i].qemu_pid : s->qemu_pid) ||
 		    tb_file_has(serial, "@@ERROR") || tb_file_has(serial, "@@AGENT-EXIT"))
 			return 0;
@@ -489,7 +480,7 @@ int vm_boot_node(struct tb_state *s, int i, int ssh, const char *kernel,
 	char ctrl[512], cdev[64], data[128], ddev[64], port[16], *args[64];
 	int r, n = 0;
 
-	serial_path(s, i, serial, sizeof(serial));
+	tb_serial_path(s, i, serial, sizeof(serial));
 	snprintf(name, sizeof(name), "rdma-testbed-node%d", i);
 	snprintf(append, sizeof(append), APPEND " rdmatb.node=%d", i);
 	n = snprintf(ctrl, sizeof(ctrl),
@@ -531,7 +522,7 @@ static void tell_consoles(const struct tb_state *s)
 	int i, n = s->topology == TB_PER_NODE ? s->nodes : 1;
 
 	for (i = 0; i < n; i++) {
-		serial_path(s, i, serial, sizeof(serial));
+		tb_serial_path(s, i, serial, sizeof(serial));
 		log_err("last lines of %s's console (%s):",
 			s->topology == TB_PER_NODE ? s->node[i].name : "the VM", serial);
 		tb_tail_file(serial, n > 1 ? 12 : 25);
@@ -723,7 +714,7 @@ static int vm_down(const struct tb_state *s)
 	for (i = 0; i < (s->topology == TB_PER_NODE ? s->nodes : 1); i++) {
 		char name[48];
 
-		serial_path(s, i, serial, sizeof(serial));
+		tb_serial_path(s, i, serial, sizeof(serial));
 		if (s->topology == TB_PER_NODE)
 			snprintf(name, sizeof(name), "last-serial-node%d.log", i);
 		else

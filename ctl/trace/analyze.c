@@ -251,6 +251,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 	json_int_t nresent_req = 0, novertaken = 0, nunexplained = 0, nmarked = 0;
 	size_t j, q;
 
+	s->timer_ns = ack_timer(s, i);
 	for (j = 0; j < s->nf; j++) {
 		struct flow *f = &s->f[j];
 		char a[64], b[64];
@@ -299,9 +300,12 @@ static void flows_json(struct tr *s, int i, json_t *c)
 }
 
 /* capture point i: what it saw and what the judgements found */
-static json_t *capture_json(struct tr *s, int i, const char *path, const json_t *nodes)
+static json_t *capture_json(struct tr *s, int i, const char *path, const json_t *nodes,
+			    const json_t *switches)
 {
 	const json_t *node = nodes ? json_object_get(nodes, s->c[i].dev) : NULL;
+	int sw = switches ? json_is_true(json_object_get(switches, s->c[i].dev)) :
+			    trace_switch_port(s->c[i].dev);
 	json_t *c, *trig = json_object(), *losses;
 	json_int_t ncnp = 0;
 	size_t j;
@@ -311,6 +315,7 @@ static json_t *capture_json(struct tr *s, int i, const char *path, const json_t 
 		      "ingress" : "unknown", "node", node ? node : json_null(), "packets",
 		      (json_int_t)s->c[i].packets, "resent_packets", (json_int_t)s->c[i].resent,
 		      "lost_records", (json_int_t)s->c[i].lost_records);
+	json_object_set_new(c, "switch", json_boolean(sw));
 	verdicts_json(s, i, c);
 	flows_json(s, i, c);
 	losses = json_object_get(c, "losses");
@@ -333,7 +338,8 @@ static json_t *capture_json(struct tr *s, int i, const char *path, const json_t 
 	return c;
 }
 
-json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t errlen)
+json_t *trace_analyze(const char *path, const json_t *nodes, const json_t *switches, char *err,
+		      size_t errlen)
 {
 	struct pcapng_r *r = pcapng_open(path, err, errlen);
 	struct tr s = { 0 };
@@ -362,7 +368,7 @@ json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t e
 	out = json_pack("{s:s,s:[]}", "file", path, "captures");
 	for (i = 0; i < s.nc; i++)
 		json_array_append_new(json_object_get(out, "captures"),
-				      capture_json(&s, i, path, nodes));
+				      capture_json(&s, i, path, nodes, switches));
 out:
 	pcapng_close(r);
 	tr_free(&s);
@@ -377,7 +383,7 @@ json_int_t trace_retransmissions(const json_t *a)
 
 	json_array_foreach(caps, i, c)
 		if (!strcmp(json_string_value(json_object_get(c, "dir")) ?: "", "egress") &&
-		    !trace_switch_port(json_string_value(json_object_get(c, "dev")) ?: ""))
+		    !trace_capture_switch(c))
 			n += json_integer_value(json_object_get(c, "resent_requests"));
 	return n;
 }

@@ -96,11 +96,16 @@ static void lat(json_t *o, const char *k, uint64_t a, uint64_t b)
 }
 
 /* whether the sender of flow f sat out a timer before its packet at index r:
- * the notice (a NAK, a later READ response) reached it at ts, it went on
- * sending other packets, then fell silent for at least 90% of the time from
- * ts to r, which was at least a millisecond. A sender that acts on the
- * notice goes back at once; one that had nothing left to send is silent
- * from the notice on, whatever it does. */
+ * the notice (a NAK, a later READ response) left the receiver at ts and
+ * r came a millisecond or more later. A sender that went on sending after
+ * the notice must then have fallen silent for at least 90% of the time
+ * from ts to r, and (when the capture showed its timer: s->timer_ns) for
+ * at least half of that timer. One silent since before the notice must
+ * have waited half its timer, or 30 ms when none was seen (a stalled VM
+ * took 12 ms to act on a NAK here; rxe waits 67 ms at QP timeout 14,
+ * perftest's and ibv_rc_pingpong's): a sender that acts on the notice
+ * goes back at once, and one that stalled (a busy VM) waits less than its
+ * timer. */
 static int waited_out(const struct tr *s, const struct flow *f, long r, uint64_t ts)
 {
 	uint64_t at = s->p[f->pk[r]].ts, prev;
@@ -108,7 +113,48 @@ static int waited_out(const struct tr *s, const struct flow *f, long r, uint64_t
 	if (r <= 0 || at < ts + 1000000)
 		return 0;
 	prev = s->p[f->pk[r - 1]].ts;
-	return prev >= ts && prev <= at && (at - prev) * 10 >= (at - ts) * 9;
+	if (prev < ts)
+		return at - ts >= (s->timer_ns ? s->timer_ns / 2 : 30000000);
+	return prev <= at && (at - prev) * 10 >= (at - ts) * 9 && (at - prev) * 2 >= s->timer_ns;
+}
+
+/* a lost request's resend (r) and the NAK for it (n, in the peer flow g),
+ * each an index or negative */
+static void req_recovery(const struct tr *s, const struct tp *l, size_t pos, long *r, long *n)
+{
+	const struct flow *f = &s->f[l->flow], *g = f->peer >= 0 ? &s->f[f->peer] : NULL;
+
+	*r = after(s, f, l->ts, pos + 1, same_psn, l);
+	*n = g ? after(s, g, l->ts, (size_t)first_ts(s, g, l->ts), nak_seq_for, l) : -1;
+}
+
+uint64_t ack_timer(const struct tr *s, int cap)
+{
+	uint64_t best = 0;
+
+	for (size_t j = 0; j < s->nf; j++) {
+		const struct flow *f = &s->f[j];
+
+		if (f->cap != cap)
+			continue;
+		for (size_t q = 0; q < f->npk; q++) {
+			const struct tp *l = &s->p[f->pk[q]];
+			uint64_t at, prev;
+			long r, n;
+
+			if ((l->verdict != INJ_VERDICT_DROP && l->verdict != INJ_VERDICT_CORRUPT) ||
+			    !is_request(l->cls))
+				continue;
+			req_recovery(s, l, q, &r, &n);
+			if (r <= 0 || (n >= 0 && s->p[s->f[f->peer].pk[n]].ts <= s->p[f->pk[r]].ts))
+				continue;	/* not resent, or after a NAK */
+			at = s->p[f->pk[r]].ts;
+			prev = s->p[f->pk[r - 1]].ts;
+			if (prev <= at && (!best || at - prev < best))
+				best = at - prev;
+		}
+	}
+	return best;
 }
 
 /* one loss: what the NIC did about it */
@@ -126,7 +172,7 @@ json_t *loss(struct tr *s, const struct tp *l, size_t pos)
 	if (is_request(l->cls)) {
 		size_t q;
 
-		r = after(s, f, l->ts, pos + 1, same_psn, l);
+		req_recovery(s, l, pos, &r, &n);
 		for (q = 0; r < 0 && q < pos; q++) {	/* an earlier copy got through */
 			const struct tp *t = &s->p[f->pk[q]];
 
@@ -134,8 +180,6 @@ json_t *loss(struct tr *s, const struct tp *l, size_t pos)
 			    t->verdict != INJ_VERDICT_CORRUPT)
 				trigger = "duplicate";
 		}
-		if (g)
-			n = after(s, g, l->ts, (size_t)first_ts(s, g, l->ts), nak_seq_for, l);
 		if (r >= 0) {
 			const struct tp *rs = &s->p[f->pk[r]];
 

@@ -99,6 +99,8 @@ struct tr {
 	struct cap c[PCAPNG_MAX_IF];
 	int nc;
 	uint64_t t0;
+	uint64_t timer_ns;	/* the capture being judged: its shortest wait for an
+				 * ACK timer (ack_timer), 0 when none was seen */
 };
 
 
@@ -141,6 +143,9 @@ void tr_free(struct tr *s);
 /* --- judge.c */
 /* the loss of packet l (position pos of its flow): how it was recovered */
 json_t *loss(struct tr *s, const struct tp *l, size_t pos);
+/* capture point cap's shortest wait for an ACK timer: the silence before
+ * the resend of a lost request that no NAK asked for; 0 when none */
+uint64_t ack_timer(const struct tr *s, int cap);
 void go_back_n(struct tr *s, const struct flow *f, json_t *res);
 void read_check(struct tr *s, const struct flow *f, json_t *res);
 /* key's values over losses: count, median, p99, max */

@@ -18,16 +18,26 @@
 #include <string.h>
 #include <jansson.h>
 
-/* {"file", "captures": [{"file", "iface", "dev", "dir", "node", "packets",
- * "resent_packets", "verdicts": {...}, "lost_records", "qps": [...],
- * "losses": [...], "go_back_n": {...}, "read_retransmission": {...}}]}
- * nodes: {"DEV": "node0", ...} or NULL; NULL with the reason in err */
-json_t *trace_analyze(const char *path, const json_t *nodes, char *err, size_t errlen);
+/* {"file", "captures": [{"file", "iface", "dev", "dir", "node", "switch",
+ * "packets", "resent_packets", "verdicts": {...}, "lost_records", "qps":
+ * [...], "losses": [...], "go_back_n": {...}, "read_retransmission":
+ * {...}}]}. nodes: {"DEV": "node0", ...} or NULL; switches: {"DEV": true}
+ * for the switch ports among the devices, or NULL (the testbed's names:
+ * trace_switch_port). NULL with the reason in err */
+json_t *trace_analyze(const char *path, const json_t *nodes, const json_t *switches, char *err,
+		      size_t errlen);
 
-/* a switch port's capture: swN in a shared kernel's VM, rtbswN on this host */
+/* a switch port's capture by the testbed's names: swN in a shared kernel's
+ * VM, rtbswN on this host */
 static inline int trace_switch_port(const char *dev)
 {
 	return !strncmp(dev, "sw", 2) || !strncmp(dev, "rtbsw", 5);
+}
+
+/* a capture of the analysis is a switch port's */
+static inline int trace_capture_switch(const json_t *c)
+{
+	return json_is_true(json_object_get(c, "switch"));
 }
 
 /* the resent request packets (data, READ requests, atomics, READ

@@ -51,6 +51,12 @@ void tool_merge_one(json_t *a, const json_t *b, const char *tool)
 	tool_worst(ta, tb);
 	tool_runs_add(ta, tb);
 	json_object_del(ta, "rows");	/* the rows are each run's */
+	if (json_is_object(json_object_get(tb, "unmeasured"))) {	/* any run's */
+		if (!json_is_object(json_object_get(ta, "unmeasured")))
+			json_object_set_new(ta, "unmeasured", json_object());
+		json_object_update_missing(json_object_get(ta, "unmeasured"),
+					   json_object_get(tb, "unmeasured"));
+	}
 }
 
 size_t tool_line(const char **p, const char *end, char *text, size_t len)

@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,10 @@ static int header(const char *line, size_t len, int *idx, char *why, size_t wlen
 	return n;
 }
 
-/* a row of n numbers into a new object, or NULL */
+/* a row of n numbers into a new object, or NULL. A column perftest
+ * printed as inf or nan (its CPU clock calibration failed: "Correlation
+ * coefficient r^2 < 0.9" on its stderr, a busy machine) has no figure; its
+ * key and what was printed go in "unmeasured" */
 static json_t *row(const char *line, size_t len, const int *idx, int n)
 {
 	char buf[512], *p, *end;
@@ -117,10 +121,24 @@ static json_t *row(const char *line, size_t len, const int *idx, int n)
 	buf[len] = 0;
 	p = buf;
 	for (k = 0; k < n; k++) {
-		double v = strtod(p, &end);
+		double v;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		v = strtod(p, &end);
 
 		if (end == p || (*end && !isspace((unsigned char)*end)))
 			return json_decref(o), NULL;
+		if (!isfinite(v)) {
+			json_t *u = json_object_get(o, "unmeasured");
+
+			if (!u)
+				json_object_set_new(o, "unmeasured", u = json_object());
+			json_object_set_new(u, cols[idx[k]].key,
+					    json_stringn(p, (size_t)(end - p)));
+			p = end;
+			continue;
+		}
 		p = end;
 		v *= cols[idx[k]].mult;
 		json_object_set_new(o, cols[idx[k]].key,

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		a = trace_analyze(path, NULL, err, sizeof(err));
+		a = trace_analyze(path, NULL, NULL, err, sizeof(err));
 		if (a) {
 			f = fopen("/dev/null", "w");
 			if (f) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The libFuzzer harnesses (tests/fuzz/fuzz_*.c, built by `make fuzz` with
-# ASan and UBSan), each for FUZZ_SECONDS (default 20) from its seed corpus
+# ASan and UBSan), each for FUZZ_SECONDS (default 10) from its seed corpus
 # in tests/fuzz/corpus/NAME (copied: the repository is not changed). A crash,
 # a leak, a sanitizer report or a timeout fails the harness; the input that
 # did it is kept as build/fuzz/crash-NAME-*, to replay with
@@ -11,13 +11,14 @@ cd "$(dirname "$0")/../.."
 B=${BUILD:-build}/fuzz
 S=fuzz
 NAMES="profile frame rule report trace"
-SECS=${FUZZ_SECONDS:-20}
+SECS=${FUZZ_SECONDS:-10}
 echo "PLAN: $S $NAMES"
-for n in $NAMES; do
-	bin=$B/fuzz_$n
+# one harness: its PASS or FAIL lines
+fuzz_one() {
+	local n=$1 bin=$B/fuzz_$1 w out rc runs cov
 	if [ ! -x "$bin" ]; then
 		echo "FAIL: $S/$n (no $bin: make fuzz)"
-		continue
+		return
 	fi
 	w=$(mktemp -d)
 	cp tests/fuzz/corpus/"$n"/* "$w"/
@@ -32,5 +33,16 @@ for n in $NAMES; do
 		echo "FAIL: $S/$n (exit $rc; reproducer: $(ls "$B"/crash-"$n"-* 2>/dev/null | head -n 1))"
 	fi
 	rm -rf "$w"
+}
+# two at a time (this host's two cores), each one's lines together
+O=$(mktemp -d)
+set -- $NAMES
+while [ $# -gt 0 ]; do
+	fuzz_one "$1" > "$O/$1" &
+	[ $# -gt 1 ] && fuzz_one "$2" > "$O/$2" &
+	wait
+	cat "$O/$1"; [ $# -gt 1 ] && cat "$O/$2"
+	shift; [ $# -gt 0 ] && shift
 done
+rm -rf "$O"
 exit 0

@@ -136,27 +136,42 @@ function niceTicks(labels, log) {
 
 		/* hover: a point with no other row within 3 px, its value in the box
 		 * (x on the page from toPercentXCoord: dygraphs' toDomXCoord ignores
-		 * a log x axis) */
+		 * a log x axis). On a long run the rows of a time plot can all sit
+		 * closer than that: zoomed in around a point, as a user would (a
+		 * linear x axis: up to three times, to an eighth each) */
 		const target = await page.evaluate((id) => {
 			const { graph: g, spec: s, series } = window.rtbCharts[id];
-			const area = g.getArea();
-			const domX = (x) => area.x + g.toPercentXCoord(x) * area.w;
-			const xs = [];
-			for (let r = 0; r < g.numRows(); r++) xs.push(domX(g.getValue(r, 0)));
-			const r = g.canvas_.getBoundingClientRect();
-			for (const pass of [1, 0])
-				for (const se of series) {
-					const pts = se.points;
-					for (let j = 0; j < pts.length; j++) {
-						const p = pts[(j + Math.floor(pts.length / 2)) % pts.length];
-						const dx = domX(p[0]), dy = g.toDomYCoord(p[1]);
-						if (pass && p[1] === 0 && s.kind !== 'bar') continue;
-						if (dx < area.x + 2 || dx > area.x + area.w - 2 || dy < area.y || dy > area.y + area.h) continue;
-						if (s.kind !== 'bar' && xs.filter((x) => Math.abs(x - dx) < 3).length !== 1) continue;
-						return { name: se.name, x: p[0], y: p[1], px: r.left + dx, py: r.top + dy };
+			const find = () => {
+				const area = g.getArea();
+				const domX = (x) => area.x + g.toPercentXCoord(x) * area.w;
+				const xs = [];
+				for (let r = 0; r < g.numRows(); r++) xs.push(domX(g.getValue(r, 0)));
+				const r = g.canvas_.getBoundingClientRect();
+				for (const pass of [1, 0])
+					for (const se of series) {
+						const pts = se.points;
+						for (let j = 0; j < pts.length; j++) {
+							const p = pts[(j + Math.floor(pts.length / 2)) % pts.length];
+							const dx = domX(p[0]), dy = g.toDomYCoord(p[1]);
+							if (pass && p[1] === 0 && s.kind !== 'bar') continue;
+							if (dx < area.x + 2 || dx > area.x + area.w - 2 || dy < area.y || dy > area.y + area.h) continue;
+							if (s.kind !== 'bar' && xs.filter((x) => Math.abs(x - dx) < 3).length !== 1) continue;
+							return { name: se.name, x: p[0], y: p[1], px: r.left + dx, py: r.top + dy };
+						}
 					}
-				}
-			return null;
+				return null;
+			};
+			let t = find(), zoomed = 0;
+			const lin = s.kind !== 'bar' && !s.x.log && !s.x.categories;
+			for (; !t && lin && zoomed < 3; zoomed++) {
+				const se = series.find((se) => se.points.some((p) => p[1] !== 0)) || series[0];
+				const p = se && se.points[Math.floor(se.points.length / 2)];
+				if (!p) break;
+				const [x0, x1] = g.xAxisRange(), h = (x1 - x0) / 16;
+				g.updateOptions({ dateWindow: [p[0] - h, p[0] + h] });
+				t = find();
+			}
+			return t && Object.assign(t, { zoomed: zoomed > 0 });
 		}, id);
 		if (check(target, `${id}: no point to hover`)) {
 			await page.mouse.move(target.px, target.py - 3);
@@ -173,6 +188,7 @@ function niceTicks(labels, log) {
 			check(shown.x && shown.x.endsWith(': ' + wantx), `${id}: hover x '${shown.x}', not '${wantx}'`);
 			if (id === charts[0] || spec.kind !== 'line') seen.push(`${id} hover '${shown.v}' at ${shown.x}`);
 			await page.mouse.move(5, 5);
+			if (target.zoomed) await page.evaluate((id) => window.rtbCharts[id].graph.resetZoom(), id);
 		}
 
 		/* a legend check box hides its arm's series, and shows them again */

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
-       exec_cp_per_node switch_faults_traced switch_agent_cli rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
+       exec_cp_per_node switch_faults_traced switch_agent_cli switch_host_traced rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
        node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset tui_node_fault down_clean killed_up_cleans
        kernel_per_node switch_xdp"
 INJ=${INJ:-build/bin/rdma-inject}
@@ -184,6 +184,70 @@ if [ $r1 = 0 ] && jq -e '[.rules[] | select(.dev == "rtbsw0")] | length == 1' <<
 else
 	fail switch_agent_cli "add rc=$r1 $out; list: $(head -c 300 <<< "$lst"); flush rc=$r3"
 fi
+
+# --- a switch host with a kernel of its own (hosts.switches): this host,
+# reached by ssh like the nodes (the VM image's sshd, unpacked from
+# Debian's openssh-server, never installed here: run by the test on
+# loopback, key only, in a mount namespace whose /etc/passwd has its
+# privilege separation user), its ports rtbsw0..2. rdmactl starts its agent there, runs
+# rdma-inject forward on the ports for the run, traces them over ssh:
+# every switch port's ingress capture holds what its node's egress sent,
+# and c's port's egress what c's ingress got plus what the rule dropped;
+# afterwards no XDP, agent, trace or ssh is left
+switch_host() {
+	local SD=$W/sshd port=47390 out rc st d sw sshd
+	sshd=$(ls -d "${RDMATB_CACHE_DIR:-/var/cache/rdma-testbed}"/openssh-server-*/usr/sbin/sshd 2>/dev/null | head -1)
+	[ -x "$sshd" ] || { echo "no sshd unpacked for the VM image (make deps; testbed up downloads it)"; return 1; }
+	mkdir -p "$SD"
+	[ -d /run/sshd ] || { mkdir /run/sshd && touch "$SD/made-run-sshd"; }
+	{ cat /etc/passwd; grep -q '^sshd:' /etc/passwd || echo 'sshd:x:100:65534::/run/sshd:/usr/sbin/nologin'; } > "$SD/passwd"
+	ssh-keygen -q -t ed25519 -N '' -f "$SD/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$SD/id" &&
+		cp "$SD/id.pub" "$SD/authorized_keys" || { echo "ssh-keygen failed"; return 1; }
+	printf '%s\n' "ListenAddress 127.0.0.1" "Port $port" "HostKey $SD/host_key" \
+		"AuthorizedKeysFile $SD/authorized_keys" "PermitRootLogin prohibit-password" \
+		"PasswordAuthentication no" "KbdInteractiveAuthentication no" "UsePAM no" "StrictModes no" \
+		"PidFile $SD/sshd.pid" "SetEnv PATH=$PWD/build/bin:/usr/sbin:/usr/bin:/sbin:/bin" > "$SD/sshd_config"
+	unshare -m sh -c 'mount --bind "$1" /etc/passwd && exec "$2" -f "$3"' sh "$SD/passwd" "$sshd" "$SD/sshd_config" ||
+		{ echo "sshd did not start"; return 1; }
+	cp /run/rdma-testbed/ssh/config "$SD/ssh_config"
+	printf 'Host rtb-switch\n\tHostName 127.0.0.1\n\tPort %s\n\tUser root\n\tIdentityFile %s\n\tIdentitiesOnly yes\n\tUserKnownHostsFile %s\n\tStrictHostKeyChecking yes\n\tBatchMode yes\n' \
+		"$port" "$SD/id" "$SD/known_hosts" >> "$SD/ssh_config"
+	echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$SD/host_key.pub")" > "$SD/known_hosts"
+	printf '%s\n' "version: 1" "name: pernode-switch-host" "hosts:" "  ssh: {config: $SD/ssh_config}" \
+		"  nodes:" \
+		"    - {name: a, ssh: rdma-testbed-node0, dev: rxe0, nic: n0, switch: rtbsw0}" \
+		"    - {name: b, ssh: rdma-testbed-node1, dev: rxe1, nic: n1, switch: rtbsw1}" \
+		"    - {name: c, ssh: rdma-testbed-node2, dev: rxe2, nic: n2, switch: rtbsw2}" \
+		"  switches:" "    - {name: host, ssh: rtb-switch, ports: [rtbsw0, rtbsw1, rtbsw2]}" \
+		"workload: {type: collective, options: {op: allreduce, size: 64k}}" "arms: [{mode: rc}]" \
+		"run: {iters: 4, rounds: 1}" "trace: {}" "faults:" \
+		"  - {name: drop-toward-c, rule: opcode data drop 2%, nodes: [c], port: switch, dir: egress}" \
+		> "$W/swh.yaml"
+	out=$("$RDMACTL" run "$W/swh.yaml" -o "$W/swh" 2>&1); rc=$?
+	kill "$(cat "$SD/sshd.pid")" 2>/dev/null
+	[ $rc = 0 ] || { echo "run: rc=$rc $(tail -n 3 <<< "$out" | tr '\n' '|')"; return 1; }
+	# per node: [its egress, its port's ingress, its ingress, its port's egress]
+	st=$(jq -c '[.trace.files[].captures[]] as $c | [("a","b","c") as $n |
+		[($c[] | select(.node == $n and (.switch | not) and .dir == "egress") | .packets),
+		 ($c[] | select(.node == $n and .switch and .dir == "ingress") | .packets),
+		 ($c[] | select(.node == $n and (.switch | not) and .dir == "ingress") | .packets),
+		 ($c[] | select(.node == $n and .switch and .dir == "egress") | .packets)]]' "$W/swh/report.json")
+	d=$(jq '[.trace.checks[] | select(.check | test("dropped")) | .trace] | add' "$W/swh/report.json")
+	jq -e '([.trace.checks[] | .ok] | all) and .testbed.switches[0].stopped and
+		any(.trace.files[]; .file == "trace/rc.r1.host.pcapng")' < "$W/swh/report.json" >/dev/null ||
+		{ echo "report: $(jq -c '[.trace.checks[] | select(.ok | not)], .testbed.switches' "$W/swh/report.json" | head -c 400)"; return 1; }
+	jq -e --argjson d "${d:-0}" '.[0][0] == .[0][1] and .[1][0] == .[1][1] and .[2][0] == .[2][1] and
+		.[0][2] == .[0][3] and .[1][2] == .[1][3] and .[2][3] - .[2][2] == $d and $d > 0' <<< "$st" >/dev/null ||
+		{ echo "captures [egress, port in, ingress, port out] a b c: $st, dropped $d"; return 1; }
+	sw=$(ip -d -o link show | grep -c prog/xdp)
+	[ "$sw" = 0 ] && ! pgrep -f 'rdma-agent .*--listen 127.0.0.1:4735' >/dev/null &&
+		! pgrep -f 'rdma-inject trace' >/dev/null && ! pgrep -f -- '-L 127.0.0.1:[0-9]+:127.0.0.1:473' >/dev/null ||
+		{ echo "left: XDP on $sw links, $(pgrep -af 'rdma-agent|rdma-inject|ssh .*-L' | cut -c1-80 | tr '\n' '|')"; return 1; }
+	echo "$(grep 'forwarding between' <<< "$out" | sed 's/^rdmactl: //'); traced there over ssh: each port's ingress = its node's egress ($(jq -r '[.[] | .[0]] | join(", ")' <<< "$st") packets), c's port's egress $(jq '.[2][3]' <<< "$st") = c's ingress $(jq '.[2][2]' <<< "$st") + $d dropped; nothing left"
+}
+if sh=$(switch_host); then pass switch_host_traced "$sh"; else fail switch_host_traced "$sh"; fi
+[ -f "$W/sshd/sshd.pid" ] && kill "$(cat "$W/sshd/sshd.pid")" 2>/dev/null
+[ -f "$W/sshd/made-run-sshd" ] && rmdir /run/sshd
 
 # --- the RDMA CM's programs across kernels under loss at the switch
 # (profiles/exec-cm-*.yaml, scaled down): their expectations hold (every
@@ -455,8 +519,9 @@ fi
 # --- --switch xdp: rdma-inject forward on the switch ports, the nodes' MACs
 # named (XDP moves every frame; the bridge sees none). RC and the RDMA CM
 # cross it; its hook counts every RoCE packet node0's rxe sent; a drop rule
-# there drops in XDP and RC recovers; a reboot is refused, said; down leaves
-# no state and no forwarder pins
+# there drops in XDP and RC recovers; node1 rebooted comes back on a new
+# tap, which the forwarder takes in (its hook counts what rxe1 sends, RC
+# crosses both ways); down leaves no state and no forwarder pins
 xsent() { "$RDMACTL" testbed exec "$1" -- cat "/sys/class/infiniband/rxe${1#node}/ports/1/hw_counters/sent_pkts"; }
 xhook() { "$INJ" -j stats 2>/dev/null | jq "[.hooks[] | select(.dev == \"$1\" and .dir == \"$2\") | .roce_pkts] | add // 0"; }
 ok=1 why=""
@@ -477,12 +542,20 @@ dropped=$("$INJ" -j stats 2>/dev/null | jq --argjson id "${id:-0}" '.rules[] | s
 sleep 1
 pings=$("$RDMACTL" testbed exec node1 -- timeout 120 rping -c -a 198.18.0.1 -p 7175 -C 20 -S 1024 -V -v 2>&1 | grep -c "ping data")
 [ "$pings" = 20 ] || { ok=0; why="$why rping: $pings of 20 pings"; }
+ifx0=$(cat /sys/class/net/rtbsw1/ifindex 2>/dev/null)
 rb=$("$RDMACTL" testbed reboot node1 2>&1); rbc=$?
-[ $rbc != 0 ] && grep -q -- "--switch bridge" <<< "$rb" || { ok=0; why="$why reboot: exit $rbc $rb"; }
+ifx1=$(cat /sys/class/net/rtbsw1/ifindex 2>/dev/null)
+[ $rbc = 0 ] && [ -n "$ifx1" ] && [ "$ifx1" != "$ifx0" ] || { ok=0; why="$why reboot: exit $rbc (rtbsw1 $ifx0 -> $ifx1) $rb"; }
+ip -d link show rtbsw1 2>/dev/null | grep -q "prog/xdp" || { ok=0; why="$why no XDP on the new rtbsw1"; }
+g0=$(xhook rtbsw1 ingress); q0=$(xsent node1)
+"$RDMACTL" -q p2p lat --client node1 --server node0 --iters 300 --size 4096 >/dev/null 2>&1 || { ok=0; why="$why RC after the reboot failed"; }
+g1=$(xhook rtbsw1 ingress); q1=$(xsent node1)
+[ $((g1 - g0)) = $((q1 - q0)) ] && [ $((q1 - q0)) -gt 300 ] || { ok=0; why="$why new rtbsw1 ingress saw $((g1 - g0)), rxe1 sent $((q1 - q0))"; }
+rbs="rtbsw1 ifindex $ifx0 -> $ifx1, its ingress counted $((g1 - g0)) = rxe1 sent"
 out=$("$RDMACTL" testbed down 2>&1); left=$(host_clean)
 [ -e /sys/fs/bpf/rdma-inject/inj_fwd_ports ] && left="$left forwarder pins"
 if [ $ok = 1 ] && [ -z "$left" ]; then
-	pass switch_xdp "$(grep -o 'forwarding.*' "$W/xup.log" | head -n 1); rtbsw0 ingress counted $((h1 - h0)) RoCE packets = rxe0 sent; XDP dropped $dropped, RC recovered; perftest ib_write_lat (its TCP) and rping 20 of 20 (the RDMA CM) across it; reboot refused ($(sed 's/^rdmactl: //' <<< "$rb" | head -c 90)); down left nothing"
+	pass switch_xdp "$(grep -o 'forwarding.*' "$W/xup.log" | head -n 1); rtbsw0 ingress counted $((h1 - h0)) RoCE packets = rxe0 sent; XDP dropped $dropped, RC recovered; perftest ib_write_lat (its TCP) and rping 20 of 20 (the RDMA CM) across it; node1 rebooted: $rbs; down left nothing"
 else
 	fail switch_xdp "$why; left: $left"
 	"$RDMACTL" testbed down >/dev/null 2>&1

@@ -12,8 +12,8 @@ cd "$(dirname "$0")/../.."
 C=$RDMACTL
 TESTS="run_quickstart report_schema hlog_hdrhistogram html_chromium report_rerender run_expectations
        run_interrupted run_train_profile run_other_profiles run_kv_profile run_storage_profile
-       run_bad_profile run_reach_check run_brings_up_testbed run_hosts_profile run_ssh_profile run_ssh_refused
-       run_ssh_killed"
+       run_bad_profile run_reach_check run_brings_up_testbed run_hosts_profile run_ssh_profile run_switch_host
+       run_ssh_refused run_ssh_killed"
 W=$(mktemp -d /tmp/rtb-run.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -325,6 +325,31 @@ else
 	fail run_ssh_profile "rc=$rc seen=$seen token_on_cmdline=$tok_exposed remote_left=[$left_remote] ssh_left=$(pgrep -fc -- '-L 127.0.0.1:[0-9]+:127.0.0.1:4730') $(tail -n 4 "$W/ssh.out" | tr '\n' '|')"
 fi
 
+# --- a switch host (hosts.switches): its agent started over ssh too
+# (--no-rdma), rdma-inject forward on its ports sw0..sw2 (by the nodes'
+# MACs) for the run, the fault at port: switch there. Every RoCE packet the
+# nodes' rxe sent entered a switch port's ingress hook and left by an
+# egress one; afterwards no XDP, rule, agent or ssh is left, and the guest
+# bridge carries the traffic again
+sent() { local n s=0; for n in 0 1 2; do s=$((s + $("$C" -j counters --node node$n | jq .hw_counters.sent_pkts))); done; echo $s; }
+h=$W/hosts-switch
+s0=$(sent)
+"$C" run profiles/hosts-switch.yaml -o "$h" --set run.iters=6 > "$W/sw.out" 2>&1; rc=$?
+s1=$(sent)
+left_remote=$(vssh '/usr/sbin/ip -d -o link show | grep -c prog/xdp; ps -o args | grep -c "^rdma-agent .*--listen 127.0.0.1:473[05]"' 2>/dev/null | tr '\n' ' ')
+p2p=$("$C" -j p2p lat --iters 20 2>/dev/null | jq '.lat_ns.p50_ns > 0')
+q='.testbed.switches[0] | [.hooks[] | select(.dir == "DIR") | .roce_pkts] | add'
+hin=$(jq "${q/DIR/ingress}" "$h/report.json" 2>/dev/null); heg=$(jq "${q/DIR/egress}" "$h/report.json" 2>/dev/null)
+if [ $rc = 0 ] && [ "$left_remote" = "0 0 " ] && ! pgrep -f -- '-L 127.0.0.1:[0-9]+:127.0.0.1:473[05]' >/dev/null &&
+	jq -e '.status == "ok" and .testbed.switches[0].name == "box" and .testbed.switches[0].macs == 3 and
+	.testbed.switches[0].stopped and .faults[0].rules[0].node == "c" and
+	.faults[0].rules[0].counters.dropped > 0' < "$h/report.json" >/dev/null &&
+	[ "$hin" = $((s1 - s0)) ] && [ "$heg" = "$hin" ] && [ "$(rules_left)" = 0 ] && [ "$p2p" = true ]; then
+	pass run_switch_host "$(grep 'switch box' "$W/sw.out" | sed 's/^rdmactl: //'); its ingress hooks saw $hin RoCE packets = the nodes' rxe sent $((s1 - s0)), egress $heg; dropped toward c $(jq '.faults[0].rules[0].counters.dropped' "$h/report.json"); afterwards no XDP, rule, agent or ssh left, the bridge carries p2p again"
+else
+	fail run_switch_host "rc=$rc in=$hin eg=$heg sent=$((s1 - s0)) remote_left=[$left_remote] p2p=$p2p $(tail -n 4 "$W/sw.out" | tr '\n' '|')"
+fi
+
 # --- ssh that cannot connect (a closed loopback port): a clear error, exit
 # 1, no report directory, no ssh left. Twice: as it comes, and with every
 # ssh gone before rdmactl writes it the token (RDMACTL_TEST_AT: what a busy
@@ -347,29 +372,31 @@ else
 	fail run_ssh_refused "$ssh_refused_why"
 fi
 
-# --- rdmactl killed (-9) mid-run: ssh's stdin closes, each remote side stops
-# its agent, which removes its leased rule and, the last one gone, the hook
-# and qdisc: nothing of the run is left anywhere
-"$C" run profiles/hosts-ssh.yaml -o "$W/ssh-kill" --set run.iters=200 > /dev/null 2>&1 &
+# --- rdmactl killed (-9) mid-run, with a switch host: ssh's stdin closes,
+# each remote side stops its agent, which removes its leased rule and, the
+# last one gone, the hook and qdisc; the switch's agent stops the forwarder
+# its connection started: nothing of the run is left anywhere
+"$C" run profiles/hosts-switch.yaml -o "$W/ssh-kill" --set run.iters=200 > /dev/null 2>&1 &
 pid=$!
 seen=0
 for _ in $(seq 1 150); do
-	[ "$("$C" -j inject list 2>/dev/null | jq '.rules | length')" = 1 ] && { seen=1; break; }
+	[ "$("$C" -j inject list 2>/dev/null | jq '.rules | length')" = 1 ] &&
+		[ "$(vssh '/usr/sbin/ip -d -o link show | grep -c prog/xdp' 2>/dev/null)" -gt 0 ] && { seen=1; break; }
 	sleep 0.2
 done
 kill -9 $pid; wait $pid 2>/dev/null
 gone=0
 for _ in $(seq 1 100); do
-	if ! ssh_left && [ "$(rules_left)" = 0 ] &&
-		[ "$(vssh 'ps -o args | grep -c "^rdma-agent .*--listen 127.0.0.1:4730"' 2>/dev/null)" = 0 ]; then
+	if ! pgrep -f -- '-L 127.0.0.1:[0-9]+:127.0.0.1:473[05]' >/dev/null && [ "$(rules_left)" = 0 ] &&
+		[ "$(vssh 'ps -o args | grep -c "^rdma-agent .*--listen 127.0.0.1:473[05]"; /usr/sbin/ip -d -o link show | grep -c prog/xdp' 2>/dev/null | tr '\n' ' ')" = "0 0 " ]; then
 		gone=1; break
 	fi
 	sleep 0.2
 done
 if [ $seen = 1 ] && [ $gone = 1 ]; then
-	pass run_ssh_killed "rule seen, rdmactl killed -9: agents, rule, hook, qdisc and ssh clients all gone"
+	pass run_ssh_killed "rule and forwarder seen, rdmactl killed -9: agents (the switch's too), rule, hook, qdisc, XDP and ssh clients all gone"
 else
-	fail run_ssh_killed "seen=$seen gone=$gone rules+qdiscs=$(rules_left) ssh_left=$(pgrep -fc -- '-L 127.0.0.1:[0-9]+:127.0.0.1:4730')"
+	fail run_ssh_killed "seen=$seen gone=$gone rules+qdiscs=$(rules_left) ssh_left=$(pgrep -fc -- '-L 127.0.0.1:[0-9]+:127.0.0.1:473[05]') remote=$(vssh 'ps -o args | grep -c "^rdma-agent"; /usr/sbin/ip -d -o link show | grep -c prog/xdp' 2>/dev/null | tr '\n' ' ')"
 fi
 # reached the end: a non-zero exit means the suite was cut short
 exit 0

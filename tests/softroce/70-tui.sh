@@ -104,8 +104,9 @@ if wait_for b "$P50_ALL" 120 && screen b | grep -q "Nodes" && [ "$(screen b | gr
 	vs=$(screen b | grep -E "$VS_ALL" | tr -s ' ')
 	# colour per arm, Unicode sparklines, the selected arm's histogram,
 	# rates of the injector's counters (wait for a finished round's histogram)
+	# (the histogram pane sits right of the events: its rows follow "||")
 	wait_for b "Step times: rc .*" 60
-	wait_for b "^ *\| +[0-9.]+ ms +[0-9]+ +█" 120
+	wait_for b "\|\| +[0-9.]+ ms +[0-9]+ +█" 120
 	trend=$(screen b | grep -m1 "p50 trend" | tr -s ' ')
 	hist=$(screen b | grep -cE "[0-9.]+ ms +[0-9]+ +[█▏▎▍▌▋▊▉]")
 	cols=$(colours b)

@@ -187,17 +187,34 @@ fi
 
 # --- perftest's own table read into the report (parse: perftest): the
 # bw arm's BW average and the lat arm's latencies as figures, columns and
-# expectations, under the profile's 1% loss of data packets
-d=$W/pt; out=$("$C" run profiles/exec-perftest.yaml -o "$d" --set workload.vars.iters=500 \
-	--set arms.1.vars.iters=300 2>&1); rc=$?
+# expectations, under the profile's 1% loss of data packets. perftest
+# times in CPU cycles, calibrated against gettimeofday for 0.2 s as it
+# starts; a VM's stall there fails it ("Correlation coefficient r^2: ...
+# < 0.9" on its stderr) and it prints inf for every time. The report must
+# say so (unmeasured, the expectation's "printed inf"); then once more.
+calib=""
+for try in 1 2; do
+	d=$W/pt$try; out=$("$C" run profiles/exec-perftest.yaml -o "$d" --set workload.vars.iters=500 \
+		--set arms.1.vars.iters=300 2>&1); rc=$?
+	r2=$(cat "$d"/exec/lat/r*/client.*.stderr 2>/dev/null | grep -m1 "Correlation coefficient")
+	[ -n "$r2" ] && [ $try = 1 ] || break
+	if jq -e '.arms[1].perftest.unmeasured.lat_p99_ns == "inf" and
+		([.expectations[] | select(.shown == "no value (perftest printed inf)")] | length) == 1' \
+		< "$d/report.json" >/dev/null; then
+		calib="; run 1: perftest's calibration failed ($r2), reported as unmeasured, run again"
+	else
+		calib="; run 1: perftest's calibration failed ($r2), and the report did not say so"
+		break
+	fi
+done
 v=$(jq -c '[.arms[] | {(.name): (.perftest | {bytes, iterations, bw_avg_bytes_per_s, lat_typical_ns, lat_p99_ns})}]' \
 	"$d/report.json" 2>&1)
 if [ $rc = 0 ] && jq -e '.expectations_failed == 0 and
 	(.arms[0].perftest | .bytes == 65536 and .iterations == 500 and .bw_avg_bytes_per_s > 0 and .runs == 1) and
 	(.arms[1].perftest | .bytes == 64 and .iterations == 300 and .lat_typical_ns > 0 and
 	 .lat_p99_ns >= .lat_typical_ns)' < "$d/report.json" >/dev/null &&
-   grep -q "^# arm .* pt MB/s pt lat\[us\]" <<< "$out"; then
-	pass perftest_figures "$v"
+   grep -q "^# arm .* pt MB/s pt lat\[us\]" <<< "$out" && [[ $calib != *"did not"* ]]; then
+	pass perftest_figures "$v$calib"
 else
-	fail perftest_figures "exit $rc: $v | $(tail -n 12 <<< "$out" | tr '\n' '|')"
+	fail perftest_figures "exit $rc: $v$calib | $(tail -n 12 <<< "$out" | tr '\n' '|')"
 fi

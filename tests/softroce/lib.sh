@@ -79,14 +79,16 @@ jq() {
 # Its topology is $SUITE_TOPOLOGY, shared unless set: these suites' bounds
 # were measured on one shared kernel, where a collective runs about twice
 # as fast (bench/pernode_cost.sh). 10-testbed and 12-pernode run per-node,
-# testbed up's default for up to 4 nodes.
+# testbed up's default for up to 4 nodes. $SUITE_UP_ARGS: more of testbed
+# up's options (30-inject's --switch xdp).
 suite_up() {
 	local out
 	plan $TESTS
 	vm_or_skip || return 1
 	trap 'eval "${SUITE_EXIT:-:}"; tb_cleanup' EXIT
 	tb_cleanup
-	if ! out=$("$RDMACTL" testbed up --nodes 3 --topology "${SUITE_TOPOLOGY:-shared}" 2>&1); then
+	# shellcheck disable=SC2086
+	if ! out=$("$RDMACTL" testbed up --nodes 3 --topology "${SUITE_TOPOLOGY:-shared}" ${SUITE_UP_ARGS:-} 2>&1); then
 		for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
 		return 1
 	fi

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include "../../ctl/agent/agent.h"
 #include "../../ctl/cmd/cmds.h"
+#include "../../ctl/exp/exp.h"
 #include "../../ctl/session/session.h"
 #include "../../ctl/testbed/backend.h"
 #include "../../lib/proto.h"
@@ -33,30 +34,50 @@ struct stand_in {
 	int saw_call;		/* a request arrived on the same connection */
 };
 
-static void *serve(void *arg)
+/* a stand-in's one connection, accepted and authenticated as an agent's
+ * (first frame within ms): its fd, or -1 */
+static int accept_auth(int lfd, struct proto_sess *ps, int ms)
 {
-	struct stand_in *s = arg;
-	struct proto_sess ps;
-	json_t *req = NULL;
-	int fd = accept(s->lfd, NULL, NULL);
+	int fd = accept(lfd, NULL, NULL);
 
 	if (fd < 0)
-		return NULL;
-	if (proto_auth_agent(&ps, fd, TOKEN, s->first_ms, 1024)) {
+		return -1;
+	if (proto_auth_agent(ps, fd, TOKEN, ms, 1024)) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	snprintf(s->first_cmd, sizeof(s->first_cmd), "handshake");
-	while (!proto_sess_recv(&ps, &req, 2000)) {
-		json_t *rep = json_pack("{s:i,s:b,s:{}}", "v", PROTO_VERSION, "ok", 1, "result");
+	return fd;
+}
 
-		s->saw_call = 1;
-		proto_sess_send(&ps, rep, 1000);
+/* every request answered ok with result (stolen) until the connection
+ * ends (2 s idle), then closed; *n counts them as they come */
+static void answer_all(struct proto_sess *ps, int fd, json_t *result, int *n)
+{
+	json_t *req = NULL;
+
+	while (!proto_sess_recv(ps, &req, 2000)) {
+		json_t *rep = json_pack("{s:i,s:b,s:O}", "v", PROTO_VERSION, "ok", 1, "result", result);
+
+		(*n)++;
+		proto_sess_send(ps, rep, 1000);
 		json_decref(rep);
 		json_decref(req);
 		req = NULL;
 	}
+	json_decref(result);
 	close(fd);
+}
+
+static void *serve(void *arg)
+{
+	struct stand_in *s = arg;
+	struct proto_sess ps;
+	int fd = accept_auth(s->lfd, &ps, s->first_ms);
+
+	if (fd < 0)
+		return NULL;
+	snprintf(s->first_cmd, sizeof(s->first_cmd), "handshake");
+	answer_all(&ps, fd, json_object(), &s->saw_call);
 	return NULL;
 }
 
@@ -250,14 +271,10 @@ static void *serve_rank(void *arg)
 	struct rank_in *s = arg;
 	json_t *req = NULL;
 	struct proto_sess ps;
-	int fd = accept(s->lfd, NULL, NULL);
+	int fd = accept_auth(s->lfd, &ps, 10000);
 
 	if (fd < 0)
 		return NULL;
-	if (proto_auth_agent(&ps, fd, TOKEN, 10000, 1024)) {
-		close(fd);
-		return NULL;
-	}
 	while (!proto_sess_recv(&ps, &req, 10000)) {
 		const char *cmd = json_string_value(json_object_get(req, "cmd"));
 		json_t *args = json_object_get(req, "args"), *res = json_object(), *rep;
@@ -355,6 +372,70 @@ static void test_group_steps_at_once(void)
 	}
 }
 
+/* a stand-in that answers "inject" as rdma-inject -j stats would, its port
+ * in the output, and counts the requests */
+struct counting {
+	int lfd, port, asked;
+};
+
+static void *serve_counting(void *arg)
+{
+	struct counting *s = arg;
+	struct proto_sess ps;
+	char out[64];
+	int fd = accept_auth(s->lfd, &ps, 2000);
+
+	if (fd < 0)
+		return NULL;
+	snprintf(out, sizeof(out), "{\"rules\":[],\"port\":%d}", s->port);
+	answer_all(&ps, fd, json_pack("{s:i,s:s,s:s}", "rc", 0, "stdout", out, "stderr", ""),
+		   &s->asked);
+	return NULL;
+}
+
+/* exp_stats_fetch: members whose hello gave one kernel and bpffs share one
+ * rdma-inject stats (asked once, of the first), a member with none known
+ * and a repeated agent are asked on their own / not again */
+static void test_stats_once_per_injector(void)
+{
+	struct exp *e = calloc(1, sizeof(*e));
+	struct counting s[3];
+	struct agentc *cs[4];
+	json_t *st[4];
+	pthread_t th[3];
+	int i;
+
+	EXPECT(e != NULL);
+	if (!e)
+		return;
+	for (i = 0; i < 3; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].lfd = listen_loopback(&s[i].port);
+		EXPECT(pthread_create(&th[i], NULL, serve_counting, &s[i]) == 0);
+		EXPECT(agentc_open(&e->g.c[i], "node", "127.0.0.1", s[i].port, TOKEN, 2000) == 0);
+	}
+	e->g.n = 3;
+	snprintf(e->inj_key[0], sizeof(e->inj_key[0]), "boot-a 0:23");
+	snprintf(e->inj_key[1], sizeof(e->inj_key[1]), "boot-a 0:23");
+	cs[0] = &e->g.c[1];
+	cs[1] = &e->g.c[0];
+	cs[2] = &e->g.c[2];
+	cs[3] = &e->g.c[1];
+	exp_stats_fetch(e, cs, 4, st);
+	EXPECT(s[1].asked == 1 && s[0].asked == 0 && s[2].asked == 1);
+	EXPECT(st[0] && st[0] == st[1] && st[0] == st[3] && st[2] && st[2] != st[0]);
+	EXPECT(json_integer_value(json_object_get(st[0], "port")) == s[1].port);
+	EXPECT(json_integer_value(json_object_get(st[2], "port")) == s[2].port);
+	for (i = 0; i < 4; i++)
+		json_decref(st[i]);
+	for (i = 0; i < 3; i++) {
+		agentc_close(&e->g.c[i]);
+		pthread_join(th[i], NULL);
+		close(s[i].lfd);
+	}
+	free(e);
+}
+
 int main(void)
 {
 	test_open_authenticates();
@@ -362,5 +443,6 @@ int main(void)
 	test_inject_reply_without_stdout();
 	test_state_per_node_round_trip();
 	test_group_steps_at_once();
+	test_stats_once_per_injector();
 	return expect_done("test_ctl_agent");
 }

@@ -147,6 +147,27 @@ static void test_eval(void)
 	json_decref(arms);
 }
 
+/* a tool's figure printed as inf (tool_perftest.c's "unmeasured") */
+static void test_unmeasured(void)
+{
+	struct prof_expect x;
+	json_t *arms = json_array(), *ev;
+	size_t off;
+	int failed = -1;
+
+	EXPECT(!parse("lat: perftest.lat_p99 < 1s", MEASURE_EXEC, &x, &off));
+	json_array_append_new(arms, json_pack("{s:s,s:s,s:{s:i,s:{s:s}}}", "name", "lat", "mode",
+					      "exec", "perftest", "iterations", 300, "unmeasured",
+					      "lat_p99_ns", "inf"));
+	ev = expect_eval(&x, 1, arms, &failed);
+	EXPECT_EQ_U(failed, 1);
+	EXPECT_MSG(!strcmp(json_string_value(json_object_get(entry(ev, "lat", x.text), "shown")),
+			   "no value (perftest printed inf)"),
+		   "%s", json_string_value(json_object_get(entry(ev, "lat", x.text), "shown")));
+	json_decref(ev);
+	json_decref(arms);
+}
+
 static void test_tta_never(void)
 {
 	struct prof_expect x;
@@ -244,6 +265,7 @@ int main(void)
 {
 	test_parse();
 	test_eval();
+	test_unmeasured();
 	test_tta_never();
 	test_render();
 	return expect_done("test_ctl_expect");

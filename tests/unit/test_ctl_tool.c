@@ -276,6 +276,12 @@ static void perftest(void)
 		"   12.03           98.70                   412.70  \n"
 		" 4       1000          31.00          500.00       36.00              41.00         "
 		"   13.00           99.00                   500.00  \n";
+	/* its CPU clock calibration failed (r^2 < 0.9): every time is inf */
+	static const char inf[] =
+		" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+		"t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+		" 64      300          inf          inf       inf              inf         "
+		"   -nan           inf                   inf  \n";
 	static const char gb[] =
 		" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
 		" 65536      5000             0.04               0.036              0.000069\n";
@@ -306,6 +312,16 @@ static void perftest(void)
 	EXPECT(json_array_size(json_object_get(p, "rows")) == 2);
 	EXPECT(json_real_value(json_object_get(p, "lat_p99_9_ns")) == 500000);
 	EXPECT(json_real_value(json_object_get(p, "lat_typical_ns")) == 36000);
+	json_decref(fig);
+	put("pt.out", inf, sizeof(inf) - 1);
+	EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);
+	p = json_object_get(fig, "perftest");
+	EXPECT(json_integer_value(json_object_get(p, "iterations")) == 300);
+	EXPECT(!json_object_get(p, "lat_typical_ns") && !json_object_get(p, "lat_stdev_ns"));
+	EXPECT(!strcmp(json_string_value(json_object_get(json_object_get(p, "unmeasured"),
+							 "lat_typical_ns")), "inf"));
+	EXPECT(!strcmp(json_string_value(json_object_get(json_object_get(p, "unmeasured"),
+							 "lat_stdev_ns")), "-nan"));
 	json_decref(fig);
 	put("pt.out", gb, sizeof(gb) - 1);
 	EXPECT_MSG(parse_as(TOOL_PERFTEST, "pt.out", "x", &fig, err, sizeof(err)) == 0, "%s", err);

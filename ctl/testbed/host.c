@@ -112,6 +112,31 @@ static pid_t spawn_agent(const struct tb_state *s, int i, const char *token_file
 	return pid;
 }
 
+/* each agent that exited while coming up, with the last line of its log
+ * (what it said as it gave up: a port in use, a token it could not read) */
+static void say_exited(const struct tb_state *s)
+{
+	int i;
+
+	for (i = 0; i < s->nodes; i++) {
+		char logf[PATH_MAX], line[512], last[512] = "";
+		pid_t p = s->node[i].agent_pid;
+		FILE *f;
+
+		if (p > 0 && waitpid(p, NULL, WNOHANG) != p && !kill(p, 0))
+			continue;
+		snprintf(logf, sizeof(logf), "%s/agent%d.log", ctl_state_dir(), i);
+		f = fopen(logf, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (line[strspn(line, " \t\r\n")])
+				snprintf(last, sizeof(last), "%.*s", (int)strcspn(line, "\r\n"), line);
+		if (f)
+			fclose(f);
+		log_err("testbed up: %s's agent exited: %s (%s)", s->node[i].name,
+			last[0] ? last : "it said nothing", logf);
+	}
+}
+
 /*
  * Both local backends: nodes named, the token saved (the agents read it),
  * the topology built when there is one, one agent per node started and
@@ -150,9 +175,10 @@ static int local_up(struct tb_state *s, const struct tb_up_opts *o, const char *
 		return r;
 	r = tb_wait_agents(s, o->timeout_s, agents_running);
 	s->boot_s = rtb_now_s() - t0;
-	if (r)
-		log_err("testbed up: agents %s; see %s/agent*.log",
-			r == -ECHILD ? "exited" : "not ready", ctl_state_dir());
+	if (r == -ECHILD)
+		say_exited(s);
+	else if (r)
+		log_err("testbed up: agents not ready; see %s/agent*.log", ctl_state_dir());
 	return r;
 }
 

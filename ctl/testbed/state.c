@@ -176,16 +176,23 @@ int tb_save(const struct tb_state *s)
 							   "port", s->sw.port, "agent_pid",
 							   (int)s->sw.agent_pid, "kind",
 							   s->switch_xdp ? "xdp" : "bridge"));
+	/* written aside and renamed over: an agent reading the token while
+	 * a later save writes it sees the whole of it, never an empty file */
 	tb_state_path(path, sizeof(path), "token");
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || dprintf(fd, "%s\n", s->token) < 0) {
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	r = fd < 0 ? -errno : dprintf(fd, "%s\n", s->token) < 0 ? -errno : 0;
+	if (fd >= 0 && close(fd) && !r)
 		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r) {
 		if (fd >= 0)
-			close(fd);
+			unlink(tmp);
 		json_decref(o);
 		return r;
 	}
-	close(fd);
 	tb_state_path(path, sizeof(path), "testbed.json");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "we");

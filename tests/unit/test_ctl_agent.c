@@ -342,6 +342,67 @@ static void group_against(struct rank_in *s, int failing, json_t **results, int 
 	json_decref(opts);
 }
 
+/* an agent started between two saves reads the token while the second
+ * save writes it: the file is replaced whole, never seen empty (CI: the
+ * agents-only testbed's agent read an empty token file as tb_save
+ * truncated it, "cannot use as token file", and testbed up said
+ * "agents exited") */
+struct token_reader {
+	const char *path;
+	volatile int stop;
+	int reads, bad;
+};
+
+static void *token_read_loop(void *arg)
+{
+	struct token_reader *t = arg;
+	char buf[PROTO_TOKEN_MAX + 2];
+
+	while (!t->stop) {
+		int r = proto_token_load(t->path, buf, sizeof(buf));
+
+		t->reads++;
+		if (r || strcmp(buf, TOKEN))
+			t->bad++;
+	}
+	return NULL;
+}
+
+static void test_token_saved_whole(void)
+{
+	char dir[] = "/tmp/rtb-unit-token-XXXXXX", path[300];
+	static struct tb_state st;
+	struct token_reader t = { .path = path };
+	pthread_t th;
+	int i, saved = 0;
+
+	EXPECT(mkdtemp(dir) != NULL);
+	setenv("RDMATB_STATE_DIR", dir, 1);
+	memset(&st, 0, sizeof(st));
+	st.backend = TB_AGENTS;
+	st.nodes = 1;
+	snprintf(st.token, sizeof(st.token), "%s", TOKEN);
+	snprintf(st.node[0].name, sizeof(st.node[0].name), "node0");
+	snprintf(st.node[0].host, sizeof(st.node[0].host), "127.0.0.1");
+	snprintf(path, sizeof(path), "%s/token", dir);
+	EXPECT(tb_save(&st) == 0);
+	EXPECT(pthread_create(&th, NULL, token_read_loop, &t) == 0);
+	for (i = 0; i < 3000; i++)
+		saved += tb_save(&st) == 0;
+	t.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT(saved == 3000);
+	EXPECT(t.reads > 0);
+	EXPECT(t.bad == 0);
+	if (t.bad)
+		fprintf(stderr, "  the token read %d times, %d of them empty or wrong\n", t.reads,
+			t.bad);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/testbed.json", dir);
+	unlink(path);
+	EXPECT(rmdir(dir) == 0);
+}
+
 static void test_group_steps_at_once(void)
 {
 	struct rank_in s[RANKS];
@@ -442,6 +503,7 @@ int main(void)
 	test_open_wrong_token();
 	test_inject_reply_without_stdout();
 	test_state_per_node_round_trip();
+	test_token_saved_whole();
 	test_group_steps_at_once();
 	test_stats_once_per_injector();
 	return expect_done("test_ctl_agent");

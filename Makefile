@@ -56,7 +56,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce test-switch-xdp test-scale test-asan fuzz fuzz-long demo docs bench bench-stacks install format lint \
+.PHONY: all clean deps test test-unit test-softroce test-switch-xdp test-scale test-asan fuzz fuzz-long demo docs bench bench-stacks bench-search install format lint \
 	sanitize-objs asan-build fuzz-objs
 # the BPF object is an input of the skeleton and of the installed copy: keep
 # it, or every second make rebuilds both (make -q after make must say "done")
@@ -311,6 +311,10 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/fwd_bench $(BUILD)/bench/hi
 	$(Q)bash bench/hadamard_block.sh
 	$(Q)bash bench/kv_log_cost.sh
 	$(Q)bash bench/train_tta.sh
+
+# rdmactl search, random against guided on its known answer (~20 min)
+bench-search: all
+	$(Q)bash bench/search_compare.sh
 
 # NVMe-oF over RDMA and TCP under faults: docs/stacks.md's table (~15 min)
 bench-stacks: all

@@ -34,6 +34,7 @@ OBJ(cmd_kv)
 OBJ(cmd_storage)
 OBJ(cmd_validate)
 OBJ(cmd_run)
+OBJ(cmd_search)
 OBJ(cmd_report)
 OBJ(cmd_analyze)
 OBJ(cmd_tui)
@@ -54,6 +55,8 @@ static const struct cmd_entry objs[] = {
 	{ "validate", obj_cmd_validate, "PROFILE... [--set k.path=v]: check profiles (file:line:col)" },
 	{ "run", obj_cmd_run, "PROFILE [-o DIR] [--set k.path=v]: report.json, summary.csv, *.hlog, "
 				"report.html in DIR" },
+	{ "search", obj_cmd_search, "PROFILE [-o DIR] [--strategy guided|random]: the smallest fault "
+				      "schedule that breaks the expectations, and repro.yaml" },
 	{ "report", obj_cmd_report, "DIR [--format text|json|csv|html|junit|nccl-tests|perfetto] | "
 				      "DIR_A DIR_B (compare)" },
 	{ "analyze", obj_cmd_analyze, "RUN_DIR|CAPTURE... [-j]: a packet trace's losses, their triggers "

@@ -279,6 +279,11 @@ struct inj_qp_key {
 	__u32 saddr;		/* IPv4, network order (IPv6: 0) */
 	__u32 daddr;
 	__u32 dqpn;
+	/* 1: the responses (ACK, NAK, READ response, atomic acknowledge).
+	 * They carry the PSNs of the other side's requests: a QP whose peer
+	 * sends too has two PSN spaces toward it, each its own qp N, so that
+	 * rpsn counts one space from its own first PSN in every run */
+	__u32 resp;
 };
 
 /* "already had": the PSN is in the window of the last INJ_QP_WIN PSNs up to

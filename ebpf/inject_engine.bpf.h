@@ -193,6 +193,13 @@ static __always_inline int resendable(const struct pkt *p)
 		p->cls == INJ_CLS_READ_RESP || p->cls == INJ_CLS_ATOMIC);
 }
 
+/* a packet of the responder's: it carries the requester's PSNs */
+static __always_inline __u32 is_response(const struct pkt *p)
+{
+	return p->cls == INJ_CLS_ACK || p->cls == INJ_CLS_NAK || p->cls == INJ_CLS_READ_RESP ||
+	       (p->cls == INJ_CLS_ATOMIC && (p->opcode & 0x1f) == 0x12);
+}
+
 /* the QP's highest PSN to psn unless it is there or past it already; a
  * failed swap means another CPU moved it meanwhile: look again */
 static __always_inline void raise_top(struct inj_qp *q, __u32 psn)
@@ -211,7 +218,7 @@ static __always_inline void raise_top(struct inj_qp *q, __u32 psn)
 static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 				  struct inj_hook_ctr *hc, __u32 hk, __u32 want)
 {
-	struct inj_qp_key k = { hk, p->saddr, p->daddr, p->dqpn };
+	struct inj_qp_key k = { hk, p->saddr, p->daddr, p->dqpn, is_response(p) };
 	struct inj_qp *q = bpf_map_lookup_elem(&inj_qps, &k);
 
 	if (!q) {

@@ -434,8 +434,8 @@ static int cmd_qps(int argc, char **argv)
 		}
 	a = json_array();
 	if (!json_out)
-		printf("%-10s %-8s %4s %-16s %-16s %8s %9s %9s\n", "HOOK", "DIR", "QP", "SRC", "DST",
-		       "DQPN", "FIRST_PSN", "MAX_PSN");
+		printf("%-10s %-8s %4s %-9s %-16s %-16s %8s %9s %9s\n", "HOOK", "DIR", "QP", "KIND",
+		       "SRC", "DST", "DQPN", "FIRST_PSN", "MAX_PSN");
 	for (i = 0; i < n; i++) {
 		char dev[IF_NAMESIZE] = "?", src[INET_ADDRSTRLEN] = "-", dst[INET_ADDRSTRLEN] = "-";
 		const char *dir = keys[i].hook & 1 ? "egress" : "ingress";
@@ -446,16 +446,18 @@ static int cmd_qps(int argc, char **argv)
 		if (keys[i].daddr)
 			inet_ntop(AF_INET, &keys[i].daddr, dst, sizeof(dst));
 		if (json_out)
-			json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:O}", "dev", dev,
-							   "dir", dir, "qp", (int)qps[i].idx, "src", src,
+			json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:s,s:s,s:I,s:I,s:O}", "dev",
+							   dev, "dir", dir, "qp", (int)qps[i].idx, "kind",
+							   keys[i].resp ? "responses" : "requests", "src", src,
 							   "dst", dst, "dqpn", (json_int_t)keys[i].dqpn,
 							   "first_psn",
 							   (json_int_t)qps[i].first_psn, "max_psn",
 							   qps[i].top ? json_integer((__u32)qps[i].top) :
 									json_null()));
 		else
-			printf("%-10s %-8s %4u %-16s %-16s %#8x %9u %9s\n", dev, dir, qps[i].idx, src,
-			       dst, keys[i].dqpn, qps[i].first_psn,
+			printf("%-10s %-8s %4u %-9s %-16s %-16s %#8x %9u %9s\n", dev, dir, qps[i].idx,
+			       keys[i].resp ? "responses" : "requests", src, dst, keys[i].dqpn,
+			       qps[i].first_psn,
 			       qps[i].top ? (snprintf(src, sizeof(src), "%u", (__u32)qps[i].top), src) :
 					    "-");
 	}

@@ -135,7 +135,7 @@ _rtb_rdmactl()
 		return
 	fi
 	case $obj in
-	run | validate | tui) COMPREPLY=($(compgen -f -X '!*.y*ml' -- "$cur") $(compgen -d -- "$cur")) ;;
+	run | validate | tui | search) COMPREPLY=($(compgen -f -X '!*.y*ml' -- "$cur") $(compgen -d -- "$cur")) ;;
 	report | analyze) COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.pcap*' -- "$cur")) ;;
 	p2p) [ "$COMP_CWORD" = $((oi + 1)) ] && _rtb_reply lat bw ;;
 	collective) [ "$COMP_CWORD" = $((oi + 1)) ] && _rtb_reply allreduce reduce_scatter allgather broadcast alltoall ;;

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
@@ -33,7 +35,7 @@ static void usage_run(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
 		"                  [--expect '[ARM:] METRIC OP VALUE']... [--junit FILE] [--trace]\n"
-		"                  [--no-reach-check]\n"
+		"                  [--no-reach-check] [--repeat N]\n"
 		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
 		"  report.json, summary.csv, ARM.hlog, report.html\n"
 		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
@@ -45,6 +47,8 @@ static void usage_run(FILE *f)
 		"                   into report.json (as a profile's trace: key; rdmactl analyze DIR)\n"
 		"  --no-reach-check run even when a fault's hooks saw none of the first round's\n"
 		"                   traffic (by default the run fails there: the fault is off the path)\n"
+		"  --repeat N       N runs, each in DIR/K (DIR: -o's, or runs/NAME-...-repeat),\n"
+		"                   and in how many an expectation failed (a replay rate)\n"
 		"  exit 0: done, every expectation held; 1: the run failed or an expectation\n"
 		"  failed (report.json: status, expectations_failed); 2: bad usage or profile\n");
 }
@@ -179,27 +183,27 @@ static void run_intervals(void *arg, int idx, const json_t *iv, json_int_t progr
 	fprintf(stderr, "\r  %-110.110s", line);
 }
 
-int cmd_run(struct ctl *ctl, int argc, char **argv)
+/* one run; outdir (NULL: -o's, or the default) */
+static int run_once(struct ctl *ctl, int argc, char **argv, const char *outdir, int *broke)
 {
-	struct sigaction sa = { .sa_handler = on_sigint }, old, oldt;
 	static struct exp e;
 	static struct model m;
 	struct exp_opts o;
 	int r;
 
-	sigaction(SIGINT, &sa, &old);
-	sigaction(SIGTERM, &sa, &oldt);
+	memset(&e, 0, sizeof(e));
 	r = exp_load(&e, argc, argv, &o, usage_run);
 	if (r) {
 		exp_close(&e);
-		r = ctl_code(r);
-		goto out;
+		return ctl_code(r);
 	}
+	if (outdir)
+		o.outdir = outdir;
 	o.print = 1;
 	r = exp_open(&e, ctl, &o);
 	if (r == CTL_USAGE) {
 		exp_close(&e);
-		goto out;
+		return r;
 	}
 	if (!r) {
 		model_init(&m, &e.p, e.wl->measure);
@@ -213,10 +217,97 @@ int cmd_run(struct ctl *ctl, int argc, char **argv)
 		e.rc = 1;
 	}
 	r = exp_finish(&e);
+	if (broke)
+		*broke = e.expect_failed > 0;
 	if (e.obs.arg)
 		model_fini(&m);
 	exp_close(&e);
-out:
+	return r;
+}
+
+/* --repeat N: N runs, each in DIR/K (DIR: -o's, made here, or
+ * runs/NAME-YYYYmmdd-HHMMSS-repeat), and how many broke an expectation:
+ * rdmactl search's replay rate, by hand */
+static int run_repeat(struct ctl *ctl, int argc, char **argv, long n)
+{
+	char dir[PATH_MAX], sub[PATH_MAX + 16], ts[32];
+	const char *out = NULL, *name;
+	int i, r = 0, broke, nbroke = 0, nfailed = 0, done = 0;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	{	/* the profile and options checked before DIR is made */
+		static struct exp chk;
+		struct exp_opts o;
+
+		memset(&chk, 0, sizeof(chk));
+		r = exp_load(&chk, argc, argv, &o, usage_run);
+		exp_close(&chk);
+		if (r)
+			return ctl_code(r);
+		out = o.outdir;
+	}
+	if (out) {
+		snprintf(dir, sizeof(dir), "%s", out);
+	} else {
+		name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+		gmtime_r(&now, &tm);
+		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+		mkdir("runs", 0755);
+		snprintf(dir, sizeof(dir), "runs/%.*s-%s-repeat", (int)strcspn(name, "."), name, ts);
+	}
+	if (mkdir(dir, 0755)) {
+		log_err("%s: %s (--repeat makes it, a run in each DIR/K)", dir, strerror(errno));
+		return CTL_USAGE;
+	}
+	for (i = 1; i <= n && !ctl_interrupted; i++) {
+		snprintf(sub, sizeof(sub), "%s/%d", dir, i);
+		broke = 0;
+		r = run_once(ctl, argc, argv, sub, &broke);
+		if (r == CTL_USAGE)
+			return r;
+		done++;
+		nbroke += broke;
+		nfailed += r && !broke;
+		fprintf(stderr, "repeat: run %d of %ld: %s\n", i, n,
+			broke ? "an expectation failed" : r ? "failed" : "held");
+	}
+	printf("repeat: an expectation failed in %d of %d runs%s%s (%s/1..%d)\n", nbroke, done,
+	       nfailed ? "; other failures: " : "",
+	       nfailed ? (snprintf(ts, sizeof(ts), "%d", nfailed), ts) : "", dir, done);
+	return ctl_interrupted ? CTL_INTERRUPTED : nbroke || nfailed ? CTL_FAIL : CTL_OK;
+}
+
+int cmd_run(struct ctl *ctl, int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_sigint }, old, oldt;
+	char *args[7 + 2 * (PROF_MAX_SETS + PROF_MAX_EXPECT) + 1];
+	long repeat = 0;
+	int i, n = 0, r;
+
+	for (i = 0; i < argc; i++) {	/* --repeat N: ours; the rest as exp_load takes them */
+		if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+			char *end;
+
+			repeat = strtol(argv[++i], &end, 10);
+			if (*end || repeat < 1 || repeat > 10000) {
+				log_err("--repeat '%s': expected 1..10000", argv[i]);
+				return CTL_USAGE;
+			}
+		} else if (n < (int)(sizeof(args) / sizeof(args[0])) - 1) {
+			args[n++] = argv[i];
+		} else {
+			log_err("too many arguments");
+			return CTL_USAGE;
+		}
+	}
+	args[n] = NULL;
+	sigaction(SIGINT, &sa, &old);
+	sigaction(SIGTERM, &sa, &oldt);
+	if (repeat && n && args[0][0] != '-')
+		r = run_repeat(ctl, n, args, repeat);
+	else
+		r = run_once(ctl, n, args, NULL, NULL);
 	sigaction(SIGINT, &old, NULL);
 	sigaction(SIGTERM, &oldt, NULL);
 	return r;

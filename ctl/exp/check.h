@@ -49,6 +49,8 @@ int prof_check_nodes(struct pctx *x, const struct profile *p, const struct ynode
 int prof_check_exec(struct pctx *x, struct profile *p, const struct ynode *w);
 int prof_check_exec_arm(struct pctx *x, struct profile *p, const struct ynode *m, size_t i);
 int prof_check_exec_texts(struct pctx *x, struct profile *p, const struct ynode *w);
+/* search: (profile_search.c), once expect: is known */
+int prof_check_search(struct pctx *x, struct profile *p, const struct ynode *n);
 /* hosts: (profile_hosts.c) */
 int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h);
 

@@ -123,6 +123,11 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 
 	memset(o, 0, sizeof(*o));
 	memset(&a, 0, sizeof(a));
+	/* no connection yet: exp_close after a failed load closes nothing
+	 * (fd 0 it did: stdin, or whatever a later open got as 0) */
+	e->sw.fd = -1;
+	for (int i = 0; i < PROF_MAX_SWITCHES; i++)
+		e->swh[i].fd = -1;
 	a.out = &o->outdir;
 	a.keep = &o->keep;
 	a.trace = &o->trace;

@@ -62,6 +62,7 @@ struct exp_opts {
 	int print;		/* progress lines on stderr */
 	int node_faults_by_hand;	/* the TUI: a node fault timeline even with no event */
 	const char *junit;	/* --junit FILE: the expectations as JUnit XML */
+	int quiet;		/* the report in its directory only, not on stdout (a search's trials) */
 };
 
 struct exp {

@@ -364,7 +364,9 @@ static int write_dir(struct exp *e)
 		log_err("%s: not the directory this run made (replaced under it?)", e->dir);
 		return -EXDEV;
 	}
-	if (!e->ctl->json) {
+	if (e->o.quiet) {
+		return 0;
+	} else if (!e->ctl->json) {
 		report_print_text(e->report, stdout);
 		printf("report: %s/{report.json,summary.csv,report.html,*.hlog}%s\n", e->dir,
 		       json_is_true(json_object_get(e->report, "partial")) ? " (partial)" : "");

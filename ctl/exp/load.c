@@ -519,7 +519,7 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 {
 	static const char *const keys[] = { "version", "name", "description", "testbed", "hosts",
 					    "workload", "arms", "run", "faults", "expect", "output",
-					    "trace", NULL };
+					    "trace", "search", NULL };
 	static const char *const okeys[] = { "dir", NULL };
 	const struct ynode *n;
 	const struct wlc *wl = NULL;
@@ -560,6 +560,8 @@ static int check(struct pctx *x, struct profile *p, const struct ynode *root)
 	if (check_trace(x, p, root))
 		return -EINVAL;
 	if ((n = ytree_get(root, "expect", NULL)) && !ytree_is_null(n) && check_expect(x, p, n, wl))
+		return -EINVAL;
+	if ((n = ytree_get(root, "search", NULL)) && !ytree_is_null(n) && prof_check_search(x, p, n))
 		return -EINVAL;
 	if ((n = ytree_get(root, "output", NULL)) &&
 	    (prof_want(x, n, YN_MAP, "output") || prof_keys_known(x, n, okeys, "output") ||

@@ -119,6 +119,37 @@ struct prof_arm {
 				 * fail the run (its expectations judge it) */
 };
 
+
+/* search: the fault space rdmactl search draws schedules from (ctl/search/) */
+#define PROF_MAX_PLACES 16
+#define PROF_MAX_ACTIONS 8
+
+struct prof_place {
+	int node;		/* one node (or host) */
+	int egress, sw;		/* its direction, and its NIC or its switch port */
+};
+
+enum prof_strategy { PS_GUIDED, PS_RANDOM };
+
+struct prof_search {
+	int on;
+	int nplaces;
+	struct prof_place place[PROF_MAX_PLACES];
+	int nactions;
+	char action[PROF_MAX_ACTIONS][64];	/* rdma-inject actions: "drop", "delay 20ms" */
+	uint32_t opcodes;	/* bit c: opcode class c may be named (inj_opcode_class_names); 0: none */
+	uint32_t qp_lo, qp_hi;	/* the hook's Nth QP (qp N); 0-0: any QP */
+	uint32_t rpsn_lo, rpsn_hi;	/* the PSN from the QP's first */
+	uint32_t tx_lo, tx_hi;	/* the transmission (1: the first); 0-0: any */
+	int max_events;		/* events in a schedule, at most */
+	uint64_t trials;	/* the budget: trials (schedules run) */
+	uint64_t time_ns;	/* and wall time (0: none) */
+	int strategy;		/* enum prof_strategy */
+	uint64_t replays;	/* runs of the minimal schedule, for the replay rate */
+	uint64_t confirm;	/* runs of a schedule while shrinking (a majority decides) */
+	uint64_t seed;
+};
+
 struct profile {
 	char file[PATH_MAX];
 	char name[64];
@@ -146,6 +177,7 @@ struct profile {
 	struct prof_fault fault[PROF_MAX_FAULTS];
 	int nexpect;
 	struct prof_expect expect[PROF_MAX_EXPECT];
+	struct prof_search search;
 	char outdir[PATH_MAX];	/* "" = runs/NAME-TIMESTAMP */
 	char *text;		/* the file as read */
 	json_t *sets;		/* the --set overrides applied */

@@ -152,6 +152,46 @@ static int hook_marks(const struct tr *s, struct flow *f)
 	return 0;
 }
 
+/* a BTH opcode (RC, UC, RD, UD, XRC alike: its low 5 bits) that ends a
+ * message: SEND or WRITE LAST and ONLY, READ response LAST and ONLY, an
+ * ACK, an atomic and its acknowledge, a READ request (one packet each) */
+static int ends_message(uint8_t op)
+{
+	switch (op & 0x1f) {
+	case 0x02: case 0x03: case 0x04: case 0x05:	/* SEND last, only (+imm) */
+	case 0x08: case 0x09: case 0x0a: case 0x0b:	/* WRITE last, only (+imm) */
+	case 0x0c:					/* READ request */
+	case 0x0f: case 0x10: case 0x11: case 0x12:	/* READ resp last, only; ACK; atomic ack */
+	case 0x13: case 0x14:				/* CmpSwap, FetchAdd */
+	case 0x16: case 0x17:				/* SEND last, only with invalidate */
+		return 1;
+	}
+	return 0;
+}
+
+/* a packet of the responder's (as the injector's is_response) */
+static int is_response(const struct tp *t)
+{
+	return t->cls == C_ACK || t->cls == C_NAK || t->cls == C_READ_RESP ||
+	       (t->cls == C_ATOMIC && (t->op & 0x1f) == 0x12);
+}
+
+static void side_tally(struct flow *f, const struct tp *t, size_t j)
+{
+	int k = is_response(t);
+	uint32_t r;
+
+	if (!f->side[k].packets++) {
+		f->side[k].first = j;
+		f->side[k].first_psn = t->psn;
+	}
+	r = (t->psn - f->side[k].first_psn) & 0xffffff;
+	if (r < 0x800000 && r > f->side[k].top)
+		f->side[k].top = r;
+	if (!t->resent && ends_message(t->op))
+		f->side[k].msgs++;
+}
+
 /* each capture point's and flow's counts */
 static void tally(struct tr *s)
 {
@@ -168,6 +208,7 @@ static void tally(struct tr *s)
 			s->c[t->cap].resent++;
 			f->resent++;
 		}
+		side_tally(f, t, j);
 		if (f->packets == 1)
 			f->first_psn = t->psn;
 		f->last_psn = t->psn;
@@ -178,6 +219,53 @@ static void tally(struct tr *s)
 		if (is_request(t->cls))
 			f->req++;
 	}
+}
+
+struct hq {
+	size_t first;
+	int flow, side;
+};
+
+static int hq_cmp(const void *a, const void *b)
+{
+	const struct hq *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* capture point i's QPs as its hook numbers them (qp N: the order it first
+ * saw each flow's requests or responses), what rdma-inject rules name */
+static json_t *hook_qps(const struct tr *s, int i)
+{
+	json_t *out = json_array();
+	struct hq *v = calloc(2 * s->nf + 1, sizeof(*v));
+	size_t n = 0, j;
+
+	if (!v)
+		return out;
+	for (j = 0; j < s->nf; j++)
+		for (int k = 0; k < 2; k++)
+			if (s->f[j].cap == i && s->f[j].side[k].packets)
+				v[n++] = (struct hq){ s->f[j].side[k].first, (int)j, k };
+	qsort(v, n, sizeof(*v), hq_cmp);
+	for (j = 0; j < n; j++) {
+		const struct flow *f = &s->f[v[j].flow];
+		char a[64], b[64];
+
+		addr_str(f, f->src, a, sizeof(a));
+		addr_str(f, f->dst, b, sizeof(b));
+		json_array_append_new(out, json_pack("{s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "qp",
+						     (json_int_t)j + 1, "kind",
+						     v[j].side ? "responses" : "requests", "src", a,
+						     "dst", b, "qpn", (json_int_t)f->dqpn, "packets",
+						     (json_int_t)f->side[v[j].side].packets,
+						     "first_psn",
+						     (json_int_t)f->side[v[j].side].first_psn, "psns",
+						     (json_int_t)f->side[v[j].side].top + 1, "messages",
+						     (json_int_t)f->side[v[j].side].msgs));
+	}
+	free(v);
+	return out;
 }
 
 /* o[k] += 1 */
@@ -294,6 +382,7 @@ static void flows_json(struct tr *s, int i, json_t *c)
 		json_object_set_new(c, "injector_unexplained", json_integer(nunexplained));
 	}
 	json_object_set_new(c, "qps", qps);
+	json_object_set_new(c, "hook_qps", hook_qps(s, i));
 	json_object_set_new(c, "losses", losses);
 	json_object_set_new(c, "go_back_n", gbn);
 	json_object_set_new(c, "read_retransmission", rd);

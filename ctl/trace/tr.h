@@ -50,6 +50,13 @@ struct flow {
 	uint8_t src[16], dst[16];
 	uint32_t dqpn, first_psn, last_psn;
 	uint64_t packets, resent, req;
+	/* as the injector numbers a hook's QPs (qp N, rpsn): the flow's
+	 * requests and its responses apart, each from its own first PSN */
+	struct {
+		size_t first;		/* its first packet's index (order of appearance) */
+		uint32_t first_psn, top;	/* top: the highest PSN from the first */
+		uint64_t packets, msgs;	/* msgs: first copies that end a message */
+	} side[2];
 	/* the hook's marks against the trace (analyze.c hook_marks): first
 	 * copies it counted resent, 64 or more below a PSN of the flow; PSNs
 	 * whose marks nothing explains */

@@ -64,6 +64,30 @@ static void test_track(void)
 		EXPECT(qps[i].idx == (keys[i].dqpn == 0x100 ? 1u : 2u) &&
 		       qps[i].first_psn == (keys[i].dqpn == 0x100 ? 1000u : 0xfffffeu));
 	del_all();
+
+	/* a QP whose peer sends too (ibv_rc_pingpong): toward it come the
+	 * peer's SENDs, in the peer's PSNs, and the ACKs of its own, in its
+	 * own. Each is its own qp N, each rpsn from its own first PSN: qp 2
+	 * rpsn 1 is the second ACK however far apart the two sides' PSNs
+	 * start (one QP for both, it was 0x500000 + 1 - 7 and changed with
+	 * every run's random PSNs) */
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(add(INJ_DIR_INGRESS, "qp 2 rpsn 1 drop") != 0);
+	f.dqpn = 0x700, f.opcode = 0x04, f.psn = 7;		/* SEND only: qp 1 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.opcode = 0x11, f.syndrome = 0, f.psn = 0x500000;	/* an ACK: qp 2, rpsn 0 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.opcode = 0x04, f.psn = 8;				/* qp 1, rpsn 1 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.opcode = 0x11, f.psn = 0x500001;			/* qp 2, rpsn 1 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	n = inj_qp_list(ctx, keys, qps, 16);
+	EXPECT(n == 2);
+	for (i = 0; i < n; i++)
+		EXPECT(keys[i].dqpn == 0x700 && qps[i].idx == (keys[i].resp ? 2u : 1u) &&
+		       qps[i].first_psn == (keys[i].resp ? 0x500000u : 7u));
+	f.opcode = 0x0a;
+	del_all();
 }
 
 /* tx: each PSN's transmissions; resent packets counted (an ACK and UD

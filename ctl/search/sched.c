@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fault schedules over a profile's search: space (search.h). Nothing here
+ * runs anything: the oracle does, so the unit tests drive it with a rule
+ * of their own.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctl/search/search.h"
+#include "ebpf/inject_abi.h"
+
+static const char *const opcode_names[] = {
+#define X(e, s) s,
+	INJ_CLASSES(X)
+#undef X
+	NULL
+};
+
+uint64_t sch_rand(uint64_t *state)
+{
+	uint64_t x = *state ? *state : 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+static uint32_t pick(uint64_t *rng, uint32_t lo, uint32_t hi)
+{
+	return lo + (uint32_t)(sch_rand(rng) % ((uint64_t)hi - lo + 1));
+}
+
+/* the QPs the space names: qp: N-M, or the first two a hook saw */
+static void qp_range(const struct prof_search *sp, uint32_t *lo, uint32_t *hi)
+{
+	*lo = sp->qp_lo ? sp->qp_lo : 1;
+	*hi = sp->qp_hi ? sp->qp_hi : 2;
+}
+
+void sch_random(const struct prof_search *sp, uint64_t *rng, struct sched *out)
+{
+	uint32_t qlo, qhi;
+	int i;
+
+	qp_range(sp, &qlo, &qhi);
+	memset(out, 0, sizeof(*out));
+	out->n = (int)pick(rng, 1, (uint32_t)(sp->max_events < SCH_MAX_EV ? sp->max_events :
+										 SCH_MAX_EV));
+	for (i = 0; i < out->n; i++) {
+		struct sch_ev *e = &out->ev[i];
+		uint32_t w;
+
+		e->place = (int)pick(rng, 0, (uint32_t)sp->nplaces - 1);
+		e->action = (int)pick(rng, 0, (uint32_t)sp->nactions - 1);
+		e->opcode = -1;
+		if (sp->opcodes && (sch_rand(rng) & 1)) {
+			int c, k = (int)pick(rng, 0, (uint32_t)__builtin_popcount(sp->opcodes) - 1);
+
+			for (c = 0; c < 32; c++)
+				if ((sp->opcodes & (1u << c)) && !k--)
+					break;
+			e->opcode = c;
+		}
+		e->qp = pick(rng, qlo, qhi);
+		e->lo = pick(rng, sp->rpsn_lo, sp->rpsn_hi);
+		/* one packet half the time, else a run of up to 8 */
+		w = (sch_rand(rng) & 1) ? 0 : pick(rng, 1, 7);
+		e->hi = e->lo + w > sp->rpsn_hi ? sp->rpsn_hi : e->lo + w;
+		e->tx = sp->tx_lo ? pick(rng, sp->tx_lo, sp->tx_hi) : (sch_rand(rng) & 1) ? 1 : 0;
+	}
+}
+
+static int qp_allowed(const struct prof_search *sp, uint32_t qp)
+{
+	return !sp->qp_lo || (qp >= sp->qp_lo && qp <= sp->qp_hi);
+}
+
+static int rpsn_allowed(const struct prof_search *sp, uint32_t r)
+{
+	return r >= sp->rpsn_lo && r <= sp->rpsn_hi;
+}
+
+static int add_one(const struct prof_search *sp, struct sched *out, int *n, int max, int place,
+		   int action, uint32_t qp, uint32_t rpsn)
+{
+	struct sched s = { .n = 1 };
+	int i;
+
+	if (*n >= max || !qp_allowed(sp, qp) || !rpsn_allowed(sp, rpsn))
+		return 0;
+	s.ev[0] = (struct sch_ev){ place, action, -1, qp, rpsn, rpsn, sp->tx_lo ? sp->tx_lo : 1 };
+	for (i = 0; i < *n; i++)
+		if (sch_equal(&out[i], &s))
+			return 0;
+	out[(*n)++] = s;
+	return 1;
+}
+
+int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sched *out, int max)
+{
+	int n = 0, rank, i, a;
+
+	/* by rank, then flow by flow: every flow's last packet is tried
+	 * before any flow's first */
+	for (rank = 0; rank < 5; rank++)
+		for (i = 0; i < m->n; i++) {
+			const struct sch_flow *f = &m->f[i];
+			uint32_t k = f->msg_pkts ? f->msg_pkts : 1, last = f->extent - 1, r[3];
+			int nr = 0;
+
+			if (!f->extent)
+				continue;
+			switch (rank) {
+			case 0:	/* its last packet: nothing after it to show the loss */
+				r[nr++] = last;
+				break;
+			case 1:	/* the first message's last, and the very first */
+				r[nr++] = k - 1;
+				r[nr++] = 0;
+				break;
+			case 2:	/* a message's last, half way */
+				r[nr++] = (f->extent / 2 / k) * k + k - 1;
+				break;
+			case 3:	/* a message's middle: the next packet shows the gap */
+				if (k > 1)
+					r[nr++] = (f->extent / 2 / k) * k + k / 2 - 1;
+				break;
+			default:	/* the one before the last */
+				if (last)
+					r[nr++] = last - 1;
+			}
+			for (int j = 0; j < nr; j++)
+				for (a = 0; a < sp->nactions; a++)
+					if (r[j] <= last)
+						add_one(sp, out, &n, max, f->place, a, f->qp, r[j]);
+		}
+	return n;
+}
+
+static const struct sch_flow *flow_of(const struct sch_map *m, int place, uint32_t qp)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->f[i].place == place && m->f[i].qp == qp)
+			return &m->f[i];
+	return NULL;
+}
+
+static void push(struct sched *out, int *n, int max, const struct sched *s)
+{
+	for (int i = 0; i < *n; i++)
+		if (sch_equal(&out[i], s))
+			return;
+	if (*n < max)
+		out[(*n)++] = *s;
+}
+
+int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const struct sched *s,
+		   const struct sched *extra, int nextra, struct sched *out, int max)
+{
+	int n = 0, i, p, x;
+
+	for (i = 0; i < s->n; i++) {
+		const struct sch_ev *e = &s->ev[i];
+		const struct sch_flow *f = flow_of(m, e->place, e->qp);
+		uint32_t k = f && f->msg_pkts ? f->msg_pkts : 1;
+		int64_t d[4] = { 1, -1, (int64_t)k, -(int64_t)k };
+
+		for (x = 0; x < 4; x++) {
+			struct sched t = *s;
+			int64_t lo = (int64_t)e->lo + d[x], hi = (int64_t)e->hi + d[x];
+
+			if (lo < sp->rpsn_lo || hi > sp->rpsn_hi || (f && hi >= f->extent) ||
+			    (x >= 2 && k == 1))
+				continue;
+			t.ev[i].lo = (uint32_t)lo;
+			t.ev[i].hi = (uint32_t)hi;
+			push(out, &n, max, &t);
+		}
+		for (p = 0; p < sp->nplaces; p++) {	/* the same packet elsewhere */
+			struct sched t = *s;
+
+			if (p == e->place)
+				continue;
+			t.ev[i].place = p;
+			push(out, &n, max, &t);
+		}
+	}
+	for (x = 0; x < nextra && s->n < SCH_MAX_EV && s->n < sp->max_events; x++) {
+		struct sched t = *s;
+
+		t.ev[t.n++] = extra[x].ev[0];
+		if (!sch_equal(&t, s))
+			push(out, &n, max, &t);
+	}
+	return n;
+}
+
+int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len)
+{
+	char rp[32], tx[16] = "", op[24] = "";
+	int n;
+
+	if (e->opcode >= 0 && e->opcode < (int)(sizeof(opcode_names) / sizeof(*opcode_names)) - 1)
+		snprintf(op, sizeof(op), "opcode %s ", opcode_names[e->opcode]);
+	if (e->lo == e->hi)
+		snprintf(rp, sizeof(rp), "%u", e->lo);
+	else
+		snprintf(rp, sizeof(rp), "%u-%u", e->lo, e->hi);
+	if (e->tx)
+		snprintf(tx, sizeof(tx), "tx %u ", e->tx);
+	n = snprintf(buf, len, "%sqp %u rpsn %s %s%s", op, e->qp, rp, tx, sp->action[e->action]);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+void sch_text(const struct prof_search *sp, const struct sched *s, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < s->n && at < len; i++) {
+		const struct prof_place *pl = &sp->place[s->ev[i].place];
+		char rule[160];
+		int n;
+
+		sch_rule(sp, &s->ev[i], rule, sizeof(rule));
+		n = snprintf(buf + at, len - at, "%snode%d%s %s: %s", i ? "; " : "", pl->node,
+			     pl->sw ? "'s switch port" : "", pl->egress ? "egress" : "ingress", rule);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
+int sch_equal(const struct sched *a, const struct sched *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (int i = 0; i < a->n; i++) {
+		const struct sch_ev *x = &a->ev[i], *y = &b->ev[i];
+
+		if (x->place != y->place || x->action != y->action || x->opcode != y->opcode ||
+		    x->qp != y->qp || x->lo != y->lo || x->hi != y->hi || x->tx != y->tx)
+			return 0;
+	}
+	return 1;
+}
+
+/* s without its event i */
+static void without(const struct sched *s, int i, struct sched *t)
+{
+	*t = *s;
+	memmove(&t->ev[i], &t->ev[i + 1], (size_t)(t->n - i - 1) * sizeof(t->ev[0]));
+	t->n--;
+}
+
+int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out)
+{
+	struct sched cur = *in, t;
+	int i, r, again = 1;
+
+	/* fewer events: drop one at a time while it still breaks (a schedule
+	 * has at most 8, so one at a time is ddmin's last stage, enough) */
+	while (again && cur.n > 1) {
+		again = 0;
+		for (i = 0; i < cur.n; i++) {
+			without(&cur, i, &t);
+			r = oracle(arg, &t);
+			if (r < 0) {
+				*out = cur;
+				return r;
+			}
+			if (r) {
+				cur = t;
+				again = 1;
+				break;
+			}
+		}
+	}
+	/* each event's PSN range halved, the half that still breaks kept,
+	 * down to one packet; then its transmission pinned to the first */
+	for (i = 0; i < cur.n; i++) {
+		r = 0;
+		while (cur.ev[i].lo < cur.ev[i].hi) {
+			uint32_t mid = cur.ev[i].lo + (cur.ev[i].hi - cur.ev[i].lo) / 2;
+			struct sched lo = cur, hi = cur;
+
+			lo.ev[i].hi = mid;
+			hi.ev[i].lo = mid + 1;
+			if ((r = oracle(arg, &lo)) < 0)
+				break;
+			if (r) {
+				cur = lo;
+				continue;
+			}
+			if ((r = oracle(arg, &hi)) < 0)
+				break;
+			if (!r)
+				break;	/* it takes both halves: the range stays */
+			cur = hi;
+		}
+		if (r < 0) {
+			*out = cur;
+			return r;
+		}
+		if (!cur.ev[i].tx) {
+			t = cur;
+			t.ev[i].tx = 1;
+			if ((r = oracle(arg, &t)) < 0) {
+				*out = cur;
+				return r;
+			}
+			if (r)
+				cur = t;
+		}
+	}
+	*out = cur;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The search room: rdmactl search, the smallest packet-level fault
+ * schedule that breaks a profile's expectations.
+ *
+ *   sched.c  schedules over a profile's search: space, pure: drawn at
+ *            random, or guided by what a trial showed (the flows each place
+ *            saw, how near the expectations came); shrunk by delta
+ *            debugging against an oracle that runs them
+ *   drive.c  the trials: each schedule one short run of the profile on
+ *            the running testbed (ctl/exp/), its verdict, the search's log,
+ *            repro.yaml and the replay rate
+ */
+#ifndef RTB_CTL_SEARCH_H
+#define RTB_CTL_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ctl/exp/profile.h"
+
+#define SCH_MAX_EV 8
+#define SCH_MAX_FLOWS 64
+
+/* one event: one rule at one place, on the packets it names */
+struct sch_ev {
+	int place;		/* the space's where[] */
+	int action;		/* its actions[] */
+	int opcode;		/* an opcode class named, -1: none */
+	uint32_t qp;		/* the hook's Nth QP */
+	uint32_t lo, hi;	/* PSNs from that QP's first (rpsn) */
+	uint32_t tx;		/* the transmission, 0: any */
+};
+
+struct sched {
+	int n;
+	struct sch_ev ev[SCH_MAX_EV];
+};
+
+/* what a run without faults showed at the places: each flow (the hook's
+ * Nth QP), how many PSNs it used, and how many packets make a message */
+struct sch_flow {
+	int place;
+	uint32_t qp;
+	uint32_t extent;	/* PSNs from its first: last - first + 1 */
+	uint32_t msg_pkts;	/* packets a message (1: single-packet messages) */
+};
+
+struct sch_map {
+	int n;
+	struct sch_flow f[SCH_MAX_FLOWS];
+};
+
+/* xorshift64*: the search's own draws, from search.seed */
+uint64_t sch_rand(uint64_t *state);
+/* a schedule drawn uniformly from the space: 1..max_events events */
+void sch_random(const struct prof_search *sp, uint64_t *rng, struct sched *out);
+/* the guided strategy's first schedules, single events in the order they
+ * are tried: per flow the packets where recovery is slowest (its last; a
+ * message's last; its first), then a message's middle. How many (<= max) */
+int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sched *out, int max);
+/* schedules next to s (a PSN on, one back, a message on, the same packet
+ * at the other places, one event more from extra): how many (<= max) */
+int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const struct sched *s,
+		   const struct sched *extra, int nextra, struct sched *out, int max);
+/* event e as an rdma-inject rule ("opcode ack qp 1 rpsn 12 tx 1 drop") */
+int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len);
+/* s, readable: "drop at node1 ingress: qp 1 rpsn 12 tx 1; ..." */
+void sch_text(const struct prof_search *sp, const struct sched *s, char *buf, size_t len);
+int sch_equal(const struct sched *a, const struct sched *b);
+
+/* does s still break the expectation: 1 yes, 0 no, < 0 stop (interrupted,
+ * out of budget, a run that could not be made) */
+typedef int sch_oracle(void *arg, const struct sched *s);
+/* the smallest schedule that still breaks it (delta debugging): fewer
+ * events, then each event's PSN range halved down to one packet. in must
+ * break it. 0 with out set, or the oracle's < 0 (out: the smallest so far) */
+int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out);
+
+#endif

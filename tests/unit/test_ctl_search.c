@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl search's schedules (ctl/search/sched.c) and its profile section
+ * (ctl/exp/profile_search.c). The oracle here is a rule of the test's own,
+ * standing in for the runs (a unit test: the real trials are in
+ * tests/softroce 78-search): a schedule "breaks" when one of its events
+ * reaches the packet the rule names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "expect.h"
+#include "../../ctl/exp/profile.h"
+#include "../../ctl/search/search.h"
+
+static struct prof_search space(void)
+{
+	struct prof_search s;
+
+	memset(&s, 0, sizeof(s));
+	s.nplaces = 2;
+	s.place[0] = (struct prof_place){ 0, 0, 0 };	/* node0 ingress */
+	s.place[1] = (struct prof_place){ 1, 0, 0 };	/* node1 ingress */
+	s.nactions = 1;
+	snprintf(s.action[0], sizeof(s.action[0]), "drop");
+	s.qp_lo = 1;
+	s.qp_hi = 2;
+	s.rpsn_lo = 0;
+	s.rpsn_hi = 63;
+	s.max_events = 3;
+	return s;
+}
+
+/* the stand-in: breaks when an event at place 1, QP 2 takes PSN 17's
+ * first transmission; counts its calls */
+struct target {
+	int place;
+	uint32_t qp, rpsn;
+	int calls;
+	int noisy;	/* a run in noisy that should break does not */
+};
+
+static int oracle(void *arg, const struct sched *s)
+{
+	struct target *t = arg;
+
+	t->calls++;
+	for (int i = 0; i < s->n; i++) {
+		const struct sch_ev *e = &s->ev[i];
+
+		if (e->place == t->place && e->qp == t->qp && e->lo <= t->rpsn && e->hi >= t->rpsn &&
+		    e->tx <= 1)
+			return !(t->noisy && t->calls % t->noisy == 0);
+	}
+	return 0;
+}
+
+static void test_shrink_to_one_packet(void)
+{
+	struct prof_search sp = space();
+	struct target t = { 1, 2, 17, 0, 0 };
+	struct sched in = { .n = 3 }, out;
+	char text[512];
+
+	in.ev[0] = (struct sch_ev){ 0, 0, -1, 1, 0, 40, 0 };
+	in.ev[1] = (struct sch_ev){ 1, 0, -1, 2, 3, 40, 0 };	/* covers PSN 17 */
+	in.ev[2] = (struct sch_ev){ 1, 0, -1, 1, 5, 9, 1 };
+	EXPECT(oracle(&t, &in) == 1);
+	t.calls = 0;
+	EXPECT(sch_shrink(&in, oracle, &t, &out) == 0);
+	EXPECT_EQ_U(out.n, 1);
+	EXPECT(out.ev[0].place == 1 && out.ev[0].qp == 2);
+	EXPECT_EQ_U(out.ev[0].lo, 17);
+	EXPECT_EQ_U(out.ev[0].hi, 17);
+	EXPECT_EQ_U(out.ev[0].tx, 1);
+	/* 3 events to 1 (at most 3 + 2 tries), 38 PSNs to 1 (about log2: 12) */
+	EXPECT_MSG(t.calls <= 20, "%d oracle calls", t.calls);
+	sch_text(&sp, &out, text, sizeof(text));
+	EXPECT_MSG(!strcmp(text, "node1 ingress: qp 2 rpsn 17 tx 1 drop"), "%s", text);
+}
+
+/* an oracle that stops (out of budget) mid-way: the smallest so far */
+static int stopping(void *arg, const struct sched *s)
+{
+	int *n = arg;
+
+	(void)s;
+	return ++*n > 2 ? -1 : 1;
+}
+
+static void test_shrink_stops(void)
+{
+	struct sched in = { .n = 3 }, out;
+	int n = 0;
+
+	for (int i = 0; i < 3; i++)
+		in.ev[i] = (struct sch_ev){ 0, 0, -1, 1, 0, 10, 0 };
+	EXPECT(sch_shrink(&in, stopping, &n, &out) == -1);
+	EXPECT_EQ_U(out.n, 1);	/* two removals held before the stop */
+}
+
+static void test_random_in_space(void)
+{
+	struct prof_search sp = space();
+	uint64_t rng = 7;
+	int i, j, bad = 0, sizes[4] = { 0 };
+
+	sp.opcodes = (1u << 0) | (1u << 3);	/* data, ack */
+	for (i = 0; i < 2000; i++) {
+		struct sched s;
+
+		sch_random(&sp, &rng, &s);
+		if (s.n < 1 || s.n > 3) {
+			bad++;
+			continue;
+		}
+		sizes[s.n]++;
+		for (j = 0; j < s.n; j++) {
+			const struct sch_ev *e = &s.ev[j];
+
+			bad += e->place < 0 || e->place > 1 || e->qp < 1 || e->qp > 2 ||
+			       e->lo > e->hi || e->hi > 63 || e->hi - e->lo > 7 ||
+			       (e->opcode != -1 && e->opcode != 0 && e->opcode != 3) || e->tx > 1;
+		}
+	}
+	EXPECT_EQ_U(bad, 0);
+	EXPECT(sizes[1] > 500 && sizes[2] > 500 && sizes[3] > 500);
+}
+
+static void test_seeds_last_first(void)
+{
+	struct prof_search sp = space();
+	struct sch_map m = { .n = 2 };
+	struct sched s[64];
+	char rule[160];
+	int n;
+
+	m.f[0] = (struct sch_flow){ 1, 1, 40, 4 };	/* data: 10 messages of 4 */
+	m.f[1] = (struct sch_flow){ 0, 1, 10, 1 };	/* its ACKs */
+	n = sch_seeds(&sp, &m, s, 64);
+	EXPECT(n >= 6);
+	/* each flow's last packet first */
+	EXPECT(s[0].n == 1 && s[0].ev[0].place == 1 && s[0].ev[0].lo == 39);
+	EXPECT(s[1].n == 1 && s[1].ev[0].place == 0 && s[1].ev[0].lo == 9);
+	/* then the first message's last (3) and the first packet */
+	EXPECT(s[2].ev[0].lo == 3 && s[3].ev[0].lo == 0);
+	EXPECT(sch_rule(&sp, &s[0].ev[0], rule, sizeof(rule)) == 0);
+	EXPECT_MSG(!strcmp(rule, "qp 1 rpsn 39 tx 1 drop"), "%s", rule);
+	/* a space that stops at PSN 20: no seed past it */
+	sp.rpsn_hi = 20;
+	n = sch_seeds(&sp, &m, s, 64);
+	for (int i = 0; i < n; i++)
+		EXPECT(s[i].ev[0].hi <= 20);
+}
+
+static void test_neighbours(void)
+{
+	struct prof_search sp = space();
+	struct sch_map m = { .n = 1 };
+	struct sched s = { .n = 1 }, extra = { .n = 1 }, out[32];
+	int n, found_next = 0, found_other = 0, found_two = 0;
+
+	m.f[0] = (struct sch_flow){ 1, 1, 40, 4 };
+	s.ev[0] = (struct sch_ev){ 1, 0, -1, 1, 38, 38, 1 };
+	extra.ev[0] = (struct sch_ev){ 0, 0, -1, 1, 5, 5, 1 };
+	n = sch_neighbours(&sp, &m, &s, &extra, 1, out, 32);
+	for (int i = 0; i < n; i++) {
+		found_next += out[i].n == 1 && out[i].ev[0].lo == 39;
+		found_other += out[i].n == 1 && out[i].ev[0].place == 0 && out[i].ev[0].lo == 38;
+		found_two += out[i].n == 2;
+		EXPECT(out[i].n == 2 || out[i].ev[0].hi < 40);	/* never past the flow */
+	}
+	EXPECT(found_next == 1 && found_other == 1 && found_two == 1);
+}
+
+int main(void)
+{
+	test_shrink_to_one_packet();
+	test_shrink_stops();
+	test_random_in_space();
+	test_seeds_last_first();
+	test_neighbours();
+	return expect_done("test_ctl_search");
+}

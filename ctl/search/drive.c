@@ -608,10 +608,12 @@ int search_run(struct ctl *ctl, const struct search_opts *o)
 		       (long long)json_integer_value(json_object_get(res, "replays")),
 		       json_string_value(json_object_get(res, "repro")), s.dir);
 	} else if (r == 0) {
-		printf("search: no schedule broke the expectations in %d trials (%s, %.0f s; %d "
-		       "places, %d actions, up to %d events)%s\n  log: %s/search.log\n",
-		       s.nsearch, s.sp.strategy == PS_GUIDED ? "guided" : "random",
-		       rtb_now_s() - s.t0, s.sp.nplaces, s.sp.nactions, s.sp.max_events,
+		printf("search: no schedule broke the expectations in %d trial%s (%s, %.0f s; %d "
+		       "place%s, %d action%s, up to %d event%s)%s\n  log: %s/search.log\n",
+		       s.nsearch, s.nsearch == 1 ? "" : "s",
+		       s.sp.strategy == PS_GUIDED ? "guided" : "random", rtb_now_s() - s.t0,
+		       s.sp.nplaces, s.sp.nplaces == 1 ? "" : "s", s.sp.nactions,
+		       s.sp.nactions == 1 ? "" : "s", s.sp.max_events, s.sp.max_events == 1 ? "" : "s",
 		       s.unconfirmed ? " (some broke it once, and not by the majority again: "
 				       "search.log)" : "",
 		       s.dir);

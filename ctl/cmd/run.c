@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "ctl/cmd/cmds.h"
 #include "ctl/exp/exp.h"
@@ -231,10 +230,7 @@ static int run_once(struct ctl *ctl, int argc, char **argv, const char *outdir, 
 static int run_repeat(struct ctl *ctl, int argc, char **argv, long n)
 {
 	char dir[PATH_MAX], sub[PATH_MAX + 16], ts[32];
-	const char *out = NULL, *name;
 	int i, r = 0, broke, nbroke = 0, nfailed = 0, done = 0;
-	time_t now = time(NULL);
-	struct tm tm;
 
 	{	/* the profile and options checked before DIR is made */
 		static struct exp chk;
@@ -242,19 +238,15 @@ static int run_repeat(struct ctl *ctl, int argc, char **argv, long n)
 
 		memset(&chk, 0, sizeof(chk));
 		r = exp_load(&chk, argc, argv, &o, usage_run);
+		if (!r && o.outdir) {
+			snprintf(dir, sizeof(dir), "%s", o.outdir);
+		} else if (!r) {
+			exp_default_dir(dir, sizeof(dir), chk.p.name, "-repeat");
+			mkdir("runs", 0755);
+		}
 		exp_close(&chk);
 		if (r)
 			return ctl_code(r);
-		out = o.outdir;
-	}
-	if (out) {
-		snprintf(dir, sizeof(dir), "%s", out);
-	} else {
-		name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-		gmtime_r(&now, &tm);
-		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-		mkdir("runs", 0755);
-		snprintf(dir, sizeof(dir), "runs/%.*s-%s-repeat", (int)strcspn(name, "."), name, ts);
 	}
 	if (mkdir(dir, 0755)) {
 		log_err("%s: %s (--repeat makes it, a run in each DIR/K)", dir, strerror(errno));

@@ -163,6 +163,17 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void exp_default_dir(char *buf, size_t len, const char *name, const char *suffix)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char ts[32];
+
+	localtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, len, "runs/%s-%s%s", name, ts, suffix);
+}
+
 /* a real directory (not a link to one) with nothing in it, such as one
  * mktemp -d just made: the finished report is renamed over it */
 static int empty_dir(const char *path)
@@ -268,15 +279,8 @@ static int pick_dir(struct exp *e, const char *outarg)
 		snprintf(e->dir, sizeof(e->dir), "%s", outarg);
 	else if (e->p.outdir[0])
 		snprintf(e->dir, sizeof(e->dir), "%s", e->p.outdir);
-	else {
-		time_t t = time(NULL);
-		struct tm tm;
-		char ts[32];
-
-		localtime_r(&t, &tm);
-		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-		snprintf(e->dir, sizeof(e->dir), "runs/%s-%s", e->p.name, ts);
-	}
+	else
+		exp_default_dir(e->dir, sizeof(e->dir), e->p.name, "");
 	/* "out/" names out: its .partial beside it, not inside */
 	for (size_t n = strlen(e->dir); n > 1 && e->dir[n - 1] == '/'; n--)
 		e->dir[n - 1] = '\0';

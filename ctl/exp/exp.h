@@ -186,6 +186,8 @@ int exp_per_node(const struct exp *e);
 /* a progress line: to the watcher, and on stderr when printing */
 void exp_event(struct exp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* a run directory's default name: runs/NAME-YYYYmmdd-HHMMSS then suffix */
+void exp_default_dir(char *buf, size_t len, const char *name, const char *suffix);
 /* e->p loaded: 0 ready; CTL_USAGE (bad output directory); CTL_FAIL */
 int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o);
 int exp_measure(struct exp *e);

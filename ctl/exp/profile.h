@@ -137,7 +137,7 @@ struct prof_search {
 	struct prof_place place[PROF_MAX_PLACES];
 	int nactions;
 	char action[PROF_MAX_ACTIONS][64];	/* rdma-inject actions: "drop", "delay 20ms" */
-	uint32_t opcodes;	/* bit c: opcode class c may be named (inj_opcode_class_names); 0: none */
+	uint32_t opcodes;	/* bit c: opcode class c may be named (inj_class_name); 0: none */
 	uint32_t qp_lo, qp_hi;	/* the hook's Nth QP (qp N); 0-0: any QP */
 	uint32_t rpsn_lo, rpsn_hi;	/* the PSN from the QP's first */
 	uint32_t tx_lo, tx_hi;	/* the transmission (1: the first); 0-0: any */

@@ -23,13 +23,6 @@
 #include "ebpf/inject_abi.h"
 #include "injector/inj.h"
 
-static const char *const opcode_names[] = {
-#define X(e, s) s,
-	INJ_CLASSES(X)
-#undef X
-	NULL
-};
-
 /* "N" or "N-M" within [min, max] into *lo, *hi */
 static int get_range(struct pctx *x, const struct ynode *m, const char *key, const char *where,
 		     uint32_t min, uint32_t max, uint32_t *lo, uint32_t *hi)
@@ -155,26 +148,20 @@ static int check_targets(struct pctx *x, const struct ynode *t, struct prof_sear
 	o = ytree_get(t, "opcodes", NULL);
 	if (!o)
 		return 0;
-	if (o->kind == YN_SCALAR) {
-		int c;
-
-		if (prof_get_enum(x, t, "opcodes", "search.targets", opcode_names, &c))
-			return -EINVAL;
-		s->opcodes = 1u << c;
-		return 0;
-	}
-	if (prof_want(x, o, YN_SEQ, "search.targets.opcodes"))
+	if (o->kind != YN_SCALAR && prof_want(x, o, YN_SEQ, "search.targets.opcodes"))
 		return -EINVAL;
-	for (size_t i = 0; i < o->n; i++) {
-		const struct ynode *e = o->v[i];
+	/* a class, or a list of them: each by rdma-inject's own names */
+	for (size_t i = 0; i < (o->kind == YN_SCALAR ? 1 : o->n); i++) {
+		const struct ynode *e = o->kind == YN_SCALAR ? o : o->v[i];
 		int c;
 
-		for (c = 0; opcode_names[c] && (e->kind != YN_SCALAR || strcmp(e->s, opcode_names[c]));
+		for (c = 0; c < INJ_CLS_MAX && (e->kind != YN_SCALAR ||
+						strcmp(e->s, inj_class_name(c)));
 		     c++)
 			;
-		if (!opcode_names[c])
-			return prof_perr(x, e, 0, "search.targets.opcodes[%zu]: '%s': expected data, "
-					 "read_req, read_resp, ack, nak, atomic, cnp or other", i,
+		if (c == INJ_CLS_MAX)
+			return prof_perr(x, e, 0, "search.targets.opcodes: '%s': expected data, "
+					 "read_req, read_resp, ack, nak, atomic, cnp or other",
 					 e->kind == YN_SCALAR ? e->s : prof_kind_name(e));
 		s->opcodes |= 1u << c;
 	}

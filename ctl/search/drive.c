@@ -215,7 +215,7 @@ static int trial(struct srch *s, const char *file, const struct sched *sc, int t
 		exp_measure(&e);
 	else
 		e.rc = 1;
-	r = exp_finish(&e);
+	exp_finish(&e);	/* its verdict is read below: the expectations, then e.rc */
 	log_verbose = verbose;
 	rep = e.report;
 	verdict = ctl_interrupted ? -EINTR : e.expect_failed ? 1 : e.rc ? -EAGAIN : 0;
@@ -251,7 +251,6 @@ static int trial(struct srch *s, const char *file, const struct sched *sc, int t
 	exp_close(&e);
 	if (verdict == -EAGAIN)
 		s->run_failed++;
-	(void)r;
 	return verdict;
 }
 
@@ -392,17 +391,14 @@ static int write_repro(struct srch *s, const struct sched *sc, const char *why, 
 
 static int make_dir(struct srch *s, const char *name)
 {
-	char ts[32], sub[PATH_MAX + 16];
-	time_t now = time(NULL);
-	struct tm tm;
+	char sub[PATH_MAX + 16];
 
 	if (s->o->outdir) {
 		snprintf(s->dir, sizeof(s->dir), "%s", s->o->outdir);
 	} else {
-		gmtime_r(&now, &tm);
-		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+		snprintf(sub, sizeof(sub), "search-%s", name);
+		exp_default_dir(s->dir, sizeof(s->dir), sub, "");
 		mkdir("runs", 0755);
-		snprintf(s->dir, sizeof(s->dir), "runs/search-%s-%s", name, ts);
 	}
 	if (mkdir(s->dir, 0755)) {
 		log_err("%s: %s (the search's directory must not exist)", s->dir, strerror(errno));

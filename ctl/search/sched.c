@@ -7,14 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl/search/search.h"
-#include "ebpf/inject_abi.h"
-
-static const char *const opcode_names[] = {
-#define X(e, s) s,
-	INJ_CLASSES(X)
-#undef X
-	NULL
-};
+#include "injector/inj.h"
 
 uint64_t sch_rand(uint64_t *state)
 {
@@ -202,8 +195,8 @@ int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, si
 	char rp[32], tx[16] = "", op[24] = "";
 	int n;
 
-	if (e->opcode >= 0 && e->opcode < (int)(sizeof(opcode_names) / sizeof(*opcode_names)) - 1)
-		snprintf(op, sizeof(op), "opcode %s ", opcode_names[e->opcode]);
+	if (e->opcode >= 0 && e->opcode < INJ_CLS_MAX)
+		snprintf(op, sizeof(op), "opcode %s ", inj_class_name(e->opcode));
 	if (e->lo == e->hi)
 		snprintf(rp, sizeof(rp), "%u", e->lo);
 	else

@@ -644,7 +644,7 @@ void inject_track_begin(struct agent *a)
 	int sfd = inj_map("inj_track"), hfd = inj_map("inj_hooks");
 	uint32_t zero = 0, on = INJ_TRACK_QP, key, next;
 	union bpf_attr at = { 0 };
-	uint64_t z64 = 0;
+	struct inj_qp_next z = { 0 };
 	int fds[5] = { qfd, tfd, nfd, sfd, hfd }, i, first = 1;
 
 	(void)a;
@@ -663,7 +663,7 @@ void inject_track_begin(struct agent *a)
 		key = next;
 		first = 0;
 		if (!map_lookup(hfd, &key, &hv))
-			map_update(nfd, &hv.slot, &z64);
+			map_update(nfd, &hv.slot, &z);
 	}
 	if (sfd >= 0)
 		map_update(sfd, &zero, &on);

@@ -23,6 +23,7 @@
 #define INJECT_ABI_H
 
 #include <linux/types.h>
+#include <linux/bpf.h>
 
 #define INJ_ROCE_V2_PORT 4791
 #define INJ_MAX_RULES 64
@@ -201,12 +202,18 @@ enum inj_corrupt {
  * the program tracks per hook while some rule asks or tracking is on
  * (inj_track): the QPs in the order the hook first saw a packet for them
  * (key: hook, IPv4 source and destination, destination QPN; the index
- * starts at 1), each QP's first PSN, and -- only while a rule matches on
+ * starts at 1), each side's first PSN (inj_qp_key.resp), and -- only while a rule matches on
  * it -- how often each PSN has been seen (1 = its first transmission).
  */
 #define INJ_REL_QP 1u		/* qp_lo..qp_hi instead of (besides) qpn */
 #define INJ_REL_PSN 2u		/* psn_lo..psn_hi counted from the QP's first PSN */
 #define INJ_REL_TX 4u		/* tx_lo..tx_hi */
+/* one side of a QP: its requests or its responses (ACK, NAK, READ response,
+ * atomic acknowledge). Both sides share the QP's index; each counts rpsn
+ * from its own first PSN */
+#define INJ_REL_REQ 8u
+#define INJ_REL_RESP 16u
+#define INJ_REL_KIND (INJ_REL_REQ | INJ_REL_RESP)
 
 /* per-rule runtime state shared by all CPUs (benign races: statistics) */
 struct inj_rule_state {
@@ -283,7 +290,19 @@ struct inj_qp_key {
 	 * They carry the PSNs of the other side's requests: a QP whose peer
 	 * sends too has two PSN spaces toward it, each its own qp N, so that
 	 * rpsn counts one space from its own first PSN in every run */
-	__u32 resp;
+	__u32 resp;		/* or INJ_QP_ID: the QP's number, both sides' */
+};
+/* the entry that numbers a QP (its idx alone): made by the first packet of
+ * either side, so that both sides share the number even when their first
+ * packets meet on two CPUs at once */
+#define INJ_QP_ID 2u
+
+/* inj_qp_next: a hook's last QP number. The lock makes a QP's number once,
+ * by whichever CPU comes first, with no number skipped */
+struct inj_qp_next {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 last;
 };
 
 /* "already had": the PSN is in the window of the last INJ_QP_WIN PSNs up to

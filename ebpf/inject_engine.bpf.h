@@ -42,6 +42,13 @@ static __always_inline int chance(__u32 p)
 	return p && rnd() < p;
 }
 
+/* a packet of the responder's: it carries the requester's PSNs */
+static __always_inline __u32 is_response(const struct pkt *p)
+{
+	return p->cls == INJ_CLS_ACK || p->cls == INJ_CLS_NAK || p->cls == INJ_CLS_READ_RESP ||
+	       (p->cls == INJ_CLS_ATOMIC && (p->opcode & 0x1f) == 0x12);
+}
+
 static __always_inline int matches(const struct inj_rule *r, const struct pkt *p, __u64 *now)
 {
 	__u32 psn = p->psn;
@@ -62,6 +69,9 @@ static __always_inline int matches(const struct inj_rule *r, const struct pkt *p
 		if ((r->rel & INJ_REL_QP) && (p->qidx < r->qp_lo || p->qidx > r->qp_hi))
 			return 0;
 		if ((r->rel & INJ_REL_TX) && (p->tx < r->tx_lo || p->tx > r->tx_hi))
+			return 0;
+		if ((r->rel & INJ_REL_KIND) &&
+		    !(r->rel & (is_response(p) ? INJ_REL_RESP : INJ_REL_REQ)))
 			return 0;
 		if (r->rel & INJ_REL_PSN)
 			psn = p->rpsn;
@@ -193,12 +203,6 @@ static __always_inline int resendable(const struct pkt *p)
 		p->cls == INJ_CLS_READ_RESP || p->cls == INJ_CLS_ATOMIC);
 }
 
-/* a packet of the responder's: it carries the requester's PSNs */
-static __always_inline __u32 is_response(const struct pkt *p)
-{
-	return p->cls == INJ_CLS_ACK || p->cls == INJ_CLS_NAK || p->cls == INJ_CLS_READ_RESP ||
-	       (p->cls == INJ_CLS_ATOMIC && (p->opcode & 0x1f) == 0x12);
-}
 
 /* the QP's highest PSN to psn unless it is there or past it already; a
  * failed swap means another CPU moved it meanwhile: look again */
@@ -219,19 +223,41 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 				  struct inj_hook_ctr *hc, __u32 hk, __u32 want)
 {
 	struct inj_qp_key k = { hk, p->saddr, p->daddr, p->dqpn, is_response(p) };
-	struct inj_qp *q = bpf_map_lookup_elem(&inj_qps, &k);
+	struct inj_qp *q = bpf_map_lookup_elem(&inj_qps, &k), *id;
 
 	if (!q) {
 		/* the new entry from a per-CPU template whose window stays 0, not
 		 * from the stack (528 bytes: more than the program's stack) */
 		struct inj_qp *fresh = bpf_map_lookup_elem(&inj_qp_fresh, &inj_zero);
-		__u32 slot = hook->slot;
-		__u64 *next = bpf_map_lookup_elem(&inj_qp_next, &slot);
+		__u32 slot = hook->slot, idx;
+		struct inj_qp_next *next = bpf_map_lookup_elem(&inj_qp_next, &slot);
 
 		if (!next || !fresh)
 			return;
-		/* two CPUs meeting one new QP at once may leave a gap in the indices */
-		fresh->idx = (__u32)(__sync_fetch_and_add(next, 1) + 1);
+		/* the QP's number, both sides' (its requests, its responses): an
+		 * entry of its own, made by the first packet of either; its number
+		 * given under the hook's lock by whichever CPU comes first (an ACK
+		 * and the peer's first request often meet so) */
+		k.resp = INJ_QP_ID;
+		id = bpf_map_lookup_elem(&inj_qps, &k);
+		if (!id) {
+			fresh->idx = 0;
+			fresh->first_psn = 0;
+			fresh->top = 0;
+			bpf_map_update_elem(&inj_qps, &k, fresh, BPF_NOEXIST);
+			id = bpf_map_lookup_elem(&inj_qps, &k);
+		}
+		k.resp = is_response(p);
+		if (!id)
+			return;
+		if (!*(volatile __u32 *)&id->idx) {
+			bpf_spin_lock(&next->lock);
+			if (!id->idx)
+				id->idx = (__u32)++next->last;
+			bpf_spin_unlock(&next->lock);
+		}
+		idx = *(volatile __u32 *)&id->idx;
+		fresh->idx = idx;
 		fresh->first_psn = p->psn;
 		fresh->top = 0;
 		bpf_map_update_elem(&inj_qps, &k, fresh, BPF_NOEXIST);

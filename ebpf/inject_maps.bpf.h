@@ -162,7 +162,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, INJ_MAX_HOOKS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct inj_qp_next);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } inj_qp_next SEC(".maps");
 

@@ -461,12 +461,15 @@ int inj_track_get(struct inj_ctx *c, uint32_t *by_hand, uint32_t *by_rules)
 
 int inj_qp_list(struct inj_ctx *c, struct inj_qp_key *keys, struct inj_qp *qps, int max)
 {
-	int fd = bpf_map__fd(inj_maps(c)->maps.inj_qps), n = 0;
+	int fd = bpf_map__fd(inj_maps(c)->maps.inj_qps), n = 0, first = 1;
 	struct inj_qp_key k, nk;
 
-	while (n < max && !bpf_map_get_next_key(fd, n ? &k : NULL, &nk)) {
+	/* each side of each QP; the entries that number QPs (INJ_QP_ID) are
+	 * the program's own */
+	while (n < max && !bpf_map_get_next_key(fd, first ? NULL : &k, &nk)) {
 		k = nk;
-		if (bpf_map_lookup_elem(fd, &k, &qps[n]))
+		first = 0;
+		if (k.resp == INJ_QP_ID || bpf_map_lookup_elem(fd, &k, &qps[n]))
 			continue;
 		keys[n++] = k;
 	}
@@ -489,13 +492,13 @@ static void hash_clear(int fd, size_t key_size)
 int inj_qp_reset(struct inj_ctx *c)
 {
 	struct inject_bpf *s = inj_maps(c);
-	uint64_t zero64 = 0;
+	struct inj_qp_next zero = { 0 };
 	uint32_t i;
 
 	hash_clear(bpf_map__fd(s->maps.inj_qps), sizeof(struct inj_qp_key));
 	hash_clear(bpf_map__fd(s->maps.inj_tx), sizeof(struct inj_tx_key));
 	for (i = 0; i < INJ_MAX_HOOKS; i++)
-		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_qp_next), &i, &zero64, BPF_ANY))
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.inj_qp_next), &i, &zero, BPF_ANY))
 			return -errno;
 	return 0;
 }

@@ -711,10 +711,12 @@ static void usage(FILE *f)
 	cmd_help(cmds, f);
 	fprintf(f,
 		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
-		"       [ecn ce] [qp N[-M]] [rpsn N[-M]] [tx N[-M]] [proto roce|tcp|udp[,..]] [port N[-M]]\n"
-		"       ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
+		"       [ecn ce] [qp N[-M]] [requests|responses] [rpsn N[-M]] [tx N[-M]]\n"
+		"       [proto roce|tcp|udp[,..]] [port N[-M]] ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
 		"  qp N   the hook's Nth QP in the order it first saw them (rdma-inject qps)\n"
-		"  rpsn N the PSN counted from the QP's first (0 = its first packet)\n"
+		"  requests, responses: one side of a QP: the peer's requests, or the responses\n"
+		"         to its own (ACK, NAK, READ response, atomic acknowledge); both share its number\n"
+		"  rpsn N the PSN counted from that side's first (0 = its first packet)\n"
 		"  tx N   the Nth transmission of the packet's PSN (1 = first, 2 = its first resend)\n"
 		"  proto  which packets: RoCE (the default), other TCP or UDP ones, or a list;\n"
 		"         port N: a TCP or UDP packet's source or destination port (proto tcp port 4420)\n"

@@ -51,7 +51,7 @@ static const char *const protos[] = { "roce", INJ_PROTOS(CLS_NAME) NULL };
 
 /* every keyword of the grammar, for "did you mean" ("ecn" is a match and an action) */
 static const char *const keywords[] = {
-	"qpn", "psn", "len", "src", "dst", "opcode", "qp", "rpsn", "tx",
+	"qpn", "psn", "len", "src", "dst", "opcode", "qp", "rpsn", "tx", "requests", "responses",
 	INJ_ACTIONS(ACT_NAME) "flap", "proto", "port",	/* a tie goes to the first: dorp is drop */
 	"every", "nth",
 	"once", "gemodel", "gap", "hold", "after", "for", "lease", "jitter", "uniform", "normal",
@@ -293,7 +293,8 @@ struct said {
 	int have_action, have_for, have_port;
 };
 
-/* a match word (qpn, psn, rpsn, qp, tx, len, src, dst, opcode, ecn ce):
+/* a match word (qpn, psn, rpsn, qp, tx, requests, responses, len, src,
+ * dst, opcode, ecn ce):
  * 1 taken, 0 not one, -EINVAL */
 static int match_word(struct parser *p, struct inj_rule *r, const char *s, struct said *w)
 {
@@ -326,6 +327,17 @@ static int match_word(struct parser *p, struct inj_rule *r, const char *s, struc
 			return -EINVAL;
 		}
 		r->rel |= q ? INJ_REL_QP : INJ_REL_TX;
+		return 1;
+	}
+	if (!strcmp(s, "requests") || !strcmp(s, "responses")) {
+		uint32_t k = s[2] == 'q' ? INJ_REL_REQ : INJ_REL_RESP;
+
+		if ((r->rel & INJ_REL_KIND) && (r->rel & INJ_REL_KIND) != k) {
+			snprintf(p->err, p->errlen, "%s: the rule has %s already (one side of a QP)",
+				 s, k == INJ_REL_REQ ? "responses" : "requests");
+			return -EINVAL;
+		}
+		r->rel |= k;
 		return 1;
 	}
 	if (!strcmp(s, "len"))
@@ -481,7 +493,7 @@ static int proto_check(struct inj_rule *r, const struct said *w, char *err, size
 	else if (r->opcode >= 0)
 		roce_only = "opcode 0xNN";
 	else if (r->rel)
-		roce_only = "qp, rpsn and tx";
+		roce_only = "qp, rpsn, tx, requests and responses";
 	else if (r->ecn_ce)
 		roce_only = "ecn ce";
 	else if (r->action == INJ_ACT_CORRUPT || r->action == INJ_ACT_CNP || r->action == INJ_ACT_ECN)
@@ -597,6 +609,8 @@ static size_t format_match(const struct inj_rule *r, char *buf, size_t len)
 	}
 	if (r->rel & INJ_REL_QP)
 		APPEND(r->qp_lo == r->qp_hi ? "qp %u " : "qp %u-%u ", r->qp_lo, r->qp_hi);
+	if (r->rel & INJ_REL_KIND)
+		APPEND("%s ", r->rel & INJ_REL_REQ ? "requests" : "responses");
 	if (r->psn_lo || r->psn_hi != 0xffffff)
 		APPEND(r->psn_lo == r->psn_hi ? "%spsn %u " : "%spsn %u-%u ",
 		       r->rel & INJ_REL_PSN ? "r" : "", r->psn_lo, r->psn_hi);

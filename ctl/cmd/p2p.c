@@ -277,6 +277,9 @@ int cmd_p2p(struct ctl *ctl, int argc, char **argv)
 	}
 	args[n] = NULL;
 	r = parse(&e, n, args, &client, &server, &out_json);
+	if (!r && (ctl_take_opt(e.p.wopts, "p2p", "iters", &e.p.iters) ||
+		   ctl_take_opt(e.p.wopts, "p2p", "warmup", &e.p.warmup)))
+		r = CTL_USAGE;
 	if (!r && two_nodes(client, server))
 		r = CTL_FAIL;
 	if (r) {

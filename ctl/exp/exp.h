@@ -72,6 +72,7 @@ struct exp {
 	struct exp_opts o;
 	struct exp_obs obs;
 	int loaded, brought_up, group_open, rc, extra_rules, expect_failed;
+	int arm_failed;		/* an arm could not run to its end (e->err: the first) */
 	struct group g;
 	struct agentc sw;	/* per-node VMs: the switch's agent (fd -1: none) */
 	/* a profile's switch hosts (hosts.switches): their agents, whether the

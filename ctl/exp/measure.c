@@ -312,7 +312,7 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 	if (members_back(e, a, rd, e->err, sizeof(e->err))) {
 		if (!e->nodes_gone) {	/* a node came back but its agent did not */
 			exp_event(e, "%s failed: %s", arm->name, e->err);
-			e->rc = 1;
+			e->rc = e->arm_failed = 1;
 		}
 		json_decref(o);
 		return;
@@ -329,7 +329,7 @@ static void exp_arm(struct exp *e, int a, uint64_t rd, uint64_t rounds, uint64_t
 		exp_event(e, "%s failed: %s", arm->name, e->err);
 		if (!e->o.print && !e->obs.event)	/* nobody told: say it here */
 			log_err("%s: %s", arm->name, e->err);
-		e->rc = 1;
+		e->rc = e->arm_failed = 1;
 	} else {
 		exp_trace_stop(e);
 		if (e->wl->seeds)	/* which seed each result is of */

@@ -132,6 +132,8 @@ static void read_map(struct srch *s, const json_t *rep)
 			f->qp = (uint32_t)json_integer_value(json_object_get(q, "qp"));
 			f->extent = (uint32_t)json_integer_value(json_object_get(q, "psns"));
 			f->msg_pkts = msgs > 0 ? (uint32_t)((pk + msgs / 2) / msgs) : 1;
+			f->kind = !strcmp(json_string_value(json_object_get(q, "kind")) ?: "",
+					  "responses") ? SCH_RESPONSES : SCH_REQUESTS;
 		}
 	}
 }
@@ -218,7 +220,10 @@ static int trial(struct srch *s, const char *file, const struct sched *sc, int t
 	exp_finish(&e);	/* its verdict is read below: the expectations, then e.rc */
 	log_verbose = verbose;
 	rep = e.report;
-	verdict = ctl_interrupted ? -EINTR : e.expect_failed ? 1 : e.rc ? -EAGAIN : 0;
+	/* an arm that could not run proves nothing, whatever its expectations
+	 * say of what it did not measure */
+	verdict = ctl_interrupted ? -EINTR : e.arm_failed ? -EAGAIN : e.expect_failed ? 1 :
+		  e.rc ? -EAGAIN : 0;
 	sc_v = rep ? score_of(rep) : 0;
 	if (score)
 		*score = sc_v;
@@ -314,7 +319,7 @@ static int next_sched(struct srch *s, struct sched *out)
 		*out = s->q[s->qat++];
 		return 0;
 	}
-	sch_random(&s->sp, &s->rng, out);	/* seeds spent: random draws */
+	sch_random_in(&s->sp, &s->map, &s->rng, out);	/* seeds spent: draws on the flows seen */
 	return 0;
 }
 
@@ -511,10 +516,10 @@ static int search(struct srch *s, json_t *res)
 		if (r == -EINTR || r == -EINVAL)
 			return r;
 		eta = el / s->nsearch * (double)(s->sp.trials - (uint64_t)s->nsearch);
-		progress(s, "trial %d/%llu: %s: %s (score %.2f); %d violations; ETA %.0f s",
+		progress(s, "trial %d/%llu: %s: %s (score %.2f); %d violation%s; ETA %.0f s",
 			 s->nsearch, (unsigned long long)s->sp.trials, text,
-			 r == 1 ? "BROKE IT" : r == 0 ? "held" : "the run failed", score, r == 1,
-			 eta);
+			 r == 1 ? "BROKE IT" : r == 0 ? "held" : "the run failed", score,
+			 s->unconfirmed + (r == 1), s->unconfirmed + (r == 1) == 1 ? "" : "s", eta);
 		if (r == 1) {	/* again, by the majority of confirm runs, before it is shrunk */
 			int broke = 0, runs = 0, c = confirm(s, &sc, "confirm", &broke, &runs);
 

@@ -32,20 +32,59 @@ static void qp_range(const struct prof_search *sp, uint32_t *lo, uint32_t *hi)
 	*hi = sp->qp_hi ? sp->qp_hi : 2;
 }
 
-void sch_random(const struct prof_search *sp, uint64_t *rng, struct sched *out)
+static int qp_allowed(const struct prof_search *sp, uint32_t qp)
 {
-	uint32_t qlo, qhi;
-	int i;
+	return !sp->qp_lo || (qp >= sp->qp_lo && qp <= sp->qp_hi);
+}
+
+/* an event's place, QP, side and PSNs: from the whole space, or from a
+ * flow the map has (its PSNs, as far as the space goes) */
+static void draw_where(const struct prof_search *sp, const struct sch_map *m, uint64_t *rng,
+		       struct sch_ev *e)
+{
+	const struct sch_flow *f = NULL;
+	uint32_t qlo, qhi, hi = sp->rpsn_hi, w;
+	int i, n = 0;
 
 	qp_range(sp, &qlo, &qhi);
+	for (i = 0; m && i < m->n; i++)
+		n += qp_allowed(sp, m->f[i].qp);
+	if (n) {
+		int k = (int)pick(rng, 0, (uint32_t)n - 1);
+
+		for (i = 0; i < m->n; i++)
+			if (qp_allowed(sp, m->f[i].qp) && !k--)
+				break;
+		f = &m->f[i];
+	}
+	if (f) {
+		e->place = f->place;
+		e->qp = f->qp;
+		e->kind = f->kind;
+		if (f->extent && f->extent - 1 < hi && f->extent - 1 >= sp->rpsn_lo)
+			hi = f->extent - 1;
+	} else {
+		e->place = (int)pick(rng, 0, (uint32_t)sp->nplaces - 1);
+		e->qp = pick(rng, qlo, qhi);
+		e->kind = (sch_rand(rng) & 1) ? SCH_RESPONSES : SCH_REQUESTS;
+	}
+	e->lo = pick(rng, sp->rpsn_lo, hi);
+	/* one packet half the time, else a run of up to 8 */
+	w = (sch_rand(rng) & 1) ? 0 : pick(rng, 1, 7);
+	e->hi = e->lo + w > hi ? hi : e->lo + w;
+}
+
+static void draw(const struct prof_search *sp, const struct sch_map *m, uint64_t *rng,
+		 struct sched *out)
+{
+	int i;
+
 	memset(out, 0, sizeof(*out));
 	out->n = (int)pick(rng, 1, (uint32_t)(sp->max_events < SCH_MAX_EV ? sp->max_events :
 										 SCH_MAX_EV));
 	for (i = 0; i < out->n; i++) {
 		struct sch_ev *e = &out->ev[i];
-		uint32_t w;
 
-		e->place = (int)pick(rng, 0, (uint32_t)sp->nplaces - 1);
 		e->action = (int)pick(rng, 0, (uint32_t)sp->nactions - 1);
 		e->opcode = -1;
 		if (sp->opcodes && (sch_rand(rng) & 1)) {
@@ -56,18 +95,20 @@ void sch_random(const struct prof_search *sp, uint64_t *rng, struct sched *out)
 					break;
 			e->opcode = c;
 		}
-		e->qp = pick(rng, qlo, qhi);
-		e->lo = pick(rng, sp->rpsn_lo, sp->rpsn_hi);
-		/* one packet half the time, else a run of up to 8 */
-		w = (sch_rand(rng) & 1) ? 0 : pick(rng, 1, 7);
-		e->hi = e->lo + w > sp->rpsn_hi ? sp->rpsn_hi : e->lo + w;
+		draw_where(sp, m, rng, e);
 		e->tx = sp->tx_lo ? pick(rng, sp->tx_lo, sp->tx_hi) : (sch_rand(rng) & 1) ? 1 : 0;
 	}
 }
 
-static int qp_allowed(const struct prof_search *sp, uint32_t qp)
+void sch_random(const struct prof_search *sp, uint64_t *rng, struct sched *out)
 {
-	return !sp->qp_lo || (qp >= sp->qp_lo && qp <= sp->qp_hi);
+	draw(sp, NULL, rng, out);
+}
+
+void sch_random_in(const struct prof_search *sp, const struct sch_map *m, uint64_t *rng,
+		   struct sched *out)
+{
+	draw(sp, m, rng, out);
 }
 
 static int rpsn_allowed(const struct prof_search *sp, uint32_t r)
@@ -75,15 +116,17 @@ static int rpsn_allowed(const struct prof_search *sp, uint32_t r)
 	return r >= sp->rpsn_lo && r <= sp->rpsn_hi;
 }
 
-static int add_one(const struct prof_search *sp, struct sched *out, int *n, int max, int place,
-		   int action, uint32_t qp, uint32_t rpsn)
+static int add_one(const struct prof_search *sp, struct sched *out, int *n, int max,
+		   const struct sch_flow *f, int action, uint32_t rpsn)
 {
 	struct sched s = { .n = 1 };
 	int i;
 
-	if (*n >= max || !qp_allowed(sp, qp) || !rpsn_allowed(sp, rpsn))
+	if (*n >= max || !qp_allowed(sp, f->qp) || !rpsn_allowed(sp, rpsn))
 		return 0;
-	s.ev[0] = (struct sch_ev){ place, action, -1, qp, rpsn, rpsn, sp->tx_lo ? sp->tx_lo : 1 };
+	/* tx: the space's first, or every transmission when it names none
+	 * (shrinking pins it to the first if that still breaks) */
+	s.ev[0] = (struct sch_ev){ f->place, action, -1, f->qp, rpsn, rpsn, sp->tx_lo, f->kind };
 	for (i = 0; i < *n; i++)
 		if (sch_equal(&out[i], &s))
 			return 0;
@@ -127,15 +170,16 @@ int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sche
 			for (int j = 0; j < nr; j++)
 				for (a = 0; a < sp->nactions; a++)
 					if (r[j] <= last)
-						add_one(sp, out, &n, max, f->place, a, f->qp, r[j]);
+						add_one(sp, out, &n, max, f, a, r[j]);
 		}
 	return n;
 }
 
-static const struct sch_flow *flow_of(const struct sch_map *m, int place, uint32_t qp)
+static const struct sch_flow *flow_of(const struct sch_map *m, const struct sch_ev *e)
 {
 	for (int i = 0; i < m->n; i++)
-		if (m->f[i].place == place && m->f[i].qp == qp)
+		if (m->f[i].place == e->place && m->f[i].qp == e->qp &&
+		    (!e->kind || m->f[i].kind == e->kind))
 			return &m->f[i];
 	return NULL;
 }
@@ -156,7 +200,7 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 
 	for (i = 0; i < s->n; i++) {
 		const struct sch_ev *e = &s->ev[i];
-		const struct sch_flow *f = flow_of(m, e->place, e->qp);
+		const struct sch_flow *f = flow_of(m, e);
 		uint32_t k = f && f->msg_pkts ? f->msg_pkts : 1;
 		int64_t d[4] = { 1, -1, (int64_t)k, -(int64_t)k };
 
@@ -193,6 +237,9 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len)
 {
 	char rp[32], tx[16] = "", op[24] = "";
+	const char *side = e->kind == SCH_REQUESTS	? "requests "
+			   : e->kind == SCH_RESPONSES ? "responses "
+						      : "";
 	int n;
 
 	if (e->opcode >= 0 && e->opcode < INJ_CLS_MAX)
@@ -203,7 +250,8 @@ int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, si
 		snprintf(rp, sizeof(rp), "%u-%u", e->lo, e->hi);
 	if (e->tx)
 		snprintf(tx, sizeof(tx), "tx %u ", e->tx);
-	n = snprintf(buf, len, "%sqp %u rpsn %s %s%s", op, e->qp, rp, tx, sp->action[e->action]);
+	n = snprintf(buf, len, "%sqp %u %srpsn %s %s%s", op, e->qp, side, rp, tx,
+		     sp->action[e->action]);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -234,7 +282,8 @@ int sch_equal(const struct sched *a, const struct sched *b)
 		const struct sch_ev *x = &a->ev[i], *y = &b->ev[i];
 
 		if (x->place != y->place || x->action != y->action || x->opcode != y->opcode ||
-		    x->qp != y->qp || x->lo != y->lo || x->hi != y->hi || x->tx != y->tx)
+		    x->qp != y->qp || x->lo != y->lo || x->hi != y->hi || x->tx != y->tx ||
+		    x->kind != y->kind)
 			return 0;
 	}
 	return 1;

@@ -20,6 +20,10 @@
 
 #define SCH_MAX_EV 8
 #define SCH_MAX_FLOWS 64
+/* a QP's two sides at a hook (rdma-inject's requests and responses): they
+ * share its number, each counts its PSNs from its own first */
+#define SCH_REQUESTS 1
+#define SCH_RESPONSES 2
 
 /* one event: one rule at one place, on the packets it names */
 struct sch_ev {
@@ -29,6 +33,7 @@ struct sch_ev {
 	uint32_t qp;		/* the hook's Nth QP */
 	uint32_t lo, hi;	/* PSNs from that QP's first (rpsn) */
 	uint32_t tx;		/* the transmission, 0: any */
+	int kind;		/* the QP's side: SCH_REQUESTS, SCH_RESPONSES, 0: both */
 };
 
 struct sched {
@@ -36,13 +41,15 @@ struct sched {
 	struct sch_ev ev[SCH_MAX_EV];
 };
 
-/* what a run without faults showed at the places: each flow (the hook's
- * Nth QP), how many PSNs it used, and how many packets make a message */
+/* what a run without faults showed at the places: each flow (one side of
+ * the hook's Nth QP), how many PSNs it used, and how many packets make a
+ * message */
 struct sch_flow {
 	int place;
 	uint32_t qp;
 	uint32_t extent;	/* PSNs from its first: last - first + 1 */
 	uint32_t msg_pkts;	/* packets a message (1: single-packet messages) */
+	int kind;		/* SCH_REQUESTS or SCH_RESPONSES */
 };
 
 struct sch_map {
@@ -54,6 +61,10 @@ struct sch_map {
 uint64_t sch_rand(uint64_t *state);
 /* a schedule drawn uniformly from the space: 1..max_events events */
 void sch_random(const struct prof_search *sp, uint64_t *rng, struct sched *out);
+/* the same, each event on a flow of m (its place, QP and side, within the
+ * PSNs it used): what guided draws once its seeds are spent */
+void sch_random_in(const struct prof_search *sp, const struct sch_map *m, uint64_t *rng,
+		   struct sched *out);
 /* the guided strategy's first schedules, single events in the order they
  * are tried: per flow the packets where recovery is slowest (its last; a
  * message's last; its first), then a message's middle. How many (<= max) */
@@ -62,9 +73,9 @@ int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sche
  * at the other places, one event more from extra): how many (<= max) */
 int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const struct sched *s,
 		   const struct sched *extra, int nextra, struct sched *out, int max);
-/* event e as an rdma-inject rule ("opcode ack qp 1 rpsn 12 tx 1 drop") */
+/* event e as an rdma-inject rule ("qp 1 responses rpsn 12 tx 1 drop") */
 int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len);
-/* s, readable: "drop at node1 ingress: qp 1 rpsn 12 tx 1; ..." */
+/* s, readable: "node1 ingress: qp 1 responses rpsn 12 tx 1 drop; ..." */
 void sch_text(const struct prof_search *sp, const struct sched *s, char *buf, size_t len);
 int sch_equal(const struct sched *a, const struct sched *b);
 

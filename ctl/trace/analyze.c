@@ -223,7 +223,7 @@ static void tally(struct tr *s)
 
 struct hq {
 	size_t first;
-	int flow, side;
+	int flow;
 };
 
 static int hq_cmp(const void *a, const void *b)
@@ -234,19 +234,25 @@ static int hq_cmp(const void *a, const void *b)
 }
 
 /* capture point i's QPs as its hook numbers them (qp N: the order it first
- * saw each flow's requests or responses), what rdma-inject rules name */
+ * saw each QP, by either side's packets; its requests and its responses
+ * share the number, each side a row), what rdma-inject rules name */
 static json_t *hook_qps(const struct tr *s, int i)
 {
 	json_t *out = json_array();
-	struct hq *v = calloc(2 * s->nf + 1, sizeof(*v));
+	struct hq *v = calloc(s->nf + 1, sizeof(*v));
 	size_t n = 0, j;
 
 	if (!v)
 		return out;
-	for (j = 0; j < s->nf; j++)
-		for (int k = 0; k < 2; k++)
-			if (s->f[j].cap == i && s->f[j].side[k].packets)
-				v[n++] = (struct hq){ s->f[j].side[k].first, (int)j, k };
+	for (j = 0; j < s->nf; j++) {
+		const struct flow *f = &s->f[j];
+		int k0 = f->side[0].packets ? 0 : 1;
+
+		if (f->cap != i || !f->side[k0].packets)
+			continue;
+		v[n++] = (struct hq){ f->side[1].packets && f->side[1].first < f->side[k0].first ?
+					      f->side[1].first : f->side[k0].first, (int)j };
+	}
 	qsort(v, n, sizeof(*v), hq_cmp);
 	for (j = 0; j < n; j++) {
 		const struct flow *f = &s->f[v[j].flow];
@@ -254,15 +260,17 @@ static json_t *hook_qps(const struct tr *s, int i)
 
 		addr_str(f, f->src, a, sizeof(a));
 		addr_str(f, f->dst, b, sizeof(b));
-		json_array_append_new(out, json_pack("{s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "qp",
-						     (json_int_t)j + 1, "kind",
-						     v[j].side ? "responses" : "requests", "src", a,
-						     "dst", b, "qpn", (json_int_t)f->dqpn, "packets",
-						     (json_int_t)f->side[v[j].side].packets,
-						     "first_psn",
-						     (json_int_t)f->side[v[j].side].first_psn, "psns",
-						     (json_int_t)f->side[v[j].side].top + 1, "messages",
-						     (json_int_t)f->side[v[j].side].msgs));
+		for (int k = 0; k < 2; k++)
+			if (f->side[k].packets)
+				json_array_append_new(
+					out, json_pack("{s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "qp",
+						       (json_int_t)j + 1, "kind",
+						       k ? "responses" : "requests", "src", a, "dst", b,
+						       "qpn", (json_int_t)f->dqpn, "packets",
+						       (json_int_t)f->side[k].packets, "first_psn",
+						       (json_int_t)f->side[k].first_psn, "psns",
+						       (json_int_t)f->side[k].top + 1, "messages",
+						       (json_int_t)f->side[k].msgs));
 	}
 	free(v);
 	return out;

@@ -65,28 +65,75 @@ static void test_track(void)
 		       qps[i].first_psn == (keys[i].dqpn == 0x100 ? 1000u : 0xfffffeu));
 	del_all();
 
+	del_all();
+}
+
+/* a QP's two sides at a hook: one number, each side its own rpsn; the
+ * grammar's requests and responses */
+static void test_track_sides(void)
+{
+	struct frame_spec f = { .opcode = 0x0a, .payload = 64 };
+	static struct inj_qp_key keys[16];
+	static struct inj_qp qps[16];
+	struct inj_rule r;
+	char text[256], *argv[] = { "qp", "1", "responses", "rpsn", "7", "drop" };
+	int n, i;
+
+	inj_rule_init(&r);
+	EXPECT(inj_rule_parse(&r, 6, argv, 0, text, sizeof(text)) == 0);
+	inj_rule_format(&r, text, sizeof(text));
+	EXPECT_MSG(!strcmp(text, "qp 1 responses rpsn 7 drop 100%"), "%s", text);
+	argv[2] = "requests";	/* qp 1 requests responses drop */
+	argv[3] = "responses";
+	argv[4] = "drop";
+	inj_rule_init(&r);
+	EXPECT(inj_rule_parse(&r, 5, argv, 0, text, sizeof(text)) != 0);
+	EXPECT_MSG(strstr(text, "one side of a QP") != NULL, "%s", text);
+
 	/* a QP whose peer sends too (ibv_rc_pingpong): toward it come the
 	 * peer's SENDs, in the peer's PSNs, and the ACKs of its own, in its
-	 * own. Each is its own qp N, each rpsn from its own first PSN: qp 2
-	 * rpsn 1 is the second ACK however far apart the two sides' PSNs
-	 * start (one QP for both, it was 0x500000 + 1 - 7 and changed with
-	 * every run's random PSNs) */
+	 * own. One QP, one number, whichever side came first (two numbers in
+	 * arrival order swapped from run to run when an ACK and the peer's
+	 * first SEND raced); each side counts rpsn from its own first PSN:
+	 * qp 1 responses rpsn 1 is the second ACK however far apart the two
+	 * sides' PSNs start */
 	EXPECT(inj_qp_reset(ctx) == 0);
-	EXPECT(add(INJ_DIR_INGRESS, "qp 2 rpsn 1 drop") != 0);
-	f.dqpn = 0x700, f.opcode = 0x04, f.psn = 7;		/* SEND only: qp 1 */
+	EXPECT(add(INJ_DIR_INGRESS, "qp 1 responses rpsn 1 drop") != 0);
+	f.dqpn = 0x700, f.opcode = 0x04, f.psn = 7;		/* SEND only: qp 1, requests */
 	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
-	f.opcode = 0x11, f.syndrome = 0, f.psn = 0x500000;	/* an ACK: qp 2, rpsn 0 */
+	f.opcode = 0x11, f.syndrome = 0, f.psn = 0x500000;	/* an ACK: qp 1, responses, rpsn 0 */
 	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
-	f.opcode = 0x04, f.psn = 8;				/* qp 1, rpsn 1 */
+	f.opcode = 0x04, f.psn = 8;				/* requests, rpsn 1 */
 	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
-	f.opcode = 0x11, f.psn = 0x500001;			/* qp 2, rpsn 1 */
+	f.opcode = 0x11, f.psn = 0x500001;			/* responses, rpsn 1 */
 	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
 	n = inj_qp_list(ctx, keys, qps, 16);
 	EXPECT(n == 2);
 	for (i = 0; i < n; i++)
-		EXPECT(keys[i].dqpn == 0x700 && qps[i].idx == (keys[i].resp ? 2u : 1u) &&
+		EXPECT(keys[i].dqpn == 0x700 && qps[i].idx == 1 &&
 		       qps[i].first_psn == (keys[i].resp ? 0x500000u : 7u));
-	f.opcode = 0x0a;
+	del_all();
+	/* the other order (the ACK first): the same number; requests picks
+	 * the peer's side, and a rule that names no side matches both */
+	EXPECT(inj_qp_reset(ctx) == 0);
+	EXPECT(add(INJ_DIR_INGRESS, "qp 1 requests rpsn 1 drop") != 0);
+	EXPECT(add(INJ_DIR_INGRESS, "qp 1 rpsn 2 drop") != 0);
+	f.dqpn = 0x800, f.opcode = 0x11, f.psn = 0x300000;	/* the ACK first */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.opcode = 0x04, f.psn = 20;				/* requests, rpsn 0 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.opcode = 0x11, f.psn = 0x300001;			/* responses, rpsn 1 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.opcode = 0x04, f.psn = 21;				/* requests, rpsn 1 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	f.opcode = 0x11, f.psn = 0x300002;			/* responses, rpsn 2 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	f.opcode = 0x04, f.psn = 22;				/* requests, rpsn 2 */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_SHOT);
+	n = inj_qp_list(ctx, keys, qps, 16);
+	EXPECT(n == 2);
+	for (i = 0; i < n; i++)
+		EXPECT(keys[i].dqpn == 0x800 && qps[i].idx == 1);
 	del_all();
 }
 
@@ -498,6 +545,65 @@ static void test_track_same_psn(void)
 	race_run("test_track_same_psn", same_side, same_step, RACE_N);
 }
 
+/* a new QP's two sides on two CPUs at once (an ACK and the peer's first
+ * request often meet so at a hook): SIDES_N QPs, each met by a request on
+ * one CPU and an ACK on the other in the same instant. Each QP one number
+ * for both sides, and the numbers 1..SIDES_N without a gap (before, each
+ * side took its own, in whichever order they came) */
+enum { SIDES_N = 500 };
+static volatile int sides_step[2];
+
+static void *sides_side(void *arg)
+{
+	int t = (int)(long)arg, i, miss = 0;
+	struct frame_spec f = { .opcode = t ? 0x11 : 0x0a, .payload = t ? 0 : 64 };
+
+	pin_cpu(t % 2);
+	for (i = 0; i < SIDES_N; i++) {
+		sides_step[t] = i;
+		while (sides_step[!t] < i)
+			;
+		f.dqpn = 0x1000 + (uint32_t)i;
+		f.psn = t ? 0x400000 : 77;
+		miss += verdict(INJ_DIR_INGRESS, &f) < 0;
+	}
+	sides_step[t] = SIDES_N + 8;
+	return (void *)(long)miss;
+}
+
+static void test_track_sides_race(void)
+{
+	static struct inj_qp_key keys[2 * SIDES_N + 8];
+	static struct inj_qp qps[2 * SIDES_N + 8];
+	static uint32_t idx_of[SIDES_N][2], seen[SIDES_N + 1];
+	int n, i, bad = 0, gaps = 0;
+
+	race_run("test_track_sides_race", sides_side, sides_step, 0);
+	/* race_run switched tracking off; the numbers are still there */
+	n = inj_qp_list(ctx, keys, qps, 2 * SIDES_N + 8);
+	EXPECT_MSG(n == 2 * SIDES_N, "%d sides listed", n);
+	for (i = 0; i < n; i++) {
+		uint32_t q = keys[i].dqpn - 0x1000;
+
+		if (q >= SIDES_N || keys[i].resp > 1 || qps[i].idx < 1 || qps[i].idx > SIDES_N) {
+			bad++;
+			continue;
+		}
+		idx_of[q][keys[i].resp] = qps[i].idx;
+	}
+	for (i = 0; i < SIDES_N; i++) {
+		if ((!idx_of[i][0] || idx_of[i][0] != idx_of[i][1]) && bad < 5)
+			fprintf(stderr, "qp %d: requests %u, responses %u\n", i, idx_of[i][0], idx_of[i][1]);
+		bad += !idx_of[i][0] || idx_of[i][0] != idx_of[i][1];
+		if (idx_of[i][0] && idx_of[i][0] <= SIDES_N)
+			seen[idx_of[i][0]]++;
+	}
+	for (i = 1; i <= SIDES_N; i++)
+		gaps += seen[i] != 1;
+	EXPECT_MSG(bad == 0 && gaps == 0, "%d QPs whose sides differ, %d numbers not once", bad, gaps);
+	EXPECT(inj_qp_reset(ctx) == 0);
+}
+
 /* the trace ring read by inj_ring (injector/ring.c), as rdma-inject trace
  * reads it: 60,000 traced packets (PSNs 0..59999) in three runs of
  * 20,000, drained after each, past the 8 MiB ring's end: every record
@@ -564,9 +670,11 @@ static void tests(void)
 {
 	test_trace_ring();
 	test_track();
+	test_track_sides();
 	test_track_tx();
 	test_track_race();
 	test_track_same_psn();
+	test_track_sides_race();
 	test_cnp();
 	test_cnp_forms();
 }

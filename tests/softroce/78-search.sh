@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# rdmactl search (issue 39), short form: the known answer for rdma-core's
-# ibv_rc_pingpong (profiles/search-rc-pingpong.yaml: both roles exit 0
-# within their timeout). The guided search must find the single lost packet
-# that hangs it, a final ACK, as one event equal to that packet in the
-# traced run without faults (a responses QP at a node's ingress, its last
-# PSN, first transmission): the peer has exited, and rxe resends to it for
-# ever;
-# repro.yaml must load and break the expectation in at least 8 of 10
-# replays. A space that cannot break it (one duplicated packet) ends with
-# exit 0 and what it tried. The long form, random against guided: make
-# bench-search.
+# rdmactl search (issue 39), short form: the three known answers
+# (docs/search.md), each found by the guided search as one event and
+# replayed from repro.yaml, broken in at least 8 of 10 replays:
+#   rdma-core's ibv_rc_pingpong (both roles exit 0 within their timeout):
+#     a final ACK, the last PSN of a QP's responses at a node's ingress in
+#     the traced run without faults: the peer has exited, and rxe resends
+#     to it for ever;
+#   RC's p99 (a p2p WRITE latency test): the last packet of a message,
+#     whose loss waits a whole ACK timeout; the same schedule moved to a
+#     message's middle holds (the receiver NAKs the gap at once);
+#   the key-value store's resend_all: one atomic acknowledge lost in every
+#     transmission (the QP breaks, the increment runs twice); with recovery
+#     log the same search finds nothing, though it broke QPs.
+# A space that cannot break it (one duplicated packet) ends with exit 0 and
+# what it tried. The long form, random against guided: make bench-search.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="pingpong_final_ack repro_replays repro_run_repeat unbreakable_says_so search_log nothing_left"
+TESTS="pingpong_final_ack repro_replays repro_run_repeat unbreakable_says_so search_log
+	p99_last_packet p99_middle_naks kv_resend_twice kv_log_nothing nothing_left"
 W=$(mktemp -d /tmp/rtb-search.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -35,7 +40,7 @@ node=$(jq -r '.minimal[0].node' "$res" 2>/dev/null)
 qp=$(jq -r '.minimal[0].rule' "$res" 2>/dev/null | sed -n 's/^qp \([0-9]*\) .*/\1/p')
 want=$(jq -r --arg n "$node" --argjson q "${qp:-0}" '[.trace.files[0].captures[] |
 	select(.node == $n and .dir == "ingress" and (.switch | not)) | .hook_qps[] |
-	select(.qp == $q and .kind == "responses")][0] | "\($n) ingress nic: qp \(.qp) rpsn \(.psns - 1) tx 1 drop"' \
+	select(.qp == $q and .kind == "responses")][0] | "\($n) ingress nic: qp \(.qp) responses rpsn \(.psns - 1) tx 1 drop"' \
 	"$base/report.json" 2>/dev/null)
 first=$(jq -r '.first_violation_trial' "$res" 2>/dev/null)
 if [ $rc = 1 ] && [ -n "$qp" ] && [ "$got" = "$want" ]; then
@@ -93,6 +98,71 @@ if [ "$lines" -ge 12 ] && [ "$lines" = "${trials:-x}" ] && [ "$dirs" = "$lines" 
 	pass search_log "$lines runs logged ($kinds), each with its report"
 else
 	fail search_log "$lines lines, $dirs reports, result.json trials ${trials:-?}"
+fi
+
+# --- RC's p99: the last packet of a message (requests at a node's
+# ingress, rpsn + 1 a whole number of messages, first transmission)
+p=$W/p99
+out=$("$C" search profiles/search-rc-p99.yaml -o "$p" 2> "$W/p.err"); rc=$?
+res=$p/result.json
+base=$(jq -r 'select(.kind == "baseline") | .dir' "$p/search.log" 2>/dev/null)
+rule=$(jq -r '.minimal[0].rule' "$res" 2>/dev/null)
+node=$(jq -r '.minimal[0].node' "$res" 2>/dev/null)
+rpsn=$(sed -n 's/^qp 1 requests rpsn \([0-9]*\) tx 1 drop$/\1/p' <<< "$rule")
+per=$(jq -r --arg n "$node" '[.trace.files[0].captures[] | select(.node == $n and .dir == "ingress") |
+	.hook_qps[] | select(.qp == 1 and .kind == "requests")][0] | .psns / .messages' "$base/report.json" 2>/dev/null)
+broke=$(jq -r '.replays_broke' "$res" 2>/dev/null)
+if [ $rc = 1 ] && [ "$(jq -r '.events_after' "$res")" = 1 ] && [ -n "$rpsn" ] && [ "${per:-0}" -gt 1 ] 2>/dev/null &&
+	[ $(((rpsn + 1) % per)) = 0 ] && [ "${broke:-0}" -ge 8 ]; then
+	pass p99_last_packet "found at trial $(jq -r '.first_violation_trial' "$res") of 12 in $(jq -r '.search_wall_s | round' "$res") s: $node ingress: $rule (the last of a message of $per packets); replays: broke it in $broke of 10"
+else
+	fail p99_last_packet "rc=$rc rule [$rule] at $node, $per packets a message, replays ${broke:-?}; $(tail -n 4 "$W/p.err" | tr '\n' '|')"
+fi
+
+# --- the same packet's neighbour in the middle of its message: the gap is
+# NAKed at once, the p99 holds, and the drop was made
+if [ -n "$rpsn" ] && [ -f "$p/repro.yaml" ]; then
+	mid=$((rpsn - per / 2))
+	"$C" run "$p/repro.yaml" -o "$W/mid" --set "faults.0.rule=qp 1 requests rpsn $mid tx 1 drop" > /dev/null 2> "$W/mid.err"; rc=$?
+	dropped=$(jq -r '.faults[0].rules[0].counters.dropped' "$W/mid/report.json" 2>/dev/null)
+	naks=$(jq -r '.arms[0].hw_counters_delta.rcvd_seq_err // 0' "$W/mid/report.json" 2>/dev/null)
+	p99=$(jq -r '.arms[0].percentiles.p99_ns / 1e6 | . * 100 | round / 100' "$W/mid/report.json" 2>/dev/null)
+	if [ $rc = 0 ] && [ "$dropped" = 1 ] && [ "${naks:-0}" -ge 1 ]; then
+		pass p99_middle_naks "rpsn $mid (a message's middle) dropped: p99 $p99 ms, held; NAKs received: $naks"
+	else
+		fail p99_middle_naks "rc=$rc dropped ${dropped:-?} NAKs ${naks:-?} p99 ${p99:-?} ms; $(tail -n 3 "$W/mid.err" | tr '\n' '|')"
+	fi
+else
+	fail p99_middle_naks "no minimal schedule to move"
+fi
+
+# --- the key-value store: an atomic acknowledge lost in every
+# transmission (no tx), the client's responses at node0's ingress
+k=$W/kv
+out=$("$C" search profiles/search-kv-resend.yaml -o "$k" 2> "$W/k.err"); rc=$?
+res=$k/result.json
+got=$(jq -r '.minimal | map("\(.node) \(.dir): \(.rule)") | join("; ")' "$res" 2>/dev/null)
+broke=$(jq -r '.replays_broke' "$res" 2>/dev/null)
+dbl=$(jq -s -r 'map(select(.kind == "search" and .verdict == "broke")) | .[0].failed[0] // ""' "$k/search.log" 2>/dev/null)
+if [ $rc = 1 ] && grep -Eq '^node0 ingress: qp 1 responses rpsn [0-9]+ drop$' <<< "$got" &&
+	grep -q "double_executed == 0 failed" <<< "$dbl" && [ "${broke:-0}" -ge 8 ]; then
+	pass kv_resend_twice "found at trial $(jq -r '.first_violation_trial' "$res") of 8 in $(jq -r '.search_wall_s | round' "$res") s: $got ($dbl); replays: broke it in $broke of 10"
+else
+	fail kv_resend_twice "rc=$rc got [$got] [$dbl] replays ${broke:-?}; $(tail -n 4 "$W/k.err" | tr '\n' '|')"
+fi
+
+# --- recovery log: the same search, the same budget, nothing found, though
+# its schedules broke QPs (the log recovered them)
+l=$W/kv-log
+out=$("$C" search profiles/search-kv-resend.yaml -o "$l" --set workload.options.recovery=log 2> "$W/l.err"); rc=$?
+hit=0
+for d in $(jq -r 'select(.kind == "search") | .dir' "$l/search.log" 2>/dev/null); do
+	[ "$(jq -r '[.arms[0].results[][] | .recovery.failures // 0] | add' "$d/report.json" 2>/dev/null)" -gt 0 ] 2>/dev/null && hit=$((hit + 1))
+done
+if [ $rc = 0 ] && grep -q "^search: no schedule broke the expectations in 8 trials" <<< "$out" && [ $hit -ge 1 ]; then
+	pass kv_log_nothing "$(head -n 1 <<< "$out"); $hit of them broke the client's QP, and the log recovered"
+else
+	fail kv_log_nothing "rc=$rc, QPs broken in $hit trials [$(tr '\n' '|' <<< "$out")] $(tail -n 3 "$W/l.err" | tr '\n' '|')"
 fi
 
 # --- nothing left: no rule on the nodes, the testbed as it was

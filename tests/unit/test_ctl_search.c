@@ -28,6 +28,7 @@ static struct prof_search space(void)
 	s.qp_hi = 2;
 	s.rpsn_lo = 0;
 	s.rpsn_hi = 63;
+	s.tx_lo = s.tx_hi = 1;
 	s.max_events = 3;
 	return s;
 }
@@ -121,11 +122,41 @@ static void test_random_in_space(void)
 
 			bad += e->place < 0 || e->place > 1 || e->qp < 1 || e->qp > 2 ||
 			       e->lo > e->hi || e->hi > 63 || e->hi - e->lo > 7 ||
-			       (e->opcode != -1 && e->opcode != 0 && e->opcode != 3) || e->tx > 1;
+			       (e->opcode != -1 && e->opcode != 0 && e->opcode != 3) || e->tx > 1 ||
+			       (e->kind != SCH_REQUESTS && e->kind != SCH_RESPONSES);
 		}
 	}
 	EXPECT_EQ_U(bad, 0);
 	EXPECT(sizes[1] > 500 && sizes[2] > 500 && sizes[3] > 500);
+}
+
+/* guided's draws once its seeds are spent: on the flows the map has, within
+ * the PSNs each used */
+static void test_random_in_flows(void)
+{
+	struct prof_search sp = space();
+	struct sch_map m = { .n = 3 };
+	uint64_t rng = 11;
+	int i, j, bad = 0, on[3] = { 0 };
+
+	m.f[0] = (struct sch_flow){ 1, 1, 40, 4, SCH_REQUESTS };
+	m.f[1] = (struct sch_flow){ 0, 1, 10, 1, SCH_RESPONSES };
+	m.f[2] = (struct sch_flow){ 0, 3, 10, 1, SCH_REQUESTS };	/* qp 3: not in the space */
+	for (i = 0; i < 2000; i++) {
+		struct sched s;
+
+		sch_random_in(&sp, &m, &rng, &s);
+		for (j = 0; j < s.n; j++) {
+			const struct sch_ev *e = &s.ev[j];
+			int f = e->place == 1 ? 0 : 1;
+
+			bad += e->qp != 1 || e->kind != m.f[f].kind || e->hi >= m.f[f].extent ||
+			       e->lo > e->hi;
+			on[f]++;
+		}
+	}
+	EXPECT_EQ_U(bad, 0);
+	EXPECT(on[0] > 1000 && on[1] > 1000);
 }
 
 static void test_seeds_last_first(void)
@@ -136,17 +167,27 @@ static void test_seeds_last_first(void)
 	char rule[160];
 	int n;
 
-	m.f[0] = (struct sch_flow){ 1, 1, 40, 4 };	/* data: 10 messages of 4 */
-	m.f[1] = (struct sch_flow){ 0, 1, 10, 1 };	/* its ACKs */
+	m.f[0] = (struct sch_flow){ 1, 1, 40, 4, SCH_REQUESTS };	/* data: 10 messages of 4 */
+	m.f[1] = (struct sch_flow){ 0, 1, 10, 1, SCH_RESPONSES };	/* its ACKs */
 	n = sch_seeds(&sp, &m, s, 64);
 	EXPECT(n >= 6);
 	/* each flow's last packet first */
-	EXPECT(s[0].n == 1 && s[0].ev[0].place == 1 && s[0].ev[0].lo == 39);
-	EXPECT(s[1].n == 1 && s[1].ev[0].place == 0 && s[1].ev[0].lo == 9);
+	EXPECT(s[0].n == 1 && s[0].ev[0].place == 1 && s[0].ev[0].lo == 39 &&
+	       s[0].ev[0].kind == SCH_REQUESTS);
+	EXPECT(s[1].n == 1 && s[1].ev[0].place == 0 && s[1].ev[0].lo == 9 &&
+	       s[1].ev[0].kind == SCH_RESPONSES);
 	/* then the first message's last (3) and the first packet */
 	EXPECT(s[2].ev[0].lo == 3 && s[3].ev[0].lo == 0);
 	EXPECT(sch_rule(&sp, &s[0].ev[0], rule, sizeof(rule)) == 0);
-	EXPECT_MSG(!strcmp(rule, "qp 1 rpsn 39 tx 1 drop"), "%s", rule);
+	EXPECT_MSG(!strcmp(rule, "qp 1 requests rpsn 39 tx 1 drop"), "%s", rule);
+	EXPECT(sch_rule(&sp, &s[1].ev[0], rule, sizeof(rule)) == 0);
+	EXPECT_MSG(!strcmp(rule, "qp 1 responses rpsn 9 tx 1 drop"), "%s", rule);
+	/* a space that names no transmission: every one (tx any) */
+	sp.tx_lo = sp.tx_hi = 0;
+	n = sch_seeds(&sp, &m, s, 64);
+	EXPECT(n >= 6 && s[0].ev[0].tx == 0);
+	EXPECT(sch_rule(&sp, &s[0].ev[0], rule, sizeof(rule)) == 0);
+	EXPECT_MSG(!strcmp(rule, "qp 1 requests rpsn 39 drop"), "%s", rule);
 	/* a space that stops at PSN 20: no seed past it */
 	sp.rpsn_hi = 20;
 	n = sch_seeds(&sp, &m, s, 64);
@@ -161,8 +202,8 @@ static void test_neighbours(void)
 	struct sched s = { .n = 1 }, extra = { .n = 1 }, out[32];
 	int n, found_next = 0, found_other = 0, found_two = 0;
 
-	m.f[0] = (struct sch_flow){ 1, 1, 40, 4 };
-	s.ev[0] = (struct sch_ev){ 1, 0, -1, 1, 38, 38, 1 };
+	m.f[0] = (struct sch_flow){ 1, 1, 40, 4, SCH_REQUESTS };
+	s.ev[0] = (struct sch_ev){ 1, 0, -1, 1, 38, 38, 1, SCH_REQUESTS };
 	extra.ev[0] = (struct sch_ev){ 0, 0, -1, 1, 5, 5, 1 };
 	n = sch_neighbours(&sp, &m, &s, &extra, 1, out, 32);
 	for (int i = 0; i < n; i++) {
@@ -179,6 +220,7 @@ int main(void)
 	test_shrink_to_one_packet();
 	test_shrink_stops();
 	test_random_in_space();
+	test_random_in_flows();
 	test_seeds_last_first();
 	test_neighbours();
 	return expect_done("test_ctl_search");

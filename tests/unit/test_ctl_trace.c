@@ -169,15 +169,15 @@ static void nak_triggers(void)
 }
 
 /* the QPs as a hook numbers them for rules (hook_qps): toward QP 0x21 come
- * the peer's SENDs (PSNs from 7000) and the ACKs of its own (from 90),
- * each its own qp N in the order they first passed, rpsn counted apart;
- * a resent copy is no new message */
+ * the ACKs of its own (PSNs from 90) and the peer's SENDs (from 7000): one
+ * QP, qp 1, whichever side passed first, a row a side, rpsn counted apart;
+ * QP 0x22, seen later, is qp 2; a resent copy is no new message */
 static void hook_qps(void)
 {
 	char path[] = "/tmp/rtb-trace-unit.XXXXXX", err[256] = "";
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	const json_t *q1, *q2;
+	const json_t *q1, *q2, *q3, *qs;
 	json_t *an;
 	uint32_t i;
 
@@ -186,22 +186,27 @@ static void hook_qps(void)
 	EXPECT(pcapng_put_shb(f, "test_ctl_trace") == 0);
 	EXPECT(pcapng_put_idb(f, "eth1", "eth1 ingress", 256) == 0);
 	for (i = 0; i < 5; i++) {
-		put_pkt(f, 0, 0, 0x11, 0x21, 90 + i, 0, NULL, 1000);	/* ACK: qp 1 */
-		put_send(f, 0, 0x21, 7000 + i, NULL);			/* SEND only: qp 2 */
+		put_pkt(f, 0, 0, 0x11, 0x21, 90 + i, 0, NULL, 1000);	/* ACK: qp 1 responses */
+		put_send(f, 0, 0x21, 7000 + i, NULL);			/* SEND only: qp 1 requests */
+		if (i == 2)
+			put_send(f, 0, 0x22, 500, NULL);		/* qp 2 */
 	}
 	put_send(f, 0, 0x21, 7004, NULL);				/* resent */
 	EXPECT(fclose(f) == 0);
 	an = trace_analyze(path, NULL, NULL, err, sizeof(err));
 	EXPECT_MSG(an != NULL, "%s", err);
-	q1 = json_array_get(json_object_get(capture(an, 0), "hook_qps"), 0);
-	q2 = json_array_get(json_object_get(capture(an, 0), "hook_qps"), 1);
-	EXPECT(json_array_size(json_object_get(capture(an, 0), "hook_qps")) == 2);
-	EXPECT(field(q1, "qp") == 1 && field(q1, "first_psn") == 90 && field(q1, "psns") == 5 &&
-	       field(q1, "packets") == 5 && field(q1, "messages") == 5);
-	EXPECT(!strcmp(json_string_value(json_object_get(q1, "kind")) ?: "", "responses"));
-	EXPECT(field(q2, "qp") == 2 && field(q2, "first_psn") == 7000 && field(q2, "psns") == 5 &&
-	       field(q2, "packets") == 6 && field(q2, "messages") == 5);
-	EXPECT(!strcmp(json_string_value(json_object_get(q2, "kind")) ?: "", "requests"));
+	qs = json_object_get(capture(an, 0), "hook_qps");
+	q1 = json_array_get(qs, 0);
+	q2 = json_array_get(qs, 1);
+	q3 = json_array_get(qs, 2);
+	EXPECT(json_array_size(qs) == 3);
+	EXPECT(field(q1, "qp") == 1 && field(q1, "first_psn") == 7000 && field(q1, "psns") == 5 &&
+	       field(q1, "packets") == 6 && field(q1, "messages") == 5);
+	EXPECT(!strcmp(json_string_value(json_object_get(q1, "kind")) ?: "", "requests"));
+	EXPECT(field(q2, "qp") == 1 && field(q2, "first_psn") == 90 && field(q2, "psns") == 5 &&
+	       field(q2, "packets") == 5 && field(q2, "messages") == 5);
+	EXPECT(!strcmp(json_string_value(json_object_get(q2, "kind")) ?: "", "responses"));
+	EXPECT(field(q3, "qp") == 2 && field(q3, "qpn") == 0x22 && field(q3, "packets") == 1);
 	json_decref(an);
 	unlink(path);
 }

@@ -34,7 +34,7 @@ static void test_registry(void)
 	EXPECT(wlc_find("kv") && wlc_find("kv")->topo == WLC_STAR);
 	EXPECT(wlc_find("colective") == NULL);
 	wlc_profile_names(names, sizeof(names));
-	EXPECT(!strcmp(names, "collective|train|kv|storage|exec"));
+	EXPECT(!strcmp(names, "collective|train|kv|storage|p2p|exec"));
 	/* exec: the profile's roles, run by the controller itself, no modes */
 	EXPECT(wlc_find("exec") && wlc_find("exec")->roles &&
 	       !wlc_find("exec")->modes && wlc_find("exec")->measure == MEASURE_EXEC);

@@ -312,7 +312,7 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/fwd_bench $(BUILD)/bench/hi
 	$(Q)bash bench/kv_log_cost.sh
 	$(Q)bash bench/train_tta.sh
 
-# rdmactl search, random against guided on its known answer (~20 min)
+# rdmactl search, random against guided on its three known answers (~45 min)
 bench-search: all
 	$(Q)bash bench/search_compare.sh
 

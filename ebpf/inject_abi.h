@@ -187,7 +187,8 @@ struct inj_rule {
 	__u32 corrupt;		/* CORRUPT: enum inj_corrupt */
 	__u16 port_lo;		/* TCP / UDP (not RoCE) packets: source or destination port */
 	__u16 port_hi;		/* in port_lo..port_hi; 0..0xffff = any */
-	__u32 pad1;
+	__u32 from_traffic;	/* start_ns, stop_ns: offsets from the first packet that
+				 * met the rule's other fields (inj_rule_state.anchor) */
 };
 
 /* how a corrupt rule corrupts */
@@ -220,6 +221,7 @@ struct inj_rule_state {
 	__u64 seen;		/* matched packets, for the nth models */
 	__u32 ge_bad;		/* GEMODEL state */
 	__u32 pad0;
+	__u64 anchor;		/* from_traffic: when its first packet came (0: none yet) */
 };
 
 /* per-rule, per-CPU counters (summed by user space) */

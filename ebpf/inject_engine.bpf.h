@@ -86,7 +86,7 @@ static __always_inline int matches(const struct inj_rule *r, const struct pkt *p
 		return 0;
 	if (r->ecn_ce && p->ecn != 3)
 		return 0;
-	if (r->start_ns || r->stop_ns) {
+	if ((r->start_ns || r->stop_ns) && !r->from_traffic) {
 		/* the clock only when a window asks: bpf_ktime_get_ns costs ~10 ns */
 		if (!*now)
 			*now = bpf_ktime_get_ns();
@@ -171,6 +171,29 @@ static __always_inline int lease_over(const struct inj_rule *r, __u64 *now)
 	return *now >= *dl;
 }
 
+/* a window from the traffic: it opens its offsets after the first packet
+ * that met the rule's other fields (that packet anchors it, on any CPU,
+ * once), so that it lands on the same part of a run each time */
+static __always_inline int traffic_window(const struct inj_rule *r, __u32 i, __u64 *now)
+{
+	struct inj_rule_state *st;
+	__u64 a;
+
+	if (!r->from_traffic)
+		return 1;
+	st = bpf_map_lookup_elem(&inj_state, &i);
+	if (!st)
+		return 0;
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	a = st->anchor;
+	if (!a) {
+		__sync_val_compare_and_swap(&st->anchor, 0, *now);
+		a = st->anchor;
+	}
+	return *now >= a + r->start_ns && (!r->stop_ns || *now < a + r->stop_ns);
+}
+
 static __always_inline long scan_step_inline(__u32 idx, void *ctx)
 {
 	struct scan *sc = ctx;
@@ -182,7 +205,8 @@ static __always_inline long scan_step_inline(__u32 idx, void *ctx)
 	i = ctz64(sc->cand);
 	sc->cand &= sc->cand - 1;
 	r = bpf_map_lookup_elem(&inj_rules, &i);
-	if (r && r->id && matches(r, &sc->p, &sc->now) && !lease_over(r, &sc->now)) {
+	if (r && r->id && matches(r, &sc->p, &sc->now) && !lease_over(r, &sc->now) &&
+	    traffic_window(r, i, &sc->now)) {
 		sc->found = (__s32)i;
 		return 1;
 	}

@@ -334,7 +334,7 @@ static int cmd_run(int argc, char **argv)
 		inj_ctr_print(stdout, &k);
 		putchar('\n');
 		fflush(stdout);
-		if (r.stop_ns && rtb_now_ns() >= r.stop_ns)
+		if (r.stop_ns && !r.from_traffic && rtb_now_ns() >= r.stop_ns)
 			break;
 	}
 	rc = inj_rule_del(c, r.id);
@@ -713,6 +713,7 @@ static void usage(FILE *f)
 		"RULE:  [qpn N[-M]] [opcode CLASS[,..]|0xNN] [psn N[-M]] [len N[-M]] [src IP] [dst IP]\n"
 		"       [ecn ce] [qp N[-M]] [requests|responses] [rpsn N[-M]] [tx N[-M]]\n"
 		"       [proto roce|tcp|udp[,..]] [port N[-M]] ACTION [SELECT] [gap N] [hold T] [after T] [for T]\n"
+		"       [from traffic]: after and for count from the first packet the rule meets\n"
 		"  qp N   the hook's Nth QP in the order it first saw them (rdma-inject qps)\n"
 		"  requests, responses: one side of a QP: the peer's requests, or the responses\n"
 		"         to its own (ACK, NAK, READ response, atomic acknowledge); both share its number\n"

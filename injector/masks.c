@@ -49,7 +49,7 @@ static int field_span(const struct inj_rule *r, int f, struct span *v)
 		return !!(r->rel & INJ_REL_TX);
 	case INJ_F_TIME:
 		*v = (struct span){ r->start_ns, r->stop_ns ? r->stop_ns - 1 : UINT64_MAX - 1 };
-		return r->start_ns || r->stop_ns;
+		return (r->start_ns || r->stop_ns) && !r->from_traffic;	/* its own: no clock yet */
 	}
 	return 0;
 }

@@ -54,7 +54,7 @@ static const char *const keywords[] = {
 	"qpn", "psn", "len", "src", "dst", "opcode", "qp", "rpsn", "tx", "requests", "responses",
 	INJ_ACTIONS(ACT_NAME) "flap", "proto", "port",	/* a tie goes to the first: dorp is drop */
 	"every", "nth",
-	"once", "gemodel", "gap", "hold", "after", "for", "lease", "jitter", "uniform", "normal",
+	"once", "gemodel", "gap", "hold", "after", "for", "from", "lease", "jitter", "uniform", "normal",
 	NULL,
 };
 
@@ -289,6 +289,7 @@ static int proto(struct parser *p, uint32_t *ip)
 /* what the words so far said beyond the rule itself */
 struct said {
 	uint64_t after, dur;
+	int from_traffic;
 	uint32_t proto;		/* proto's class bits; 0: not said (RoCE) */
 	int have_action, have_for, have_port;
 };
@@ -386,6 +387,18 @@ static int time_word(struct parser *p, struct inj_rule *r, const char *s, struct
 		w->have_for = 1;
 		return number(p, "for", NUM_TIME, 365ULL * 86400 * 1000000000ULL, &w->dur) ?
 			       -EINVAL : 1;
+	}
+	if (!strcmp(s, "from")) {	/* from traffic: the window counts from its first packet */
+		const char *t = next(p, "traffic");
+
+		if (!t || strcmp(t, "traffic")) {
+			if (t)
+				snprintf(p->err, p->errlen, "from '%s': expected 'from traffic' (after "
+					 "and for count from the rule's first packet)", t);
+			return -EINVAL;
+		}
+		w->from_traffic = 1;
+		return 1;
 	}
 	if (!strcmp(s, "gap")) {
 		/* the action resets its selection: a gap before it would be
@@ -539,10 +552,17 @@ int inj_rule_parse(struct inj_rule *r, int argc, char **argv, int update, char *
 		return -EINVAL;
 	if (r->action == INJ_ACT_REORDER && !r->hold_ns)
 		r->hold_ns = 1000000;
-	if (w.after || w.have_for) {	/* from when the rule is in the table */
+	if (w.from_traffic && !w.after && !w.have_for) {
+		snprintf(err, errlen, "from traffic: with after or for (drop after 100ms for 40ms "
+			 "from traffic)");
+		return -EINVAL;
+	}
+	if (w.after || w.have_for) {	/* from when the rule is in the table, or its traffic */
 		r->start_ns = w.after;
 		r->stop_ns = w.have_for ? w.after + w.dur : 0;
-		r->flags |= INJ_RULE_F_WINDOW_REL;
+		r->from_traffic = (__u32)w.from_traffic;
+		if (!w.from_traffic)
+			r->flags |= INJ_RULE_F_WINDOW_REL;
 	}
 	return 0;
 }
@@ -667,11 +687,13 @@ void inj_rule_format(const struct inj_rule *r, char *buf, size_t len)
 	}
 	if (r->action == INJ_ACT_REORDER)
 		APPEND(" hold %.3gms", r->hold_ns / 1e6);
-	if (r->flags & INJ_RULE_F_WINDOW_REL) {	/* parsed, not in the table */
+	if ((r->flags & INJ_RULE_F_WINDOW_REL) || r->from_traffic) {	/* offsets */
 		if (r->start_ns)
 			APPEND(" after %.3gs", r->start_ns / 1e9);
 		if (r->stop_ns)
 			APPEND(" for %.3gs", (r->stop_ns - r->start_ns) / 1e9);
+		if (r->from_traffic)
+			APPEND(" from traffic");
 	} else if (r->start_ns || r->stop_ns) {
 		uint64_t now = rtb_now_ns();
 

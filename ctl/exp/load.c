@@ -301,10 +301,21 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 					    "duration:, not after/for", where);
 			argv[argc++] = tok;
 		}
+		/* the window as the agent will give it (start:, duration:), so
+		 * that from traffic is checked with it */
+		if (pf->start_ns && argc < 62) {
+			argv[argc++] = "after";
+			argv[argc++] = "1ns";
+		}
+		if (pf->duration_ns && argc < 62) {
+			argv[argc++] = "for";
+			argv[argc++] = "1ns";
+		}
 		argv[argc] = NULL;
 		inj_rule_init(&r);
 		if (inj_rule_parse(&r, argc, argv, 0, e, sizeof(e)))
-			return prof_perr(x, rule, 0, "%s.rule: %s", where, e);
+			return prof_perr(x, rule, 0, "%s.rule: %s%s", where, e,
+					 strstr(e, "from traffic") ? " (in a profile: start:, duration:)" : "");
 		/* per-node VMs: a switch port is this host's, its actions this
 		 * kernel's (delay needs sch_prio and sch_fq, reorder sch_netem) */
 		if (p->topology == TB_PER_NODE && pf->sw && !p->nhosts &&

@@ -141,6 +141,9 @@ struct prof_search {
 	uint32_t qp_lo, qp_hi;	/* the hook's Nth QP (qp N); 0-0: any QP */
 	uint32_t rpsn_lo, rpsn_hi;	/* the PSN from the QP's first */
 	uint32_t tx_lo, tx_hi;	/* the transmission (1: the first); 0-0: any */
+	int flap;		/* actions has "flap": windows of 100% loss, no packets named */
+	uint64_t time_lo_ns, time_hi_ns;	/* a window's start, from the measured phase's */
+	uint64_t win_lo_ns, win_hi_ns;		/* its length */
 	int max_events;		/* events in a schedule, at most */
 	uint64_t trials;	/* the budget: trials (schedules run) */
 	uint64_t time_ns;	/* and wall time (0: none) */

@@ -107,6 +107,15 @@ static int check_actions(struct pctx *x, const struct ynode *a, struct prof_sear
 		snprintf(where, sizeof(where), "search.actions[%zu]", i);
 		if (prof_want(x, n, YN_SCALAR, where))
 			return -EINVAL;
+		if (!strcmp(n->s, "flap")) {	/* a window of loss: targets.time, targets.window */
+			snprintf(s->action[i], sizeof(s->action[i]), "flap");
+			s->flap = 1;
+			s->nactions = (int)i + 1;
+			continue;
+		}
+		if (!strncmp(n->s, "flap ", 5))
+			return prof_perr(x, n, 0, "%s: '%s': flap alone (targets.window gives its "
+					 "length, targets.time its start)", where, n->s);
 		if (strlen(n->s) >= sizeof(s->action[0]))
 			return prof_perr(x, n, 0, "%s: too long", where);
 		snprintf(buf, sizeof(buf), "%s", n->s);
@@ -133,13 +142,38 @@ static int check_actions(struct pctx *x, const struct ynode *a, struct prof_sear
 	return 0;
 }
 
+/* key: "T" or "T1-T2", times within min..max: *lo, *hi */
+static int get_time_range(struct pctx *x, const struct ynode *m, const char *key,
+			  uint64_t min, uint64_t max, uint64_t *lo, uint64_t *hi)
+{
+	const struct ynode *n;
+	char what[96], buf[64], *dash;
+	const char *why = NULL;
+
+	if (prof_scalar_at(x, m, key, "search.targets", what, sizeof(what), &n) || !n)
+		return n ? -EINVAL : 0;
+	snprintf(buf, sizeof(buf), "%s", n->s);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash = 0;
+	if (num_parse(buf, NUM_TIME, min, max, lo, &why) ||
+	    num_parse(dash ? dash + 1 : buf, NUM_TIME, min, max, hi, &why) || *lo > *hi)
+		return prof_perr(x, n, 0, "%s: '%s': %s (a time or T1-T2, as 10ms-500ms, within "
+				 "%llums-%llus)", what, n->s, why ? why : "the first is past the second",
+				 (unsigned long long)(min / 1000000), (unsigned long long)(max / 1000000000));
+	return 0;
+}
+
 static int check_targets(struct pctx *x, const struct ynode *t, struct prof_search *s)
 {
-	static const char *const keys[] = { "opcodes", "qp", "rpsn", "tx", NULL };
+	static const char *const keys[] = { "opcodes", "qp", "rpsn", "tx", "time", "window", NULL };
 	const struct ynode *o;
 
 	if (prof_want(x, t, YN_MAP, "search.targets") ||
 	    prof_keys_known(x, t, keys, "search.targets") ||
+	    get_time_range(x, t, "time", 0, 3600000000000ULL, &s->time_lo_ns, &s->time_hi_ns) ||
+	    get_time_range(x, t, "window", 1000000, 3600000000000ULL, &s->win_lo_ns,
+			   &s->win_hi_ns) ||
 	    get_range(x, t, "qp", "search.targets", 1, 1024, &s->qp_lo, &s->qp_hi) ||
 	    get_range(x, t, "rpsn", "search.targets", 0, (1u << 24) - 1, &s->rpsn_lo,
 		      &s->rpsn_hi) ||
@@ -180,6 +214,9 @@ int prof_check_search(struct pctx *x, struct profile *p, const struct ynode *n)
 
 	memset(s, 0, sizeof(*s));
 	s->rpsn_hi = 63;
+	s->time_hi_ns = 2000000000ULL;		/* flap: windows from 0-2s */
+	s->win_lo_ns = 10000000ULL;		/* of 10ms-500ms */
+	s->win_hi_ns = 500000000ULL;
 	s->trials = 50;
 	s->replays = 10;
 	s->confirm = 3;

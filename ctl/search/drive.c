@@ -148,9 +148,15 @@ static json_t *sched_json(const struct srch *s, const struct sched *sc)
 
 		sch_rule(&s->sp, &sc->ev[i], rule, sizeof(rule));
 		snprintf(node, sizeof(node), "node%d", pl->node);
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s}", "node", node, "port",
-						   pl->sw ? "switch" : "nic", "dir",
-						   pl->egress ? "egress" : "ingress", "rule", rule));
+		json_t *ev = json_pack("{s:s,s:s,s:s,s:s}", "node", node, "port",
+				       pl->sw ? "switch" : "nic", "dir",
+				       pl->egress ? "egress" : "ingress", "rule", rule);
+
+		if (ev && sch_is_flap(&s->sp, &sc->ev[i])) {	/* the rule's window */
+			json_object_set_new(ev, "start_ms", json_integer(sc->ev[i].t_ms));
+			json_object_set_new(ev, "duration_ms", json_integer(sc->ev[i].len_ms));
+		}
+		json_array_append_new(a, ev);
 	}
 	return a;
 }
@@ -174,6 +180,10 @@ static int trial_profile(struct srch *s, const char *file, const struct sched *s
 		f->nodes = 1u << pl->node;
 		f->egress = pl->egress;
 		f->sw = pl->sw;
+		if (sch_is_flap(&s->sp, &sc->ev[i])) {	/* its window */
+			f->start_ns = (uint64_t)sc->ev[i].t_ms * 1000000;
+			f->duration_ns = (uint64_t)sc->ev[i].len_ms * 1000000;
+		}
 	}
 	return 0;
 }
@@ -378,6 +388,9 @@ static int write_repro(struct srch *s, const struct sched *sc, const char *why, 
 		fprintf(f, "  - name: event%d\n    rule: \"%s\"\n    nodes: node%d\n    dir: %s\n%s",
 			i + 1, rule, pl->node, pl->egress ? "egress" : "ingress",
 			pl->sw ? "    port: switch\n" : "");
+		if (sch_is_flap(&s->sp, &sc->ev[i]))
+			fprintf(f, "    start: %ums\n    duration: %ums\n", sc->ev[i].t_ms,
+				sc->ev[i].len_ms);
 	}
 	profile_free(&p);
 	r = fclose(f) ? -errno : 0;

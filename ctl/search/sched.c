@@ -87,6 +87,14 @@ static void draw(const struct prof_search *sp, const struct sch_map *m, uint64_t
 
 		e->action = (int)pick(rng, 0, (uint32_t)sp->nactions - 1);
 		e->opcode = -1;
+		if (sch_is_flap(sp, e)) {
+			e->place = (int)pick(rng, 0, (uint32_t)sp->nplaces - 1);
+			e->t_ms = pick(rng, (uint32_t)(sp->time_lo_ns / 1000000),
+				       (uint32_t)(sp->time_hi_ns / 1000000));
+			e->len_ms = pick(rng, (uint32_t)(sp->win_lo_ns / 1000000),
+					 (uint32_t)(sp->win_hi_ns / 1000000));
+			continue;
+		}
 		if (sp->opcodes && (sch_rand(rng) & 1)) {
 			int c, k = (int)pick(rng, 0, (uint32_t)__builtin_popcount(sp->opcodes) - 1);
 
@@ -169,7 +177,7 @@ int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sche
 			}
 			for (int j = 0; j < nr; j++)
 				for (a = 0; a < sp->nactions; a++)
-					if (r[j] <= last)
+					if (r[j] <= last && strcmp(sp->action[a], "flap"))
 						add_one(sp, out, &n, max, f, a, r[j]);
 		}
 	return n;
@@ -204,7 +212,7 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 		uint32_t k = f && f->msg_pkts ? f->msg_pkts : 1;
 		int64_t d[4] = { 1, -1, (int64_t)k, -(int64_t)k };
 
-		for (x = 0; x < 4; x++) {
+		for (x = 0; x < 4 && !sch_is_flap(sp, e); x++) {
 			struct sched t = *s;
 			int64_t lo = (int64_t)e->lo + d[x], hi = (int64_t)e->hi + d[x];
 
@@ -234,6 +242,11 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 	return n;
 }
 
+int sch_is_flap(const struct prof_search *sp, const struct sch_ev *e)
+{
+	return !strcmp(sp->action[e->action], "flap");
+}
+
 int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len)
 {
 	char rp[32], tx[16] = "", op[24] = "";
@@ -242,6 +255,8 @@ int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, si
 						      : "";
 	int n;
 
+	if (sch_is_flap(sp, e))	/* every RoCE packet in the fault's window, from the first */
+		return snprintf(buf, len, "drop from traffic") >= (int)len ? -1 : 0;
 	if (e->opcode >= 0 && e->opcode < INJ_CLS_MAX)
 		snprintf(op, sizeof(op), "opcode %s ", inj_class_name(e->opcode));
 	if (e->lo == e->hi)
@@ -265,7 +280,11 @@ void sch_text(const struct prof_search *sp, const struct sched *s, char *buf, si
 		char rule[160];
 		int n;
 
-		sch_rule(sp, &s->ev[i], rule, sizeof(rule));
+		if (sch_is_flap(sp, &s->ev[i]))
+			snprintf(rule, sizeof(rule), "flap %ums at %ums", s->ev[i].len_ms,
+				 s->ev[i].t_ms);
+		else
+			sch_rule(sp, &s->ev[i], rule, sizeof(rule));
 		n = snprintf(buf + at, len - at, "%snode%d%s %s: %s", i ? "; " : "", pl->node,
 			     pl->sw ? "'s switch port" : "", pl->egress ? "egress" : "ingress", rule);
 		if (n < 0)
@@ -283,7 +302,7 @@ int sch_equal(const struct sched *a, const struct sched *b)
 
 		if (x->place != y->place || x->action != y->action || x->opcode != y->opcode ||
 		    x->qp != y->qp || x->lo != y->lo || x->hi != y->hi || x->tx != y->tx ||
-		    x->kind != y->kind)
+		    x->kind != y->kind || x->t_ms != y->t_ms || x->len_ms != y->len_ms)
 			return 0;
 	}
 	return 1;
@@ -295,6 +314,70 @@ static void without(const struct sched *s, int i, struct sched *t)
 	*t = *s;
 	memmove(&t->ev[i], &t->ev[i + 1], (size_t)(t->n - i - 1) * sizeof(t->ev[0]));
 	t->n--;
+}
+
+/* event i's PSN range halved, the half that still breaks kept, down to
+ * one packet; then its transmission pinned to the first. 0, or the
+ * oracle's < 0 (cur: the smallest so far) */
+static int narrow_psns(struct sched *cur, int i, sch_oracle *oracle, void *arg)
+{
+	struct sched t;
+	int r = 0;
+
+	while (cur->ev[i].lo < cur->ev[i].hi) {
+		uint32_t mid = cur->ev[i].lo + (cur->ev[i].hi - cur->ev[i].lo) / 2;
+		struct sched lo = *cur, hi = *cur;
+
+		lo.ev[i].hi = mid;
+		hi.ev[i].lo = mid + 1;
+		if ((r = oracle(arg, &lo)) < 0)
+			return r;
+		if (r) {
+			*cur = lo;
+			continue;
+		}
+		if ((r = oracle(arg, &hi)) < 0)
+			return r;
+		if (!r)
+			break;	/* it takes both halves: the range stays */
+		*cur = hi;
+	}
+	if (!cur->ev[i].tx) {
+		t = *cur;
+		t.ev[i].tx = 1;
+		if ((r = oracle(arg, &t)) < 0)
+			return r;
+		if (r)
+			*cur = t;
+	}
+	return 0;
+}
+
+/* a flap's window halved, the half that still breaks kept, down to 1 ms */
+static int narrow_window(struct sched *cur, int i, sch_oracle *oracle, void *arg)
+{
+	int r;
+
+	while (cur->ev[i].len_ms > 1) {
+		struct sched a = *cur, b = *cur;
+		uint32_t h = cur->ev[i].len_ms / 2;
+
+		a.ev[i].len_ms = h;
+		b.ev[i].t_ms += h;
+		b.ev[i].len_ms -= h;
+		if ((r = oracle(arg, &a)) < 0)
+			return r;
+		if (r) {
+			*cur = a;
+			continue;
+		}
+		if ((r = oracle(arg, &b)) < 0)
+			return r;
+		if (!r)
+			break;	/* it takes the whole window */
+		*cur = b;
+	}
+	return 0;
 }
 
 int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out)
@@ -320,41 +403,13 @@ int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sch
 			}
 		}
 	}
-	/* each event's PSN range halved, the half that still breaks kept,
-	 * down to one packet; then its transmission pinned to the first */
+	/* each event narrowed: its PSNs, or a flap's window */
 	for (i = 0; i < cur.n; i++) {
-		r = 0;
-		while (cur.ev[i].lo < cur.ev[i].hi) {
-			uint32_t mid = cur.ev[i].lo + (cur.ev[i].hi - cur.ev[i].lo) / 2;
-			struct sched lo = cur, hi = cur;
-
-			lo.ev[i].hi = mid;
-			hi.ev[i].lo = mid + 1;
-			if ((r = oracle(arg, &lo)) < 0)
-				break;
-			if (r) {
-				cur = lo;
-				continue;
-			}
-			if ((r = oracle(arg, &hi)) < 0)
-				break;
-			if (!r)
-				break;	/* it takes both halves: the range stays */
-			cur = hi;
-		}
+		r = cur.ev[i].len_ms ? narrow_window(&cur, i, oracle, arg) :
+				       narrow_psns(&cur, i, oracle, arg);
 		if (r < 0) {
 			*out = cur;
 			return r;
-		}
-		if (!cur.ev[i].tx) {
-			t = cur;
-			t.ev[i].tx = 1;
-			if ((r = oracle(arg, &t)) < 0) {
-				*out = cur;
-				return r;
-			}
-			if (r)
-				cur = t;
 		}
 	}
 	*out = cur;

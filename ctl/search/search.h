@@ -34,6 +34,7 @@ struct sch_ev {
 	uint32_t lo, hi;	/* PSNs from that QP's first (rpsn) */
 	uint32_t tx;		/* the transmission, 0: any */
 	int kind;		/* the QP's side: SCH_REQUESTS, SCH_RESPONSES, 0: both */
+	uint32_t t_ms, len_ms;	/* a flap: its window (no packets named) */
 };
 
 struct sched {
@@ -73,7 +74,11 @@ int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sche
  * at the other places, one event more from extra): how many (<= max) */
 int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const struct sched *s,
 		   const struct sched *extra, int nextra, struct sched *out, int max);
-/* event e as an rdma-inject rule ("qp 1 responses rpsn 12 tx 1 drop") */
+/* is e a flap: a window of 100% loss at its place, from t_ms for len_ms */
+int sch_is_flap(const struct prof_search *sp, const struct sch_ev *e);
+/* event e as an rdma-inject rule ("qp 1 responses rpsn 12 tx 1 drop"; a
+ * flap: "drop from traffic", its window the fault's start and duration,
+ * counted from the first packet at its place) */
 int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len);
 /* s, readable: "node1 ingress: qp 1 responses rpsn 12 tx 1 drop; ..." */
 void sch_text(const struct prof_search *sp, const struct sched *s, char *buf, size_t len);
@@ -83,7 +88,8 @@ int sch_equal(const struct sched *a, const struct sched *b);
  * out of budget, a run that could not be made) */
 typedef int sch_oracle(void *arg, const struct sched *s);
 /* the smallest schedule that still breaks it (delta debugging): fewer
- * events, then each event's PSN range halved down to one packet. in must
+ * events, then each event's PSN range halved down to one packet (a flap's
+ * window, down to 1 ms). in must
  * break it. 0 with out set, or the oracle's < 0 (out: the smallest so far) */
 int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out);
 

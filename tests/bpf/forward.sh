@@ -178,6 +178,9 @@ import socket, struct, sys
 sys.path.insert(0, sys.argv[2])
 from roce import icrc
 r = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+# room for all 400 frames, jumbo ones too (the default, ~200 KB, held ~25
+# of them: a receiver a busy host kept waiting lost frames, 1 run in 3)
+r.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)	# SO_RCVBUFFORCE (root)
 r.bind(("b0", 0))
 r.settimeout(20.0)	# as send_recv's receiver
 n = flipped = right = 0

@@ -659,6 +659,66 @@ static void test_windows_order_live(void)
 	del_all();
 }
 
+/* a window from the traffic: after and for count from the first packet
+ * that met the rule's other fields, not from when the rule went in (a
+ * search's flap lands on the same part of a run each time). Each check
+ * is of the time measured since that packet; one within 20 ms of an edge
+ * is not judged (a slow host's sleep) */
+static int window_says(uint64_t t0, uint64_t lo_ms, uint64_t hi_ms, int *judged)
+{
+	uint64_t ms = (rtb_now_ns() - t0) / 1000000;
+
+	*judged = ms + 20 < lo_ms || (ms > lo_ms + 20 && ms + 20 < hi_ms) || ms > hi_ms + 20;
+	return ms >= lo_ms && ms < hi_ms ? TC_ACT_SHOT : TC_ACT_OK;
+}
+
+static void test_window_from_traffic(void)
+{
+	struct frame_spec f = base;
+	char txt[160];
+	struct inj_rule r;
+	uint64_t t0;
+	int judged, want, checks = 0, drops = 0;
+	uint32_t id;
+
+	id = add(INJ_DIR_INGRESS, "qpn 0x11 drop after 100ms for 300ms from traffic");
+	EXPECT(id != 0 && inj_rule_get(ctx, id, &r) == 0);
+	inj_rule_format(&r, txt, sizeof(txt));
+	EXPECT_MSG(strstr(txt, "after 0.1s for 0.3s from traffic") != NULL, "%s", txt);
+	usleep(150000);		/* in the table for longer than its after: nothing yet */
+	f.dqpn = 0x22;		/* another QP's packet anchors nothing */
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);
+	f.dqpn = 0x11;
+	t0 = rtb_now_ns();
+	EXPECT(verdict(INJ_DIR_INGRESS, &f) == TC_ACT_OK);	/* the anchor */
+	usleep(200000);		/* ~200 ms: in [100, 400) */
+	want = window_says(t0, 100, 400, &judged);
+	if (judged) {
+		EXPECT(verdict(INJ_DIR_INGRESS, &f) == want);
+		drops += want == TC_ACT_SHOT;
+		checks++;
+	}
+	usleep(300000);		/* ~500 ms: past it */
+	want = window_says(t0, 100, 400, &judged);
+	if (judged) {
+		EXPECT(verdict(INJ_DIR_INGRESS, &f) == want);
+		drops += want == TC_ACT_SHOT;
+		checks++;
+	}
+	EXPECT_MSG(checks >= 1, "no check judged: this host's sleeps overshot by > 80 ms");
+	EXPECT_EQ_U(ctr(id).dropped, drops);
+	del_all();
+	/* without after or for it means nothing: refused */
+	{
+		char b1[] = "drop", b2[] = "from", b3[] = "traffic", *argv[] = { b1, b2, b3 };
+		char err[256];
+
+		inj_rule_init(&r);
+		EXPECT(inj_rule_parse(&r, 3, argv, 0, err, sizeof(err)) != 0);
+		EXPECT_MSG(strstr(err, "from traffic: with after or for") != NULL, "%s", err);
+	}
+}
+
 static void test_parse_errors(void)
 {
 	static const char *const bad[][6] = {
@@ -704,6 +764,7 @@ static void tests(void)
 	test_actions();
 	test_models();
 	test_windows_order_live();
+	test_window_from_traffic();
 }
 
 int main(void)

@@ -12,7 +12,9 @@
 #     message's middle holds (the receiver NAKs the gap at once);
 #   the key-value store's resend_all: one atomic acknowledge lost in every
 #     transmission (the QP breaks, the increment runs twice); with recovery
-#     log the same search finds nothing, though it broke QPs.
+#     log the same search finds nothing, though it broke QPs; and with
+#     flaps instead of packets, a window of loss that breaks the QP, shrunk
+#     by halving, replayed from the traffic's start.
 # A space that cannot break it (one duplicated packet) ends with exit 0 and
 # what it tried. The long form, random against guided: make bench-search.
 set -u
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
 TESTS="pingpong_final_ack repro_replays repro_run_repeat unbreakable_says_so search_log
-	p99_last_packet p99_middle_naks kv_resend_twice kv_log_nothing nothing_left"
+	p99_last_packet p99_middle_naks kv_resend_twice kv_log_nothing kv_flap_window nothing_left"
 W=$(mktemp -d /tmp/rtb-search.XXXXXX)
 SUITE_EXIT='rm -rf "$W"'
 suite_up || exit 0
@@ -163,6 +165,30 @@ if [ $rc = 0 ] && grep -q "^search: no schedule broke the expectations in 8 tria
 	pass kv_log_nothing "$(head -n 1 <<< "$out"); $hit of them broke the client's QP, and the log recovered"
 else
 	fail kv_log_nothing "rc=$rc, QPs broken in $hit trials [$(tr '\n' '|' <<< "$out")] $(tail -n 3 "$W/l.err" | tr '\n' '|')"
+fi
+
+# --- flaps: windows of loss at the client, counted from its traffic's
+# start; one long enough to outlast the client's retries breaks its QP
+# (16 ms ACK timeout, one retry) and resend_all runs an increment twice.
+# Shrinking halves the window while it still breaks the run
+f=$W/flap
+out=$("$C" search profiles/search-kv-resend.yaml -o "$f" --set search.actions.0=flap \
+	--set search.targets.time=10ms-80ms --set search.targets.window=40ms-100ms \
+	--set search.events=1 --set run.iters=2000 --set workload.options.standby=3 \
+	--set search.replays=5 --trials 6 2> "$W/f.err"); rc=$?
+res=$f/result.json
+fl=$(jq -r '.found[0] | "\(.duration_ms) \(.start_ms)"' "$res" 2>/dev/null)
+ml=$(jq -r '.minimal[0] | "\(.duration_ms) \(.start_ms) \(.rule)"' "$res" 2>/dev/null)
+broke=$(jq -r '.replays_broke' "$res" 2>/dev/null)
+read -r fd fs <<< "$fl"
+read -r md ms mr <<< "$ml"
+if [ $rc = 1 ] && [ "$mr" = "drop from traffic" ] && [ "${md:-0}" -ge 1 ] 2>/dev/null &&
+	[ "$md" -le "$fd" ] && [ "$ms" -ge "$fs" ] && [ $((ms + md)) -le $((fs + fd)) ] &&
+	grep -q "rule: \"drop from traffic\"" "$f/repro.yaml" && grep -q "duration: ${md}ms" "$f/repro.yaml" &&
+	"$C" validate "$f/repro.yaml" > /dev/null; then
+	pass kv_flap_window "found at trial $(jq -r '.first_violation_trial' "$res"): flap ${fd}ms at ${fs}ms, shrunk to ${md}ms at ${ms}ms (inside it); replays: broke it in $broke of 5"
+else
+	fail kv_flap_window "rc=$rc found [$fl] minimal [$ml] replays ${broke:-?}; $(tail -n 4 "$W/f.err" | tr '\n' '|')"
 fi
 
 # --- nothing left: no rule on the nodes, the testbed as it was

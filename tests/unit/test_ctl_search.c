@@ -159,6 +159,73 @@ static void test_random_in_flows(void)
 	EXPECT(on[0] > 1000 && on[1] > 1000);
 }
 
+/* flap: a window of loss, drawn within targets.time and targets.window,
+ * shrunk by halving its window while one half still breaks: the stand-in
+ * breaks while the window covers 300..340 ms at place 0 */
+static int window_oracle(void *arg, const struct sched *s)
+{
+	int *calls = arg;
+
+	++*calls;
+	for (int i = 0; i < s->n; i++)
+		if (s->ev[i].len_ms && s->ev[i].place == 0 && s->ev[i].t_ms <= 300 &&
+		    s->ev[i].t_ms + s->ev[i].len_ms >= 340)
+			return 1;
+	return 0;
+}
+
+static void test_flap(void)
+{
+	struct prof_search sp = space();
+	struct sched s, in = { .n = 2 }, out;
+	uint64_t rng = 5;
+	char text[256], rule[64];
+	int i, j, bad = 0, flaps = 0, calls = 0;
+
+	snprintf(sp.action[1], sizeof(sp.action[1]), "flap");
+	sp.nactions = 2;
+	sp.flap = 1;
+	sp.time_lo_ns = 100000000ULL;
+	sp.time_hi_ns = 900000000ULL;
+	sp.win_lo_ns = 10000000ULL;
+	sp.win_hi_ns = 500000000ULL;
+	for (i = 0; i < 2000; i++) {
+		sch_random(&sp, &rng, &s);
+		for (j = 0; j < s.n; j++) {
+			const struct sch_ev *e = &s.ev[j];
+
+			if (!sch_is_flap(&sp, e))
+				continue;
+			flaps++;
+			bad += e->t_ms < 100 || e->t_ms > 900 || e->len_ms < 10 || e->len_ms > 500 ||
+			       e->qp || e->place < 0 || e->place > 1;
+		}
+	}
+	EXPECT(flaps > 1000 && bad == 0);
+	in.ev[0] = (struct sch_ev){ 0, 1, -1, 0, 0, 0, 0, 0, 200, 400 };	/* 200..600 ms */
+	in.ev[1] = (struct sch_ev){ 1, 0, -1, 1, 3, 3, 1, SCH_REQUESTS };
+	EXPECT(sch_shrink(&in, window_oracle, &calls, &out) == 0);
+	EXPECT_EQ_U(out.n, 1);
+	/* 400 ms: 200 keeps 300..340 (200..400), then 100 does not; 50 ms either */
+	EXPECT_MSG(out.ev[0].t_ms <= 300 && out.ev[0].t_ms + out.ev[0].len_ms >= 340 &&
+		   out.ev[0].len_ms <= 100, "%u ms at %u ms", out.ev[0].len_ms, out.ev[0].t_ms);
+	sch_text(&sp, &out, text, sizeof(text));
+	EXPECT_MSG(strstr(text, "node0 ingress: flap ") == text && strstr(text, "ms at "), "%s", text);
+	EXPECT(sch_rule(&sp, &out.ev[0], rule, sizeof(rule)) == 0 &&
+	       !strcmp(rule, "drop from traffic"));
+	/* seeds are packets: no flap among them */
+	{
+		struct sch_map m = { .n = 1 };
+		struct sched seeds[32];
+		int n;
+
+		m.f[0] = (struct sch_flow){ 1, 1, 40, 4, SCH_REQUESTS };
+		n = sch_seeds(&sp, &m, seeds, 32);
+		for (i = 0; i < n; i++)
+			EXPECT(!sch_is_flap(&sp, &seeds[i].ev[0]));
+	}
+}
+
 static void test_seeds_last_first(void)
 {
 	struct prof_search sp = space();
@@ -221,6 +288,7 @@ int main(void)
 	test_shrink_stops();
 	test_random_in_space();
 	test_random_in_flows();
+	test_flap();
 	test_seeds_last_first();
 	test_neighbours();
 	return expect_done("test_ctl_search");

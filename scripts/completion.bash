@@ -66,8 +66,8 @@ _rtb_inject_words()
 	fi
 	case ${COMP_WORDS[i]} in
 	add | run)
-		_rtb_reply dev ingress egress qpn opcode psn len src dst ecn qp rpsn tx count drop delay reorder \
-			duplicate corrupt ecn cnp flap every nth once gemodel gap hold after for jitter ;;
+		_rtb_reply dev ingress egress qpn opcode psn len src dst ecn qp requests responses rpsn tx count drop delay reorder \
+			duplicate corrupt ecn cnp flap every nth once gemodel gap hold after for from traffic jitter ;;
 	set) _rtb_reply on off count drop delay reorder duplicate corrupt ecn cnp flap ;;
 	trace) _rtb_reply snaplen count for to dev ingress egress both ;;
 	forward) _rtb_reply mac stop port "$(ls /sys/class/net 2>/dev/null)" ;;

@@ -316,39 +316,47 @@ static void without(const struct sched *s, int i, struct sched *t)
 	t->n--;
 }
 
+/* one halving: a, else b, kept if it still breaks. 1 one kept, 0 it
+ * takes both, < 0 the oracle's stop */
+static int keep_half(struct sched *cur, const struct sched *a, const struct sched *b,
+		     sch_oracle *oracle, void *arg)
+{
+	int r = oracle(arg, a);
+
+	if (!r) {
+		a = b;
+		r = oracle(arg, b);
+	}
+	if (r > 0)
+		*cur = *a;
+	return r;
+}
+
 /* event i's PSN range halved, the half that still breaks kept, down to
  * one packet; then its transmission pinned to the first. 0, or the
  * oracle's < 0 (cur: the smallest so far) */
 static int narrow_psns(struct sched *cur, int i, sch_oracle *oracle, void *arg)
 {
-	struct sched t;
-	int r = 0;
+	struct sched lo, hi;
+	int r = 1;
 
-	while (cur->ev[i].lo < cur->ev[i].hi) {
+	while (r > 0 && cur->ev[i].lo < cur->ev[i].hi) {
 		uint32_t mid = cur->ev[i].lo + (cur->ev[i].hi - cur->ev[i].lo) / 2;
-		struct sched lo = *cur, hi = *cur;
 
+		lo = hi = *cur;
 		lo.ev[i].hi = mid;
 		hi.ev[i].lo = mid + 1;
+		r = keep_half(cur, &lo, &hi, oracle, arg);
+	}
+	if (r < 0)
+		return r;
+	if (!cur->ev[i].tx) {
+		lo = *cur;
+		lo.ev[i].tx = 1;
 		if ((r = oracle(arg, &lo)) < 0)
 			return r;
-		if (r) {
-			*cur = lo;
-			continue;
-		}
-		if ((r = oracle(arg, &hi)) < 0)
-			return r;
-		if (!r)
-			break;	/* it takes both halves: the range stays */
-		*cur = hi;
-	}
-	if (!cur->ev[i].tx) {
-		t = *cur;
-		t.ev[i].tx = 1;
-		if ((r = oracle(arg, &t)) < 0)
-			return r;
 		if (r)
-			*cur = t;
+			*cur = lo;
 	}
 	return 0;
 }
@@ -356,28 +364,19 @@ static int narrow_psns(struct sched *cur, int i, sch_oracle *oracle, void *arg)
 /* a flap's window halved, the half that still breaks kept, down to 1 ms */
 static int narrow_window(struct sched *cur, int i, sch_oracle *oracle, void *arg)
 {
-	int r;
+	struct sched a, b;
+	int r = 1;
 
-	while (cur->ev[i].len_ms > 1) {
-		struct sched a = *cur, b = *cur;
+	while (r > 0 && cur->ev[i].len_ms > 1) {
 		uint32_t h = cur->ev[i].len_ms / 2;
 
+		a = b = *cur;
 		a.ev[i].len_ms = h;
 		b.ev[i].t_ms += h;
 		b.ev[i].len_ms -= h;
-		if ((r = oracle(arg, &a)) < 0)
-			return r;
-		if (r) {
-			*cur = a;
-			continue;
-		}
-		if ((r = oracle(arg, &b)) < 0)
-			return r;
-		if (!r)
-			break;	/* it takes the whole window */
-		*cur = b;
+		r = keep_half(cur, &a, &b, oracle, arg);
 	}
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out)

@@ -49,6 +49,13 @@ static __always_inline __u32 is_response(const struct pkt *p)
 	       (p->cls == INJ_CLS_ATOMIC && (p->opcode & 0x1f) == 0x12);
 }
 
+/* the clock, read once a packet and only when something asks: about 10 ns */
+static __always_inline void clock_once(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+}
+
 static __always_inline int matches(const struct inj_rule *r, const struct pkt *p, __u64 *now)
 {
 	__u32 psn = p->psn;
@@ -87,9 +94,7 @@ static __always_inline int matches(const struct inj_rule *r, const struct pkt *p
 	if (r->ecn_ce && p->ecn != 3)
 		return 0;
 	if ((r->start_ns || r->stop_ns) && !r->from_traffic) {
-		/* the clock only when a window asks: bpf_ktime_get_ns costs ~10 ns */
-		if (!*now)
-			*now = bpf_ktime_get_ns();
+		clock_once(now);
 		if (*now < r->start_ns || (r->stop_ns && *now >= r->stop_ns))
 			return 0;
 	}
@@ -166,8 +171,7 @@ static __always_inline int lease_over(const struct inj_rule *r, __u64 *now)
 	dl = bpf_map_lookup_elem(&inj_leases, &id);
 	if (!dl)
 		return 1;
-	if (!*now)
-		*now = bpf_ktime_get_ns();
+	clock_once(now);
 	return *now >= *dl;
 }
 
@@ -184,8 +188,7 @@ static __always_inline int traffic_window(const struct inj_rule *r, __u32 i, __u
 	st = bpf_map_lookup_elem(&inj_state, &i);
 	if (!st)
 		return 0;
-	if (!*now)
-		*now = bpf_ktime_get_ns();
+	clock_once(now);
 	a = st->anchor;
 	if (!a) {
 		__sync_val_compare_and_swap(&st->anchor, 0, *now);
@@ -246,7 +249,8 @@ static __always_inline void raise_top(struct inj_qp *q, __u32 psn)
 static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 				  struct inj_hook_ctr *hc, __u32 hk, __u32 want)
 {
-	struct inj_qp_key k = { hk, p->saddr, p->daddr, p->dqpn, is_response(p) };
+	__u32 side = is_response(p);
+	struct inj_qp_key k = { hk, p->saddr, p->daddr, p->dqpn, side };
 	struct inj_qp *q = bpf_map_lookup_elem(&inj_qps, &k), *id;
 
 	if (!q) {
@@ -271,7 +275,7 @@ static __always_inline void track(struct pkt *p, const struct inj_hook *hook,
 			bpf_map_update_elem(&inj_qps, &k, fresh, BPF_NOEXIST);
 			id = bpf_map_lookup_elem(&inj_qps, &k);
 		}
-		k.resp = is_response(p);
+		k.resp = side;
 		if (!id)
 			return;
 		if (!*(volatile __u32 *)&id->idx) {

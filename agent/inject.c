@@ -208,7 +208,7 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 			  size_t errlen)
 {
 	static const char *const verbs[] = { "add", "del", "set", "list", "stats",
-					     "seed", "flush", "probe", "forward", NULL };
+					     "seed", "flush", "probe", "forward", "wait", NULL };
 	int i = 0, k;
 
 	while (i < n && (!strcmp(argv[i], "-j") || !strcmp(argv[i], "-v") || !strcmp(argv[i], "-q")))
@@ -221,7 +221,7 @@ static int inject_allowed(const struct agent *a, char *const *argv, int n, char 
 		;
 	if (!verbs[k]) {
 		snprintf(err, errlen, "inject: '%.40s' is not allowed (expected -j|-v|-q, then "
-			 "add|del|set|list|stats|seed|flush|probe|forward)", argv[i]);
+			 "add|del|set|list|stats|seed|flush|probe|forward|wait)", argv[i]);
 		return -EPERM;
 	}
 	for (i++; i < n; i++) {

@@ -615,10 +615,11 @@ static int add_faults(struct exp *e)
 					json_array_append_new(nodes, json_string(
 						e->g.tb.node[e->g.node[k]].name));
 			json_array_append_new(e->faults,
-					      json_pack("{s:s,s:s,s:s,s:I,s:I,s:o}", "name", f->name,
+					      json_pack("{s:s,s:s,s:s,s:I,s:I,s:o,s:s}", "name", f->name,
 							"event", f->rule, "rule", f->rule, "start_ns",
 							(json_int_t)f->start_ns, "duration_ns",
-							(json_int_t)f->duration_ns, "nodes", nodes));
+							(json_int_t)f->duration_ns, "nodes", nodes,
+							"from", f->from_traffic ? "traffic" : "rules"));
 			continue;
 		}
 		fj = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:[]}", "name", f->name, "rule",

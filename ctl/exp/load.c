@@ -219,6 +219,7 @@ static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 					      "reboot brings it back", "",
 					      "the node is back when its agent is", "",
 					      "the device is back when its agent has opened it again" };
+	static const char *const froms[] = { "rules", "traffic", NULL };
 	const struct ynode *ev = ytree_get(m, "event", NULL), *k;
 	int v = 0;
 
@@ -231,6 +232,8 @@ static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 	if (prof_get_enum(x, m, "event", where, prof_event_names + 1, &v))
 		return -EINVAL;
 	pf->event = v + 1;
+	if (prof_get_enum(x, m, "from", where, froms, &pf->from_traffic))
+		return -EINVAL;
 	snprintf(pf->rule, sizeof(pf->rule), "%s", prof_event_names[pf->event]);
 	if (p->nhosts || p->topology != TB_PER_NODE)
 		return prof_perr(x, ev, 0, "%s: event %s needs a kernel a node: testbed: "
@@ -248,7 +251,7 @@ static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f)
 {
 	static const char *const keys[] = { "name", "rule", "event", "nodes", "dir", "port",
-					    "start", "duration", NULL };
+					    "start", "duration", "from", NULL };
 	static const char *const dirs[] = { "ingress", "egress", NULL };
 	static const char *const ports[] = { "nic", "switch", NULL };
 	size_t i;
@@ -282,6 +285,9 @@ static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f
 				return -EINVAL;
 			goto members;
 		}
+		if (ytree_get(m, "from", NULL))
+			return prof_perr(x, ytree_get(m, "from", NULL), 0, "%s: from: is an event's; "
+					 "a rule says it in its words (\"drop from traffic\")", where);
 		if (!rule)
 			return prof_perr(x, m, 0, "%s: missing key 'rule' (rdma-inject's: e.g. "
 				    "\"opcode data drop 1%%\") or 'event' (crash, freeze, reboot, "

@@ -9,13 +9,21 @@
  * to be back before an arm uses it again. The TUI adds faults by hand to
  * the same timeline (exp_nodes_act): the same bookkeeping, "by hand" as
  * their fault's name.
+ *
+ * An event with from: traffic counts its start from the first RoCE packet
+ * the node sends: a thread a node puts a count rule on its switch port (the
+ * switch's agent, leased to that thread's connection) and asks rdma-inject
+ * wait when a packet came; until then the event has no time.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "ctl/exp/exp.h"
+#include "ctl/exp/inject.h"
+#include "ctl/testbed/testbed.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -28,7 +36,11 @@ struct nf_act {
 	int node;	/* testbed node */
 	int undo;	/* thaw or port up, at start + duration */
 	int event;	/* an enum prof_event */
+	int traffic;	/* from traffic: at is off + when the node's traffic began */
+	double off;	/* from traffic: seconds from it */
 };
+
+#define NF_NOT_YET 1e12	/* a time to come once the node's traffic has begun */
 
 struct exp_nodes {
 	pthread_t th;
@@ -45,6 +57,11 @@ struct exp_nodes {
 	const struct profile *p;
 	struct exp *e;		/* its events told (the TUI's events pane, the log) */
 	char name[TB_MAX_NODES][32];
+	/* from traffic: a thread a node waiting for its first RoCE packet, its
+	 * connection (shut down to stop it), when the packet came (s from t0) */
+	pthread_t wt[TB_MAX_NODES];
+	int wfd[TB_MAX_NODES], waiting[TB_MAX_NODES];
+	double traffic[TB_MAX_NODES];
 };
 
 static int act_cmp(const void *a, const void *b)
@@ -84,6 +101,117 @@ static const char *fault_name(const struct exp_nodes *nf, const struct nf_act *a
 	return a->fault < 0 ? "by hand" : nf->p->fault[a->fault].name;
 }
 
+/* o with what from traffic meant for a: when the node's traffic began
+ * (seconds from t0, null: not before the run ended) */
+static json_t *traffic_note(const struct exp_nodes *nf, const struct nf_act *a, json_t *o)
+{
+	if (o && a->traffic) {
+		json_object_set_new(o, "from_traffic_s", json_real(a->off));
+		json_object_set_new(o, "traffic_s", nf->traffic[a->node] > 0 ?
+					   json_real(nf->traffic[a->node]) : json_null());
+		if (a->at >= NF_NOT_YET)
+			json_object_set_new(o, "planned_s", json_null());
+	}
+	return o;
+}
+
+/* node's events from traffic get their times: traffic began at t (s from
+ * t0); the actions to come sorted again (nf->mu held) */
+static void nf_anchor(struct exp_nodes *nf, int node, double t)
+{
+	nf->traffic[node] = t;
+	for (int i = nf->next; i < nf->nact; i++)
+		if (nf->act[i].node == node && nf->act[i].traffic)
+			nf->act[i].at = t + nf->act[i].off;
+	qsort(nf->act + nf->next, (size_t)(nf->nact - nf->next), sizeof(nf->act[0]), act_cmp);
+	pthread_cond_broadcast(&nf->cv);
+}
+
+struct nf_wait {
+	struct exp_nodes *nf;
+	int node;
+};
+
+/* the first RoCE packet node i sends, at its switch port: a count rule
+ * there, leased to this thread's connection, and rdma-inject wait, a second
+ * at a time (so that a stop is never long in coming) */
+static void *nf_wait_thread(void *arg)
+{
+	struct nf_wait *w = arg;
+	struct exp_nodes *nf = w->nf;
+	struct prof_fault cf = { .rule = "count" };
+	char dev[16], err[256], above[24] = "";
+	struct agentc c;
+	int n = w->node, id;
+
+	free(w);
+	tb_switch_port(n, dev, sizeof(dev));
+	if (tb_switch_open(&c, &nf->e->g.tb, 5000)) {
+		exp_event(nf->e, "node faults from traffic: %s: the switch's agent does not answer",
+			  nf->name[n]);
+		return NULL;
+	}
+	pthread_mutex_lock(&nf->mu);
+	nf->wfd[n] = nf->stop ? -1 : c.fd;
+	pthread_mutex_unlock(&nf->mu);
+	if (nf->wfd[n] < 0 || (id = inject_fault_add(&c, &cf, dev, err, sizeof(err))) < 0) {
+		if (nf->wfd[n] >= 0)
+			exp_event(nf->e, "node faults from traffic: %s: %s", nf->name[n], err);
+		goto out;
+	}
+	for (;;) {
+		json_t *res = NULL, *o, *args;
+		int seen, r;
+
+		pthread_mutex_lock(&nf->mu);
+		r = nf->stop;
+		pthread_mutex_unlock(&nf->mu);
+		if (r)
+			break;
+		args = json_pack("[sssss]", "-j", "wait", "dev", dev, "ingress");
+		if (above[0]) {	/* counted since the first ask */
+			json_array_append_new(args, json_string("above"));
+			json_array_append_new(args, json_string(above));
+		}
+		json_array_append_new(args, json_string("for"));
+		json_array_append_new(args, json_string("1s"));
+		r = agentc_call(&c, "inject", json_pack("{s:o}", "args", args), &res, 10000, err,
+				sizeof(err));
+		o = r ? NULL : json_loads(json_string_value(json_object_get(res, "stdout")) ?: "",
+					  0, NULL);
+		json_decref(res);
+		if (!o) {
+			if (!nf->stop)
+				exp_event(nf->e, "node faults from traffic: %s: rdma-inject wait: %s",
+					  nf->name[n], r ? err : "no answer");
+			break;
+		}
+		seen = json_is_true(json_object_get(o, "seen"));
+		/* the switch's agent is on this host: its clock is ours */
+		double t = (double)json_integer_value(json_object_get(o, "t_ns")) / 1e9;
+
+		snprintf(above, sizeof(above), "%lld",
+			 (long long)json_integer_value(json_object_get(o, "roce_pkts")));
+		json_decref(o);
+		if (seen) {
+			double now = rtb_now_s();
+
+			if (t > now || t < now - 5)
+				t = now;
+			pthread_mutex_lock(&nf->mu);
+			nf_anchor(nf, n, t - nf->t0);
+			pthread_mutex_unlock(&nf->mu);
+			break;
+		}
+	}
+out:
+	pthread_mutex_lock(&nf->mu);
+	nf->wfd[n] = -1;
+	pthread_mutex_unlock(&nf->mu);
+	agentc_close(&c);	/* the count rule goes with its lease */
+	return NULL;
+}
+
 /* one action, nf->mu held (let go while the testbed acts; the testbed's
  * lock puts actions from the thread and the TUI one after the other) */
 static int nf_do(struct exp_nodes *nf, const struct nf_act *a, int at_end)
@@ -117,12 +245,12 @@ static int nf_do(struct exp_nodes *nf, const struct nf_act *a, int at_end)
 	if (r < 0)
 		snprintf(nf->why[n], sizeof(nf->why[n]), "%s failed at %.1f s: %s",
 			 act_name(ev, a->undo), t, err);
-	json_array_append_new(nf->log,
+	json_array_append_new(nf->log, traffic_note(nf, a,
 			      json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:s*,s:s*}", "fault",
 					fault_name(nf, a), "event", act_name(ev, a->undo), "node",
 					nf->name[n], "planned_s", a->at, "t_s", t, "took_s", took,
 					"at_run_end", at_end, "error", r < 0 ? err : NULL, "detail",
-					r >= 0 && err[0] ? err : NULL));
+					r >= 0 && err[0] ? err : NULL)));
 	if (nf->e)
 		exp_event(nf->e, "node fault %s: %s %s at %.1f s%s%s", fault_name(nf, a),
 			  act_name(ev, a->undo), nf->name[n], t, r < 0 ? ": " : "",
@@ -192,13 +320,19 @@ int exp_nodes_start(struct exp *e, char *err, size_t errlen)
 		if (!f->event)
 			continue;
 		for (k = 0; k < e->g.n; k++) {
-			struct nf_act a = { f->start_ns / 1e9, i, e->g.node[k], 0, f->event };
+			struct nf_act a = { f->start_ns / 1e9, i, e->g.node[k], 0, f->event,
+					    f->from_traffic, f->start_ns / 1e9 };
 
 			if (!(f->nodes & (1u << e->g.node[k])))
 				continue;
+			if (a.traffic) {
+				a.at = NF_NOT_YET;
+				nf->waiting[a.node] = 1;
+			}
 			nf->act[nf->nact++] = a;
 			if (f->duration_ns) {
-				a.at += f->duration_ns / 1e9;
+				a.at += a.traffic ? 0 : f->duration_ns / 1e9;
+				a.off += f->duration_ns / 1e9;
 				a.undo = 1;
 				nf->act[nf->nact++] = a;
 			}
@@ -210,6 +344,8 @@ int exp_nodes_start(struct exp *e, char *err, size_t errlen)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&nf->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	for (i = 0; i < TB_MAX_NODES; i++)
+		nf->wfd[i] = -1;
 	nf->t0 = rtb_now_s();
 	if ((r = pthread_create(&nf->th, NULL, nf_thread, nf))) {
 		snprintf(err, errlen, "node faults: a thread: %s", strerror(r));
@@ -219,6 +355,23 @@ int exp_nodes_start(struct exp *e, char *err, size_t errlen)
 	}
 	nf->started = 1;
 	e->nf = nf;
+	for (i = 0; i < TB_MAX_NODES; i++) {	/* events from traffic: its first packet */
+		struct nf_wait *w;
+
+		if (!nf->waiting[i])
+			continue;
+		nf->waiting[i] = 0;
+		w = malloc(sizeof(*w));
+		if (w) {
+			*w = (struct nf_wait){ nf, i };
+			if (!pthread_create(&nf->wt[i], NULL, nf_wait_thread, w)) {
+				nf->waiting[i] = 1;
+				continue;
+			}
+			free(w);
+		}
+		exp_event(e, "node faults from traffic: %s: no thread to wait with", nf->name[i]);
+	}
 	return 0;
 }
 
@@ -231,9 +384,17 @@ void exp_nodes_stop(struct exp *e)
 		return;
 	pthread_mutex_lock(&nf->mu);
 	nf->stop = 1;
+	for (i = 0; i < TB_MAX_NODES; i++)	/* a wait for traffic ends now */
+		if (nf->wfd[i] >= 0)
+			shutdown(nf->wfd[i], SHUT_RDWR);
 	pthread_cond_broadcast(&nf->cv);
 	pthread_mutex_unlock(&nf->mu);
 	pthread_join(nf->th, NULL);
+	for (i = 0; i < TB_MAX_NODES; i++)
+		if (nf->waiting[i]) {
+			pthread_join(nf->wt[i], NULL);
+			nf->waiting[i] = 0;
+		}
 	pthread_mutex_lock(&nf->mu);
 	while (nf->busy)	/* a reboot by hand: until its agent is back */
 		pthread_cond_wait(&nf->cv, &nf->mu);
@@ -246,12 +407,12 @@ void exp_nodes_stop(struct exp *e)
 		if (a->undo && (nf->state[a->node] == NF_FROZEN || nf->state[a->node] == NF_CUT))
 			nf_do(nf, a, 1);
 		else if (!a->undo)
-			json_array_append_new(nf->log,
+			json_array_append_new(nf->log, traffic_note(nf, a,
 					      json_pack("{s:s,s:s,s:s,s:f,s:b}", "fault",
 							fault_name(nf, a), "event",
 							act_name(a->event, 0), "node",
 							nf->name[a->node], "planned_s", a->at,
-							"reached", 0));
+							"reached", 0)));
 	}
 	nf->next = nf->nact;
 	/* what was done by hand and not undone: undone now */
@@ -362,7 +523,8 @@ int exp_nodes_wait_up(struct exp *e, int node, char *why, size_t len)
 		return 0;
 	pthread_mutex_lock(&nf->mu);
 	for (i = nf->next; i < nf->nact; i++)	/* and until the last event to come */
-		if (nf->act[i].node == node && nf->t0 + nf->act[i].at + 330 > until)
+		if (nf->act[i].node == node && nf->act[i].at < NF_NOT_YET &&
+		    nf->t0 + nf->act[i].at + 330 > until)
 			until = nf->t0 + nf->act[i].at + 330;
 	while ((nf->state[node] == NF_BOOTING || nf->state[node] == NF_FROZEN ||
 		(nf->state[node] == NF_DOWN && reboot_ahead(nf, node))) &&

@@ -30,6 +30,8 @@ struct prof_fault {
 	int egress;		/* 0: ingress */
 	int sw;			/* the switch port toward the node (sw_i), else its NIC (n_i) */
 	uint64_t start_ns, duration_ns;	/* from the start of the measured phase; 0: to the end */
+	int from_traffic;	/* an event: start counted from the first RoCE packet the
+				 * node sends (its switch port's hook), not from the rules */
 };
 
 /* a host of the profile's own (instead of a testbed): a running rdma-agent,
@@ -141,7 +143,7 @@ struct prof_search {
 	uint32_t qp_lo, qp_hi;	/* the hook's Nth QP (qp N); 0-0: any QP */
 	uint32_t rpsn_lo, rpsn_hi;	/* the PSN from the QP's first */
 	uint32_t tx_lo, tx_hi;	/* the transmission (1: the first); 0-0: any */
-	int flap;		/* actions has "flap": windows of 100% loss, no packets named */
+	int flap;		/* actions has "flap" or a node fault: timed, no packets named */
 	uint64_t time_lo_ns, time_hi_ns;	/* a window's start, from the measured phase's */
 	uint64_t win_lo_ns, win_hi_ns;		/* its length */
 	int max_events;		/* events in a schedule, at most */

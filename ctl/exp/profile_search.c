@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl/exp/check.h"
+#include "ctl/testbed/testbed.h"
 #include "ebpf/inject_abi.h"
 #include "injector/inj.h"
 
@@ -87,7 +88,8 @@ static int check_places(struct pctx *x, struct profile *p, const struct ynode *w
 
 /* an action as rdma-inject takes it, with no selection of its own: the
  * schedule says which packets */
-static int check_actions(struct pctx *x, const struct ynode *a, struct prof_search *s)
+static int check_actions(struct pctx *x, const struct profile *p, const struct ynode *a,
+			 struct prof_search *s)
 {
 	static const char *const select_words[] = { "every", "nth", "once", "gemodel", "after",
 						     "for", "gap", "lease", "flap", NULL };
@@ -113,6 +115,19 @@ static int check_actions(struct pctx *x, const struct ynode *a, struct prof_sear
 			s->nactions = (int)i + 1;
 			continue;
 		}
+		for (int ev = 1; prof_event_names[ev]; ev++)
+			if (!strcmp(n->s, prof_event_names[ev])) {
+				if (p->topology != TB_PER_NODE)
+					return prof_perr(x, n, 0, "%s: '%s' is a node fault: it needs "
+							 "a kernel a node (testbed: {topology: "
+							 "per-node})", where, n->s);
+				snprintf(s->action[i], sizeof(s->action[i]), "%s", n->s);
+				s->flap = 1;	/* timed: targets.time, targets.window */
+				s->nactions = (int)i + 1;
+				break;
+			}
+		if (s->nactions == (int)i + 1)
+			continue;
 		if (!strncmp(n->s, "flap ", 5))
 			return prof_perr(x, n, 0, "%s: '%s': flap alone (targets.window gives its "
 					 "length, targets.time its start)", where, n->s);
@@ -231,7 +246,7 @@ int prof_check_search(struct pctx *x, struct profile *p, const struct ynode *n)
 				 "- {nodes: node1, dir: ingress})");
 	if (!(a = ytree_get(n, "actions", NULL)))
 		return prof_perr(x, n, 0, "search: missing key 'actions' (a list: [drop])");
-	if (check_places(x, p, w, s) || check_actions(x, a, s))
+	if (check_places(x, p, w, s) || check_actions(x, p, a, s))
 		return -EINVAL;
 	if ((t = ytree_get(n, "targets", NULL)) && check_targets(x, t, s))
 		return -EINVAL;

@@ -148,13 +148,17 @@ static json_t *sched_json(const struct srch *s, const struct sched *sc)
 
 		sch_rule(&s->sp, &sc->ev[i], rule, sizeof(rule));
 		snprintf(node, sizeof(node), "node%d", pl->node);
-		json_t *ev = json_pack("{s:s,s:s,s:s,s:s}", "node", node, "port",
-				       pl->sw ? "switch" : "nic", "dir",
-				       pl->egress ? "egress" : "ingress", "rule", rule);
+		json_t *ev = sch_node_event(&s->sp, &sc->ev[i]) ?
+			json_pack("{s:s,s:s}", "node", node, "event", rule) :
+			json_pack("{s:s,s:s,s:s,s:s}", "node", node, "port",
+				  pl->sw ? "switch" : "nic", "dir",
+				  pl->egress ? "egress" : "ingress", "rule", rule);
 
-		if (ev && sch_is_flap(&s->sp, &sc->ev[i])) {	/* the rule's window */
+		if (ev && sch_timed(&s->sp, &sc->ev[i])) {	/* its time, from traffic */
 			json_object_set_new(ev, "start_ms", json_integer(sc->ev[i].t_ms));
-			json_object_set_new(ev, "duration_ms", json_integer(sc->ev[i].len_ms));
+			if (sch_windowed(&s->sp, &sc->ev[i]))
+				json_object_set_new(ev, "duration_ms",
+						    json_integer(sc->ev[i].len_ms));
 		}
 		json_array_append_new(a, ev);
 	}
@@ -180,12 +184,39 @@ static int trial_profile(struct srch *s, const char *file, const struct sched *s
 		f->nodes = 1u << pl->node;
 		f->egress = pl->egress;
 		f->sw = pl->sw;
-		if (sch_is_flap(&s->sp, &sc->ev[i])) {	/* its window */
+		if (sch_timed(&s->sp, &sc->ev[i])) {	/* its time, its window */
 			f->start_ns = (uint64_t)sc->ev[i].t_ms * 1000000;
 			f->duration_ns = (uint64_t)sc->ev[i].len_ms * 1000000;
 		}
+		if ((f->event = sch_node_event(&s->sp, &sc->ev[i]))) {	/* the whole node */
+			f->egress = f->sw = 0;
+			f->from_traffic = 1;
+		}
 	}
 	return 0;
+}
+
+/* the nodes a trial crashed, booted again (their qemu gone): 0, or -errno
+ * (said) */
+static int reboot_crashed(uint32_t nodes)
+{
+	static struct tb_state st;
+	int r = tb_load(&st);
+
+	for (int i = 0; !r && i < st.nodes && i < TB_MAX_NODES; i++) {
+		char name[32], err[512];
+		pid_t old = 0;
+
+		if (!(nodes & (1u << i)) || tb_node_running(&st, i))
+			continue;
+		snprintf(name, sizeof(name), "%s", st.node[i].name);
+		progress(NULL, "%s crashed in the trial: booting it again", name);
+		r = tb_fault_node(name, TB_REBOOT, 300, &st, &old, err, sizeof(err));
+		if (r < 0)
+			log_err("%s: %s", name, err);
+		r = r < 0 ? r : tb_load(&st);
+	}
+	return r;
 }
 
 /* one run: 1 an expectation failed, 0 they held, -EAGAIN the run failed
@@ -198,6 +229,7 @@ static int trial(struct srch *s, const char *file, const struct sched *sc, int t
 	char tdir[PATH_MAX + 32], text[1024] = "", err[1024];
 	int r, verbose = log_verbose, verdict;
 	double t = rtb_now_s(), sc_v;
+	uint32_t crashed = 0;
 	json_t *line, *rep;
 
 	memset(&e, 0, sizeof(e));
@@ -263,7 +295,12 @@ static int trial(struct srch *s, const char *file, const struct sched *sc, int t
 	}
 	if (report_out && rep)
 		*report_out = json_incref(rep);
+	for (int i = 0; i < e.p.nfaults; i++)	/* a crashed node stays down: not for the next */
+		if (e.p.fault[i].event == PEV_CRASH)
+			crashed |= e.p.fault[i].nodes;
 	exp_close(&e);
+	if (crashed && reboot_crashed(crashed) && verdict >= 0)
+		verdict = -EINVAL;	/* the testbed is not whole: the search cannot go on */
 	if (verdict == -EAGAIN)
 		s->run_failed++;
 	return verdict;
@@ -275,9 +312,9 @@ static int confirm(struct srch *s, const struct sched *sc, const char *kind, int
 {
 	int need = (int)s->sp.confirm / 2 + 1, yes = 0, no = 0, against, i;
 
-	/* a flap is timing: while shrinking, every run must still break it
-	 * (a majority kept windows too short to replay) */
-	for (i = 0; i < sc->n && !sch_is_flap(&s->sp, &sc->ev[i]); i++)
+	/* a window is timing: while shrinking, every run must still break it
+	 * (a majority kept flaps too short to replay) */
+	for (i = 0; i < sc->n && !sch_windowed(&s->sp, &sc->ev[i]); i++)
 		;
 	if (!strcmp(kind, "shrink") && i < sc->n)
 		need = (int)s->sp.confirm;
@@ -392,6 +429,14 @@ static int write_repro(struct srch *s, const struct sched *sc, const char *why, 
 		char rule[160];
 
 		sch_rule(&s->sp, &sc->ev[i], rule, sizeof(rule));
+		if (sch_node_event(&s->sp, &sc->ev[i])) {
+			fprintf(f, "  - name: event%d\n    event: %s\n    nodes: node%d\n    "
+				"from: traffic\n    start: %ums\n", i + 1, rule, pl->node,
+				sc->ev[i].t_ms);
+			if (sch_windowed(&s->sp, &sc->ev[i]))
+				fprintf(f, "    duration: %ums\n", sc->ev[i].len_ms);
+			continue;
+		}
 		fprintf(f, "  - name: event%d\n    rule: \"%s\"\n    nodes: node%d\n    dir: %s\n%s",
 			i + 1, rule, pl->node, pl->egress ? "egress" : "ingress",
 			pl->sw ? "    port: switch\n" : "");
@@ -457,7 +502,7 @@ static int shrink_replay(struct srch *s, const struct sched *found_p, json_t *re
 	int r;
 
 	/* 3. shrink it: each candidate by the majority of confirm runs */
-	r = sch_shrink(&found, shrink_oracle, s, &min);
+	r = sch_shrink(&s->sp, &found, shrink_oracle, s, &min);
 	if (r < 0)
 		return r;
 	json_object_set_new(res, "minimal", sched_json(s, &min));
@@ -494,14 +539,19 @@ static int search(struct srch *s, json_t *res)
 	struct sched found = { 0 };
 	double score = 0;
 	json_t *base = NULL;
-	int r, hit = 0;
+	int r, hit = 0, packets = 0;
+
+	/* the flows matter to packet events only (flaps and node faults are
+	 * timed): a space of those alone needs no trace */
+	for (int a = 0; a < s->sp.nactions; a++)
+		packets |= !sch_timed(&s->sp, &(struct sch_ev){ .action = a });
 
 	/* 1. the run as it is, without faults: the expectations must hold,
 	 * and what the places saw guides the search */
+	packets &= s->sp.strategy == PS_GUIDED;
 	progress(s, "a run without faults first (%s)",
-		 s->sp.strategy == PS_GUIDED ? "traced: the flows at each place" : "the baseline");
-	r = trial(s, s->o->file, &(struct sched){ 0 }, s->sp.strategy == PS_GUIDED, "baseline",
-		  &score, &base);
+		 packets ? "traced: the flows at each place" : "the baseline");
+	r = trial(s, s->o->file, &(struct sched){ 0 }, packets, "baseline", &score, &base);
 	if (r == -EINTR || r == -EINVAL) {
 		json_decref(base);
 		return r;
@@ -518,8 +568,12 @@ static int search(struct srch *s, json_t *res)
 		s->nseeds = sch_seeds(&s->sp, &s->map, s->seeds, QUEUE_MAX);
 		memcpy(s->q, s->seeds, (size_t)s->nseeds * sizeof(s->q[0]));
 		s->nq = s->nseeds;
-		progress(s, "%d flows at the %d places; %d single-packet schedules first",
-			 s->map.n, s->sp.nplaces, s->nseeds);
+		if (packets)
+			progress(s, "%d flows at the %d places; %d schedules first", s->map.n,
+				 s->sp.nplaces, s->nseeds);
+		else
+			progress(s, "%d schedules first (the longest windows, half way)",
+				 s->nseeds);
 	}
 	json_object_set_new(res, "baseline_score", json_real(score));
 	json_decref(base);

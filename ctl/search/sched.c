@@ -87,12 +87,13 @@ static void draw(const struct prof_search *sp, const struct sch_map *m, uint64_t
 
 		e->action = (int)pick(rng, 0, (uint32_t)sp->nactions - 1);
 		e->opcode = -1;
-		if (sch_is_flap(sp, e)) {
+		if (sch_timed(sp, e)) {
 			e->place = (int)pick(rng, 0, (uint32_t)sp->nplaces - 1);
 			e->t_ms = pick(rng, (uint32_t)(sp->time_lo_ns / 1000000),
 				       (uint32_t)(sp->time_hi_ns / 1000000));
-			e->len_ms = pick(rng, (uint32_t)(sp->win_lo_ns / 1000000),
-					 (uint32_t)(sp->win_hi_ns / 1000000));
+			if (sch_windowed(sp, e))
+				e->len_ms = pick(rng, (uint32_t)(sp->win_lo_ns / 1000000),
+						 (uint32_t)(sp->win_hi_ns / 1000000));
 			continue;
 		}
 		if (sp->opcodes && (sch_rand(rng) & 1)) {
@@ -142,6 +143,15 @@ static int add_one(const struct prof_search *sp, struct sched *out, int *n, int 
 	return 1;
 }
 
+static void push_new(struct sched *out, int *n, int max, const struct sched *s)
+{
+	for (int i = 0; i < *n; i++)
+		if (sch_equal(&out[i], s))
+			return;
+	if (*n < max)
+		out[(*n)++] = *s;
+}
+
 int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sched *out, int max)
 {
 	int n = 0, rank, i, a;
@@ -177,8 +187,26 @@ int sch_seeds(const struct prof_search *sp, const struct sch_map *m, struct sche
 			}
 			for (int j = 0; j < nr; j++)
 				for (a = 0; a < sp->nactions; a++)
-					if (r[j] <= last && strcmp(sp->action[a], "flap"))
+					if (r[j] <= last && !sch_timed(sp, &(struct sch_ev){ .action = a }))
 						add_one(sp, out, &n, max, f, a, r[j]);
+		}
+	/* a node fault: at each place's node, its longest window half way
+	 * through the times (a freeze, a port down), or half way alone */
+	for (a = 0; a < sp->nactions; a++)
+		for (i = 0; i < sp->nplaces && n < max; i++) {
+			struct sched s = { .n = 1 };
+			struct sch_ev *e = &s.ev[0];
+
+			e->action = a;
+			e->place = i;
+			e->opcode = -1;
+			if (!sch_node_event(sp, e))
+				continue;
+			e->t_ms = (uint32_t)((sp->time_lo_ns + (sp->time_hi_ns - sp->time_lo_ns) / 2) /
+					     1000000);
+			if (sch_windowed(sp, e))
+				e->len_ms = (uint32_t)(sp->win_hi_ns / 1000000);
+			push_new(out, &n, max, &s);
 		}
 	return n;
 }
@@ -192,14 +220,6 @@ static const struct sch_flow *flow_of(const struct sch_map *m, const struct sch_
 	return NULL;
 }
 
-static void push(struct sched *out, int *n, int max, const struct sched *s)
-{
-	for (int i = 0; i < *n; i++)
-		if (sch_equal(&out[i], s))
-			return;
-	if (*n < max)
-		out[(*n)++] = *s;
-}
 
 int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const struct sched *s,
 		   const struct sched *extra, int nextra, struct sched *out, int max)
@@ -212,7 +232,7 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 		uint32_t k = f && f->msg_pkts ? f->msg_pkts : 1;
 		int64_t d[4] = { 1, -1, (int64_t)k, -(int64_t)k };
 
-		for (x = 0; x < 4 && !sch_is_flap(sp, e); x++) {
+		for (x = 0; x < 4 && !sch_timed(sp, e); x++) {
 			struct sched t = *s;
 			int64_t lo = (int64_t)e->lo + d[x], hi = (int64_t)e->hi + d[x];
 
@@ -221,7 +241,7 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 				continue;
 			t.ev[i].lo = (uint32_t)lo;
 			t.ev[i].hi = (uint32_t)hi;
-			push(out, &n, max, &t);
+			push_new(out, &n, max, &t);
 		}
 		for (p = 0; p < sp->nplaces; p++) {	/* the same packet elsewhere */
 			struct sched t = *s;
@@ -229,7 +249,7 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 			if (p == e->place)
 				continue;
 			t.ev[i].place = p;
-			push(out, &n, max, &t);
+			push_new(out, &n, max, &t);
 		}
 	}
 	for (x = 0; x < nextra && s->n < SCH_MAX_EV && s->n < sp->max_events; x++) {
@@ -237,7 +257,7 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 
 		t.ev[t.n++] = extra[x].ev[0];
 		if (!sch_equal(&t, s))
-			push(out, &n, max, &t);
+			push_new(out, &n, max, &t);
 	}
 	return n;
 }
@@ -245,6 +265,26 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 int sch_is_flap(const struct prof_search *sp, const struct sch_ev *e)
 {
 	return !strcmp(sp->action[e->action], "flap");
+}
+
+int sch_node_event(const struct prof_search *sp, const struct sch_ev *e)
+{
+	for (int ev = 1; prof_event_names[ev]; ev++)
+		if (!strcmp(sp->action[e->action], prof_event_names[ev]))
+			return ev;
+	return 0;
+}
+
+int sch_timed(const struct prof_search *sp, const struct sch_ev *e)
+{
+	return sch_is_flap(sp, e) || sch_node_event(sp, e);
+}
+
+int sch_windowed(const struct prof_search *sp, const struct sch_ev *e)
+{
+	int ev = sch_node_event(sp, e);
+
+	return sch_is_flap(sp, e) || ev == PEV_FREEZE || ev == PEV_PORT_DOWN;
 }
 
 int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, size_t len)
@@ -257,6 +297,8 @@ int sch_rule(const struct prof_search *sp, const struct sch_ev *e, char *buf, si
 
 	if (sch_is_flap(sp, e))	/* every RoCE packet in the fault's window, from the first */
 		return snprintf(buf, len, "drop from traffic") >= (int)len ? -1 : 0;
+	if (sch_node_event(sp, e))	/* the event's name */
+		return snprintf(buf, len, "%s", sp->action[e->action]) >= (int)len ? -1 : 0;
 	if (e->opcode >= 0 && e->opcode < INJ_CLS_MAX)
 		snprintf(op, sizeof(op), "opcode %s ", inj_class_name(e->opcode));
 	if (e->lo == e->hi)
@@ -280,13 +322,24 @@ void sch_text(const struct prof_search *sp, const struct sched *s, char *buf, si
 		char rule[160];
 		int n;
 
-		if (sch_is_flap(sp, &s->ev[i]))
+		if (sch_node_event(sp, &s->ev[i]) && sch_windowed(sp, &s->ev[i]))
+			snprintf(rule, sizeof(rule), "%s %ums at %ums", sp->action[s->ev[i].action],
+				 s->ev[i].len_ms, s->ev[i].t_ms);
+		else if (sch_node_event(sp, &s->ev[i]))
+			snprintf(rule, sizeof(rule), "%s at %ums", sp->action[s->ev[i].action],
+				 s->ev[i].t_ms);
+		else if (sch_is_flap(sp, &s->ev[i]))
 			snprintf(rule, sizeof(rule), "flap %ums at %ums", s->ev[i].len_ms,
 				 s->ev[i].t_ms);
 		else
 			sch_rule(sp, &s->ev[i], rule, sizeof(rule));
-		n = snprintf(buf + at, len - at, "%snode%d%s %s: %s", i ? "; " : "", pl->node,
-			     pl->sw ? "'s switch port" : "", pl->egress ? "egress" : "ingress", rule);
+		if (sch_node_event(sp, &s->ev[i]))	/* the whole node */
+			n = snprintf(buf + at, len - at, "%snode%d: %s", i ? "; " : "", pl->node,
+				     rule);
+		else
+			n = snprintf(buf + at, len - at, "%snode%d%s %s: %s", i ? "; " : "",
+				     pl->node, pl->sw ? "'s switch port" : "",
+				     pl->egress ? "egress" : "ingress", rule);
 		if (n < 0)
 			break;
 		at += (size_t)n;
@@ -379,7 +432,8 @@ static int narrow_window(struct sched *cur, int i, sch_oracle *oracle, void *arg
 	return r < 0 ? r : 0;
 }
 
-int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out)
+int sch_shrink(const struct prof_search *sp, const struct sched *in, sch_oracle *oracle, void *arg,
+	       struct sched *out)
 {
 	struct sched cur = *in, t;
 	int i, r, again = 1;
@@ -404,6 +458,9 @@ int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sch
 	}
 	/* each event narrowed: its PSNs, or a flap's window */
 	for (i = 0; i < cur.n; i++) {
+		/* a node fault without a window (crash, reboot, nic-reset): nothing to narrow */
+		if (sch_node_event(sp, &cur.ev[i]) && !sch_windowed(sp, &cur.ev[i]))
+			continue;
 		r = cur.ev[i].len_ms ? narrow_window(&cur, i, oracle, arg) :
 				       narrow_psns(&cur, i, oracle, arg);
 		if (r < 0) {

@@ -34,7 +34,8 @@ struct sch_ev {
 	uint32_t lo, hi;	/* PSNs from that QP's first (rpsn) */
 	uint32_t tx;		/* the transmission, 0: any */
 	int kind;		/* the QP's side: SCH_REQUESTS, SCH_RESPONSES, 0: both */
-	uint32_t t_ms, len_ms;	/* a flap: its window (no packets named) */
+	uint32_t t_ms, len_ms;	/* a flap, a node fault: when, from the first packet
+				 * at its place (its node's, for a node fault), and how long */
 };
 
 struct sched {
@@ -76,6 +77,14 @@ int sch_neighbours(const struct prof_search *sp, const struct sch_map *m, const 
 		   const struct sched *extra, int nextra, struct sched *out, int max);
 /* is e a flap: a window of 100% loss at its place, from t_ms for len_ms */
 int sch_is_flap(const struct prof_search *sp, const struct sch_ev *e);
+/* e's node fault (an enum prof_event: crash, freeze, reboot, port-down,
+ * nic-reset on its place's node at t_ms, freeze and port-down for len_ms),
+ * 0: a packet rule or a flap */
+int sch_node_event(const struct prof_search *sp, const struct sch_ev *e);
+/* e is timed (a flap or a node fault): t_ms, len_ms, no packets named */
+int sch_timed(const struct prof_search *sp, const struct sch_ev *e);
+/* e has a window (a flap, a freeze, a port down): len_ms */
+int sch_windowed(const struct prof_search *sp, const struct sch_ev *e);
 /* event e as an rdma-inject rule ("qp 1 responses rpsn 12 tx 1 drop"; a
  * flap: "drop from traffic", its window the fault's start and duration,
  * counted from the first packet at its place) */
@@ -89,8 +98,9 @@ int sch_equal(const struct sched *a, const struct sched *b);
 typedef int sch_oracle(void *arg, const struct sched *s);
 /* the smallest schedule that still breaks it (delta debugging): fewer
  * events, then each event's PSN range halved down to one packet (a flap's
- * window, down to 1 ms). in must
+ * window, down to 1 ms; a node fault without a window as it is). in must
  * break it. 0 with out set, or the oracle's < 0 (out: the smallest so far) */
-int sch_shrink(const struct sched *in, sch_oracle *oracle, void *arg, struct sched *out);
+int sch_shrink(const struct prof_search *sp, const struct sched *in, sch_oracle *oracle, void *arg,
+	       struct sched *out);
 
 #endif

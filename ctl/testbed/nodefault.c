@@ -49,6 +49,11 @@ static int node_ready(const struct tb_state *s, int i, int timeout_s, char *err,
 	return ctl_interrupted ? -EINTR : -ETIMEDOUT;
 }
 
+int tb_node_running(const struct tb_state *s, int i)
+{
+	return s->backend != TB_VM || s->topology != TB_PER_NODE || qemu_ours(s->node[i].qemu_pid);
+}
+
 int tb_node_fault(struct tb_state *s, int i, enum tb_node_fault f, int timeout_s, char *err,
 		  size_t errlen)
 {

@@ -133,6 +133,9 @@ int tb_node_fault(struct tb_state *s, int node, enum tb_node_fault f, int timeou
 int tb_fault_node(const char *name, enum tb_node_fault f, int timeout_s, struct tb_state *s,
 		  pid_t *old, char *err, size_t errlen);
 
+/* node i of per-node VMs has its qemu (1), or crashed (0); 1 on other backends */
+int tb_node_running(const struct tb_state *s, int i);
+
 /* bring a testbed up (0, -EINTR when interrupted, -errno; messages printed) */
 int tb_up(const struct tb_up_opts *o);
 /* tear the running one down (0 when none is up) */

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
        exec_cp_per_node switch_faults_traced switch_agent_cli switch_host_traced rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
-       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset tui_node_fault down_clean killed_up_cleans
+       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset search_node_freeze tui_node_fault down_clean killed_up_cleans
        kernel_per_node switch_xdp"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
@@ -373,6 +373,18 @@ fi
 # the other rounds checked as always
 schema_ok() { python3 -c 'import json, sys, jsonschema
 jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' "$1" schemas/report.schema.json 2>&1 | tail -n 1; }
+# what the switch and each node say of the data path, for a failure's
+# message (a CI run once lost node2's data path after its reboot)
+net_diag() {
+	local n
+	printf 'switch: %s; fdb: %s' "$(bridge link show 2>&1 | tr '\n' ';')" \
+		"$(bridge fdb show br rtbbr0 2>&1 | grep -i '52:54:00:72:64' | tr '\n' ';')"
+	for n in 0 1 2; do
+		printf '; node%s: %s' $n "$(timeout 20 "$RDMACTL" testbed exec node$n -- sh -c \
+			'ip -o -4 addr; ip neigh; for i in 1 2 3; do ping -c 1 -W 1 198.18.0.$i >/dev/null && echo ping$i ok || echo ping$i FAIL; done' 2>&1 |
+			tr '\n' ';')"
+	done
+}
 "$RDMACTL" run profiles/kv-node-crash.yaml -o "$W/kv" > "$W/kv.log" 2>&1; rc=$?
 R="$W/kv/report.json"
 v=$( [ -f "$R" ] && jq -r '[
@@ -405,7 +417,7 @@ sv=$( [ -f "$R" ] && schema_ok "$R")
 if [ $rc = 0 ] && [ "$v" = "1 1 true 300 ok" ] && [ -z "$sv" ]; then
 	pass node_fault_coll_reboot "exit 0; node2 rebooted at 1 s ($(jq '.node_events[0].took_s | . * 10 | round / 10' "$R") s to its agent); $(jq -r '.node_fault_effects[0] | .arm + " round " + (.round | tostring) + ": " + .outcome + (if .members then " (" + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", ")) + ")" else ": " + .error end)' "$R"); the next arm waited for node2; 3 rounds of 4 in the figures (300 steps); report valid"
 else
-	fail node_fault_coll_reboot "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/coll.log" | tr '\n' '|')"
+	fail node_fault_coll_reboot "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/coll.log" | tr '\n' '|'); $(net_diag)"
 fi
 
 # a nic reset on the timeline (profiles/coll-nic-reset.yaml): rank 1 ends
@@ -425,7 +437,28 @@ sv=$( [ -f "$R" ] && schema_ok "$R")
 if [ $rc = 0 ] && [ "$v" = "1 1 true 200 ok" ] && [ -z "$sv" ]; then
 	pass node_fault_coll_nic_reset "exit 0; $(jq -r '.node_events[0] | "at \(.t_s * 10 | round / 10) s: \(.detail)"' "$R"); $(jq -r '.node_fault_effects[0] | "round " + (.round | tostring) + ": " + .outcome + (if .members then " (" + (.members | map(.node + " " + .outcome + " after " + (.ops_streamed | tostring) + " steps") | join(", ")) + ")" else ": " + .error end)' "$R"); 2 rounds of 3 in the figures (200 steps); report valid"
 else
-	fail node_fault_coll_nic_reset "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/nr.log" | tr '\n' '|')"
+	fail node_fault_coll_nic_reset "exit $rc; [$v]; schema: $sv; $(tail -n 12 "$W/nr.log" | tr '\n' '|'); $(net_diag)"
+fi
+
+# --- rdmactl search with a node fault (profiles/search-node-freeze.yaml):
+# the shortest freeze of node1 that breaks "max < 80ms" of a WRITE latency
+# test, its time counted from node1's first RoCE packet. The known answer:
+# one freeze of at least twice the bound (a latency is half a round trip),
+# halved down to one of 160-320 ms; repro.yaml replays it (from: traffic)
+# in at least 8 of 10; the count rule that found the traffic is gone
+"$RDMACTL" search profiles/search-node-freeze.yaml -o "$W/sf" > "$W/sf.log" 2>&1; rc=$?
+R="$W/sf/result.json"
+v=$( [ -f "$R" ] && jq -r '[.result, (.minimal | length), .minimal[0].event, .minimal[0].node,
+	(.minimal[0].duration_ms >= 160 and .minimal[0].duration_ms < 320),
+	(.replays_broke >= 8 and .replays == 10)] | map(tostring) | join(" ")' "$R" 2>&1)
+ft=$(grep -c "from: traffic" "$W/sf/repro.yaml" 2>/dev/null)
+held=$(jq -s -r 'map(select(.kind == "shrink" and .verdict == "held" and (.events[0].duration_ms < 160))) | length' "$W/sf/search.log" 2>/dev/null)
+left=$("$INJ" -j list 2>/dev/null | jq '.rules | length' 2>/dev/null)
+if [ $rc = 1 ] && [ "$v" = "broke 1 freeze node1 true true" ] && [ "$ft" = 1 ] && [ "${held:-0}" -ge 1 ] &&
+	[ "${left:-0}" = 0 ]; then
+	pass search_node_freeze "$(jq -r '"trial \(.first_violation_trial): \(.found | map(.event + " " + (.duration_ms | tostring) + "ms at " + (.start_ms | tostring) + "ms") | join(", ")) -> \(.minimal_text); replays \(.replays_broke) of \(.replays); \(.trials) runs in \(.wall_s | round) s"' "$R"); shorter freezes held ($held runs); no rule left"
+else
+	fail search_node_freeze "exit $rc; [$v] from-traffic $ft, held below 160 ms: $held, rules left: $left; $(tail -n 8 "$W/sf.log" | tr '\n' '|')"
 fi
 
 # --- a node fault typed into the TUI (tmux): :nic-reset node1 while an

@@ -69,7 +69,7 @@ static void test_shrink_to_one_packet(void)
 	in.ev[2] = (struct sch_ev){ 1, 0, -1, 1, 5, 9, 1 };
 	EXPECT(oracle(&t, &in) == 1);
 	t.calls = 0;
-	EXPECT(sch_shrink(&in, oracle, &t, &out) == 0);
+	EXPECT(sch_shrink(&sp, &in, oracle, &t, &out) == 0);
 	EXPECT_EQ_U(out.n, 1);
 	EXPECT(out.ev[0].place == 1 && out.ev[0].qp == 2);
 	EXPECT_EQ_U(out.ev[0].lo, 17);
@@ -92,12 +92,13 @@ static int stopping(void *arg, const struct sched *s)
 
 static void test_shrink_stops(void)
 {
+	struct prof_search sp = space();
 	struct sched in = { .n = 3 }, out;
 	int n = 0;
 
 	for (int i = 0; i < 3; i++)
 		in.ev[i] = (struct sch_ev){ 0, 0, -1, 1, 0, 10, 0 };
-	EXPECT(sch_shrink(&in, stopping, &n, &out) == -1);
+	EXPECT(sch_shrink(&sp, &in, stopping, &n, &out) == -1);
 	EXPECT_EQ_U(out.n, 1);	/* two removals held before the stop */
 }
 
@@ -204,7 +205,7 @@ static void test_flap(void)
 	EXPECT(flaps > 1000 && bad == 0);
 	in.ev[0] = (struct sch_ev){ 0, 1, -1, 0, 0, 0, 0, 0, 200, 400 };	/* 200..600 ms */
 	in.ev[1] = (struct sch_ev){ 1, 0, -1, 1, 3, 3, 1, SCH_REQUESTS };
-	EXPECT(sch_shrink(&in, window_oracle, &calls, &out) == 0);
+	EXPECT(sch_shrink(&sp, &in, window_oracle, &calls, &out) == 0);
 	EXPECT_EQ_U(out.n, 1);
 	/* 400 ms: 200 keeps 300..340 (200..400), then 100 does not; 50 ms either */
 	EXPECT_MSG(out.ev[0].t_ms <= 300 && out.ev[0].t_ms + out.ev[0].len_ms >= 340 &&
@@ -223,6 +224,93 @@ static void test_flap(void)
 		n = sch_seeds(&sp, &m, seeds, 32);
 		for (i = 0; i < n; i++)
 			EXPECT(!sch_is_flap(&sp, &seeds[i].ev[0]));
+	}
+}
+
+/* the stand-in for node faults: breaks when a freeze at place 1 lasts 160
+ * ms or more, or whenever a reboot is in the schedule; counts its calls */
+static int node_oracle(void *arg, const struct sched *s)
+{
+	const struct prof_search *sp = ((void **)arg)[0];
+	int *calls = ((void **)arg)[1];
+
+	++*calls;
+	for (int i = 0; i < s->n; i++) {
+		int ev = sch_node_event(sp, &s->ev[i]);
+
+		if ((ev == PEV_FREEZE && s->ev[i].place == 1 && s->ev[i].len_ms >= 160) ||
+		    ev == PEV_REBOOT)
+			return 1;
+	}
+	return 0;
+}
+
+static void test_node_faults(void)
+{
+	struct prof_search sp = space();
+	struct sched s, in = { .n = 2 }, out, seeds[16];
+	uint64_t rng = 11;
+	char text[256], rule[64];
+	int i, j, freezes = 0, reboots = 0, bad = 0, calls = 0, n;
+	void *arg[2] = { &sp, &calls };
+
+	snprintf(sp.action[0], sizeof(sp.action[0]), "freeze");
+	snprintf(sp.action[1], sizeof(sp.action[1]), "reboot");
+	sp.nactions = 2;
+	sp.flap = 1;
+	sp.time_lo_ns = 100000000ULL;
+	sp.time_hi_ns = 600000000ULL;
+	sp.win_lo_ns = 50000000ULL;
+	sp.win_hi_ns = 400000000ULL;
+	for (i = 0; i < 2000; i++) {
+		sch_random(&sp, &rng, &s);
+		for (j = 0; j < s.n; j++) {
+			const struct sch_ev *e = &s.ev[j];
+			int ev = sch_node_event(&sp, e);
+
+			freezes += ev == PEV_FREEZE;
+			reboots += ev == PEV_REBOOT;
+			/* timed, no packets; a reboot has no window */
+			bad += !sch_timed(&sp, e) || e->qp || e->t_ms < 100 || e->t_ms > 600 ||
+			       (ev == PEV_FREEZE ? e->len_ms < 50 || e->len_ms > 400 : e->len_ms != 0);
+		}
+	}
+	EXPECT_MSG(freezes > 1000 && reboots > 1000 && bad == 0, "%d freezes, %d reboots, %d bad",
+		   freezes, reboots, bad);
+	/* the rule is the event's name; the text names the node, not a hook */
+	in.ev[0] = (struct sch_ev){ .place = 1, .action = 0, .opcode = -1, .t_ms = 350,
+				    .len_ms = 400 };
+	in.ev[1] = (struct sch_ev){ .place = 0, .action = 0, .opcode = -1, .t_ms = 200,
+				    .len_ms = 100 };
+	EXPECT(sch_rule(&sp, &in.ev[0], rule, sizeof(rule)) == 0 && !strcmp(rule, "freeze"));
+	sch_text(&sp, &in, text, sizeof(text));
+	EXPECT_MSG(!strcmp(text, "node1: freeze 400ms at 350ms; node0: freeze 100ms at 200ms"),
+		   "%s", text);
+	/* shrinking: the other event goes, the window halves while it breaks
+	 * (400 -> 200 breaks, 100 does not): one freeze of 200 ms */
+	EXPECT(sch_shrink(&sp, &in, node_oracle, arg, &out) == 0);
+	EXPECT(out.n == 1 && out.ev[0].place == 1);
+	EXPECT_MSG(out.ev[0].len_ms == 200, "%u ms at %u ms", out.ev[0].len_ms, out.ev[0].t_ms);
+	/* a reboot is one instant: shrinking leaves it as it is (two calls to
+	 * leave each event out in turn, none to narrow it) */
+	in.ev[0] = (struct sch_ev){ .place = 0, .action = 1, .opcode = -1, .t_ms = 300 };
+	in.ev[1] = (struct sch_ev){ .place = 1, .action = 0, .opcode = -1, .t_ms = 200,
+				    .len_ms = 100 };
+	calls = 0;
+	EXPECT(sch_shrink(&sp, &in, node_oracle, arg, &out) == 0);
+	EXPECT(out.n == 1 && sch_node_event(&sp, &out.ev[0]) == PEV_REBOOT &&
+	       out.ev[0].t_ms == 300 && out.ev[0].tx == 0);
+	EXPECT_MSG(calls == 2, "%d calls", calls);
+	sch_text(&sp, &out, text, sizeof(text));
+	EXPECT_MSG(!strcmp(text, "node0: reboot at 300ms"), "%s", text);
+	/* guided's first: at each place's node, the longest window half way */
+	n = sch_seeds(&sp, &(struct sch_map){ 0 }, seeds, 16);
+	EXPECT_MSG(n == 4, "%d seeds", n);
+	for (i = 0; i < n; i++) {
+		int ev = sch_node_event(&sp, &seeds[i].ev[0]);
+
+		EXPECT(seeds[i].n == 1 && seeds[i].ev[0].t_ms == 350 &&
+		       seeds[i].ev[0].len_ms == (ev == PEV_FREEZE ? 400u : 0u));
 	}
 }
 
@@ -289,6 +377,7 @@ int main(void)
 	test_random_in_space();
 	test_random_in_flows();
 	test_flap();
+	test_node_faults();
 	test_seeds_last_first();
 	test_neighbours();
 	return expect_done("test_ctl_search");

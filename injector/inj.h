@@ -86,6 +86,8 @@ int inj_qp_list(struct inj_ctx *c, struct inj_qp_key *keys, struct inj_qp *qps, 
 int inj_qp_reset(struct inj_ctx *c);
 /* the trace command (trace.c): argv after "trace" */
 int cmd_trace(int argc, char **argv, int json_out, const char *pin_root);
+/* rdma-inject wait (wait.c): its exit code */
+int cmd_wait(int argc, char **argv, int json_out, const char *pin_root);
 /* rdma-inject forward (forward.c): its exit code */
 int cmd_forward(int argc, char **argv, int json_out, const char *pin_root);
 

@@ -469,83 +469,6 @@ static int cmd_qps(int argc, char **argv)
 	return 0;
 }
 
-/* wait dev DEV ingress|egress [above N] [for T]: until the hook there (a
- * rule's) has counted more RoCE packets than N (unsaid: than when called);
- * when, on CLOCK_MONOTONIC. 0 seen, 1 not within T (60 s unsaid) */
-static int cmd_wait(int argc, char **argv)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct inj_hook_ctr h;
-	uint64_t limit = 60000000000ULL, above = 0, t0, t;
-	int dir, i, has_above = 0, seen = 0;
-	struct inj_ctx *c;
-	const char *why;
-	uint32_t ifx;
-
-	if (argc < 3 || strcmp(argv[0], "dev") ||
-	    (strcmp(argv[2], "ingress") && strcmp(argv[2], "egress")))
-		goto usage;
-	for (i = 3; i + 1 < argc; i += 2)
-		if (!strcmp(argv[i], "for")) {
-			if (num_parse(argv[i + 1], NUM_TIME, 1000000, 3600000000000ULL, &limit, &why))
-				goto usage;
-		} else if (!strcmp(argv[i], "above")) {
-			if (num_parse(argv[i + 1], NUM_PLAIN, 0, UINT64_MAX, &above, &why))
-				goto usage;
-			has_above = 1;
-		} else {
-			goto usage;
-		}
-	if (i != argc)
-		goto usage;
-	if (!(ifx = if_nametoindex(argv[1]))) {
-		log_err("wait: no device %s", argv[1]);
-		return 2;
-	}
-	dir = !strcmp(argv[2], "egress") ? INJ_DIR_EGRESS : INJ_DIR_INGRESS;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	c = open_ctx();
-	if (!c)
-		return 1;
-	inj_unlock(c);	/* it only reads counters while it waits */
-	if (inj_hook_counters(c, ifx, dir, &h)) {
-		log_err("wait: no hook on %s %s (a rule there attaches it: add dev %s %s count)",
-			argv[1], argv[2], argv[1], argv[2]);
-		inj_close(c);
-		return 1;
-	}
-	if (!has_above)
-		above = h.roce_pkts;
-	t0 = rtb_now_ns();
-	for (t = t0; !stop; t = rtb_now_ns()) {
-		struct timespec ts = { 0, 200000 };	/* 0.2 ms: the grain of the answer */
-
-		if (!inj_hook_counters(c, ifx, dir, &h) && h.roce_pkts > above) {
-			seen = 1;
-			break;
-		}
-		if (t - t0 >= limit)
-			break;
-		nanosleep(&ts, NULL);
-	}
-	inj_close(c);
-	if (json_out)
-		print_json(json_pack("{s:s,s:s,s:b,s:I,s:I,s:I}", "dev", argv[1], "dir", argv[2],
-				     "seen", seen, "t_ns", (json_int_t)t, "waited_ns",
-				     (json_int_t)(t - t0), "roce_pkts", (json_int_t)h.roce_pkts));
-	else if (seen)
-		printf("%s %s: RoCE at %.6f s (after %.3f s), %llu packets\n", argv[1], argv[2],
-		       (double)t / 1e9, (double)(t - t0) / 1e9, (unsigned long long)h.roce_pkts);
-	if (!seen && !json_out)
-		log_err("wait: no RoCE packet at %s %s in %.3f s", argv[1], argv[2],
-			(double)(t - t0) / 1e9);
-	return seen ? 0 : 1;
-usage:
-	log_err("expected: wait dev DEV ingress|egress [above N] [for T] (T: 1ms..1h)");
-	return 2;
-}
-
 static int cmd_flush(int only_if_empty)
 {
 	int r = inj_flush_if(pin_root, only_if_empty);
@@ -725,7 +648,6 @@ WORDS(set)
 WORDS(seed)
 WORDS(track)
 WORDS(qps)
-WORDS(wait)
 
 /* the commands that take no words */
 #define NO_ARGS(name, call)                                                                        \
@@ -749,6 +671,11 @@ static int c_trace(void *x, int n, char **v)
 {
 	(void)x;
 	return cmd_trace(n, v, json_out, pin_root);
+}
+static int c_wait(void *x, int n, char **v)
+{
+	(void)x;
+	return cmd_wait(n, v, json_out, pin_root);
 }
 static int c_forward(void *x, int n, char **v)
 {

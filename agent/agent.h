@@ -92,7 +92,13 @@ int agent_conns_close(struct agent *a, int timeout_ms);
 /* one request: fills *result or err; returns 0 / -errno */
 int agent_dispatch(struct agent *a, unsigned int conn, const char *cmd, json_t *args,
 		   json_t **result, char *err, size_t errlen);
-void agent_serve_conn(struct agent *a, int fd, int slot);
+/* serve one connection until it closes; taken (NULL: none) is called once,
+ * at its second request (a joined connection the controller took) */
+void agent_serve_conn(struct agent *a, int fd, int slot, void (*taken)(void *), void *arg);
+/* --join HOST:PORT (join.c): dial the controller, one spare connection
+ * always waiting; 0, -EINVAL (not HOST:PORT), -EAGAIN */
+int agent_join_start(struct agent *a, const char *hostport);
+void agent_join_stop(void);
 void agent_shutdown(struct agent *a);
 
 /* arm.c */

@@ -40,7 +40,7 @@ static void *conn_thread(void *p)
 {
 	struct conn_arg *c = p;
 
-	agent_serve_conn(c->a, c->fd, c->slot);
+	agent_serve_conn(c->a, c->fd, c->slot, NULL, NULL);
 	agent_conn_put(c->a, c->slot);
 	free(c);
 	return NULL;
@@ -80,7 +80,10 @@ static void usage(FILE *f)
 		"                         every workload refused), for control-plane scale tests\n"
 		"  -i, --ib-port N        device port (default 1)\n"
 		"  -x, --gid-index N      GID index (default: the RoCE v2 IPv4 GID, found at run time)\n"
-		"  -l, --listen ADDR:PORT control channel address (default 127.0.0.1:47100)\n"
+		"  -l, --listen ADDR:PORT control channel address (default 127.0.0.1:47100;\n"
+		"                         with --join: none unless given)\n"
+		"  -J, --join HOST:PORT   dial the controller there (rdmactl's hosts: {join: ...}):\n"
+		"                         no inbound port; dialed again while it is away\n"
 		"  -t, --token-file FILE  shared secret the controller must present\n"
 		"  -n, --name NAME        node name reported to the controller (default: DEV)\n"
 		"  -m, --metrics ADDR:PORT  an OpenMetrics (Prometheus) endpoint, GET /metrics:\n"
@@ -92,7 +95,7 @@ static void usage(FILE *f)
 }
 
 struct agent_args {
-	const char *dev, *listen_at, *token_file, *name, *metrics;
+	const char *dev, *listen_at, *token_file, *name, *metrics, *join;
 	uint64_t port, gidx;
 	int have_gidx, no_rdma;
 };
@@ -112,12 +115,13 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		{ "list", no_argument, NULL, 'L' },
 		{ "no-rdma", no_argument, NULL, 'N' },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "join", required_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:m:vhL", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:i:x:l:t:n:m:J:vhL", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'i':
@@ -137,6 +141,7 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		case 't': o->token_file = optarg; break;
 		case 'n': o->name = optarg; break;
 		case 'm': o->metrics = optarg; break;
+		case 'J': o->join = optarg; break;
 		case 'N': o->no_rdma = 1; break;
 		case 'v': log_verbose++; break;
 		case 'h': usage(stdout); return 1;
@@ -207,7 +212,7 @@ static void serve(struct agent *a, int lfd)
 
 int main(int argc, char **argv)
 {
-	struct agent_args o = { .listen_at = "127.0.0.1:47100", .port = 1 };
+	struct agent_args o = { .port = 1 };
 	static struct agent a;
 	struct sigaction sa;
 	int lfd, r, rc = 1;
@@ -239,12 +244,17 @@ int main(int argc, char **argv)
 				       strerror(-r));
 		goto destroy_lock;
 	}
-	snprintf(a.listen_ip, sizeof(a.listen_ip), "%.*s", (int)strcspn(o.listen_at, ":"),
-		 o.listen_at);
-	lfd = net_listen(o.listen_at);
-	if (lfd < 0) {
-		log_err("%s: cannot listen: %s", o.listen_at, strerror(-lfd));
-		goto close_dev;
+	if (!o.listen_at && !o.join)
+		o.listen_at = "127.0.0.1:47100";
+	lfd = -1;	/* joined only: no inbound port (poll ignores it) */
+	if (o.listen_at) {
+		snprintf(a.listen_ip, sizeof(a.listen_ip), "%.*s", (int)strcspn(o.listen_at, ":"),
+			 o.listen_at);
+		lfd = net_listen(o.listen_at);
+		if (lfd < 0) {
+			log_err("%s: cannot listen: %s", o.listen_at, strerror(-lfd));
+			goto close_dev;
+		}
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -252,16 +262,26 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);	/* its terminal or ssh session gone: clean up as for TERM */
 	signal(SIGPIPE, SIG_IGN);
-	log_info("%s: serving %s (gid index %d) on %s", a.name, a.dev.name, a.dev.gid_index,
-		 o.listen_at);
+	log_info("%s: serving %s (gid index %d)%s%s%s%s", a.name, a.dev.name, a.dev.gid_index,
+		 o.listen_at ? " on " : "", o.listen_at ? o.listen_at : "",
+		 o.join ? ", joining " : "", o.join ? o.join : "");
+	if (o.join && (r = agent_join_start(&a, o.join))) {
+		log_err("--join %s: %s", o.join, r == -EINVAL ? "expected HOST:PORT" : strerror(-r));
+		agent_shutdown(&a);
+		if (lfd >= 0)
+			close(lfd);
+		goto close_dev;
+	}
 	if (inject_renewer_start(&a))
 		log_info("cannot start the lease renewer: leased rules will expire");
 	if (o.metrics) {
 		r = metrics_start(&a, o.metrics);
 		if (r) {
 			log_err("--metrics %s: cannot listen: %s", o.metrics, strerror(-r));
+			agent_join_stop();
 			agent_shutdown(&a);
-			close(lfd);
+			if (lfd >= 0)
+				close(lfd);
 			goto close_dev;
 		}
 		log_info("%s: OpenMetrics at http://%s/metrics", a.name, o.metrics);
@@ -270,8 +290,10 @@ int main(int argc, char **argv)
 	metrics_stop();
 	rc = 0;
 	log_info("%s: shutting down", a.name);
+	agent_join_stop();	/* no new connection while the others close */
 	agent_shutdown(&a);
-	close(lfd);
+	if (lfd >= 0)
+		close(lfd);
 close_dev:
 	if (!a.no_rdma)
 		vb_dev_close(&a.dev);

@@ -319,14 +319,14 @@ static int authenticate(struct agent *a, int fd, int slot, struct proto_sess *ps
 	return 0;
 }
 
-void agent_serve_conn(struct agent *a, int fd, int slot)
+void agent_serve_conn(struct agent *a, int fd, int slot, void (*taken)(void *), void *arg)
 {
 	struct proto_sess ps;
 	char err[512];
 	json_t *req, *args, *result;
 	const char *cmd;
 	unsigned int conn;
-	int r, n;
+	int r, n, nreq = 0;
 
 	pthread_mutex_lock(&a->lock);
 	conn = ++a->next_conn ? a->next_conn : ++a->next_conn;	/* never 0 */
@@ -344,6 +344,8 @@ void agent_serve_conn(struct agent *a, int fd, int slot)
 							    strerror(-r));
 			break;
 		}
+		if (++nreq == 2 && taken)	/* past the controller's park hello: in use */
+			taken(arg);
 		cmd = json_string_value(json_object_get(req, "cmd"));
 		args = json_object_get(req, "args");
 		if (!cmd || (args && !json_is_object(args))) {

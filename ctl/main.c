@@ -35,6 +35,7 @@ OBJ(cmd_storage)
 OBJ(cmd_validate)
 OBJ(cmd_run)
 OBJ(cmd_search)
+OBJ(cmd_serve)
 OBJ(cmd_report)
 OBJ(cmd_analyze)
 OBJ(cmd_tui)
@@ -57,6 +58,8 @@ static const struct cmd_entry objs[] = {
 				"report.html in DIR" },
 	{ "search", obj_cmd_search, "PROFILE [-o DIR] [--strategy guided|random]: the smallest fault "
 				      "schedule that breaks the expectations, and repro.yaml" },
+	{ "serve", obj_cmd_serve, "--listen ADDR:PORT --token-file F --expect N|--nodes A,B: agents "
+				    "that join (rdma-agent --join), status rounds over all" },
 	{ "report", obj_cmd_report, "DIR [--format text|json|csv|html|junit|nccl-tests|perfetto] | "
 				      "DIR_A DIR_B (compare)" },
 	{ "analyze", obj_cmd_analyze, "RUN_DIR|CAPTURE... [-j]: a packet trace's losses, their triggers "

@@ -58,6 +58,8 @@ if [ "$TESTS" = all ] || [ "$TESTS" = profiles ] || [ "$TESTS" = unit ]; then
 	run_suite tests/habits/run.sh '^(PASS|FAIL|SKIP):|^  '
 	echo "== security tests (root-safety: hostile peers, profiles, reports, files; no VM)" | tee -a "$LOG"
 	run_suite tests/security/run.sh '^(PASS|FAIL|SKIP):|^  '
+	echo "== cluster tests (agents that join rdmactl: rdma-agent --join, rdmactl serve; no VM)" | tee -a "$LOG"
+	run_suite tests/cluster/run.sh '^(PASS|FAIL|SKIP):|^  '
 fi
 
 if [ "$TESTS" = all ] || [ "$TESTS" = bpf ]; then

@@ -41,4 +41,23 @@ int agentc_call_all(struct agentc *const *cs, int n, const char *cmd, json_t **a
 /* a request whose result is not needed (PROTO_SILENCE_MS to answer) */
 int agentc_do(struct agentc *c, const char *cmd, json_t *args_stolen, char *err, size_t errlen);
 
+/*
+ * Agents that join (join.c, rdma-agent --join): rdmactl listens at `at`;
+ * each agent that dials in and proves the token is parked under its name.
+ * agentc_open with JOIN_HOST as the host takes one of its connections.
+ */
+#define JOIN_HOST "join"
+int join_listen(const char *at, const char *token, char *err, size_t len);
+void join_stop(void);
+/* the names joined so far, node2 before node10; how many (<= max) */
+int join_names(char (*names)[32], int max);
+/* where name joined from, its device: 0, -ENOENT */
+int join_info(const char *name, char *peer, size_t plen, char *dev, size_t dlen);
+/* until every one of names has joined (a progress line every 2 s unless
+ * quiet): 0, -ETIMEDOUT after wait_s (err names the missing), -EINTR */
+int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len);
+/* one of name's connections, waiting for one up to timeout_ms: 0,
+ * -ETIMEDOUT, -ENOTCONN (not listening), -EINTR */
+int join_take(struct agentc *c, const char *name, int timeout_ms);
+
 #endif

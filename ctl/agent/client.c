@@ -14,6 +14,8 @@ int agentc_open(struct agentc *c, const char *name, const char *host, int port, 
 	char why[256];
 	int r, tries = 0;
 
+	if (!strcmp(host, JOIN_HOST))	/* it dialed us: one of its parked connections */
+		return join_take(c, name, timeout_ms);
 	snprintf(c->where, sizeof(c->where), "%s (%s:%d)", name, host, port);
 	do {
 		c->fd = net_connect(host, port, timeout_ms);

@@ -375,6 +375,24 @@ static int open_hosts(struct exp *e)
 			return r;
 		}
 	}
+	if (e->p.join.on) {	/* they dial us: listen, and wait for every one */
+		const char *names[16];
+		char err[1024];
+
+		for (i = 0; i < e->p.nhosts; i++) {
+			names[i] = e->p.host[i].name;
+			snprintf(s.node[i].host, sizeof(s.node[i].host), "%s", JOIN_HOST);
+			s.node[i].port = 0;
+		}
+		if ((r = join_listen(e->p.join.listen, s.token, err, sizeof(err))) ||
+		    (r = join_wait(names, e->p.nhosts, (double)e->p.join.wait_ns / 1e9,
+				   !e->o.print || e->ctl->json, err, sizeof(err)))) {
+			log_err("%s", err);
+			join_stop();
+			return r;
+		}
+		e->joined = 1;
+	}
 	return group_open_state(&e->g, &s);
 }
 
@@ -740,6 +758,9 @@ void exp_close(struct exp *e)
 		if (e->swh[a].fd >= 0)
 			agentc_close(&e->swh[a]);
 	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
+	if (e->joined)	/* the parked connections too: the agents dial again, for the next */
+		join_stop();
+	e->joined = 0;
 	/* a run that wrote nothing leaves nothing; one whose report could not be
 	 * written whole keeps the files that were (rmdir removes only an empty
 	 * directory; after the rename there is none by that name) */

@@ -98,7 +98,8 @@ struct exp {
 	char tmpdir[48], tmpname[PATH_MAX + 32];
 	int tmpfd;
 	struct ssh_agents ssh;
-	struct exp_nodes *nf;	/* the timeline's node faults (nodefault.c), NULL: none */
+	struct exp_nodes *nf;
+	int joined;		/* hosts.join: listening for the agents (join_stop at close) */	/* the timeline's node faults (nodefault.c), NULL: none */
 	unsigned arm_gen[TB_MAX_NODES];	/* each node's events when the arm began */
 	double arm_t;		/* when it began, on the node faults' clock */
 	json_t *hits;		/* what node faults did to arms: the report's node_fault_effects */

@@ -66,6 +66,13 @@ struct prof_switch {
 
 #define PROF_MAX_SSH_OPTS 8
 
+/* hosts.join: the agents dial rdmactl (rdma-agent --join), no inbound port */
+struct prof_join {
+	int on;
+	char listen[96];	/* ADDR:PORT rdmactl listens on */
+	uint64_t wait_ns;	/* for every node's agent, at most (default 60 s) */
+};
+
 /* hosts.ssh: how rdmactl starts the agents */
 struct prof_ssh {
 	int on;
@@ -168,6 +175,7 @@ struct profile {
 	int nswitches;
 	struct prof_switch swh[PROF_MAX_SWITCHES];
 	char token_file[PATH_MAX];
+	struct prof_join join;
 	struct prof_ssh ssh;
 	char workload[16];	/* collective | train | kv | storage */
 	json_t *wopts;		/* the workload's options (strings, as in the file); exec: {vars, env} */

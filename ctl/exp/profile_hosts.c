@@ -221,7 +221,7 @@ static int agent_addr(struct pctx *x, const struct ynode *m, const char *where, 
 
 /* hosts.nodes[i]: its name, and its agent (HOST:PORT) or what ssh needs */
 static int check_host_node(struct pctx *x, struct profile *p, const struct ynode *m, size_t i,
-			   int ssh)
+			   int ssh, int join)
 {
 	static const char *const nkeys[] = { "name", "agent", "ssh", "dev", "port", "nic", "switch",
 					     NULL };
@@ -267,6 +267,16 @@ static int check_host_node(struct pctx *x, struct profile *p, const struct ynode
 			return prof_perr(x, ytree_get(m, "name", NULL), 0, "%s.name: '%s' twice",
 				    where, ph->name);
 	p->nhosts = (int)i + 1;
+	if (join) {	/* it dials rdmactl, under its name */
+		const struct ynode *k = ytree_get(m, "agent", NULL) ?: ytree_get(m, "ssh", NULL) ?:
+					ytree_get(m, "dev", NULL) ?: ytree_get(m, "port", NULL);
+
+		if (k)
+			return prof_perr(x, k, 0, "%s: with hosts.join the agent dials rdmactl "
+					 "(rdma-agent --join HOST:PORT --name %s): give only name:, "
+					 "nic:, switch:", where, ph->name);
+		return 0;
+	}
 	if (ssh) {	/* rdmactl starts this one: ssh destination, device, port */
 		if (ytree_get(m, "agent", NULL))
 			return prof_perr(x, ytree_get(m, "agent", NULL), 0,
@@ -421,12 +431,39 @@ static int resolve_switch_ports(struct pctx *x, struct profile *p, const struct 
 
 int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 {
-	static const char *const keys[] = { "token_file", "ssh", "nodes", "switches", NULL };
-	const struct ynode *ns, *sm, *sws;
+	static const char *const keys[] = { "token_file", "ssh", "nodes", "switches", "join", NULL };
+	static const char *const jkeys[] = { "listen", "wait", NULL };
+	const struct ynode *ns, *sm, *sws, *jm;
 	size_t i;
 
 	if (prof_want(x, h, YN_MAP, "hosts") || prof_keys_known(x, h, keys, "hosts"))
 		return -EINVAL;
+	jm = ytree_get(h, "join", NULL);
+	if (jm) {
+		const struct ynode *l = ytree_get(jm, "listen", NULL);
+		char *c;
+
+		p->join.wait_ns = 60000000000ULL;
+		if (prof_want(x, jm, YN_MAP, "hosts.join") ||
+		    prof_keys_known(x, jm, jkeys, "hosts.join") ||
+		    prof_get_str(x, jm, "listen", "hosts.join", p->join.listen,
+				 sizeof(p->join.listen)) ||
+		    prof_get_num(x, jm, "wait", "hosts.join", NUM_TIME, 1000000000ULL,
+				 86400000000000ULL, "a time: 1s..24h", &p->join.wait_ns))
+			return -EINVAL;
+		if (!l)
+			return prof_perr(x, jm, 0, "hosts.join: missing key 'listen' (ADDR:PORT "
+					 "rdmactl listens on, as 0.0.0.0:47000)");
+		c = strrchr(p->join.listen, ':');
+		if (!c || c == p->join.listen || atoi(c + 1) < 1 || atoi(c + 1) > 65535 ||
+		    strspn(c + 1, "0123456789") != strlen(c + 1))
+			return prof_perr(x, l, 0, "hosts.join.listen: '%s': expected ADDR:PORT",
+					 p->join.listen);
+		if (ytree_get(h, "ssh", NULL))
+			return prof_perr(x, jm, 0, "hosts.join: the agents dial rdmactl; ssh: "
+					 "starts them for it to dial: one or the other");
+		p->join.on = 1;
+	}
 	snprintf(p->ssh.agent, sizeof(p->ssh.agent), "rdma-agent");
 	sm = ytree_get(h, "ssh", NULL);
 	if (sm && check_ssh(x, p, sm))
@@ -449,7 +486,7 @@ int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 	if (ns->n < 2 || ns->n > 16)
 		return prof_perr(x, ns, 0, "hosts.nodes: %zu nodes (expected 2 to 16)", ns->n);
 	for (i = 0; i < ns->n; i++)
-		if (check_host_node(x, p, ns->v[i], i, sm != NULL))
+		if (check_host_node(x, p, ns->v[i], i, sm != NULL, jm != NULL))
 			return -EINVAL;
 	sws = ytree_get(h, "switches", NULL);
 	if (sws) {

@@ -75,6 +75,49 @@ else
 	fail exec_cp "exec rc=$rc '$out', signal $r2, cp $r3/$r4 mode '$m'"
 fi
 
+# agents that join (rdma-agent --join): no inbound port; rdmactl run with
+# hosts.join listens, waits for them by name, and runs a p2p latency test
+# over their connections; they dial again for the next run. One with the
+# wrong token never joins: named at the deadline
+tr -dc a-z0-9 < /dev/urandom | head -c 32 > /tmp/jtok; chmod 600 /tmp/jtok
+tr -dc a-z0-9 < /dev/urandom | head -c 32 > /tmp/jbad; chmod 600 /tmp/jbad
+rdma-agent --dev rtbrxe0 --name j0 --join 127.0.0.1:47500 --token-file /tmp/jtok > /tmp/j0.log 2>&1 &
+j0=$!
+rdma-agent --dev rtbrxe2 --name j1 --join 127.0.0.1:47500 --token-file /tmp/jtok > /tmp/j1.log 2>&1 &
+j1=$!
+rdma-agent --dev rtbrxe2 --name j2 --join 127.0.0.1:47500 --token-file /tmp/jbad > /tmp/j2.log 2>&1 &
+j2=$!
+cat > /tmp/join.yaml <<'EOF2'
+version: 1
+name: joined
+hosts:
+  token_file: /tmp/jtok
+  join: {listen: "127.0.0.1:47500", wait: 30s}
+  nodes:
+    - {name: j0}
+    - {name: j1}
+workload:
+  type: p2p
+  options: {test: lat, op: write, size: 64}
+arms:
+  - mode: rc
+run: {iters: 200}
+EOF2
+sed 's/name: j1/name: j2/; s/wait: 30s/wait: 3s/' /tmp/join.yaml > /tmp/join-bad.yaml
+rdmactl run /tmp/join.yaml -o /tmp/jr1 > /tmp/jr1.out 2>&1; r1=$?
+rdmactl run /tmp/join.yaml -o /tmp/jr2 > /tmp/jr2.out 2>&1; r2=$?
+rdmactl run /tmp/join-bad.yaml -o /tmp/jr3 > /tmp/jr3.out 2>&1; r3=$?
+c1=$(grep -o '"count": [0-9]*' /tmp/jr1/report.json 2>/dev/null | head -n 1 | tr -dc 0-9)
+c2=$(grep -o '"count": [0-9]*' /tmp/jr2/report.json 2>/dev/null | head -n 1 | tr -dc 0-9)
+miss=$(grep -o 'did not join 127.0.0.1:47500 within 3 s: j2' /tmp/jr3.out)
+kill $j0 $j1 $j2 2>/dev/null; wait $j0 $j1 $j2 2>/dev/null
+if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$c1" = 200 ] && [ "$c2" = 200 ] && [ $r3 != 0 ] && [ -n "$miss" ] &&
+	grep -q 'j0: joined 127.0.0.1:47500' /tmp/j0.log && ! grep -q 'serving .* on ' /tmp/j0.log; then
+	pass join_run "two runs over joined agents j0 (rtbrxe0) and j1 (rtbrxe2), which listen on no port: 200 WRITE round trips each; the agent with the wrong token: '$miss' (exit $r3)"
+else
+	fail join_run "runs $r1 $r2 counts '$c1' '$c2'; bad: $r3 '$miss'; $(tail -n 3 /tmp/jr1.out | tr '\n' '|') j0: $(tr '\n' '|' < /tmp/j0.log | tail -c 300)"
+fi
+
 out=$(rdmactl testbed up --backend host 2>&1); rc=$?
 [ $rc != 0 ] && echo "$out" | grep -q 'already up' && pass second_up_refused || fail second_up_refused "rc=$rc $out"
 

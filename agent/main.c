@@ -46,21 +46,6 @@ static void *conn_thread(void *p)
 	return NULL;
 }
 
-/* the peer's address, for messages */
-static void peer_of(int fd, char *buf, size_t len)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-
-	snprintf(buf, len, "?");
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
-		return;
-	if (ss.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, buf, (socklen_t)len);
-	else if (ss.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, buf, (socklen_t)len);
-}
-
 /* a connection with no slot: closed at once, said at most once a second */
 static void refuse(int fd, const char *peer, const char *why)
 {
@@ -187,7 +172,7 @@ static void serve(struct agent *a, int lfd)
 		 * writes waits for rdmactl's delayed ACK, 40 ms a handshake
 		 * (testbed status over 256 agents: 11.5 s) */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		peer_of(fd, peer, sizeof(peer));
+		net_peer_ip(fd, peer, sizeof(peer));
 		if ((slot = agent_conn_take(a, fd, peer, &why)) < 0) {
 			refuse(fd, peer, why);
 			continue;

@@ -563,6 +563,20 @@ int net_listen(const char *hostport)
 	return fd;
 }
 
+void net_peer_ip(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	snprintf(buf, len, "?");
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return;
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, buf, (socklen_t)len);
+	else if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, buf, (socklen_t)len);
+}
+
 int net_connect(const char *host, int port, int timeout_ms)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };

@@ -92,5 +92,7 @@ int proto_token_load(const char *path, char *buf, size_t len);
 int net_listen(const char *hostport);
 /* connect with a deadline; -errno */
 int net_connect(const char *host, int port, int timeout_ms);
+/* the peer's address of a connected socket, for messages ("?" if none) */
+void net_peer_ip(int fd, char *buf, size_t len);
 
 #endif

@@ -56,6 +56,8 @@ int join_info(const char *name, char *peer, size_t plen, char *dev, size_t dlen)
 /* until every one of names has joined (a progress line every 2 s unless
  * quiet): 0, -ETIMEDOUT after wait_s (err names the missing), -EINTR */
 int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len);
+/* agentc_open's way to join_take (join_listen sets it) */
+void agentc_join_hook(int (*take)(struct agentc *c, const char *name, int timeout_ms));
 /* one of name's connections, waiting for one up to timeout_ms: 0,
  * -ETIMEDOUT, -ENOTCONN (not listening), -EINTR */
 int join_take(struct agentc *c, const char *name, int timeout_ms);

@@ -57,20 +57,6 @@ static struct joined *find(const char *name)
 	return NULL;
 }
 
-static void peer_ip(int fd, char *buf, size_t len)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-
-	snprintf(buf, len, "?");
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
-		return;
-	if (ss.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, buf, (socklen_t)len);
-	else if (ss.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, buf, (socklen_t)len);
-}
-
 /* j's agent still answers on one of its parked connections (J.mu held;
  * let go while asking) */
 static int alive(struct joined *j)
@@ -104,7 +90,7 @@ static void admit(int fd)
 	int one = 1, r;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	peer_ip(fd, ip, sizeof(ip));
+	net_peer_ip(fd, ip, sizeof(ip));
 	snprintf(c.where, sizeof(c.where), "an agent joining from %s", ip);
 	/* a stranger that stalls holds the door no longer than this */
 	r = proto_auth_ctl(&c.s, fd, J.token, 2000, why, sizeof(why));
@@ -210,6 +196,7 @@ int join_listen(const char *at, const char *token, char *err, size_t len)
 		return -r;
 	}
 	J.started = 1;
+	agentc_join_hook(join_take);
 	return 0;
 }
 

@@ -45,15 +45,15 @@ static void on_sigint(int sig)
 	ctl_interrupted = 1;
 }
 
-/* rdmactl's resident memory, KiB (/proc/self/status VmRSS) */
+/* rdmactl's resident memory, KiB (/proc/self/status VmRSS; 0: unknown) */
 static long rss_kib(void)
 {
 	char line[128];
-	long kb = -1;
+	long kb = 0;
 	FILE *f = fopen("/proc/self/status", "re");
 
 	if (!f)
-		return -1;
+		return 0;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "VmRSS:", 6))
 			kb = strtol(line + 6, NULL, 10);

@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 C=$RDMACTL
-TESTS="agents_256_status agents_refuse_work agents_pid_reuse vm_16_allreduce"
+TESTS="agents_256_status agents_refuse_work agents_pid_reuse join_1024 vm_16_allreduce"
 plan $TESTS
 why=$(vm_unavailable)
 W=$(mktemp -d /tmp/rtb-scale.XXXXXX)
@@ -89,6 +89,46 @@ else
 		fail agents_256_status "up failed: $(tail -n 3 "$W/up256.out" | tr '\n' '|')"
 		fail agents_refuse_work "no agents-only testbed"
 		A -q testbed down > /dev/null 2>&1
+	fi
+fi
+
+# --- 1,024 agents that join one rdmactl serve (rdma-agent --join, no
+# inbound port): every one answers every status round; the median round
+# against 256 agents' in the same run (linear x4, at most twice that);
+# rdmactl's memory an agent. The figures: the closing note of issue 40
+if [ "$(id -u)" != 0 ]; then
+	skip join_1024 "not root"
+else
+	JP=$((47600 + RANDOM % 100))
+	tr -dc a-z0-9 < /dev/urandom | head -c 32 > "$W/jtok"; chmod 600 "$W/jtok"
+	jstart() {	# PREFIX N
+		local i
+		for i in $(seq 0 $(($2 - 1))); do
+			build/bin/rdma-agent --no-rdma --name "$1$i" --join "127.0.0.1:$JP" --token-file "$W/jtok" \
+				> /dev/null 2>&1 &
+		done
+	}
+	jstop() { pkill -f "rdma-agent --no-rdma --name $1[0-9]+ --join" 2>/dev/null
+		for _ in $(seq 100); do pgrep -f "rdma-agent --no-rdma --name $1[0-9]+ --join" >/dev/null || break; sleep 0.1; done; }
+	jstart q 256
+	"$C" -j serve --listen "127.0.0.1:$JP" --token-file "$W/jtok" --expect 256 --rounds 7 --wait 120s \
+		> "$W/j256.json" 2> "$W/j256.err"; r1=$?
+	jstop q
+	t0=$EPOCHREALTIME
+	jstart k 1024
+	"$C" -j serve --listen "127.0.0.1:$JP" --token-file "$W/jtok" --expect 1024 --rounds 7 --wait 300s \
+		> "$W/j1024.json" 2> "$W/j1024.err"; r2=$?
+	jt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b - a}')
+	jstop k
+	m256=$(jq '[.rounds[].seconds] | sort | .[3]' "$W/j256.json" 2>/dev/null)
+	m1024=$(jq '[.rounds[].seconds] | sort | .[3]' "$W/j1024.json" 2>/dev/null)
+	all=$(jq '[.rounds[].answered] | unique == [1024]' "$W/j1024.json" 2>/dev/null)
+	left=$(pgrep -fc 'rdma-agent --no-rdma --name [qk][0-9]+ --join')
+	if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$all" = true ] && [ "$left" = 0 ] &&
+		awk -v a="$m1024" -v b="$m256" 'BEGIN{exit !(a <= 8 * b)}'; then
+		pass join_1024 "1024 agents joined and served in ${jt} s; status round over all 1024: median $(awk -v a="$m1024" 'BEGIN{printf "%.0f", a * 1000}') ms, fastest $(jq '.best_round_s * 1000 | round' "$W/j1024.json") ms of 7 (256 agents: $(awk -v a="$m256" 'BEGIN{printf "%.0f", a * 1000}') ms, x$(awk -v a="$m1024" -v b="$m256" 'BEGIN{printf "%.1f", a / b}'), linear x4); rdmactl $(jq '.rss_kib' "$W/j1024.json") KiB resident, $(jq '.rss_per_agent_kib | . * 10 | round / 10' "$W/j1024.json") KiB an agent"
+	else
+		fail join_1024 "serve $r1 $r2, all answered: $all, medians $m256 $m1024, agents left $left $(tail -n 2 "$W/j1024.err" | tr '\n' '|')"
 	fi
 fi
 

@@ -73,7 +73,7 @@ INCLUDE = re.compile(r'^#include\s+"(ctl/[^"]+)"', re.M)
 
 # ctl/'s rooms, in HACKING.md's order: a room calls, and includes the
 # headers of, only itself and the rooms before it
-ROOMS = ["base", "agent", "testbed", "session", "report", "wl", "trace", "exp",
+ROOMS = ["base", "agent", "testbed", "session", "report", "wl", "trace", "exp", "doctor",
          "search", "tui", "cmd", "main"]
 
 

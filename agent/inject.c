@@ -422,31 +422,57 @@ static void renew_all(struct agent *a)
 	close(fd);
 }
 
+/* the renewer sleeps a third of a lease at a time, woken at once to stop
+ * (a sleep of 0.1 s in a loop cost a fleet of 1,024 idle agents on one
+ * host 10,000 wakeups a second) */
+static pthread_mutex_t renew_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t renew_cv;
+
 static void *renewer(void *arg)
 {
 	struct agent *a = arg;
-	int t;
 
+	pthread_mutex_lock(&renew_mu);
 	while (!__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE)) {
+		struct timespec ts;
+
+		pthread_mutex_unlock(&renew_mu);
 		renew_all(a);
-		for (t = 0; t < AGENT_LEASE_MS / 3 && !__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE);
-		     t += 100)
-			usleep(100000);
+		pthread_mutex_lock(&renew_mu);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += AGENT_LEASE_MS / 3 / 1000;
+		ts.tv_nsec += (long)(AGENT_LEASE_MS / 3 % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE))
+			pthread_cond_timedwait(&renew_cv, &renew_mu, &ts);
 	}
+	pthread_mutex_unlock(&renew_mu);
 	return NULL;
 }
 
 int inject_renewer_start(struct agent *a)
 {
-	int r = pthread_create(&a->renewer, NULL, renewer, a);
+	pthread_condattr_t ca;
+	int r;
 
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&renew_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r = pthread_create(&a->renewer, NULL, renewer, a);
 	a->renewer_up = !r;
 	return -r;
 }
 
 void inject_renewer_stop(struct agent *a)
 {
+	pthread_mutex_lock(&renew_mu);
 	__atomic_store_n(&a->stopping, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&renew_cv);
+	pthread_mutex_unlock(&renew_mu);
 	if (a->renewer_up)
 		pthread_join(a->renewer, NULL);
 	a->renewer_up = 0;

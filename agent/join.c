@@ -117,8 +117,8 @@ static void *join_thread(void *arg)
 		pthread_t t;
 		int fd, one = 1;
 
-		if (j->spare > 0) {
-			nap(j, 1);
+		if (j->spare > 0) {	/* woken when it is taken or closed */
+			nap(j, 60);
 			continue;
 		}
 		if (j->refused) {

@@ -439,13 +439,7 @@ static void *renewer(void *arg)
 		pthread_mutex_unlock(&renew_mu);
 		renew_all(a);
 		pthread_mutex_lock(&renew_mu);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += AGENT_LEASE_MS / 3 / 1000;
-		ts.tv_nsec += (long)(AGENT_LEASE_MS / 3 % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		rtb_deadline(&ts, AGENT_LEASE_MS / 3 / 1e3);
 		if (!__atomic_load_n(&a->stopping, __ATOMIC_ACQUIRE))
 			pthread_cond_timedwait(&renew_cv, &renew_mu, &ts);
 	}

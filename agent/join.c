@@ -88,13 +88,7 @@ static void nap(struct joiner *j, double s)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	rtb_deadline(&ts, s);
 	if (!j->stop)
 		pthread_cond_timedwait(&j->cv, &j->mu, &ts);
 }

@@ -23,4 +23,17 @@ static inline double rtb_now_s(void)
 	return (double)rtb_now_ns() / 1e9;
 }
 
+/* *ts: s seconds from now on CLOCK_MONOTONIC, for a timed wait on a
+ * condition variable made with that clock */
+static inline void rtb_deadline(struct timespec *ts, double s)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)s;
+	ts->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
 #endif

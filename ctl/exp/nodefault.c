@@ -271,13 +271,7 @@ static void *nf_thread(void *arg)
 		if (wait > 0) {
 			struct timespec ts;
 
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_sec += (time_t)wait;
-			ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			rtb_deadline(&ts, wait);
 			pthread_cond_timedwait(&nf->cv, &nf->mu, &ts);
 			continue;
 		}

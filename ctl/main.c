@@ -36,6 +36,7 @@ OBJ(cmd_validate)
 OBJ(cmd_run)
 OBJ(cmd_search)
 OBJ(cmd_serve)
+OBJ(cmd_doctor)
 OBJ(cmd_report)
 OBJ(cmd_analyze)
 OBJ(cmd_tui)
@@ -60,6 +61,8 @@ static const struct cmd_entry objs[] = {
 				      "schedule that breaks the expectations, and repro.yaml" },
 	{ "serve", obj_cmd_serve, "--listen ADDR:PORT --token-file F --expect N|--nodes A,B: agents "
 				    "that join (rdma-agent --join), status rounds over all" },
+	{ "doctor", obj_cmd_doctor, "[--nodes A,B] [--rounds K] [-o DIR]: a health sweep: facts, pairs "
+				      "in O(n) rounds, the slow node and the lossy link named" },
 	{ "report", obj_cmd_report, "DIR [--format text|json|csv|html|junit|nccl-tests|perfetto] | "
 				      "DIR_A DIR_B (compare)" },
 	{ "analyze", obj_cmd_analyze, "RUN_DIR|CAPTURE... [-j]: a packet trace's losses, their triggers "

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "lib/proto.h"
 
 struct agentc {
@@ -56,6 +57,12 @@ int join_info(const char *name, char *peer, size_t plen, char *dev, size_t dlen)
 /* until every one of names has joined (a progress line every 2 s unless
  * quiet): 0, -ETIMEDOUT after wait_s (err names the missing), -EINTR */
 int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len);
+/* the fleet: the names given ("A,B,...", each waited for as join_wait
+ * does), or else the first `expect` to join (node2 before node10), a line
+ * a second unless quiet. Their names into names[0..max); how many, or
+ * -ETIMEDOUT, -EINTR (said) */
+int join_fleet(const char *nodes, uint64_t expect, double wait_s, int quiet, char (*names)[32],
+	       int max);
 /* agentc_open's way to join_take (join_listen sets it) */
 void agentc_join_hook(int (*take)(struct agentc *c, const char *name, int timeout_ms));
 /* one of name's connections, waiting for one up to timeout_ms: 0,

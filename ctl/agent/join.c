@@ -345,3 +345,52 @@ int join_wait(const char *const *names, int n, double wait_s, int quiet, char *e
 	}
 	return -ETIMEDOUT;
 }
+
+int join_fleet(const char *nodes, uint64_t expect, double wait_s, int quiet, char (*names)[32],
+	       int max)
+{
+	double t0 = rtb_now_s(), said = t0;
+	char err[2048];
+
+	if (nodes) {
+		const char **want = calloc((size_t)max + 1, sizeof(*want));
+		char *copy = strdup(nodes), *tok, *save;
+		int n = 0, r;
+
+		if (!copy || !want) {
+			free(copy);
+			free(want);
+			return -ENOMEM;
+		}
+		for (tok = strtok_r(copy, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
+			snprintf(names[n], 32, "%s", tok);
+			want[n] = names[n];
+			n++;
+		}
+		free(copy);
+		r = join_wait(want, n, wait_s, quiet, err, sizeof(err));
+		free(want);
+		if (r)
+			log_err("%s", r == -EINTR ? "interrupted" : err);
+		return r ? r : n;
+	}
+	for (;;) {
+		int have = join_names(names, max);
+
+		if ((uint64_t)have >= expect)
+			return (int)expect;
+		if (ctl_interrupted)
+			return -EINTR;
+		if (rtb_now_s() - t0 >= wait_s) {
+			log_err("%d of %llu agents joined within %.0f s", have, (unsigned long long)expect,
+				wait_s);
+			return -ETIMEDOUT;
+		}
+		if (!quiet && rtb_now_s() - said >= 1) {
+			log_info("%d of %llu agents joined (%.0f s)", have, (unsigned long long)expect,
+				 rtb_now_s() - t0);
+			said = rtb_now_s();
+		}
+		usleep(20000);
+	}
+}

@@ -29,6 +29,7 @@ int cmd_validate(struct ctl *ctl, int argc, char **argv);
 int cmd_run(struct ctl *ctl, int argc, char **argv);
 int cmd_search(struct ctl *ctl, int argc, char **argv);
 int cmd_serve(struct ctl *ctl, int argc, char **argv);
+int cmd_doctor(struct ctl *ctl, int argc, char **argv);
 int cmd_report(struct ctl *ctl, int argc, char **argv);
 int cmd_analyze(struct ctl *ctl, int argc, char **argv);
 

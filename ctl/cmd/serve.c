@@ -68,55 +68,6 @@ struct serve {
 	json_t **res;
 };
 
-/* the names to wait for: given, or the first N to join (node2 before node10) */
-static int wait_fleet(struct serve *v, const char *nodes, uint64_t expect, double wait_s, int quiet)
-{
-	double t0 = rtb_now_s(), said = t0;
-	char err[2048];
-
-	if (nodes) {
-		const char *names[SERVE_MAX];
-		char *copy = strdup(nodes), *tok, *save;
-		int r;
-
-		if (!copy)
-			return -ENOMEM;
-		v->n = 0;
-		for (tok = strtok_r(copy, ",", &save); tok && v->n < SERVE_MAX;
-		     tok = strtok_r(NULL, ",", &save)) {
-			snprintf(v->name[v->n], 32, "%s", tok);
-			names[v->n] = v->name[v->n];
-			v->n++;
-		}
-		free(copy);
-		r = join_wait(names, v->n, wait_s, quiet, err, sizeof(err));
-		if (r)
-			log_err("%s", r == -EINTR ? "interrupted" : err);
-		return r;
-	}
-	for (;;) {
-		int have = join_names(v->name, SERVE_MAX);
-
-		if ((uint64_t)have >= expect) {
-			v->n = (int)expect;
-			return 0;
-		}
-		if (ctl_interrupted)
-			return -EINTR;
-		if (rtb_now_s() - t0 >= wait_s) {
-			log_err("serve: %d of %llu agents joined within %.0f s", have,
-				(unsigned long long)expect, wait_s);
-			return -ETIMEDOUT;
-		}
-		if (!quiet && rtb_now_s() - said >= 1) {
-			log_info("serve: %d of %llu agents joined (%.0f s)", have,
-				 (unsigned long long)expect, rtb_now_s() - t0);
-			said = rtb_now_s();
-		}
-		usleep(20000);
-	}
-}
-
 /* one round: hello to every agent at once; how many answered, its seconds */
 static int round_of(struct serve *v, double *took)
 {
@@ -285,8 +236,10 @@ int cmd_serve(struct ctl *ctl, int argc, char **argv)
 	sigaction(SIGTERM, &sa, &oldt);
 	if (!ctl->json)
 		log_info("serve: listening on %s for %s", listen_at, nodes ? nodes : "agents");
-	r = wait_fleet(&v, nodes, expect, (double)wait_ns / 1e9, ctl->json);
-	r = r == -EINTR ? CTL_INTERRUPTED : r ? CTL_FAIL : serve_fleet(ctl, &v, rounds, rss0);
+	r = join_fleet(nodes, expect, (double)wait_ns / 1e9, ctl->json, v.name, SERVE_MAX);
+	if (r >= 0)
+		v.n = r;
+	r = r == -EINTR ? CTL_INTERRUPTED : r < 0 ? CTL_FAIL : serve_fleet(ctl, &v, rounds, rss0);
 	for (i = 0; i < v.n; i++) {
 		agentc_close(&v.c[i]);
 		json_decref(v.res[i]);

@@ -12,7 +12,9 @@
  * A figure stands out by its modified z-score (Iglewicz and Hoaglin):
  * 0.6745 (x - median) / MAD over the fleet, above DR_Z, and x at least
  * DR_RATIO times the median (a fleet so even that its MAD is near 0 must
- * not flag a node a few microseconds slower than the rest).
+ * not flag a node a few microseconds slower than the rest, nor a host's
+ * stall during a short test: 1.8x was seen on a clean VM testbed; a node
+ * held to 20% of a CPU shows 5-7x).
  */
 #ifndef RTB_CTL_DOCTOR_H
 #define RTB_CTL_DOCTOR_H
@@ -20,8 +22,8 @@
 #include <stddef.h>
 
 #define DR_Z 3.5
-#define DR_RATIO 1.5
-/* a pair's resent packets per thousand sent, above which it is lossy
+#define DR_RATIO 2.0
+/* a pair's lost packets per thousand sent, above which it is lossy
  * whatever the fleet does (a fleet where every link loses is not well) */
 #define DR_LOSS_PERMILLE 2.0
 
@@ -48,9 +50,12 @@ int dr_outlier(double x, double med, double mad, double *z);
 /* what a pair measured */
 struct dr_meas {
 	int a, b;
-	double lat_ns;		/* p50 latency */
+	double lat_ns;		/* its latency (rdmactl doctor: the mean round trip / 2) */
 	double bw;		/* bytes/s */
-	double resent, sent;	/* packets, both ways */
+	/* packets of the pair's worse direction: lost, those one end sent
+	 * and the other never received (their counters: sent_pkts,
+	 * rcvd_pkts), or where a NIC counts no packets, its retransmissions */
+	double lost, sent;
 	int failed;		/* the pair could not run */
 };
 
@@ -59,7 +64,8 @@ enum dr_verdict { DR_OK, DR_SLOW, DR_LOSSY_LINK, DR_LOSSY_PAIR, DR_UNREACHABLE }
 /* one node's verdict, and why */
 struct dr_node {
 	enum dr_verdict v;
-	double lat_ns;		/* the median of its pairs' latencies */
+	double lat_ns;		/* the lower median of its pairs' latencies, lossy pairs
+				 * left out (0: none) */
 	double z;		/* that median's score over the fleet */
 	int pairs, lossy, failed;	/* its pairs; those lossy; those that did not run */
 };
@@ -69,12 +75,14 @@ struct dr_node {
  * mostly lossy has a lossy link (its port, its cable: every path through
  * it); one lossy pair alone is that pair's (the bisection then measures
  * each end against others); a node whose pairs mostly failed is
- * unreachable; a node whose median latency stands out is slow. nodes[n]
+ * unreachable; a node whose latency (the lower median of its pairs' not
+ * lossy) stands out is slow, the slowest first, its pairs then left out
+ * of its partners' latencies. nodes[n]
  * filled; the number of nodes not DR_OK. *lat_med, *lat_mad: the fleet's.
  */
 int dr_judge(const struct dr_meas *m, int nm, int n, struct dr_node *nodes, double *lat_med,
 	     double *lat_mad);
-/* a pair's loss: resent per thousand sent */
+/* a pair's loss: lost per thousand sent */
 double dr_loss_permille(const struct dr_meas *m);
 const char *dr_verdict_name(enum dr_verdict v);
 

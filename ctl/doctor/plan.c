@@ -89,7 +89,7 @@ int dr_outlier(double x, double med, double mad, double *z)
 
 double dr_loss_permille(const struct dr_meas *m)
 {
-	return m->sent > 0 ? 1000.0 * m->resent / m->sent : 0;
+	return m->sent > 0 ? 1000.0 * m->lost / m->sent : 0;
 }
 
 const char *dr_verdict_name(enum dr_verdict v)
@@ -98,6 +98,42 @@ const char *dr_verdict_name(enum dr_verdict v)
 					     "unreachable" };
 
 	return v <= DR_UNREACHABLE ? names[v] : "?";
+}
+
+/*
+ * Each node's latency: the lower median of its pairs' that neither lose
+ * (a loss explains their time) nor have a partner named slow. A slow node
+ * slows every pair it is in; its partners have one slow pair each, which
+ * the lower median passes over even among two. 0: none to judge by. The
+ * fleet's centre over them; then the slowest node not yet named, named
+ * slow when it stands out: 1, else 0.
+ */
+static int slowest(const struct dr_meas *m, int nm, const char *lossy, struct dr_node *nodes, int n,
+		   double *lat, double *lat_med, double *lat_mad)
+{
+	int i, k, c, best = -1;
+
+	for (k = 0; k < n; k++) {
+		if (nodes[k].v == DR_SLOW)	/* as it was when named */
+			continue;
+		for (i = 0, c = 0; i < nm; i++)
+			if (!m[i].failed && !lossy[i] && (m[i].a == k || m[i].b == k) &&
+			    nodes[m[i].a == k ? m[i].b : m[i].a].v != DR_SLOW)
+				lat[c++] = m[i].lat_ns;
+		nodes[k].lat_ns = c ? (dr_median(lat, c), lat[(c - 1) / 2]) : 0;
+	}
+	for (k = 0, c = 0; k < n; k++)
+		if (nodes[k].lat_ns > 0)
+			lat[c++] = nodes[k].lat_ns;
+	dr_center(lat, c, lat_med, lat_mad);
+	for (k = 0; k < n; k++)
+		if (nodes[k].v == DR_OK && nodes[k].lat_ns > 0 &&
+		    (best < 0 || nodes[k].lat_ns > nodes[best].lat_ns))
+			best = k;
+	if (best < 0 || !dr_outlier(nodes[best].lat_ns, *lat_med, *lat_mad, NULL))
+		return 0;
+	nodes[best].v = DR_SLOW;
+	return 1;
 }
 
 int dr_judge(const struct dr_meas *m, int nm, int n, struct dr_node *nodes, double *lat_med,
@@ -136,20 +172,6 @@ int dr_judge(const struct dr_meas *m, int nm, int n, struct dr_node *nodes, doub
 			d->lossy += lossy[i];
 		}
 	}
-	/* each node's latency: the median of its pairs' (a slow node's
-	 * partners have one slow pair each, not a slow median) */
-	for (k = 0; k < n; k++) {
-		int c = 0;
-
-		for (i = 0; i < nm; i++)
-			if (!m[i].failed && (m[i].a == k || m[i].b == k))
-				lat[c++] = m[i].lat_ns;
-		nodes[k].lat_ns = dr_median(lat, c);
-	}
-	for (k = 0, i = 0; k < n; k++)
-		if (nodes[k].pairs > nodes[k].failed)
-			lat[i++] = nodes[k].lat_ns;
-	dr_center(lat, i, lat_med, lat_mad);
 	/* first the nodes most of whose pairs fail or lose */
 	for (k = 0; k < n; k++) {
 		struct dr_node *d = &nodes[k];
@@ -160,8 +182,13 @@ int dr_judge(const struct dr_meas *m, int nm, int n, struct dr_node *nodes, doub
 		else if (ran >= 2 && 3 * d->lossy >= 2 * ran)
 			d->v = DR_LOSSY_LINK;
 	}
-	/* then the rest: slow, or a lossy pair that no lossy link explains
-	 * (the bisection's to tell which end) */
+	/* then the slow, the slowest first: once a node is named slow, its
+	 * pairs no longer count against its partners, and the rest are
+	 * judged again */
+	while (slowest(m, nm, lossy, nodes, n, lat, lat_med, lat_mad))
+		;
+	/* and the rest: a lossy pair that no lossy link explains (the
+	 * bisection's to tell which end) */
 	for (k = 0; k < n; k++) {
 		struct dr_node *d = &nodes[k];
 		int unexplained = 0;
@@ -175,9 +202,7 @@ int dr_judge(const struct dr_meas *m, int nm, int n, struct dr_node *nodes, doub
 			if (lossy[i] && (m[i].a == k || m[i].b == k) &&
 			    nodes[m[i].a == k ? m[i].b : m[i].a].v != DR_LOSSY_LINK)
 				unexplained++;
-		if (dr_outlier(d->lat_ns, *lat_med, *lat_mad, NULL))
-			d->v = DR_SLOW;
-		else if (unexplained)
+		if (unexplained)
 			d->v = DR_LOSSY_PAIR;
 		bad += d->v != DR_OK;
 	}

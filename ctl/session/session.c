@@ -325,6 +325,66 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 	return r;
 }
 
+/* every failure is the pair's own: recorded, the others go on */
+static int pair_lost(void *arg, const struct agentc *c)
+{
+	(void)arg;
+	(void)c;
+	return 1;
+}
+
+int pairs_run(struct agentc *const *cli, struct agentc *const *srv, int m, const char *wl,
+	      json_t *opts, json_t **results, char *err, size_t errlen)
+{
+	/* index 0..m-1: the clients, m..2m-1: their servers (served last) */
+	json_int_t arm[TB_MAX_NODES + 1];
+	json_t *ep[TB_MAX_NODES + 1] = { 0 }, *res[TB_MAX_NODES + 1] = { 0 };
+	json_t *o[TB_MAX_NODES + 1] = { 0 }, *peer[TB_MAX_NODES + 1] = { 0 };
+	struct agentc *cs[TB_MAX_NODES + 1];
+	struct arms_obs obs = { .lost = pair_lost, .serve = m };
+	char derr[256];
+	int i, r;
+
+	*results = NULL;
+	if (m < 1 || 2 * m > TB_MAX_NODES) {
+		snprintf(err, errlen, "%s: %d pairs at once (at most %d)", wl, m, TB_MAX_NODES / 2);
+		return -EINVAL;
+	}
+	for (i = 0; i < 2 * m; i++) {
+		cs[i] = i < m ? cli[i] : srv[i - m];
+		arm[i] = -1;
+		o[i] = json_incref(opts);
+	}
+	r = prepare_all(cs + m, m, wl, "server", o + m, arm + m, ep + m, err, errlen);
+	if (!r)
+		r = prepare_all(cs, m, wl, "client", o, arm, ep, err, errlen);
+	else
+		for (i = 0; i < m; i++)
+			json_decref(o[i]);
+	/* each end gets the other's endpoint */
+	for (i = 0; i < 2 * m && !r; i++)
+		peer[i] = json_incref(ep[i < m ? i + m : i - m]);
+	if (!r)
+		r = arms_do(cs, 2 * m, "connect", arm, peer, err, errlen);
+	if (!r)
+		r = arms_do(cs + m, m, "start", arm + m, NULL, err, errlen);
+	if (!r)
+		r = arms_do(cs, m, "start", arm, NULL, err, errlen);
+	if (!r)
+		r = arms_wait(cs, arm, 2 * m, &obs, res, err, errlen);
+	arms_do(cs, 2 * m, "destroy", arm, NULL, derr, sizeof(derr));
+	for (i = 0; i < 2 * m; i++)
+		json_decref(ep[i]);
+	if (!r) {
+		*results = json_array();
+		for (i = 0; i < m; i++)
+			json_array_append_new(*results, json_pack("[OO]", res[i], res[i + m]));
+	}
+	for (i = 0; i < 2 * m; i++)
+		json_decref(res[i]);
+	return r;
+}
+
 static int group_connect(struct group *g);
 
 int group_open(struct group *g, const char *nodes)

@@ -66,6 +66,16 @@ int star_run(struct agentc *srv, struct agentc *const *cli, int ncli, const char
 	     json_t *opts, int peer_list, const struct arms_obs *obs, json_t **results, char *err,
 	     size_t errlen);
 
+/* m pairs of one pair workload at once (a doctor's round, no node in two
+ * pairs): client i on cli[i], its server on srv[i]. Every server prepared,
+ * then every client; each pair connected; the servers started, then the
+ * clients; all waited for; all destroyed (always). A pair whose arm fails
+ * is recorded, and the others go on: that member's result is {"failed":
+ * err}. *results: m arrays [client, server] (new reference). 0, or the
+ * first failure of a step before the wait. */
+int pairs_run(struct agentc *const *cli, struct agentc *const *srv, int m, const char *wl,
+	      json_t *opts, json_t **results, char *err, size_t errlen);
+
 /* a client and a server node of the testbed, for what is not an
  * experiment of arms (perftest's own programs) */
 struct pair {

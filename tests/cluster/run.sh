@@ -12,7 +12,7 @@ SUITE=cluster
 C=$RDMACTL
 AG=build/bin/rdma-agent
 TESTS="join_status join_again join_no_inbound_port join_wrong_token_named join_name_twice
-       join_rounds_scale"
+       join_rounds_scale doctor_joined"
 plan $TESTS
 W=$(mktemp -d /tmp/rtb-cluster.XXXXXX)
 PIDS=""
@@ -117,5 +117,24 @@ if [ "$r64" != x ] && [ "$r256" != x ] && [ "$all" = true ] &&
 	pass join_rounds_scale "median round of 7: 256 agents $(awk -v a="$r256" 'BEGIN{printf "%.1f", a * 1000}') ms, 64 agents $(awk -v a="$r64" 'BEGIN{printf "%.1f", a * 1000}') ms (x$(awk -v a="$r256" -v b="$r64" 'BEGIN{printf "%.1f", a / b}'); linear x4, quadratic x16); rdmactl $(jq '.rss_per_agent_kib | . * 10 | round / 10' "$W/s256.json") KiB an agent"
 else
 	fail join_rounds_scale "64: $r64 s, 256: $r256 s, all answered: $all $(tail -n 2 "$W/s256.err" | tr '\n' '|')"
+fi
+# --- rdmactl doctor over joined agents: it waits for them as serve does,
+# and checks each one's facts. These agents have no RDMA device, so each
+# is named for it and no pair runs (the sweep over joined agents with
+# rxe: 20-host-backend); fewer than expected: the wait says so
+start_agents d 3 "$W/tok"
+"$C" -j doctor --listen "127.0.0.1:$PORT" --token-file "$W/tok" --expect 3 --wait 20s > "$W/d.json" 2> "$W/d.err"; rc=$?
+v=$(jq -r '[.nodes[] | "\(.name):\(.verdict):\(.why)"] | join(" ")' "$W/d.json" 2>/dev/null)
+"$C" doctor --listen "127.0.0.1:$PORT" --token-file "$W/tok" --expect 4 --wait 2s > /dev/null 2> "$W/d4.err"; rc4=$?
+"$C" doctor --listen "127.0.0.1:$PORT" --expect 3 > /dev/null 2> "$W/du.err"; rcu=$?
+kill $PIDS 2>/dev/null; wait 2>/dev/null
+PIDS=""
+if [ $rc = 1 ] && [ "$v" = "d0:facts:no RDMA device (rdma-agent --no-rdma) d1:facts:no RDMA device (rdma-agent --no-rdma) d2:facts:no RDMA device (rdma-agent --no-rdma)" ] &&
+	[ "$(jq '.cost.nodes' "$W/d.json")" = 0 ] && [ -z "$(cmd_schema "$(cat "$W/d.json")")" ] &&
+	[ $rc4 = 1 ] && grep -q "3 of 4 agents joined within 2 s" "$W/d4.err" &&
+	[ $rcu = 2 ] && grep -q "go together" "$W/du.err"; then
+	pass doctor_joined "3 joined agents, each named: no RDMA device; 4 expected: '$(grep -o '3 of 4 agents joined within 2 s' "$W/d4.err")', exit 1; --listen without --token-file: exit 2"
+else
+	fail doctor_joined "rc=$rc [$v] rc4=$rc4 rcu=$rcu $(tail -n 2 "$W/d.err" "$W/d4.err" | tr '\n' '|')"
 fi
 exit 0

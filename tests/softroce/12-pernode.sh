@@ -445,12 +445,13 @@ fi
 # test, its time counted from node1's first RoCE packet. The known answer:
 # one freeze of at least twice the bound (a latency is half a round trip),
 # halved down to one of 160-320 ms; repro.yaml replays it (from: traffic)
-# in at least 8 of 10; the count rule that found the traffic is gone
-"$RDMACTL" search profiles/search-node-freeze.yaml -o "$W/sf" > "$W/sf.log" 2>&1; rc=$?
+# in at least 4 of 5 (10 in make bench-search); the count rule that found
+# the traffic is gone
+"$RDMACTL" search profiles/search-node-freeze.yaml -o "$W/sf" --set search.replays=5 > "$W/sf.log" 2>&1; rc=$?
 R="$W/sf/result.json"
 v=$( [ -f "$R" ] && jq -r '[.result, (.minimal | length), .minimal[0].event, .minimal[0].node,
 	(.minimal[0].duration_ms >= 160 and .minimal[0].duration_ms < 320),
-	(.replays_broke >= 8 and .replays == 10)] | map(tostring) | join(" ")' "$R" 2>&1)
+	(.replays_broke >= 4 and .replays == 5)] | map(tostring) | join(" ")' "$R" 2>&1)
 ft=$(grep -c "from: traffic" "$W/sf/repro.yaml" 2>/dev/null)
 held=$(jq -s -r 'map(select(.kind == "shrink" and .verdict == "held" and (.events[0].duration_ms < 160))) | length' "$W/sf/search.log" 2>/dev/null)
 left=$("$INJ" -j list 2>/dev/null | jq '.rules | length' 2>/dev/null)

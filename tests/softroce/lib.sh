@@ -88,7 +88,7 @@ suite_up() {
 	trap 'eval "${SUITE_EXIT:-:}"; tb_cleanup' EXIT
 	tb_cleanup
 	# shellcheck disable=SC2086
-	if ! out=$("$RDMACTL" testbed up --nodes 3 --topology "${SUITE_TOPOLOGY:-shared}" ${SUITE_UP_ARGS:-} 2>&1); then
+	if ! out=$("$RDMACTL" testbed up --nodes "${SUITE_NODES:-3}" --topology "${SUITE_TOPOLOGY:-shared}" ${SUITE_UP_ARGS:-} 2>&1); then
 		for t in $TESTS; do fail "$t" "testbed up failed: $(tail -n 3 <<< "$out" | tr '\n' '|')"; done
 		return 1
 	fi

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmactl doctor: a health sweep over a fleet's nodes (ctl/doctor/): each
+ * node's facts, rounds of pairs that cover every node in O(n), the nodes
+ * and links that stand out, the bisection; a table, JSON, and with -o DIR
+ * doctor.json and doctor.html. Exit 1 when something is named.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ctl/agent/agent.h"
+#include "ctl/cmd/cmds.h"
+#include "ctl/doctor/sweep.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/num.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmactl [-j] doctor [--nodes A,B,...] [--rounds K] [--iters N] [--bw-iters N]\n"
+		"                           [--size S] [--at-once N] [-o DIR]\n"
+		"       rdmactl [-j] doctor --listen ADDR:PORT --token-file F (--expect N | --nodes A,B)\n"
+		"                           [--wait T] [--rounds K] ...\n"
+		"  a health sweep over the testbed's nodes, or over the agents that join (rdma-agent\n"
+		"  --join ADDR:PORT: a cluster, a Slurm job's nodes): each node's agent, device, port state,\n"
+		"  MTU and GID; then K rounds of pairs (every node in one pair a round, a round's\n"
+		"  pairs at once): WRITE latency, bandwidth, and the packets each end sent and the\n"
+		"  other received; the nodes and links that stand out from the fleet; each lossy\n"
+		"  pair no lossy link explains, bisected (each end against two well nodes)\n"
+		"  --nodes A,B,...   these nodes (default: all of the testbed's; joined: their names)\n"
+		"  --listen ADDR:PORT, --token-file F, --expect N, --wait T (default 60s): listen\n"
+		"                    for the agents that join, as rdmactl serve does; at most %d\n"
+		"  --rounds K        partners per node (default %d; 0: all pairs, n - 1 rounds)\n"
+		"  --iters N         latency round trips a pair (default 5000)\n"
+		"  --bw-iters N      bandwidth messages a pair (default 200)\n"
+		"  --size S          bandwidth message size (default 64k)\n"
+		"  --at-once N       pairs of a round run at once (default: all of them; on a\n"
+		"                    testbed of one shared kernel 1: its nodes share its CPUs)\n"
+		"  -o DIR            doctor.json and doctor.html (the pairs' heat map) in DIR\n"
+		"  exit 0: nothing named; 1: something named; 2: bad usage\n",
+		DOC_MAX, DOC_ROUNDS);
+}
+
+/* the command line's words that are not the sweep's own */
+struct dopts {
+	const char *nodes, *outdir, *listen, *token_file, *expect_s, *wait_s;
+	uint64_t expect, wait_ns;
+};
+
+static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
+{
+	const char *rounds = NULL, *iters = NULL, *bw = NULL, *at = NULL;
+	uint64_t k, at_once = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char **dst = !strcmp(argv[i], "--nodes") ? &o->nodes :
+				   !strcmp(argv[i], "--listen") ? &o->listen :
+				   !strcmp(argv[i], "--token-file") ? &o->token_file :
+				   !strcmp(argv[i], "--expect") ? &o->expect_s :
+				   !strcmp(argv[i], "--wait") ? &o->wait_s :
+				   !strcmp(argv[i], "--rounds") ? &rounds :
+				   !strcmp(argv[i], "--iters") ? &iters :
+				   !strcmp(argv[i], "--bw-iters") ? &bw :
+				   !strcmp(argv[i], "--size") ? &dc->size :
+				   !strcmp(argv[i], "--at-once") ? &at :
+				   !strcmp(argv[i], "-o") ? &o->outdir : NULL;
+
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return CTL_HELP;
+		}
+		if (!dst) {
+			log_err("doctor: unknown option '%s'", argv[i]);
+			usage(stderr);
+			return CTL_USAGE;
+		}
+		if (i + 1 >= argc) {
+			log_err("doctor: %s needs a value", argv[i]);
+			return CTL_USAGE;
+		}
+		*dst = argv[++i];
+	}
+	const struct {
+		const char *name, *v;
+		uint64_t min, max, *dst;
+	} nums[] = { { "rounds", rounds, 0, DOC_MAX - 1, &k },
+		     { "iters", iters, 10, 10000000, &dc->iters },
+		     { "bw-iters", bw, 1, 10000000, &dc->bw_iters },
+		     { "at-once", at, 0, DOC_MAX / 2, &at_once },
+		     { "expect", o->expect_s, 2, DOC_MAX, &o->expect } };
+	uint64_t sz;
+	const char *why;
+
+	k = (uint64_t)dc->k;
+	for (size_t j = 0; j < sizeof(nums) / sizeof(nums[0]); j++)
+		if (nums[j].v && num_parse(nums[j].v, NUM_PLAIN, nums[j].min, nums[j].max,
+					   nums[j].dst, &why)) {
+			log_err("doctor: --%s '%s': %s (%llu..%llu)", nums[j].name, nums[j].v, why,
+				(unsigned long long)nums[j].min, (unsigned long long)nums[j].max);
+			return CTL_USAGE;
+		}
+	dc->k = (int)k;
+	dc->at_once = at ? (int)at_once : -1;
+	if (num_parse(dc->size, NUM_SIZE, 1, 1 << 20, &sz, &why)) {
+		log_err("doctor: --size '%s': %s (1..1M)", dc->size, why);
+		return CTL_USAGE;
+	}
+	o->wait_ns = 60000000000ULL;
+	if (o->wait_s && num_parse(o->wait_s, NUM_TIME, 1000000000ULL, 86400000000000ULL, &o->wait_ns,
+				   &why)) {
+		log_err("doctor: --wait '%s': %s (1s..24h)", o->wait_s, why);
+		return CTL_USAGE;
+	}
+	/* joined: where, the token, and whom to wait for, or none of it */
+	if (!o->listen != !o->token_file || (o->listen && !o->nodes == !o->expect_s) ||
+	    (!o->listen && (o->expect_s || o->wait_s))) {
+		log_err("doctor: --listen and --token-file go together, with --expect N or --nodes; "
+			"--expect and --wait only with them");
+		return CTL_USAGE;
+	}
+	return 0;
+}
+
+/* the agents that join: a state of hosts, each reached through one of
+ * its parked connections. 0, or CTL_USAGE / CTL_FAIL (said) */
+static int join_state(struct doc *dc, const struct dopts *o)
+{
+	char names[DOC_MAX][32], err[512], peer[64];
+	struct tb_state *s = &dc->tb;
+	int r, n;
+
+	memset(s, 0, sizeof(*s));
+	s->backend = TB_HOSTS;
+	snprintf(s->accel, sizeof(s->accel), "-");
+	r = proto_token_load(o->token_file, s->token, sizeof(s->token));
+	if (r) {
+		log_err("%s: cannot use as token file: %s", o->token_file,
+			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
+		return CTL_USAGE;
+	}
+	if (join_listen(o->listen, s->token, err, sizeof(err))) {
+		log_err("%s", err);
+		return CTL_FAIL;
+	}
+	if (!dc->ctl->json)
+		log_info("doctor: listening on %s for %s", o->listen, o->nodes ? o->nodes : "agents");
+	n = join_fleet(o->nodes, o->expect, (double)o->wait_ns / 1e9, dc->ctl->json, names, DOC_MAX);
+	if (n < 0)
+		return n == -EINTR ? CTL_INTERRUPTED : CTL_FAIL;
+	s->nodes = n;
+	for (int i = 0; i < n; i++) {
+		snprintf(s->node[i].name, sizeof(s->node[i].name), "%s", names[i]);
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "%s", JOIN_HOST);
+		if (join_info(names[i], peer, sizeof(peer), s->node[i].dev, sizeof(s->node[i].dev)))
+			snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
+		dc->d[dc->n++].tb = i;
+	}
+	return 0;
+}
+
+/* --nodes, or every node of the testbed: dc->d[].tb; 0 or CTL_USAGE */
+static int pick_nodes(struct doc *dc, const char *nodes)
+{
+	char buf[512], *tok, *save;
+	int i;
+
+	if (!nodes) {
+		for (i = 0; i < dc->tb.nodes; i++)
+			dc->d[dc->n++].tb = i;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", nodes);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int k = tb_node_index(&dc->tb, tok), twice = 0;
+
+		for (i = 0; i < dc->n && k >= 0; i++)
+			twice |= dc->d[i].tb == k;
+		if (k < 0 || twice) {
+			log_err("doctor: --nodes: %s '%s' (the testbed has node0..node%d)",
+				twice ? "twice:" : "unknown node", tok, dc->tb.nodes - 1);
+			return CTL_USAGE;
+		}
+		dc->d[dc->n++].tb = k;
+	}
+	return 0;
+}
+
+/* the sweep and the verdict: 0, or -errno (nothing to write) */
+static int run(struct doc *dc)
+{
+	int r, i;
+
+	for (i = 0; i < dc->n; i++)
+		dc->d[i].c.fd = -1;
+	dc->t0 = rtb_now_s();
+	doc_facts(dc);
+	r = dc->ni >= 2 ? doc_sweep(dc) : 0;
+	if (!r && dc->ni >= 2)
+		doc_judge(dc);
+	dc->wall = rtb_now_s() - dc->t0;
+	for (i = 0; i < dc->n; i++)
+		agentc_close(&dc->d[i].c);
+	return r;
+}
+
+int cmd_doctor(struct ctl *ctl, int argc, char **argv)
+{
+	static struct doc dc;
+	struct dopts op = { 0 };
+	const char *outdir;
+	json_t *o = NULL;
+	int r, made = 0;
+
+	memset(&dc, 0, sizeof(dc));
+	dc.ctl = ctl;
+	dc.k = DOC_ROUNDS;
+	dc.size = "64k";
+	dc.iters = 5000;
+	dc.bw_iters = 200;
+	if ((r = parse(&dc, argc, argv, &op)))
+		return ctl_code(r);
+	outdir = op.outdir;
+	if (op.listen) {
+		r = join_state(&dc, &op);
+	} else if ((r = tb_load_rdma(&dc.tb))) {
+		log_err(r == -ENOENT ? "no testbed is up (rdmactl testbed up)" : "the testbed's state: %s",
+			strerror(-r));
+		r = CTL_FAIL;
+	} else {
+		r = pick_nodes(&dc, op.nodes);
+	}
+	if (!r && dc.n < 2) {
+		log_err("doctor: %d node: pairs need at least 2", dc.n);
+		r = CTL_USAGE;
+	}
+	if (r) {
+		join_stop();
+		return ctl_code(r);
+	}
+	/* nodes of one kernel share its CPUs: pairs at once would measure
+	 * their contention, not the nodes */
+	if (dc.at_once < 0) {
+		dc.at_once = tb_per_node(&dc.tb) ? 0 : 1;
+		if (dc.at_once && !ctl->json)
+			log_info("doctor: the testbed's nodes share one kernel and its CPUs: a round's "
+				 "pairs run one after another (--at-once N to change)");
+	}
+	/* the directory first: a sweep is not run for nothing */
+	if (outdir && !(made = !mkdir(outdir, 0755)) && errno != EEXIST) {
+		log_err("%s: %s", outdir, strerror(errno));
+		join_stop();
+		return CTL_FAIL;
+	}
+	dc.pairs = json_array();
+	dc.rounds = json_array();
+	dc.bisect = json_array();
+	r = run(&dc);
+	join_stop();	/* joined agents dial again, for the next */
+	if (!r && !(o = doc_json(&dc)))
+		r = -ENOMEM;
+	json_decref(dc.pairs);
+	json_decref(dc.rounds);
+	json_decref(dc.bisect);
+	if (r) {
+		log_err("doctor: %s: nothing written", r == -EINTR ? "interrupted" :
+			r == -ENOMEM ? strerror(ENOMEM) : "the sweep could not run");
+		if (made)
+			rmdir(outdir);
+		return CTL_FAIL;
+	}
+	if (outdir && doc_write(outdir, &dc, o))
+		r = -EIO;
+	if (ctl->json) {
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		printf("\n");
+	} else {
+		doc_print(&dc, o);
+	}
+	json_decref(o);
+	return r ? CTL_FAIL : dc.named ? CTL_FAIL : CTL_OK;
+}

@@ -206,13 +206,22 @@ static int run(struct doc *dc)
 	return r;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	ctl_interrupted = 1;
+}
+
+/* the sweep and its output, Ctrl-C and SIGTERM ending its arms (each
+ * destroyed on its agent) and writing nothing */
+static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op);
+
 int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_signal }, oi, ot;
 	static struct doc dc;
 	struct dopts op = { 0 };
-	const char *outdir;
-	json_t *o = NULL;
-	int r, made = 0;
+	int r;
 
 	memset(&dc, 0, sizeof(dc));
 	dc.ctl = ctl;
@@ -222,18 +231,31 @@ int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 	dc.bw_iters = 200;
 	if ((r = parse(&dc, argc, argv, &op)))
 		return ctl_code(r);
-	outdir = op.outdir;
-	if (op.listen) {
-		r = join_state(&dc, &op);
-	} else if ((r = tb_load_rdma(&dc.tb))) {
+	sigaction(SIGINT, &sa, &oi);
+	sigaction(SIGTERM, &sa, &ot);
+	r = doctor(ctl, &dc, &op);
+	sigaction(SIGINT, &oi, NULL);
+	sigaction(SIGTERM, &ot, NULL);
+	return r;
+}
+
+static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op)
+{
+	const char *outdir = op->outdir;
+	json_t *o = NULL;
+	int r, made = 0;
+
+	if (op->listen) {
+		r = join_state(dc, op);
+	} else if ((r = tb_load_rdma(&dc->tb))) {
 		log_err(r == -ENOENT ? "no testbed is up (rdmactl testbed up)" : "the testbed's state: %s",
 			strerror(-r));
 		r = CTL_FAIL;
 	} else {
-		r = pick_nodes(&dc, op.nodes);
+		r = pick_nodes(dc, op->nodes);
 	}
-	if (!r && dc.n < 2) {
-		log_err("doctor: %d node: pairs need at least 2", dc.n);
+	if (!r && dc->n < 2) {
+		log_err("doctor: %d node: pairs need at least 2", dc->n);
 		r = CTL_USAGE;
 	}
 	if (r) {
@@ -242,9 +264,9 @@ int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 	}
 	/* nodes of one kernel share its CPUs: pairs at once would measure
 	 * their contention, not the nodes */
-	if (dc.at_once < 0) {
-		dc.at_once = tb_per_node(&dc.tb) ? 0 : 1;
-		if (dc.at_once && !ctl->json)
+	if (dc->at_once < 0) {
+		dc->at_once = tb_per_node(&dc->tb) ? 0 : 1;
+		if (dc->at_once && !ctl->json)
 			log_info("doctor: the testbed's nodes share one kernel and its CPUs: a round's "
 				 "pairs run one after another (--at-once N to change)");
 	}
@@ -254,31 +276,31 @@ int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 		join_stop();
 		return CTL_FAIL;
 	}
-	dc.pairs = json_array();
-	dc.rounds = json_array();
-	dc.bisect = json_array();
-	r = run(&dc);
+	dc->pairs = json_array();
+	dc->rounds = json_array();
+	dc->bisect = json_array();
+	r = run(dc);
 	join_stop();	/* joined agents dial again, for the next */
-	if (!r && !(o = doc_json(&dc)))
+	if (!r && !(o = doc_json(dc)))
 		r = -ENOMEM;
-	json_decref(dc.pairs);
-	json_decref(dc.rounds);
-	json_decref(dc.bisect);
+	json_decref(dc->pairs);
+	json_decref(dc->rounds);
+	json_decref(dc->bisect);
 	if (r) {
 		log_err("doctor: %s: nothing written", r == -EINTR ? "interrupted" :
 			r == -ENOMEM ? strerror(ENOMEM) : "the sweep could not run");
 		if (made)
 			rmdir(outdir);
-		return CTL_FAIL;
+		return r == -EINTR ? CTL_INTERRUPTED : CTL_FAIL;
 	}
-	if (outdir && doc_write(outdir, &dc, o))
+	if (outdir && doc_write(outdir, dc, o))
 		r = -EIO;
 	if (ctl->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 		printf("\n");
 	} else {
-		doc_print(&dc, o);
+		doc_print(dc, o);
 	}
 	json_decref(o);
-	return r ? CTL_FAIL : dc.named ? CTL_FAIL : CTL_OK;
+	return r ? CTL_FAIL : dc->named ? CTL_FAIL : CTL_OK;
 }

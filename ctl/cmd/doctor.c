@@ -13,6 +13,7 @@
 #include "ctl/agent/agent.h"
 #include "ctl/cmd/cmds.h"
 #include "ctl/doctor/sweep.h"
+#include "ctl/exp/exp.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/num.h"
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] doctor [--nodes A,B,...] [--rounds K] [--iters N] [--bw-iters N]\n"
 		"                           [--size S] [--at-once N] [-o DIR]\n"
+		"       rdmactl [-j] doctor --profile FILE [--rounds K] ...\n"
 		"       rdmactl [-j] doctor --listen ADDR:PORT --token-file F (--expect N | --nodes A,B)\n"
 		"                           [--wait T] [--rounds K] ...\n"
 		"  a health sweep over the testbed's nodes, or over the agents that join (rdma-agent\n"
@@ -31,6 +33,7 @@ static void usage(FILE *f)
 		"  other received; the nodes and links that stand out from the fleet; each lossy\n"
 		"  pair no lossy link explains, bisected (each end against two well nodes)\n"
 		"  --nodes A,B,...   these nodes (default: all of the testbed's; joined: their names)\n"
+		"  --profile FILE    the hosts: of a profile (agents by address, over ssh, or joined)\n"
 		"  --listen ADDR:PORT, --token-file F, --expect N, --wait T (default 60s): listen\n"
 		"                    for the agents that join, as rdmactl serve does; at most %d\n"
 		"  --rounds K        partners per node (default %d; 0: all pairs, n - 1 rounds)\n"
@@ -46,7 +49,7 @@ static void usage(FILE *f)
 
 /* the command line's words that are not the sweep's own */
 struct dopts {
-	const char *nodes, *outdir, *listen, *token_file, *expect_s, *wait_s;
+	const char *nodes, *outdir, *listen, *token_file, *expect_s, *wait_s, *profile;
 	uint64_t expect, wait_ns;
 };
 
@@ -57,6 +60,7 @@ static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
 
 	for (int i = 0; i < argc; i++) {
 		const char **dst = !strcmp(argv[i], "--nodes") ? &o->nodes :
+				   !strcmp(argv[i], "--profile") ? &o->profile :
 				   !strcmp(argv[i], "--listen") ? &o->listen :
 				   !strcmp(argv[i], "--token-file") ? &o->token_file :
 				   !strcmp(argv[i], "--expect") ? &o->expect_s :
@@ -112,6 +116,10 @@ static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
 	if (o->wait_s && num_parse(o->wait_s, NUM_TIME, 1000000000ULL, 86400000000000ULL, &o->wait_ns,
 				   &why)) {
 		log_err("doctor: --wait '%s': %s (1s..24h)", o->wait_s, why);
+		return CTL_USAGE;
+	}
+	if (o->profile && (o->listen || o->nodes)) {
+		log_err("doctor: --profile names its own hosts: no --listen or --nodes with it");
 		return CTL_USAGE;
 	}
 	/* joined: where, the token, and whom to wait for, or none of it */
@@ -206,6 +214,42 @@ static int run(struct doc *dc)
 	return r;
 }
 
+/* a profile's hosts (agents by address, started over ssh, or joined),
+ * opened as a run opens them; its faults left out: the sweep is of the
+ * fleet as it is. 0, or CTL_USAGE / CTL_FAIL (said) */
+static int profile_state(struct doc *dc, const char *file, struct exp *e)
+{
+	char *av[] = { (char *)file, NULL };
+	struct exp_opts o;
+	int r = exp_load(e, 1, av, &o, usage);
+
+	if (r)
+		return r;
+	if (!e->p.nhosts) {
+		log_err("%s: no hosts: section (on the testbed, rdmactl doctor needs no profile)",
+			file);
+		return CTL_USAGE;
+	}
+	e->p.nfaults = 0;
+	o.no_report = 1;
+	o.print = !dc->ctl->json;
+	if (exp_open(e, dc->ctl, &o))
+		return CTL_FAIL;
+	dc->tb = e->g.tb;
+	for (int i = 0; i < e->g.n; i++)
+		dc->d[dc->n++].tb = e->g.node[i];
+	return 0;
+}
+
+/* the agents let go: joined ones dial again; a profile's closed (agents it
+ * started over ssh stopped) */
+static void leave(struct exp *e, const struct dopts *op)
+{
+	join_stop();
+	if (op->profile)
+		exp_close(e);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -241,11 +285,14 @@ int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 
 static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op)
 {
+	static struct exp e;	/* a profile's hosts, when --profile */
 	const char *outdir = op->outdir;
 	json_t *o = NULL;
 	int r, made = 0;
 
-	if (op->listen) {
+	if (op->profile) {
+		r = profile_state(dc, op->profile, &e);
+	} else if (op->listen) {
 		r = join_state(dc, op);
 	} else if ((r = tb_load_rdma(&dc->tb))) {
 		log_err(r == -ENOENT ? "no testbed is up (rdmactl testbed up)" : "the testbed's state: %s",
@@ -259,13 +306,13 @@ static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op)
 		r = CTL_USAGE;
 	}
 	if (r) {
-		join_stop();
+		leave(&e, op);
 		return ctl_code(r);
 	}
 	/* nodes of one kernel share its CPUs: pairs at once would measure
 	 * their contention, not the nodes */
 	if (dc->at_once < 0) {
-		dc->at_once = tb_per_node(&dc->tb) ? 0 : 1;
+		dc->at_once = tb_per_node(&dc->tb) || dc->tb.backend == TB_HOSTS ? 0 : 1;
 		if (dc->at_once && !ctl->json)
 			log_info("doctor: the testbed's nodes share one kernel and its CPUs: a round's "
 				 "pairs run one after another (--at-once N to change)");
@@ -273,14 +320,14 @@ static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op)
 	/* the directory first: a sweep is not run for nothing */
 	if (outdir && !(made = !mkdir(outdir, 0755)) && errno != EEXIST) {
 		log_err("%s: %s", outdir, strerror(errno));
-		join_stop();
+		leave(&e, op);
 		return CTL_FAIL;
 	}
 	dc->pairs = json_array();
 	dc->rounds = json_array();
 	dc->bisect = json_array();
 	r = run(dc);
-	join_stop();	/* joined agents dial again, for the next */
+	leave(&e, op);	/* joined agents dial again, for the next */
 	if (!r && !(o = doc_json(dc)))
 		r = -ENOMEM;
 	json_decref(dc->pairs);

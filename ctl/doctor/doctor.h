@@ -26,6 +26,8 @@
 /* a pair's lost packets per thousand sent, above which it is lossy
  * whatever the fleet does (a fleet where every link loses is not well) */
 #define DR_LOSS_PERMILLE 2.0
+/* below it, a pair's loss never stands out, however even the fleet */
+#define DR_LOSS_OUTLIER_MIN 0.5
 
 struct dr_pair {
 	int a, b;		/* nodes */

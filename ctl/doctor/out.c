@@ -45,11 +45,12 @@ json_t *doc_json(const struct doc *dc)
 		json_array_append_new(nodes, x);
 	}
 	dr_cost(dc->ni, dc->k, &rounds, &pairs, &all_rounds, &all_pairs);
-	o = json_pack("{s:s,s:i,s:o,s:O,s:O,s:O,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f},s:{s:i,s:i,s:I,s:i,s:I,s:f},s:o}",
+	o = json_pack("{s:s,s:i,s:o,s:O,s:O,s:O,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f},"
+		      "s:{s:i,s:i,s:I,s:i,s:I,s:f},s:o}",
 		      "kind", "rdma-testbed-doctor", "schema_version", DOC_SCHEMA_VERSION, "nodes",
 		      nodes, "pairs", dc->pairs, "rounds", dc->rounds, "bisection", dc->bisect,
 		      "thresholds", "z", DR_Z, "ratio", DR_RATIO, "loss_permille", DR_LOSS_PERMILLE,
-		      "outlier_loss_permille", 0.5, "fleet", "lat_median_ns", dc->lat_med,
+		      "outlier_loss_permille", DR_LOSS_OUTLIER_MIN, "fleet", "lat_median_ns", dc->lat_med,
 		      "lat_mad_ns", dc->lat_mad, "cost", "nodes", dc->ni, "rounds", rounds, "pairs",
 		      (json_int_t)pairs, "all_pairs_rounds", all_rounds, "all_pairs",
 		      (json_int_t)all_pairs, "wall_s", round(dc->wall * 1000) / 1000, "named", named);
@@ -113,7 +114,8 @@ void doc_print(const struct doc *dc, const json_t *o)
 	printf(" thresholds: slow when a node's latency has a modified z-score > %.1f and it is "
 	       ">= %.1fx the fleet's median (%.1f us, MAD %.1f us); lossy when a pair loses >= %.1f "
 	       "per mille of its packets, or stands out above %.1f\n",
-	       DR_Z, DR_RATIO, dc->lat_med / 1e3, dc->lat_mad / 1e3, DR_LOSS_PERMILLE, 0.5);
+	       DR_Z, DR_RATIO, dc->lat_med / 1e3, dc->lat_mad / 1e3, DR_LOSS_PERMILLE,
+	       DR_LOSS_OUTLIER_MIN);
 	printf(" cost: %lld nodes, %lld rounds, %lld pairs in %.1f s (all pairs: %lld rounds, "
 	       "%lld pairs)\n", (long long)json_integer_value(json_object_get(c, "nodes")),
 	       (long long)json_integer_value(json_object_get(c, "rounds")),

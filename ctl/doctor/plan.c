@@ -163,7 +163,7 @@ int dr_judge(const struct dr_meas *m, int nm, int n, struct dr_node *nodes, doub
 		double l = dr_loss_permille(&m[i]);
 
 		lossy[i] = !m[i].failed && (l >= DR_LOSS_PERMILLE ||
-					    (l > 0.5 && dr_outlier(l, lmed, lmad, NULL)));
+					    (l > DR_LOSS_OUTLIER_MIN && dr_outlier(l, lmed, lmad, NULL)));
 		for (k = 0; k < 2; k++) {
 			struct dr_node *d = &nodes[k ? m[i].b : m[i].a];
 

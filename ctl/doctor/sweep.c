@@ -184,8 +184,10 @@ static int run_pairs(struct doc *dc, const struct dr_pair *pr, int cnt, struct d
 		json_decref(c1[i]);
 	}
 	if (r)
-		for (i = 0; i < cnt; i++)
+		for (i = 0; i < cnt; i++) {
 			json_decref(pj[i]);
+			pj[i] = NULL;
+		}
 	return r;
 }
 
@@ -264,15 +266,18 @@ int doc_sweep(struct doc *dc)
 	dc->np = dr_plan(dc->ni, dc->k, dc->plan, DOC_PAIRS);
 	while (i < dc->np && !r && !ctl_interrupted) {
 		int j = i, rd = dc->plan[i].round;
-		json_t *pj[DOC_MAX];
+		json_t *pj[DOC_MAX] = { 0 };
 		double t0 = rtb_now_s(), w;
 
 		while (j < dc->np && dc->plan[j].round == rd)
 			j++;
 		r = run_chunked(dc, dc->plan + i, j - i, dc->m + i, pj);
 		w = rtb_now_s() - t0;
-		for (int x = 0; x < j - i; x++)
-			json_array_append_new(dc->pairs, pj[x]);
+		for (int x = 0; x < j - i; x++)	/* a round that failed: nothing kept */
+			if (r)
+				json_decref(pj[x]);
+			else
+				json_array_append_new(dc->pairs, pj[x]);
 		json_array_append_new(dc->rounds, json_pack("{s:i,s:i,s:f}", "round", rd + 1, "pairs",
 							     j - i, "wall_s", round(w * 1000) / 1000));
 		if (!dc->ctl->json)
@@ -342,8 +347,8 @@ static void bisect(struct doc *dc)
 		enum dr_verdict kind = da->v.v;
 		struct dr_pair pr[4];
 		struct dr_meas mm[4];
-		json_t *pj[4], *o;
-		int lossy[2] = { 0, 0 }, slow[2] = { 0, 0 };
+		json_t *pj[4] = { 0 }, *o;
+		int lossy[2] = { 0, 0 }, slow[2] = { 0, 0 }, rr;
 
 		/* a slow pair one of whose ends was named on it alone: the
 		 * other end had no pair of its own left to judge it by */
@@ -367,7 +372,13 @@ static void bisect(struct doc *dc)
 			pr[2 * r] = (struct dr_pair){ m->a, w[r], r };
 			pr[2 * r + 1] = (struct dr_pair){ m->b, w[1 - r], r };
 		}
-		if (run_chunked(dc, pr, 4, mm, pj)) {
+		/* two rounds: a node is in one pair at a time */
+		if (!(rr = run_chunked(dc, pr, 2, mm, pj)) &&
+		    (rr = run_chunked(dc, pr + 2, 2, mm + 2, pj + 2))) {
+			json_decref(pj[0]);
+			json_decref(pj[1]);
+		}
+		if (rr) {
 			json_object_set_new(o, "verdict", json_string("not bisected: its pairs could not run"));
 			json_array_append_new(dc->bisect, o);
 			continue;
@@ -434,8 +445,9 @@ static void explain(struct doc *dc)
 			break;
 		case DR_SLOW:
 			snprintf(d->why, sizeof(d->why),
-				 "slow: latency %.1f us (its pairs' means, their lower median), the fleet's %.1f us (%.1fx; modified z %.1f "
-				 "> %.1f)", d->v.lat_ns / 1e3, dc->lat_med / 1e3,
+				 "slow: latency %.1f us (its pairs' means, their lower median), the "
+				 "fleet's %.1f us (%.1fx; modified z %.1f > %.1f)", d->v.lat_ns / 1e3,
+				 dc->lat_med / 1e3,
 				 dc->lat_med > 0 ? d->v.lat_ns / dc->lat_med : 0, d->v.z, DR_Z);
 			break;
 		case DR_LOSSY_LINK:

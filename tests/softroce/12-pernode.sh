@@ -209,6 +209,13 @@ switch_host() {
 		"PidFile $SD/sshd.pid" "SetEnv PATH=$PWD/build/bin:/usr/sbin:/usr/bin:/sbin:/bin" > "$SD/sshd_config"
 	unshare -m sh -c 'mount --bind "$1" /etc/passwd && exec "$2" -f "$3"' sh "$SD/passwd" "$sshd" "$SD/sshd_config" ||
 		{ echo "sshd did not start"; return 1; }
+	# sshd forks into the background before it binds its port: on a busy
+	# host the run's ssh came first and was refused (a fresh-clone CI run)
+	for i in $(seq 100); do
+		ss -Hltn "sport = :$port" | grep -q . && break
+		sleep 0.1
+	done
+	ss -Hltn "sport = :$port" | grep -q . || { echo "sshd did not listen on $port within 10 s"; return 1; }
 	cp /run/rdma-testbed/ssh/config "$SD/ssh_config"
 	printf 'Host rtb-switch\n\tHostName 127.0.0.1\n\tPort %s\n\tUser root\n\tIdentityFile %s\n\tIdentitiesOnly yes\n\tUserKnownHostsFile %s\n\tStrictHostKeyChecking yes\n\tBatchMode yes\n' \
 		"$port" "$SD/id" "$SD/known_hosts" >> "$SD/ssh_config"

@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 SUITE=20-host-backend
-TESTS="up_auto_picks_host status p2p_lat agent_killed exec_cp join_run second_up_refused down_restores"
+TESTS="up_auto_picks_host status p2p_lat agent_killed exec_cp join_run doctor_joined_rxe second_up_refused down_restores"
 plan $TESTS
 
 vm_or_skip || exit 0

@@ -111,13 +111,14 @@ fi
 bad=""
 for a in "--rounds x:--rounds 'x'" "--rounds 99:--rounds '99'" "--nodes node9:unknown node 'node9'" \
 	"--nodes node1:pairs need at least 2" "--nodes node1,node1:twice" "--iters 0:--iters '0'" \
-	"--size 2G:--size '2G'" "--frob 1:unknown option '--frob'" "--iters:needs a value"; do
+	"--size 2G:--size '2G'" "--frob 1:unknown option '--frob'" "--iters:needs a value" \
+	"--profile profiles/quickstart.yaml:no hosts: section" "--profile x.yaml --listen x:no --listen or --nodes"; do
 	e=$("$C" doctor ${a%%:*} 2>&1 >/dev/null); r=$?
 	[ $r = 2 ] && grep -qF -- "${a#*:}" <<< "$e" || bad="$bad [${a%%:*}: rc=$r $(head -n 1 <<< "$e")]"
 done
 e=$("$C" doctor -o /proc/rtb-doctor 2>&1 >/dev/null); r=$?
 [ $r = 1 ] && grep -q "/proc/rtb-doctor" <<< "$e" || bad="$bad [-o /proc/...: rc=$r $e]"
-if [ -z "$bad" ]; then pass bad_usage "9 refused with exit 2, said; an -o that cannot be made: exit 1"; else fail bad_usage "$bad"; fi
+if [ -z "$bad" ]; then pass bad_usage "11 refused with exit 2, said; an -o that cannot be made: exit 1"; else fail bad_usage "$bad"; fi
 
 # --- nothing left: no rule, no cgroup; every port up again (rxe takes a
 # moment after its netdev), every agent answering

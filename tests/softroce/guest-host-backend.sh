@@ -118,6 +118,49 @@ else
 	fail join_run "runs $r1 $r2 counts '$c1' '$c2'; bad: $r3 '$miss'; $(tail -n 3 /tmp/jr1.out | tr '\n' '|') j0: $(tr '\n' '|' < /tmp/j0.log | tail -c 300)"
 fi
 
+# rdmactl doctor over three joined agents on rxe: it waits for them, and
+# each pair of the three (one a round, the odd node sitting out) runs
+# its latency and bandwidth tests and counts its packets; nothing named
+rdma-agent --dev rtbrxe0 --name d0 --join 127.0.0.1:47501 --token-file /tmp/jtok > /tmp/d0.log 2>&1 &
+d0=$!
+rdma-agent --dev rtbrxe1 --name d1 --join 127.0.0.1:47501 --token-file /tmp/jtok > /tmp/d1.log 2>&1 &
+d1=$!
+rdma-agent --dev rtbrxe2 --name d2 --join 127.0.0.1:47501 --token-file /tmp/jtok > /tmp/d2.log 2>&1 &
+d2=$!
+rdmactl -j doctor --listen 127.0.0.1:47501 --token-file /tmp/jtok --expect 3 --wait 30s --iters 2000 \
+	--bw-iters 50 > /tmp/doc.json 2> /tmp/doc.err; rc=$?
+kill $d0 $d1 $d2 2>/dev/null; wait $d0 $d1 $d2 2>/dev/null
+# and a profile's hosts: two agents by address (dial-in)
+rdma-agent --dev rtbrxe0 --name h0 --listen 127.0.0.1:47510 --token-file /tmp/jtok > /tmp/h0.log 2>&1 &
+h0=$!
+rdma-agent --dev rtbrxe1 --name h1 --listen 127.0.0.1:47511 --token-file /tmp/jtok > /tmp/h1.log 2>&1 &
+h1=$!
+cat > /tmp/hosts.yaml <<'EOF2'
+version: 1
+name: two-hosts
+hosts:
+  token_file: /tmp/jtok
+  nodes:
+    - {name: h0, agent: "127.0.0.1:47510"}
+    - {name: h1, agent: "127.0.0.1:47511"}
+workload: {type: p2p}
+arms: [{mode: rc}]
+EOF2
+sleep 1
+rdmactl -j doctor --profile /tmp/hosts.yaml --iters 2000 --bw-iters 50 > /tmp/doch.json 2> /tmp/doch.err; rch=$?
+kill $h0 $h1 2>/dev/null; wait $h0 $h1 2>/dev/null
+okh=$(grep -c '"verdict": "ok"' /tmp/doch.json)
+nph=$(grep -c '"lost_permille"' /tmp/doch.json)
+ok=$(grep -c '"verdict": "ok"' /tmp/doc.json)
+np=$(grep -c '"lost_permille"' /tmp/doc.json)
+if [ $rc = 0 ] && [ "$ok" = 3 ] && [ "$np" = 3 ] && grep -q '"named": \[\]' /tmp/doc.json &&
+	grep -q '"sent_ab": [1-9]' /tmp/doc.json && [ $rch = 0 ] && [ "$okh" = 2 ] && [ "$nph" = 1 ] &&
+	grep -q '"named": \[\]' /tmp/doch.json; then
+	pass doctor_joined_rxe "3 joined agents on rtbrxe0-2: 3 pairs in $(grep -o '"wall_s": [0-9.]*' /tmp/doc.json | tail -n 1 | tr -dc 0-9.) s, nothing named; a profile's 2 hosts by address: 1 pair, nothing named"
+else
+	fail doctor_joined_rxe "rc=$rc ok=$ok pairs=$np $(tail -n 3 /tmp/doc.err | tr '\n' '|') $(grep -A2 '"named"' /tmp/doc.json | tr -d '\n ' | head -c 300); profile: rc=$rch ok=$okh pairs=$nph $(tail -n 3 /tmp/doch.err | tr '\n' '|')"
+fi
+
 out=$(rdmactl testbed up --backend host 2>&1); rc=$?
 [ $rc != 0 ] && echo "$out" | grep -q 'already up' && pass second_up_refused || fail second_up_refused "rc=$rc $out"
 

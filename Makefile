@@ -56,7 +56,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test test-unit test-softroce test-switch-xdp test-scale test-asan fuzz fuzz-long demo docs bench bench-stacks bench-search install format lint \
+.PHONY: all clean deps test test-unit test-softroce test-switch-xdp test-scale test-asan fuzz fuzz-long demo docs bench bench-stacks bench-search bench-doctor install format lint \
 	sanitize-objs asan-build fuzz-objs
 # the BPF object is an input of the skeleton and of the installed copy: keep
 # it, or every second make rebuilds both (make -q after make must say "done")
@@ -315,6 +315,10 @@ bench: all $(BUILD)/bench/inject_cost $(BUILD)/bench/fwd_bench $(BUILD)/bench/hi
 # rdmactl search, random against guided on its three known answers (~45 min)
 bench-search: all
 	$(Q)bash bench/search_compare.sh
+
+# rdmactl doctor on 8 nodes: false and true namings over RUNS sweeps, the cost (~2 min a run)
+bench-doctor: all
+	$(Q)bash bench/doctor.sh
 
 # NVMe-oF over RDMA and TCP under faults: docs/stacks.md's table (~15 min)
 bench-stacks: all

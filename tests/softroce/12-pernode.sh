@@ -452,7 +452,7 @@ fi
 # test, its time counted from node1's first RoCE packet. The known answer:
 # one freeze of at least twice the bound (a latency is half a round trip),
 # halved down to one of 160-320 ms; repro.yaml replays it (from: traffic)
-# in at least 4 of 5 (10 in make bench-search); the count rule that found
+# in at least 4 of 5 (the profile asks 10); the count rule that found
 # the traffic is gone
 "$RDMACTL" search profiles/search-node-freeze.yaml -o "$W/sf" --set search.replays=5 > "$W/sf.log" 2>&1; rc=$?
 R="$W/sf/result.json"

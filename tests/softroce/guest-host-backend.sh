@@ -81,12 +81,12 @@ fi
 # wrong token never joins: named at the deadline
 tr -dc a-z0-9 < /dev/urandom | head -c 32 > /tmp/jtok; chmod 600 /tmp/jtok
 tr -dc a-z0-9 < /dev/urandom | head -c 32 > /tmp/jbad; chmod 600 /tmp/jbad
-rdma-agent --dev rtbrxe0 --name j0 --join 127.0.0.1:47500 --token-file /tmp/jtok > /tmp/j0.log 2>&1 &
-j0=$!
-rdma-agent --dev rtbrxe2 --name j1 --join 127.0.0.1:47500 --token-file /tmp/jtok > /tmp/j1.log 2>&1 &
-j1=$!
-rdma-agent --dev rtbrxe2 --name j2 --join 127.0.0.1:47500 --token-file /tmp/jbad > /tmp/j2.log 2>&1 &
-j2=$!
+# NAME DEV PORT TOKEN: an agent that joins 127.0.0.1:PORT, in the
+# background ($! its pid), its output in /tmp/NAME.log
+join_agent() { rdma-agent --dev "$2" --name "$1" --join "127.0.0.1:$3" --token-file "$4" > "/tmp/$1.log" 2>&1 & }
+join_agent j0 rtbrxe0 47500 /tmp/jtok; j0=$!
+join_agent j1 rtbrxe2 47500 /tmp/jtok; j1=$!
+join_agent j2 rtbrxe2 47500 /tmp/jbad; j2=$!
 cat > /tmp/join.yaml <<'EOF2'
 version: 1
 name: joined
@@ -121,12 +121,9 @@ fi
 # rdmactl doctor over three joined agents on rxe: it waits for them, and
 # each pair of the three (one a round, the odd node sitting out) runs
 # its latency and bandwidth tests and counts its packets; nothing named
-rdma-agent --dev rtbrxe0 --name d0 --join 127.0.0.1:47501 --token-file /tmp/jtok > /tmp/d0.log 2>&1 &
-d0=$!
-rdma-agent --dev rtbrxe1 --name d1 --join 127.0.0.1:47501 --token-file /tmp/jtok > /tmp/d1.log 2>&1 &
-d1=$!
-rdma-agent --dev rtbrxe2 --name d2 --join 127.0.0.1:47501 --token-file /tmp/jtok > /tmp/d2.log 2>&1 &
-d2=$!
+join_agent d0 rtbrxe0 47501 /tmp/jtok; d0=$!
+join_agent d1 rtbrxe1 47501 /tmp/jtok; d1=$!
+join_agent d2 rtbrxe2 47501 /tmp/jtok; d2=$!
 rdmactl -j doctor --listen 127.0.0.1:47501 --token-file /tmp/jtok --expect 3 --wait 30s --iters 2000 \
 	--bw-iters 50 > /tmp/doc.json 2> /tmp/doc.err; rc=$?
 kill $d0 $d1 $d2 2>/dev/null; wait $d0 $d1 $d2 2>/dev/null

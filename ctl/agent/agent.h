@@ -39,6 +39,9 @@ int agentc_reply(struct agentc *c, const char *cmd, json_t **res, int timeout_ms
  * replies; 0 or the first failure's -errno, said in err */
 int agentc_call_all(struct agentc *const *cs, int n, const char *cmd, json_t **args, json_t **res,
 		    int timeout_ms, char *err, size_t errlen);
+/* the token file into buf (proto_token_load), what is wrong with it
+ * said: 0 or -errno */
+int agentc_token_load(const char *path, char *buf, size_t len);
 /* a request whose result is not needed (PROTO_SILENCE_MS to answer) */
 int agentc_do(struct agentc *c, const char *cmd, json_t *args_stolen, char *err, size_t errlen);
 

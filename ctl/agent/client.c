@@ -179,3 +179,13 @@ int agentc_do(struct agentc *c, const char *cmd, json_t *args, char *err, size_t
 	json_decref(res);
 	return r;
 }
+
+int agentc_token_load(const char *path, char *buf, size_t len)
+{
+	int r = proto_token_load(path, buf, len);
+
+	if (r)
+		log_err("%s: cannot use as token file: %s", path,
+			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
+	return r;
+}

@@ -139,17 +139,13 @@ static int join_state(struct doc *dc, const struct dopts *o)
 {
 	char names[DOC_MAX][32], err[512], peer[64];
 	struct tb_state *s = &dc->tb;
-	int r, n;
+	int n;
 
 	memset(s, 0, sizeof(*s));
 	s->backend = TB_HOSTS;
 	snprintf(s->accel, sizeof(s->accel), "-");
-	r = proto_token_load(o->token_file, s->token, sizeof(s->token));
-	if (r) {
-		log_err("%s: cannot use as token file: %s", o->token_file,
-			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
+	if (agentc_token_load(o->token_file, s->token, sizeof(s->token)))
 		return CTL_USAGE;
-	}
 	if (join_listen(o->listen, s->token, err, sizeof(err))) {
 		log_err("%s", err);
 		return CTL_FAIL;

@@ -208,12 +208,8 @@ int cmd_serve(struct ctl *ctl, int argc, char **argv)
 		usage(stderr);
 		return CTL_USAGE;
 	}
-	r = proto_token_load(token_file, token, sizeof(token));
-	if (r) {
-		log_err("%s: cannot use as token file: %s", token_file,
-			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
+	if (agentc_token_load(token_file, token, sizeof(token)))
 		return CTL_USAGE;
-	}
 	/* two connections an agent (one taken, one parked): room for them */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;

@@ -43,6 +43,9 @@ void dr_cost(int n, int k, int *rounds, long *pairs, int *all_rounds, long *all_
 
 /* the median of v[0..n) (v is sorted in place) */
 double dr_median(double *v, int n);
+/* the lower median: of an even count, the smaller middle one (v sorted
+ * in place; 0 when n is 0) */
+double dr_lower_median(double *v, int n);
 /* median and MAD of v[0..n) (v kept) */
 void dr_center(const double *v, int n, double *med, double *mad);
 /* x stands out above the fleet (median med, MAD mad): its modified z-score

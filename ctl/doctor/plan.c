@@ -60,6 +60,14 @@ double dr_median(double *v, int n)
 	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double dr_lower_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), dcmp);
+	return v[(n - 1) / 2];
+}
+
 void dr_center(const double *v, int n, double *med, double *mad)
 {
 	double *w = n > 0 ? malloc((size_t)n * sizeof(*w)) : NULL;
@@ -120,7 +128,7 @@ static int slowest(const struct dr_meas *m, int nm, const char *lossy, struct dr
 			if (!m[i].failed && !lossy[i] && (m[i].a == k || m[i].b == k) &&
 			    nodes[m[i].a == k ? m[i].b : m[i].a].v != DR_SLOW)
 				lat[c++] = m[i].lat_ns;
-		nodes[k].lat_ns = c ? (dr_median(lat, c), lat[(c - 1) / 2]) : 0;
+		nodes[k].lat_ns = dr_lower_median(lat, c);
 	}
 	for (k = 0, c = 0; k < n; k++)
 		if (nodes[k].lat_ns > 0)

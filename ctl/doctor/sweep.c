@@ -288,31 +288,38 @@ int doc_sweep(struct doc *dc)
 	return r ? r : ctl_interrupted ? -EINTR : 0;
 }
 
+/* a pair's packets (pj: sent_ab, lost_ab, ...) to its ends' counts,
+ * toward each and from each */
+static void add_packets(struct dnode *a, struct dnode *b, const json_t *pj)
+{
+	double sab = (double)json_integer_value(json_object_get(pj, "sent_ab"));
+	double lab = (double)json_integer_value(json_object_get(pj, "lost_ab"));
+	double sba = (double)json_integer_value(json_object_get(pj, "sent_ba"));
+	double lba = (double)json_integer_value(json_object_get(pj, "lost_ba"));
+
+	if (a) {
+		a->sent_out += sab;
+		a->lost_out += lab;
+		a->sent_in += sba;
+		a->lost_in += lba;
+	}
+	if (b) {
+		b->sent_in += sab;
+		b->lost_in += lab;
+		b->sent_out += sba;
+		b->lost_out += lba;
+	}
+}
+
 /* each node's packets toward it and from it, over its pairs */
 static void directions(struct doc *dc)
 {
 	size_t i;
 	json_t *p;
 
-	json_array_foreach(dc->pairs, i, p) {
-		const struct dr_meas *m = &dc->m[i];
-		struct dnode *a = &dc->d[dc->idx[m->a]], *b = &dc->d[dc->idx[m->b]];
-		double sab = (double)json_integer_value(json_object_get(p, "sent_ab"));
-		double lab = (double)json_integer_value(json_object_get(p, "lost_ab"));
-		double sba = (double)json_integer_value(json_object_get(p, "sent_ba"));
-		double lba = (double)json_integer_value(json_object_get(p, "lost_ba"));
-
-		if (m->failed)
-			continue;
-		a->sent_out += sab;
-		a->lost_out += lab;
-		b->sent_in += sab;
-		b->lost_in += lab;
-		b->sent_out += sba;
-		b->lost_out += lba;
-		a->sent_in += sba;
-		a->lost_in += lba;
-	}
+	json_array_foreach(dc->pairs, i, p)
+		if (!dc->m[i].failed)
+			add_packets(&dc->d[dc->idx[dc->m[i].a]], &dc->d[dc->idx[dc->m[i].b]], p);
 }
 
 /* a measured pair is bad the way `kind` says: it loses, or it is slow
@@ -397,15 +404,10 @@ static void bisect(struct doc *dc)
 			snprintf(d->bis, sizeof(d->bis), "bisected: %d of 2 pairs with well nodes %s",
 				 d->v.v == DR_SLOW ? slow[e] : lossy[e],
 				 d->v.v == DR_SLOW ? "slow" : "lost");
-			/* a lossy link's verdict counts its packets there too */
-			for (int k = e; k < 4; k += 2) {
-				json_t *p = pj[k];
-
-				d->sent_out += (double)json_integer_value(json_object_get(p, "sent_ab"));
-				d->lost_out += (double)json_integer_value(json_object_get(p, "lost_ab"));
-				d->sent_in += (double)json_integer_value(json_object_get(p, "sent_ba"));
-				d->lost_in += (double)json_integer_value(json_object_get(p, "lost_ba"));
-			}
+			/* a lossy link's verdict counts its packets there too
+			 * (it is each new pair's a end) */
+			for (int k = e; k < 4; k += 2)
+				add_packets(d, NULL, pj[k]);
 			if (d->v.v == DR_SLOW) {	/* its latency: with the well nodes */
 				d->v.lat_ns = fmin(mm[e].lat_ns, mm[e + 2].lat_ns);
 				dr_outlier(d->v.lat_ns, dc->lat_med, dc->lat_mad, &d->v.z);

@@ -369,11 +369,9 @@ static int open_hosts(struct exp *e)
 		if (ssh_agents_start(&e->ssh, &e->p, &s))
 			return -EIO;
 	} else {
-		r = proto_token_load(e->p.token_file, s.token, sizeof(s.token));
-		if (r) {
-			log_err("%s: cannot use as token file: %s", e->p.token_file, strerror(-r));
+		r = agentc_token_load(e->p.token_file, s.token, sizeof(s.token));
+		if (r)
 			return r;
-		}
 	}
 	if (e->p.join.on) {	/* they dial us: listen, and wait for every one */
 		const char *names[16];

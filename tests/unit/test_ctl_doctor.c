@@ -64,6 +64,10 @@ static void test_robust(void)
 {
 	double v[] = { 10, 11, 9, 10, 12, 10, 50 }, med, mad, z;
 
+	double even[] = { 30, 10, 20, 40 }, one[] = { 7 };
+
+	EXPECT(dr_lower_median(even, 4) == 20 && dr_lower_median(one, 1) == 7 &&
+	       dr_lower_median(one, 0) == 0);
 	dr_center(v, 7, &med, &mad);
 	EXPECT_MSG(med == 10 && mad == 1, "med %g mad %g", med, mad);
 	EXPECT(dr_outlier(50, med, mad, &z) && z > 20);

@@ -40,7 +40,7 @@ for i in $(seq "$RUNS"); do
 	"$C" inject add dev "sw$L" egress drop 1% >/dev/null
 	slow "node$S" on
 	"$C" -j doctor -o "$W/f$i" > /dev/null 2>&1 || true
-	"$C" -j doctor --rounds 1 --iters 3000 -o "$W/o$i" > /dev/null 2>&1 || true
+	"$C" -j doctor --rounds 1 --iters 10000 -o "$W/o$i" > /dev/null 2>&1 || true
 	"$C" inject flush >/dev/null
 	slow "node$S" off
 	f=$(named "$W/f$i/doctor.json"); o=$(named "$W/o$i/doctor.json")

@@ -78,8 +78,13 @@ static void *jconn_thread(void *arg)
 		c->j->refused = 1;
 	pthread_mutex_unlock(&c->j->mu);
 	spare_gone(c, 0);	/* closed before it was taken */
-	agent_conn_put(c->j->a, c->slot);
-	free(c);
+	{	/* freed first: the shutdown waits for agent_conn_put only */
+		struct agent *a = c->j->a;
+		int slot = c->slot;
+
+		free(c);
+		agent_conn_put(a, slot);
+	}
 	return NULL;
 }
 

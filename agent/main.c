@@ -38,11 +38,13 @@ static void on_signal(int sig)
 
 static void *conn_thread(void *p)
 {
-	struct conn_arg *c = p;
+	struct conn_arg c = *(struct conn_arg *)p;
 
-	agent_serve_conn(c->a, c->fd, c->slot, NULL, NULL);
-	agent_conn_put(c->a, c->slot);
-	free(c);
+	/* nothing of ours outlives agent_conn_put: the shutdown waits for it,
+	 * then the process exits (LeakSanitizer saw a conn_arg freed after) */
+	free(p);
+	agent_serve_conn(c.a, c.fd, c.slot, NULL, NULL);
+	agent_conn_put(c.a, c.slot);
 	return NULL;
 }
 
@@ -58,9 +60,10 @@ static void refuse(int fd, const char *peer, const char *why)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rdma-agent --dev DEV --token-file FILE [options]\n"
+		"usage: rdma-agent [--dev DEV] --token-file FILE [options]\n"
 		"       rdma-agent --no-rdma --token-file FILE [options]\n"
-		"  -d, --dev DEV          RDMA device (e.g. rxe0)\n"
+		"  -d, --dev DEV          RDMA device (e.g. rxe0; default: the first whose port\n"
+		"                         is ACTIVE on Ethernet, as ibv_devices lists them)\n"
 		"      --no-rdma          no device: the control plane only (ping, hello, inject;\n"
 		"                         every workload refused), for control-plane scale tests\n"
 		"  -i, --ib-port N        device port (default 1)\n"
@@ -139,7 +142,7 @@ static int parse_args(int argc, char **argv, struct agent_args *o)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || !o->dev == !o->no_rdma || !o->token_file) {
+	if (optind != argc || (o->dev && o->no_rdma) || !o->token_file) {
 		usage(stderr);
 		return 2;
 	}
@@ -195,10 +198,28 @@ static void serve(struct agent *a, int lfd)
 	pthread_attr_destroy(&attr);
 }
 
+/* no --dev: the first device whose port is ACTIVE on Ethernet (a Slurm
+ * launch on nodes of one kind). 0, or -ENODEV said */
+static int pick_dev(struct agent_args *o, char *name, size_t len)
+{
+	int n, r = vb_dev_pick((uint8_t)o->port, name, len, &n);
+
+	if (r) {
+		log_err("no --dev, and no RDMA device with port %u ACTIVE on Ethernet "
+			"(ibv_devinfo lists them)", (unsigned)o->port);
+		return r;
+	}
+	log_info("no --dev: %s, the first of %d with port %u ACTIVE", name, n,
+		 (unsigned)o->port);
+	o->dev = name;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct agent_args o = { .port = 1 };
 	static struct agent a;
+	char picked[64];
 	struct sigaction sa;
 	int lfd, r, rc = 1;
 
@@ -212,6 +233,8 @@ int main(int argc, char **argv)
 			r == -EINVAL ? "expected one line of 16..128 [A-Za-z0-9_-]" : strerror(-r));
 		return 2;
 	}
+	if (!o.dev && !o.no_rdma && pick_dev(&o, picked, sizeof(picked)))
+		return 1;
 	snprintf(a.name, sizeof(a.name), "%s", o.name ? o.name : o.dev ? o.dev : "agent");
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_rwlock_init(&a.dev_rw, NULL);

@@ -24,6 +24,10 @@ PKGS=(
 	# from nfs-kernel-server and nfs-common (never installed: no nfsd or
 	# rpcbind runs on this machine) and need
 	libtirpc3 libtirpc-common libcom-err2 libkeyutils1 netbase
+	# Slurm on the per-node testbed: slurmctld, slurmd and the client are
+	# unpacked from Debian's slurm packages (never installed: no Slurm
+	# daemon runs on this machine) and need
+	libhwloc15 liblz4-1 libnuma1 libudev1
 	# testbed: VM image and boot
 	qemu-system-x86 busybox-static cpio xz-utils zstd
 	# ssh: rdmactl's client; the VM's sshd is unpacked from openssh-server

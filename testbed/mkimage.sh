@@ -106,7 +106,7 @@ fi
 unpacked() {	# package, a file it holds: the unpacked tree's root, or nothing
 	local pkg=$1 file=$2 root tmp deb ver
 	root=$(ls -d "$CACHE/$pkg"-[0-9]* 2>/dev/null | head -1 || true)
-	if [ -n "$root" ] && [ -x "$root$file" ]; then echo "$root"; return; fi
+	if [ -n "$root" ] && [ -e "$root$file" ]; then echo "$root"; return; fi
 	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
 	chown _apt "$tmp" 2>/dev/null || true
 	if (cd "$tmp" && apt-get download -q "$pkg" >&2); then
@@ -114,7 +114,7 @@ unpacked() {	# package, a file it holds: the unpacked tree's root, or nothing
 		ver=$(dpkg-deb -f "$deb" Version | tr ':~' '__')
 		rm -rf "$CACHE/$pkg-$ver"
 		dpkg-deb -x "$deb" "$CACHE/$pkg-$ver"
-		[ -x "$CACHE/$pkg-$ver$file" ] && echo "$CACHE/$pkg-$ver"
+		[ -e "$CACHE/$pkg-$ver$file" ] && echo "$CACHE/$pkg-$ver"
 	else
 		log "apt-get download $pkg failed: the image has no $file"
 	fi
@@ -123,10 +123,19 @@ unpacked() {	# package, a file it holds: the unpacked tree's root, or nothing
 SSHD_ROOT=$(unpacked openssh-server /usr/sbin/sshd)
 NFSD_ROOT=$(unpacked nfs-kernel-server /usr/sbin/rpc.nfsd)
 NFSC_ROOT=$(unpacked nfs-common /sbin/mount.nfs)
+# Slurm (rdmatb-slurm, rdmactl run --slurm): the controller, the node
+# daemon and its step daemon, the client, the plugins and libslurmfull
+SLURM_ROOTS=
+for pf in slurmctld:/usr/sbin/slurmctld-wlm slurmd:/usr/sbin/slurmd-wlm \
+	  slurm-client:/usr/bin/srun slurm-wlm-basic-plugins:/usr/lib/x86_64-linux-gnu/slurm-wlm/libslurmfull.so; do
+	r=$(unpacked "${pf%%:*}" "${pf#*:}")
+	[ -n "$r" ] || { SLURM_ROOTS=; log "no Slurm in the image (${pf%%:*})"; break; }
+	SLURM_ROOTS="$SLURM_ROOTS $r"
+done
 
 # ---------------------------------------------------------------- base layer
 versions=$(dpkg-query -W -f='${Package}=${Version}\n' $PKGS 2>/dev/null | sort)
-KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; echo "${SSHD_ROOT##*/} ${NFSD_ROOT##*/} ${NFSC_ROOT##*/}"; } | sha256sum | cut -c1-16)
+KEY=$( { cat "$0"; echo "$KVER"; echo "$versions"; echo "${SSHD_ROOT##*/} ${NFSD_ROOT##*/} ${NFSC_ROOT##*/} $SLURM_ROOTS"; } | sha256sum | cut -c1-16)
 BASE=$CACHE/base-$KVER-$KEY.cpio
 BUILT=0
 t0=$(date +%s.%N)
@@ -214,6 +223,33 @@ if [ ! -s "$BASE" ]; then
 		for f in /etc/netconfig /etc/services /etc/protocols; do
 			[ -e "$f" ] || die "$f: missing (make deps: libtirpc-common, netbase)"
 			copy_file "$f"
+		done
+	fi
+	# Slurm: its daemons under their own names (Debian's alternatives
+	# link slurmd to slurmd-wlm; slurmd runs /usr/sbin/slurmstepd), the
+	# client, and the plugins whose libraries this machine has (make deps;
+	# the Lua ones are left out)
+	if [ -n "$SLURM_ROOTS" ]; then
+		SLIB=/usr/lib/x86_64-linux-gnu/slurm-wlm
+		mkdir -p "$ST$SLIB" "$ST/usr/sbin" "$ST/usr/bin"
+		for r in $SLURM_ROOTS; do
+			for f in "$r"/usr/sbin/*-wlm; do
+				[ -e "$f" ] && cp "$f" "$ST/usr/sbin/$(basename "${f%-wlm}")"
+			done
+			for b in srun sbatch salloc squeue sinfo scontrol scancel; do
+				[ -e "$r/usr/bin/$b" ] && cp "$r/usr/bin/$b" "$ST/usr/bin/"
+			done
+			[ -d "$r$SLIB" ] && cp -a "$r$SLIB"/. "$ST$SLIB/"
+		done
+		for f in "$ST$SLIB"/*.so "$ST"/usr/sbin/slurm* "$ST"/usr/bin/s{run,batch,alloc,queue,info,control,cancel}; do
+			libs=$(LD_LIBRARY_PATH=$ST$SLIB ldd "$f" 2>/dev/null) || continue
+			if grep -q "not found" <<< "$libs"; then
+				case $f in *.so) rm -f "$f"; continue ;; esac
+				die "${f##*/}: $(grep "not found" <<< "$libs" | head -1) (make deps)"
+			fi
+			for lib in $(awk '/=> \//{print $3}' <<< "$libs"); do
+				case $lib in "$ST"*) ;; *) copy_file "$lib" ;; esac
+			done
 		done
 	fi
 	printf 'root:x:0:0:root:/root:/bin/sh\nsshd:x:100:65534::/run/sshd:/bin/false\n' > "$ST/etc/passwd"

@@ -37,6 +37,32 @@ static int find_roce_v2_ipv4(struct vb_dev *d)
 	return -ENOENT;
 }
 
+int vb_dev_pick(uint8_t port, char *name, size_t len, int *nactive)
+{
+	struct ibv_device **list;
+	int n, i, r = -ENODEV;
+
+	*nactive = 0;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -errno ? -errno : -ENODEV;
+	for (i = 0; i < n; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+		struct ibv_port_attr pa;
+
+		if (!ctx)
+			continue;
+		if (!ibv_query_port(ctx, port, &pa) && pa.state == IBV_PORT_ACTIVE &&
+		    pa.link_layer == IBV_LINK_LAYER_ETHERNET && ++*nactive == 1) {
+			snprintf(name, len, "%s", ibv_get_device_name(list[i]));
+			r = 0;
+		}
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+	return r;
+}
+
 int vb_dev_open(struct vb_dev *d, const char *name, uint8_t port, int gid_index, int wait_ms)
 {
 	struct ibv_device **list;

@@ -26,6 +26,9 @@ struct vb_dev {
  * to wait_ms for it to appear (rxe adds GIDs after the port goes ACTIVE) */
 int vb_dev_open(struct vb_dev *d, const char *name, uint8_t port, int gid_index, int wait_ms);
 void vb_dev_close(struct vb_dev *d);
+/* the first device (ibv_get_device_list's order) whose port is ACTIVE on
+ * Ethernet (RoCE) into name; *nactive: how many are. 0, or -ENODEV: none */
+int vb_dev_pick(uint8_t port, char *name, size_t len, int *nactive);
 int vb_port_query(const struct vb_dev *d, struct ibv_port_attr *pa);
 /* "ACTIVE", "DOWN", ... (ibv_port_state_str says "active": ours match ibv_devinfo) */
 const char *vb_port_state_name(enum ibv_port_state st);

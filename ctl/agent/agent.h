@@ -58,8 +58,10 @@ int join_names(char (*names)[32], int max);
 /* where name joined from, its device: 0, -ENOENT */
 int join_info(const char *name, char *peer, size_t plen, char *dev, size_t dlen);
 /* until every one of names has joined (a progress line every 2 s unless
- * quiet): 0, -ETIMEDOUT after wait_s (err names the missing), -EINTR */
-int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len);
+ * quiet): 0, -ETIMEDOUT after wait_s (err names the missing), -EINTR;
+ * -EIO when gone (not NULL) says what starts them has ended (err: why) */
+int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len,
+	      int (*gone)(void *arg, char *why, size_t len), void *arg);
 /* the fleet: the names given ("A,B,...", each waited for as join_wait
  * does), or else the first `expect` to join (node2 before node10), a line
  * a second unless quiet. Their names into names[0..max); how many, or

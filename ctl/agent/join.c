@@ -306,7 +306,8 @@ int join_take(struct agentc *c, const char *name, int timeout_ms)
 	return r;
 }
 
-int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len)
+int join_wait(const char *const *names, int n, double wait_s, int quiet, char *err, size_t len,
+	      int (*gone)(void *arg, char *why, size_t len), void *arg)
 {
 	double t0 = rtb_now_s(), said = t0;
 	int i, have = 0;
@@ -325,6 +326,13 @@ int join_wait(const char *const *names, int n, double wait_s, int quiet, char *e
 		}
 		if (have == n || ctl_interrupted || rtb_now_s() - t0 >= wait_s)
 			break;
+		if (gone && gone(arg, err, len)) {	/* what starts them has ended */
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, len, "join: %d of %d agents joined %s; %s", have, n, J.at, why);
+			return -EIO;
+		}
 		if (!quiet && rtb_now_s() - said >= 2) {
 			log_info("join: %d of %d agents joined at %s; waiting for %s (%.0f s of %.0f)",
 				 have, n, J.at, err, rtb_now_s() - t0, wait_s);
@@ -368,7 +376,7 @@ int join_fleet(const char *nodes, uint64_t expect, double wait_s, int quiet, cha
 			n++;
 		}
 		free(copy);
-		r = join_wait(want, n, wait_s, quiet, err, sizeof(err));
+		r = join_wait(want, n, wait_s, quiet, err, sizeof(err), NULL, NULL);
 		free(want);
 		if (r)
 			log_err("%s", r == -EINTR ? "interrupted" : err);

@@ -34,7 +34,7 @@ static void usage_run(FILE *f)
 	fprintf(f,
 		"usage: rdmactl [-j] run PROFILE [-o DIR] [--set key.path=value]... [--keep]\n"
 		"                  [--expect '[ARM:] METRIC OP VALUE']... [--junit FILE] [--trace]\n"
-		"                  [--no-reach-check] [--repeat N]\n"
+		"                  [--no-reach-check] [--repeat N] [--slurm [--dev DEV] [--listen A:P]]\n"
 		"  runs the experiment and writes DIR (default runs/NAME-YYYYmmdd-HHMMSS):\n"
 		"  report.json, summary.csv, ARM.hlog, report.html\n"
 		"  --set a.b.0.c=v  overrides a profile key (lists by index), e.g. --set run.iters=10\n"
@@ -48,6 +48,10 @@ static void usage_run(FILE *f)
 		"                   traffic (by default the run fails there: the fault is off the path)\n"
 		"  --repeat N       N runs, each in DIR/K (DIR: -o's, or runs/NAME-...-repeat),\n"
 		"                   and in how many an expectation failed (a replay rate)\n"
+		"  --slurm          inside a Slurm allocation: the profile's nodes are the\n"
+		"                   allocation's first ones, their agents started by srun, one a\n"
+		"                   node, each on its first ACTIVE device (--dev: that one); they\n"
+		"                   dial this host (--listen: ADDR:PORT they reach it at)\n"
 		"  exit 0: done, every expectation held; 1: the run failed or an expectation\n"
 		"  failed (report.json: status, expectations_failed); 2: bad usage or profile\n");
 }

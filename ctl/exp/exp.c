@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Opening and closing an experiment (exp.h): the profile's arguments, the
- * report directory (built as DIR.partial, renamed when complete, so DIR
- * never holds half a report), the testbed or the profile's hosts, one
+ * Opening and closing an experiment (exp.h): the report directory (built
+ * as DIR.partial, renamed when complete, so DIR never holds half a
+ * report), the testbed or the profile's hosts, one
  * control connection per node, the fault rules on each node's own agent,
  * leased to that connection: if rdmactl dies, the agents remove them.
  */
@@ -20,139 +20,7 @@
 #include "ctl/exp/expect.h"
 #include "ctl/exp/inject.h"
 #include "lib/log.h"
-
-/* --set pairs, -o, --keep and the positional words: 0, CTL_HELP after
- * --help, CTL_USAGE (message printed) */
-int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int maxpos, int *npos,
-	     void (*usage)(FILE *))
-{
-	int i;
-
-	a->nsets = a->nexpects = *npos = 0;
-	for (i = 0; i < argc; i++) {
-		const char *o = argv[i];
-
-		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-			usage(stdout);
-			return CTL_HELP;
-		}
-		if ((!strcmp(o, "-o") && a->out) || (!strcmp(o, "--junit") && a->junit) ||
-		    !strcmp(o, "--set") || !strcmp(o, "--expect")) {
-			if (i + 1 >= argc) {
-				log_err("%s needs a value", o);
-				return CTL_USAGE;
-			}
-			if (!strcmp(o, "-o"))
-				*a->out = argv[++i];
-			else if (!strcmp(o, "--junit"))
-				*a->junit = argv[++i];
-			else if (o[2] == 's' && a->nsets < PROF_MAX_SETS)
-				a->sets[a->nsets++] = argv[++i];
-			else if (o[2] == 'e' && a->nexpects < PROF_MAX_EXPECT)
-				a->expects[a->nexpects++] = argv[++i];
-			else {
-				log_err("%s: at most %d", o, o[2] == 's' ? PROF_MAX_SETS : PROF_MAX_EXPECT);
-				return CTL_USAGE;
-			}
-			continue;
-		}
-		if (!strcmp(o, "--keep") && a->keep) {
-			*a->keep = 1;
-			continue;
-		}
-		if (!strcmp(o, "--trace") && a->trace) {
-			*a->trace = 1;
-			continue;
-		}
-		if (!strcmp(o, "--no-reach-check") && a->no_reach) {
-			*a->no_reach = 1;
-			continue;
-		}
-		if (o[0] == '-') {
-			log_err("unknown option '%s'", o);
-			usage(stderr);
-			return CTL_USAGE;
-		}
-		if (*npos >= maxpos) {
-			log_err("unexpected '%s' (at most %d profile%s)", o, maxpos, maxpos > 1 ? "s" : "");
-			return CTL_USAGE;
-		}
-		pos[(*npos)++] = o;
-	}
-	return 0;
-}
-
-int exp_add_expects(struct profile *p, const char *const *texts, int n)
-{
-	const struct wlc *wl = wlc_find(p->workload);
-	char msg[400];
-	size_t off;
-	int i, j;
-
-	for (i = 0; i < n; i++) {
-		struct prof_expect *x = &p->expect[p->nexpect];
-
-		if (p->nexpect == PROF_MAX_EXPECT) {
-			log_err("--expect: at most %d expectations with the profile's", PROF_MAX_EXPECT);
-			return CTL_USAGE;
-		}
-		if (!wl || expect_parse(texts[i], wl->measure, x, msg, sizeof(msg), &off)) {
-			log_err("--expect '%s': %s", texts[i], wl ? msg : "no workload");
-			return CTL_USAGE;
-		}
-		j = expect_target(p, x);
-		if (j) {
-			if (j == -EINVAL)
-				log_err("--expect '%s': '%s' is a role: a role has exit and wall", texts[i],
-					x->arm);
-			else
-				log_err("--expect '%s': no arm named '%s' in %s", texts[i], x->arm,
-					p->file);
-			return CTL_USAGE;
-		}
-		p->nexpect++;
-	}
-	return 0;
-}
-
-int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*usage)(FILE *))
-{
-	static struct exp_argv a;
-	const char *pos[4];
-	int npos, r;
-
-	memset(o, 0, sizeof(*o));
-	memset(&a, 0, sizeof(a));
-	/* no connection yet: exp_close after a failed load closes nothing
-	 * (fd 0 it did: stdin, or whatever a later open got as 0) */
-	e->sw.fd = -1;
-	for (int i = 0; i < PROF_MAX_SWITCHES; i++)
-		e->swh[i].fd = -1;
-	a.out = &o->outdir;
-	a.keep = &o->keep;
-	a.trace = &o->trace;
-	a.no_reach = &o->no_reach_check;
-	a.junit = &o->junit;
-	if (argc > 7 + 2 * (PROF_MAX_SETS + PROF_MAX_EXPECT)) {
-		log_err("too many arguments");
-		return CTL_USAGE;
-	}
-	r = exp_args(argc, argv, &a, pos, 1, &npos, usage);
-	if (r)
-		return r;
-	if (npos != 1) {
-		usage(stderr);
-		return CTL_USAGE;
-	}
-	if (profile_load(&e->p, pos[0], a.sets, a.nsets, e->err, sizeof(e->err))) {
-		fprintf(stderr, "%s\n", e->err);
-		return CTL_USAGE;
-	}
-	e->loaded = 1;
-	if (o->trace)
-		e->p.trace = 1;
-	return exp_add_expects(&e->p, a.expects, a.nexpects);
-}
+#include "lib/proto.h"
 
 static void iso_now(char *buf, size_t len)
 {
@@ -368,6 +236,11 @@ static int open_hosts(struct exp *e)
 			log_info("starting %d agents over ssh", e->p.nhosts);
 		if (ssh_agents_start(&e->ssh, &e->p, &s))
 			return -EIO;
+	} else if (e->p.slurm.on) {	/* a fresh token, for srun's stdin */
+		if (proto_token_new(s.token, sizeof(s.token))) {
+			log_err("cannot make a token: no random bytes from the kernel");
+			return -EIO;
+		}
 	} else {
 		r = agentc_token_load(e->p.token_file, s.token, sizeof(s.token));
 		if (r)
@@ -382,9 +255,18 @@ static int open_hosts(struct exp *e)
 			snprintf(s.node[i].host, sizeof(s.node[i].host), "%s", JOIN_HOST);
 			s.node[i].port = 0;
 		}
-		if ((r = join_listen(e->p.join.listen, s.token, err, sizeof(err))) ||
-		    (r = join_wait(names, e->p.nhosts, (double)e->p.join.wait_ns / 1e9,
-				   !e->o.print || e->ctl->json, err, sizeof(err)))) {
+		if (!(r = join_listen(e->p.join.listen, s.token, err, sizeof(err))) &&
+		    e->p.slurm.on) {
+			if (e->o.print && !e->ctl->json)
+				log_info("starting %d agents with srun (job %s, %d of its %d nodes), "
+					 "joining %s", e->p.nhosts, getenv("SLURM_JOB_ID") ?: "?",
+					 e->p.nhosts, e->p.slurm.nalloc, e->p.slurm.dial);
+			if ((r = slurm_agents_start(&e->slurm, &e->p, s.token)))
+				snprintf(err, sizeof(err), "srun: %s", strerror(-r));
+		}
+		if (r || (r = join_wait(names, e->p.nhosts, (double)e->p.join.wait_ns / 1e9,
+					!e->o.print || e->ctl->json, err, sizeof(err),
+					e->p.slurm.on ? slurm_agents_gone : NULL, &e->slurm))) {
 			log_err("%s", err);
 			join_stop();
 			return r;
@@ -704,6 +586,9 @@ int exp_open(struct exp *e, struct ctl *ctl, const struct exp_opts *o)
 						json_string_value(json_object_get(res, "kernel")),
 						"boot_id",
 						json_string_value(json_object_get(res, "boot_id"))));
+		if (e->p.slurm.on)	/* port: nic is the node's RoCE netdev */
+			snprintf(e->p.host[e->g.node[i]].nic, sizeof(e->p.host[0].nic), "%s",
+				 json_string_value(json_object_get(res, "netdev")) ?: "");
 		snprintf(e->mac[i], sizeof(e->mac[i]), "%s",	/* a switch host's MAC table */
 			 json_string_value(json_object_get(res, "mac")) ?: "");
 		if (json_string_length(json_object_get(res, "boot_id")) &&
@@ -756,6 +641,7 @@ void exp_close(struct exp *e)
 		if (e->swh[a].fd >= 0)
 			agentc_close(&e->swh[a]);
 	ssh_agents_stop(&e->ssh);	/* after our connections: nothing of ours is left in them */
+	slurm_agents_stop(&e->slurm);
 	if (e->joined)	/* the parked connections too: the agents dial again, for the next */
 		join_stop();
 	e->joined = 0;

@@ -29,6 +29,29 @@ struct ssh_agents {
 	int lport[SSH_MAX_AGENTS];	/* our end of the forward */
 };
 
+/* --- slurm.c: rdmactl run --slurm */
+struct slurm_agents {
+	int on;			/* started: stop has something to do */
+	pid_t pid;		/* srun, in its own session */
+	int fd;			/* srun's stdin (every task's): closing it stops the agents */
+	int logfd;		/* srun's stderr */
+	int n;			/* tasks: task i on names[i] */
+	char names[PROF_MAX_HOSTS][32];
+};
+/* the allocation's nodes (SLURM_JOB_NODELIST, as scontrol show hostnames
+ * gives them): how many, or -errno with the reason in err */
+int slurm_nodes(char (*names)[32], int max, char *err, size_t len);
+/* a testbed profile onto the allocation: its first p->nodes nodes as hosts
+ * that join at listen (NULL: this host's address, any free port). 0, or
+ * -errno with the reason in err */
+int slurm_adopt(struct profile *p, const char *listen, char *err, size_t len);
+/* srun: one agent per host, dialing p->slurm.dial with token. 0 or -errno */
+int slurm_agents_start(struct slurm_agents *sa, const struct profile *p, const char *token);
+/* 1 (why said) when srun has exited, else 0 (a join_wait watch) */
+int slurm_agents_gone(void *arg, char *why, size_t len);
+/* stdin closed (the agents stop, the step ends), srun reaped */
+void slurm_agents_stop(struct slurm_agents *sa);
+
 /* start one agent per host over ssh (and one per switch host, --no-rdma,
  * at lport[nhosts + j]), fill s (loopback ports, fresh token) */
 int ssh_agents_start(struct ssh_agents *sa, const struct profile *p, struct tb_state *s);
@@ -63,6 +86,9 @@ struct exp_opts {
 	int node_faults_by_hand;	/* the TUI: a node fault timeline even with no event */
 	const char *junit;	/* --junit FILE: the expectations as JUnit XML */
 	int quiet;		/* the report in its directory only, not on stdout (a search's trials) */
+	int slurm;		/* --slurm: the nodes are the Slurm allocation's */
+	const char *slurm_dev;	/* --dev (with --slurm) */
+	const char *listen;	/* --listen ADDR:PORT (with --slurm) */
 };
 
 struct exp {
@@ -98,8 +124,9 @@ struct exp {
 	char tmpdir[48], tmpname[PATH_MAX + 32];
 	int tmpfd;
 	struct ssh_agents ssh;
-	struct exp_nodes *nf;
-	int joined;		/* hosts.join: listening for the agents (join_stop at close) */	/* the timeline's node faults (nodefault.c), NULL: none */
+	struct slurm_agents slurm;
+	struct exp_nodes *nf;	/* the timeline's node faults (nodefault.c), NULL: none */
+	int joined;		/* hosts.join: listening for the agents (join_stop at close) */
 	unsigned arm_gen[TB_MAX_NODES];	/* each node's events when the arm began */
 	double arm_t;		/* when it began, on the node faults' clock */
 	json_t *hits;		/* what node faults did to arms: the report's node_fault_effects */
@@ -158,6 +185,8 @@ struct exp_argv {
 	int *keep;
 	int *trace;
 	int *no_reach;
+	int *slurm;			/* --slurm, --dev DEV, --listen ADDR:PORT */
+	const char **slurm_dev, **listen;
 };
 /* PROFILE... and the options of a: *npos (at most maxpos) files in pos */
 int exp_args(int argc, char **argv, struct exp_argv *a, const char **pos, int maxpos, int *npos,

@@ -48,6 +48,7 @@ struct prof_host {
 	int aport;		/* ssh: the agent's port on the remote loopback */
 };
 
+#define PROF_MAX_HOSTS 16
 #define PROF_MAX_SWITCHES 4
 #define PROF_MAX_SWITCH_PORTS 16
 
@@ -71,6 +72,15 @@ struct prof_join {
 	int on;
 	char listen[96];	/* ADDR:PORT rdmactl listens on */
 	uint64_t wait_ns;	/* for every node's agent, at most (default 60 s) */
+};
+
+/* rdmactl run --slurm: the hosts are the allocation's first nodes, their
+ * agents started in a job step (ctl/exp/slurm.c) that dial rdmactl */
+struct prof_slurm {
+	int on;
+	char dev[32];		/* --dev: every agent's device ("": each picks its own) */
+	char dial[96];		/* ADDR:PORT the agents dial */
+	int nalloc;		/* the allocation's nodes */
 };
 
 /* hosts.ssh: how rdmactl starts the agents */
@@ -171,11 +181,12 @@ struct profile {
 	int sw;			/* testbed.switch: 1 xdp, 0 bridge, -1 unsaid */
 	int nodes, mtu;
 	int nhosts;		/* > 0: hosts instead of a testbed */
-	struct prof_host host[16];
+	struct prof_host host[PROF_MAX_HOSTS];
 	int nswitches;
 	struct prof_switch swh[PROF_MAX_SWITCHES];
 	char token_file[PATH_MAX];
 	struct prof_join join;
+	struct prof_slurm slurm;
 	struct prof_ssh ssh;
 	char workload[16];	/* collective | train | kv | storage */
 	json_t *wopts;		/* the workload's options (strings, as in the file); exec: {vars, env} */

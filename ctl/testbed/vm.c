@@ -83,10 +83,13 @@ static int stage_overlay(const struct tb_state *s, const char *dir, int port_bas
 		{ ctl_libexec_dir, "topology.sh", "usr/libexec/rdma-testbed/topology.sh", 0755 },
 		{ ctl_libexec_dir, "nvmf.sh", "usr/bin/rdmatb-nvmf", 0755 },
 		{ ctl_libexec_dir, "nfs.sh", "usr/bin/rdmatb-nfs", 0755 },
+		{ ctl_libexec_dir, "slurm.sh", "usr/bin/rdmatb-slurm", 0755 },
 		{ ctl_libexec_dir, "storage-lib.sh", "usr/lib/rdma-testbed/storage-lib.sh", 0644 },
 		{ ctl_bin_dir, "rdma-agent", "usr/bin/rdma-agent", 0755 },
 		{ ctl_bin_dir, "rdma-inject", "usr/bin/rdma-inject", 0755 },
 		{ ctl_bin_dir, "rdma-run", "usr/bin/rdma-run", 0755 },
+		/* rdmactl run --slurm inside the nodes' allocation (rdmatb-slurm) */
+		{ ctl_bin_dir, "rdmactl", "usr/bin/rdmactl", 0755 },
 		{ ctl_bpf_dir, "inject.bpf.o", "usr/lib/rdma-testbed/bpf/inject.bpf.o", 0644 },
 		/* built only where Open MPI's mpicc is (make deps): optional */
 		{ ctl_bin_dir, "rdmatb-mpi-bench", "usr/bin/rdmatb-mpi-bench", 0755 | S_ISVTX },
@@ -616,6 +619,22 @@ static void node_kernels(const struct tb_state *s, char *buf, size_t len)
 		snprintf(buf + n, len - n, ")");
 }
 
+/* a per-node VM's memory: the kernel unpacks the image into a tmpfs of
+ * half the memory the image itself leaves, so it needs about three times
+ * the image, and room to run (512 MiB at least; 64 MiB steps) */
+static int node_mem_default(const char *initrd)
+{
+	struct stat st;
+	long mib, need;
+
+	if (stat(initrd, &st))
+		return 512;
+	mib = (long)(st.st_size >> 20);
+	need = 3 * mib + 160;
+	need = (need + 63) / 64 * 64;
+	return need > 512 ? (int)need : 512;
+}
+
 static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 {
 	char initrd[PATH_MAX], kernel[PATH_MAX] = "";
@@ -637,6 +656,8 @@ static int vm_up(struct tb_state *s, const struct tb_up_opts *o)
 		return r;
 	if (s->topology == TB_PER_NODE)	/* what a node boots (again, at a reboot) */
 		snprintf(s->kernel_path, sizeof(s->kernel_path), "%s", kernel);
+	if (s->topology == TB_PER_NODE && !o->mem_mb)
+		s->node_mem_mb = node_mem_default(initrd);
 	if (others && (r = other_kernels(s, o, base)))
 		return r;
 	qemu_choose_accel(s, o->accel, kernel, initrd);

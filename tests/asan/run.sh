@@ -56,7 +56,7 @@ else
 	# step-timeout floor: hadamard "lost" 7% at a 1% drop and the profile's
 	# lost < 5% failed. The floor is raised, so only the drops lose pieces
 	if "$C" testbed up --nodes 3 --topology shared --mem 2048 > "$W/up.out" 2>&1 &&
-	   "$C" run profiles/quickstart.yaml -o "$W/q" --set run.iters=24 --set run.rounds=3 \
+	   "$C" run profiles/quickstart.yaml -o "$W/q" --set run.iters=24 --set run.rounds=1 \
 		--set workload.options.step_timeout_min=1s \
 		--set workload.options.step_timeout_max=2s > "$W/run.out" 2>&1; then
 		logs=$(timeout 30 ssh -F "${RDMATB_STATE_DIR:-/run/rdma-testbed}/ssh/config" rdma-testbed 'cat /tmp/agent*.log' 2>&1)
@@ -90,7 +90,10 @@ else
 		if [ -n "$ap" ] && [ $gone = 0 ] && [ "$dt" -lt 10000 ] && [ -z "$rep" ] && grep -q "node0: shutting down" <<< "$log0" && [ $prc != 0 ]; then
 			pass agent_term_mid_perftest "node0's sanitized agent, SIGTERM while ib_write_lat ran through it: exited after $dt ms, no sanitizer report; rdmactl perftest exit $prc ($(grep -m1 -o 'node0[^;]*' "$W/pt.out" | head -c 100))"
 		else
-			fail agent_term_mid_perftest "pid '$ap' gone=$gone after $dt ms, perftest rc=$prc; ${rep:-no sanitizer report}; log: $(tail -n 4 <<< "$log0" | tr '\n' '|')"
+			# a leak's size and the frames of ours that allocated it
+			leak=$(grep -A12 -E '^(Direct|Indirect) leak of' <<< "$log0" |
+				grep -E 'leak of|/(agent|lib|workloads)/' | head -n 12 | sed 's/^ *//' | tr '\n' '|')
+			fail agent_term_mid_perftest "pid '$ap' gone=$gone after $dt ms, perftest rc=$prc; ${rep:-no sanitizer report}; ${leak:+leaks: $leak; }log: $(tail -n 4 <<< "$log0" | tr '\n' '|')"
 		fi
 		kill $ptp 2>/dev/null
 	else

@@ -5,15 +5,16 @@
 # on this host. Each node has its own boot id; the RDMA CM (rping without
 # -I) crosses kernels, and the host's switch port sees every RoCE packet
 # the node's rxe sent; agents run RC between kernels; exec and cp reach
-# each node's own filesystem; down, and down after a killed up, leave no
-# qemu, tap, bridge or state.
+# each node's own filesystem; Slurm runs on the nodes and rdmactl run
+# --slurm inside its allocation; down, and down after a killed up, leave
+# no qemu, tap, bridge or state.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
        exec_cp_per_node switch_faults_traced switch_agent_cli switch_host_traced rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
-       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset search_node_freeze tui_node_fault down_clean killed_up_cleans
-       kernel_per_node switch_xdp"
+       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset search_node_freeze tui_node_fault slurm_run down_clean
+       killed_up_cleans kernel_per_node switch_xdp"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
 vm_or_skip || exit 0
@@ -507,6 +508,11 @@ if [ $ok = 1 ] && [ -s "$W/tui.rc" ] && [ "$v" = "1 1" ] && [ -z "$sv" ]; then
 else
 	fail tui_node_fault "$why rc=$(cat "$W/tui.rc" 2>/dev/null) [$v] schema: $sv; screen: $scr"
 fi
+
+# --- Slurm on the nodes, and rdmactl run --slurm through the docs' sbatch
+# script (tests/softroce/pernode-slurm.sh)
+. tests/softroce/pernode-slurm.sh
+slurm_run
 
 out=$("$RDMACTL" testbed down 2>&1); rc=$?
 left=$(host_clean)

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+# Sourced by 12-pernode.sh on its running per-node testbed (3 nodes):
+# Slurm on the nodes and `rdmactl run --slurm` through the docs' sbatch
+# script. Debian's slurmctld runs on node0, slurmd on every node
+# (rdmatb-slurm, started and stopped here). The job runs the script of
+# examples/slurm/ (the one docs/cluster.md shows) on quickstart.yaml,
+# a collective with a 1% drop on every node: rdmactl on node0 starts the
+# agents with srun, they join it, the run ends, the step with it. A
+# device that is not on every node fails at once, naming the node.
+
+# every node: rdmatb-slurm ARG; the nodes' answers, rc 1 when one failed
+slurm_all() {
+	local n rc=0
+	for n in "$@"; do
+		timeout 120 "$RDMACTL" testbed exec "$n" -- rdmatb-slurm "$SLURM_VERB" 2>&1 || rc=1
+	done
+	return $rc
+}
+
+# what the job left on a node: agents it started, step daemons, srun
+slurm_left() {
+	"$RDMACTL" testbed exec "$1" -- sh -c \
+		'ps -o pid,args | grep -E "rdma-agent .*--join|slurmstepd|[s]run " | grep -v grep' 2>&1
+}
+
+slurm_run() {
+	local ok=1 why="" t0 out rc job rep v left n docs_ok=1 line bad
+	t0=$EPOCHREALTIME
+	SLURM_VERB=start slurm_all node0 node1 node2 > "$W/slurm-start.out" ||
+		{ ok=0; why="start: $(tail -n 3 "$W/slurm-start.out" | tr '\n' '|')"; }
+	"$RDMACTL" testbed exec node0 -- sh -c "rm -rf /tmp/sl; mkdir -p /tmp/sl"
+	"$RDMACTL" testbed cp examples/slurm/rdma-run.sbatch node0:/tmp/sl/ &&
+		"$RDMACTL" testbed cp profiles/quickstart.yaml node0:/tmp/sl/ || { ok=0; why="$why cp failed;"; }
+	# outside an allocation: refused, nothing started
+	out=$("$RDMACTL" testbed exec node0 -- rdmactl run --slurm /tmp/sl/quickstart.yaml 2>&1); rc=$?
+	grep -q "not inside a Slurm allocation" <<< "$out" && [ $rc = 2 ] ||
+		{ ok=0; why="$why outside: rc=$rc $out;"; }
+	out=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 600 sbatch --wait \
+		rdma-run.sbatch quickstart.yaml --set run.iters=10 --set run.rounds=1 --set workload.options.size=256k \
+		--expect "hadamard: lost > 0.2%"; echo "sbatch exit $?"' 2>&1)
+	job=$(grep -oE 'Submitted batch job [0-9]+' <<< "$out" | grep -oE '[0-9]+$')
+	grep -q "sbatch exit 0" <<< "$out" || { ok=0; why="$why $(tr '\n' '|' <<< "$out");"; }
+	rep="$W/slurm-report.json"
+	"$RDMACTL" testbed exec node0 -- cat "/tmp/sl/rdma-$job/report.json" > "$rep" 2>/dev/null
+	joblog=$("$RDMACTL" testbed exec node0 -- cat "/tmp/sl/rdma-testbed-$job.out" 2>&1)
+	grep -qE "starting 3 agents with srun \(job $job, 3 of its 3 nodes\), joining 198\.18\.0\.1:[0-9]+" <<< "$joblog" ||
+		{ ok=0; why="$why job log: $(head -n 3 <<< "$joblog" | tr '\n' '|');"; }
+	# the report: the allocation's nodes, three kernels, the fault on each
+	# node's own interface, dropping; every expectation held
+	v=$(jq -r '[.status, .testbed.backend, ([.testbed.node_kernels[].node] | join(",")),
+		([.testbed.node_kernels[].boot_id] | unique | length),
+		([.faults[0].rules[] | select(.counters.dropped > 0) | .node] | join(",")),
+		.faults[0].port, (.expectations_failed // 0)] | map(tostring) | join(" ")' "$rep" 2>&1)
+	[ "$v" = "ok hosts node0,node1,node2 3 node0,node1,node2 nic 0" ] || { ok=0; why="$why report: $v;"; }
+	[ -z "$(schema_ok "$rep")" ] || { ok=0; why="$why schema: $(schema_ok "$rep");"; }
+	# every node its own device name (rxeI): --dev rxe1 is wrong on node0
+	# and node2, whose agents fail, and the step with them, at once
+	out=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 300 sbatch --wait \
+		rdma-run.sbatch quickstart.yaml --dev rxe1; echo "sbatch exit $?"' 2>&1)
+	bjob=$(grep -oE 'Submitted batch job [0-9]+' <<< "$out" | grep -oE '[0-9]+$')
+	blog=$("$RDMACTL" testbed exec node0 -- cat "/tmp/sl/rdma-testbed-$bjob.out" 2>&1)
+	grep -q "sbatch exit 1" <<< "$out" &&
+		grep -qE "join: [0-2] of 3 agents joined 0\.0\.0\.0:[0-9]+; node[02]: rdma-agent: rxe1: cannot open device: No such device; srun exited" <<< "$blog" ||
+		{ ok=0; why="$why --dev rxe1: $(tr '\n' '|' <<< "$out$blog");"; }
+	# the step ended with the run: no agent it started, no step daemon
+	# (a job's last slurmstepd exits a moment after sbatch --wait returns:
+	# up to 20 s)
+	for _ in $(seq 20); do
+		left=""
+		for n in node0 node1 node2; do
+			line=$(slurm_left "$n")
+			[ -n "$line" ] && left="$left $n: $line;"
+		done
+		[ -z "$left" ] && break
+		sleep 1
+	done
+	[ -z "$left" ] || { ok=0; why="$why left:$left"; }
+	q=$("$RDMACTL" testbed exec node0 -- squeue -h 2>&1)
+	[ -z "$q" ] || { ok=0; why="$why squeue: $q;"; }
+	# the docs show the script that ran, line for line
+	bad=""
+	while IFS= read -r line; do
+		grep -qxF -- "$line" docs/cluster.md || bad="$bad [$line]"
+	done < examples/slurm/rdma-run.sbatch
+	[ -z "$bad" ] || { ok=0; why="$why docs/cluster.md lacks:$bad;"; }
+	SLURM_VERB=stop slurm_all node2 node1 node0 > "$W/slurm-stop.out" || { ok=0; why="$why stop failed;"; }
+	for n in node0 node1 node2; do
+		line=$("$RDMACTL" testbed exec "$n" -- sh -c 'pidof slurmd slurmctld slurmstepd; ls -d /sys/fs/cgroup/system.slice 2>/dev/null' 2>&1)
+		[ -z "$line" ] || { ok=0; why="$why $n after stop: $line;"; }
+	done
+	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b - a}')
+	if [ $ok = 1 ]; then
+		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; nothing left (agents, steps, jobs, daemons); ${dt} s"
+	else
+		fail slurm_run "$why"
+	fi
+}

@@ -17,6 +17,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/num.h"
+#include "lib/proto.h"
 
 static void usage(FILE *f)
 {
@@ -26,6 +27,7 @@ static void usage(FILE *f)
 		"       rdmactl [-j] doctor --profile FILE [--rounds K] ...\n"
 		"       rdmactl [-j] doctor --listen ADDR:PORT --token-file F (--expect N | --nodes A,B)\n"
 		"                           [--wait T] [--rounds K] ...\n"
+		"       rdmactl [-j] doctor --slurm [--dev DEV] [--listen ADDR:PORT] [--rounds K] ...\n"
 		"  a health sweep over the testbed's nodes, a profile's hosts, or the agents that\n"
 		"  join (rdma-agent --join ADDR:PORT: a cluster, a batch job's nodes): each node's\n"
 		"  agent, device, port state, MTU and GID; then K rounds of pairs (every node in one\n"
@@ -37,6 +39,9 @@ static void usage(FILE *f)
 		"  --profile FILE    the hosts: of a profile (agents by address, over ssh, or joined)\n"
 		"  --listen ADDR:PORT, --token-file F, --expect N, --wait T (default 60s): listen\n"
 		"                    for the agents that join, as rdmactl serve does; at most %d\n"
+		"  --slurm           inside a Slurm allocation: its nodes, an agent on each started\n"
+		"                    by srun (each on its first ACTIVE device, or --dev's), joining\n"
+		"                    this host (--listen: ADDR:PORT they reach it at)\n"
 		"  --rounds K        partners per node (default %d; 0: all pairs, n - 1 rounds)\n"
 		"  --iters N         latency round trips a pair (default 5000)\n"
 		"  --bw-iters N      bandwidth messages a pair (default 200)\n"
@@ -50,8 +55,10 @@ static void usage(FILE *f)
 
 /* the command line's words that are not the sweep's own */
 struct dopts {
-	const char *nodes, *outdir, *listen, *token_file, *expect_s, *wait_s, *profile;
+	const char *nodes, *outdir, *listen, *token_file, *expect_s, *wait_s, *profile, *dev;
 	uint64_t expect, wait_ns;
+	int slurm;
+	struct slurm_agents sa;	/* --slurm: the step of agents */
 };
 
 static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
@@ -77,6 +84,12 @@ static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
 			usage(stdout);
 			return CTL_HELP;
 		}
+		if (!strcmp(argv[i], "--slurm")) {
+			o->slurm = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--dev"))
+			dst = &o->dev;
 		if (!dst) {
 			log_err("doctor: unknown option '%s'", argv[i]);
 			usage(stderr);
@@ -119,6 +132,17 @@ static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
 		log_err("doctor: --wait '%s': %s (1s..24h)", o->wait_s, why);
 		return CTL_USAGE;
 	}
+	if (o->slurm && (o->profile || o->token_file || o->nodes || o->expect_s)) {
+		log_err("doctor: --slurm takes the allocation's nodes and makes the token: no "
+			"--profile, --token-file, --nodes or --expect with it");
+		return CTL_USAGE;
+	}
+	if (o->dev && !o->slurm) {
+		log_err("doctor: --dev only with --slurm");
+		return CTL_USAGE;
+	}
+	if (o->slurm)
+		return 0;
 	if (o->profile && (o->listen || o->nodes)) {
 		log_err("doctor: --profile names its own hosts: no --listen or --nodes with it");
 		return CTL_USAGE;
@@ -157,6 +181,58 @@ static int join_state(struct doc *dc, const struct dopts *o)
 		return n == -EINTR ? CTL_INTERRUPTED : CTL_FAIL;
 	s->nodes = n;
 	for (int i = 0; i < n; i++) {
+		snprintf(s->node[i].name, sizeof(s->node[i].name), "%s", names[i]);
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "%s", JOIN_HOST);
+		if (join_info(names[i], peer, sizeof(peer), s->node[i].dev, sizeof(s->node[i].dev)))
+			snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
+		dc->d[dc->n++].tb = i;
+	}
+	return 0;
+}
+
+/* --slurm: the allocation's nodes, their agents started by srun and
+ * joined (ctl/exp/slurm.c). 0, or CTL_USAGE / CTL_FAIL (said) */
+static int slurm_state(struct doc *dc, struct dopts *o)
+{
+	char names[DOC_MAX][32], err[1024], dial[96], bind[96], peer[64];
+	const char *want[DOC_MAX];
+	struct tb_state *s = &dc->tb;
+	int n, i, r;
+
+	memset(s, 0, sizeof(*s));
+	s->backend = TB_HOSTS;
+	snprintf(s->accel, sizeof(s->accel), "-");
+	n = slurm_nodes(names, DOC_MAX, err, sizeof(err));
+	if (n < 0 || (r = slurm_listen(o->listen, dial, sizeof(dial), bind, sizeof(bind), err,
+				       sizeof(err)))) {
+		log_err("doctor: %s", err);
+		return CTL_USAGE;
+	}
+	if (proto_token_new(s->token, sizeof(s->token))) {
+		log_err("doctor: cannot make a token: no random bytes from the kernel");
+		return CTL_FAIL;
+	}
+	if (join_listen(bind, s->token, err, sizeof(err))) {
+		log_err("%s", err);
+		return CTL_FAIL;
+	}
+	if (!dc->ctl->json)
+		log_info("doctor: starting %d agents with srun (job %s), joining %s", n,
+			 getenv("SLURM_JOB_ID") ?: "?", dial);
+	if ((r = slurm_agents_start(&o->sa, names, n, o->dev, dial, s->token))) {
+		log_err("doctor: srun: %s", strerror(-r));
+		return CTL_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		want[i] = names[i];
+	r = join_wait(want, n, (double)o->wait_ns / 1e9, dc->ctl->json, err, sizeof(err),
+		      slurm_agents_gone, &o->sa);
+	if (r) {
+		log_err("%s", r == -EINTR ? "interrupted" : err);
+		return r == -EINTR ? CTL_INTERRUPTED : CTL_FAIL;
+	}
+	s->nodes = n;
+	for (i = 0; i < n; i++) {
 		snprintf(s->node[i].name, sizeof(s->node[i].name), "%s", names[i]);
 		snprintf(s->node[i].host, sizeof(s->node[i].host), "%s", JOIN_HOST);
 		if (join_info(names[i], peer, sizeof(peer), s->node[i].dev, sizeof(s->node[i].dev)))
@@ -240,9 +316,10 @@ static int profile_state(struct doc *dc, const char *file, struct exp *e)
 
 /* the agents let go: joined ones dial again; a profile's closed (agents it
  * started over ssh stopped) */
-static void leave(struct exp *e, const struct dopts *op)
+static void leave(struct exp *e, struct dopts *op)
 {
 	join_stop();
+	slurm_agents_stop(&op->sa);	/* --slurm: the step ends with its agents */
 	if (op->profile)
 		exp_close(e);
 }
@@ -255,7 +332,7 @@ static void on_signal(int sig)
 
 /* the sweep and its output, Ctrl-C and SIGTERM ending its arms (each
  * destroyed on its agent) and writing nothing */
-static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op);
+static int doctor(struct ctl *ctl, struct doc *dc, struct dopts *op);
 
 int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 {
@@ -280,7 +357,7 @@ int cmd_doctor(struct ctl *ctl, int argc, char **argv)
 	return r;
 }
 
-static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op)
+static int doctor(struct ctl *ctl, struct doc *dc, struct dopts *op)
 {
 	static struct exp e;	/* a profile's hosts, when --profile */
 	const char *outdir = op->outdir;
@@ -289,6 +366,8 @@ static int doctor(struct ctl *ctl, struct doc *dc, const struct dopts *op)
 
 	if (op->profile) {
 		r = profile_state(dc, op->profile, &e);
+	} else if (op->slurm) {
+		r = slurm_state(dc, op);
 	} else if (op->listen) {
 		r = join_state(dc, op);
 	} else if ((r = tb_load_rdma(&dc->tb))) {

@@ -261,7 +261,12 @@ static int open_hosts(struct exp *e)
 				log_info("starting %d agents with srun (job %s, %d of its %d nodes), "
 					 "joining %s", e->p.nhosts, getenv("SLURM_JOB_ID") ?: "?",
 					 e->p.nhosts, e->p.slurm.nalloc, e->p.slurm.dial);
-			if ((r = slurm_agents_start(&e->slurm, &e->p, s.token)))
+			char hn[PROF_MAX_HOSTS][32];
+
+			for (i = 0; i < e->p.nhosts; i++)
+				snprintf(hn[i], sizeof(hn[i]), "%s", e->p.host[i].name);
+			if ((r = slurm_agents_start(&e->slurm, hn, e->p.nhosts, e->p.slurm.dev,
+						    e->p.slurm.dial, s.token)))
 				snprintf(err, sizeof(err), "srun: %s", strerror(-r));
 		}
 		if (r || (r = join_wait(names, e->p.nhosts, (double)e->p.join.wait_ns / 1e9,

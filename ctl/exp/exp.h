@@ -45,8 +45,15 @@ int slurm_nodes(char (*names)[32], int max, char *err, size_t len);
  * that join at listen (NULL: this host's address, any free port). 0, or
  * -errno with the reason in err */
 int slurm_adopt(struct profile *p, const char *listen, char *err, size_t len);
-/* srun: one agent per host, dialing p->slurm.dial with token. 0 or -errno */
-int slurm_agents_start(struct slurm_agents *sa, const struct profile *p, const char *token);
+/* where the agents dial (dial) and rdmactl listens (bind) from --listen
+ * ADDR:PORT, or NULL: this host's address and a free port. 0, or -errno
+ * with the reason in err */
+int slurm_listen(const char *listen, char *dial, size_t dlen, char *bind, size_t blen, char *err,
+		 size_t len);
+/* srun: one agent on each of the n nodes (on dev, or each its first
+ * ACTIVE device), dialing dial with token. 0 or -errno */
+int slurm_agents_start(struct slurm_agents *sa, char (*names)[32], int n, const char *dev,
+		       const char *dial, const char *token);
 /* 1 (why said) when srun has exited, else 0 (a join_wait watch) */
 int slurm_agents_gone(void *arg, char *why, size_t len);
 /* stdin closed (the agents stop, the step ends), srun reaped */

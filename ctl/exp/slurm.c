@@ -170,10 +170,40 @@ static int free_port(void)
 	return port > 0 ? port : -EADDRNOTAVAIL;
 }
 
+int slurm_listen(const char *listen, char *dial, size_t dlen, char *bind, size_t blen, char *err,
+		 size_t len)
+{
+	char ip[64];
+	int port, r;
+
+	if (listen) {
+		const char *c = strrchr(listen, ':');
+
+		port = c ? atoi(c + 1) : 0;
+		if (!c || c == listen || (size_t)(c - listen) >= sizeof(ip) || port < 1 ||
+		    port > 65535 || strspn(c + 1, "0123456789") != strlen(c + 1)) {
+			snprintf(err, len, "--listen '%s': expected ADDR:PORT (an address the nodes "
+				 "reach)", listen);
+			return -EINVAL;
+		}
+		snprintf(ip, sizeof(ip), "%.*s", (int)(c - listen), listen);
+	} else {
+		if ((r = self_addr(ip, sizeof(ip), err, len)))
+			return r;
+		if ((port = free_port()) < 0) {
+			snprintf(err, len, "--slurm: no free port: %s", strerror(-port));
+			return port;
+		}
+	}
+	snprintf(dial, dlen, "%s:%d", ip, port);
+	snprintf(bind, blen, "%s:%d", listen ? ip : "0.0.0.0", port);
+	return 0;
+}
+
 int slurm_adopt(struct profile *p, const char *listen, char *err, size_t len)
 {
-	char names[PROF_MAX_HOSTS][32], ip[64];
-	int n, i, port;
+	char names[PROF_MAX_HOSTS][32];
+	int n, i, r;
 
 	if (p->nhosts) {
 		snprintf(err, len, "%s: --slurm takes the nodes from the allocation: a profile with "
@@ -195,27 +225,9 @@ int slurm_adopt(struct profile *p, const char *listen, char *err, size_t len)
 			 n == 1 ? "" : "s", p->nodes);
 		return -EINVAL;
 	}
-	if (listen) {
-		const char *c = strrchr(listen, ':');
-
-		port = c ? atoi(c + 1) : 0;
-		if (!c || c == listen || (size_t)(c - listen) >= sizeof(ip) || port < 1 ||
-		    port > 65535 || strspn(c + 1, "0123456789") != strlen(c + 1)) {
-			snprintf(err, len, "--listen '%s': expected ADDR:PORT (an address the nodes "
-				 "reach)", listen);
-			return -EINVAL;
-		}
-		snprintf(ip, sizeof(ip), "%.*s", (int)(c - listen), listen);
-	} else {
-		if ((i = self_addr(ip, sizeof(ip), err, len)))
-			return i;
-		if ((port = free_port()) < 0) {
-			snprintf(err, len, "--slurm: no free port: %s", strerror(-port));
-			return port;
-		}
-	}
-	snprintf(p->slurm.dial, sizeof(p->slurm.dial), "%s:%d", ip, port);
-	snprintf(p->join.listen, sizeof(p->join.listen), "%s:%d", listen ? ip : "0.0.0.0", port);
+	if ((r = slurm_listen(listen, p->slurm.dial, sizeof(p->slurm.dial), p->join.listen,
+			      sizeof(p->join.listen), err, len)))
+		return r;
 	p->join.on = 1;
 	if (!p->join.wait_ns)
 		p->join.wait_ns = 60000000000ULL;
@@ -231,7 +243,8 @@ int slurm_adopt(struct profile *p, const char *listen, char *err, size_t len)
 	return 0;
 }
 
-int slurm_agents_start(struct slurm_agents *sa, const struct profile *p, const char *token)
+int slurm_agents_start(struct slurm_agents *sa, char (*names)[32], int n, const char *dev,
+		       const char *dial, const char *token)
 {
 	char nodelist[PROF_MAX_HOSTS * 33] = "", nn[16], script[1024], devopt[64] = "";
 	char tmpl[] = "/tmp/rdmactl-srun.XXXXXX", agent[PATH_MAX];
@@ -243,15 +256,15 @@ int slurm_agents_start(struct slurm_agents *sa, const struct profile *p, const c
 	sa->on = 1;
 	sa->pid = 0;
 	sa->fd = sa->logfd = -1;
-	sa->n = p->nhosts;
-	for (i = 0; i < p->nhosts; i++) {
+	sa->n = n;
+	for (i = 0; i < n; i++) {
 		snprintf(nodelist + strlen(nodelist), sizeof(nodelist) - strlen(nodelist), "%s%s",
-			 i ? "," : "", p->host[i].name);
-		snprintf(sa->names[i], sizeof(sa->names[i]), "%s", p->host[i].name);
+			 i ? "," : "", names[i]);
+		snprintf(sa->names[i], sizeof(sa->names[i]), "%s", names[i]);
 	}
-	snprintf(nn, sizeof(nn), "%d", p->nhosts);
-	if (p->slurm.dev[0])
-		snprintf(devopt, sizeof(devopt), "--dev %s ", p->slurm.dev);
+	snprintf(nn, sizeof(nn), "%d", n);
+	if (dev && dev[0])
+		snprintf(devopt, sizeof(devopt), "--dev %s ", dev);
 	/* the agent next to this rdmactl: one install path on every node */
 	snprintf(agent, sizeof(agent), "%s/rdma-agent", ctl_bin_dir());
 	if (access(agent, X_OK))
@@ -263,7 +276,7 @@ int slurm_agents_start(struct slurm_agents *sa, const struct profile *p, const c
 		 "exec 4<&0; (while read -r _; do :; done; kill $a 2>/dev/null) <&4 & "
 		 "exec 4<&-; wait $a; r=$?; "
 		 "kill $! 2>/dev/null; exit $r",
-		 agent, devopt, p->slurm.dial);
+		 agent, devopt, dial);
 	sa->logfd = mkostemp(tmpl, O_CLOEXEC);
 	if (sa->logfd < 0)
 		return -errno;

@@ -7,6 +7,7 @@
 # a collective with a 1% drop on every node: rdmactl on node0 starts the
 # agents with srun, they join it, the run ends, the step with it. A
 # device that is not on every node fails at once, naming the node.
+# rdmactl doctor --slurm sweeps the allocation's nodes the same way.
 
 # every node: rdmatb-slurm ARG; the nodes' answers, rc 1 when one failed
 slurm_all() {
@@ -62,6 +63,19 @@ slurm_run() {
 	grep -q "sbatch exit 1" <<< "$out" &&
 		grep -qE "join: [0-2] of 3 agents joined 0\.0\.0\.0:[0-9]+; node[02]: rdma-agent: rxe1: cannot open device: No such device; srun exited" <<< "$blog" ||
 		{ ok=0; why="$why --dev rxe1: $(tr '\n' '|' <<< "$out$blog");"; }
+	# rdmactl doctor --slurm under salloc: the allocation's 3 nodes, their
+	# agents started by srun, 3 pairs (all of them: one round of 3 nodes
+	# leaves one out), nothing named on a clean fleet
+	dout=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 300 salloc -N3 \
+		rdmactl -j doctor --slurm --rounds 0 --iters 2000 --bw-iters 50 2> doctor.err;
+		echo "doctor exit $?" >&2' 2> "$W/slurm-doc.err")
+	dv=$(jq -r '[(.named | length), ([.nodes[] | select(.verdict == "ok") | .name] | join(",")),
+		(.pairs | length)] | map(tostring) | join(" ")' <<< "$dout" 2>&1)
+	if ! grep -q "doctor exit 0" "$W/slurm-doc.err" || [ "$dv" != "0 node0,node1,node2 3" ] ||
+	   [ -n "$(cmd_schema "$dout")" ]; then
+		ok=0
+		why="$why doctor: [$dv] $(cmd_schema "$dout") $(tr '\n' '|' < "$W/slurm-doc.err") $("$RDMACTL" testbed exec node0 -- tail -n 3 /tmp/sl/doctor.err | tr '\n' '|');"
+	fi
 	# the step ended with the run: no agent it started, no step daemon
 	# (a job's last slurmstepd exits a moment after sbatch --wait returns:
 	# up to 20 s)
@@ -90,7 +104,7 @@ slurm_run() {
 	done
 	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b - a}')
 	if [ $ok = 1 ]; then
-		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; nothing left (agents, steps, jobs, daemons); ${dt} s"
+		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; doctor --slurm: 3 pairs in $(jq -r '.cost.wall_s' <<< "$dout") s, nothing named; nothing left (agents, steps, jobs, daemons); ${dt} s"
 	else
 		fail slurm_run "$why"
 	fi

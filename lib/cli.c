@@ -8,8 +8,14 @@ int cli_globals(int *argcp, char **argv, int *json, void (*usage)(FILE *))
 	int i, k, argc = *argcp;
 
 	/* -j is accepted anywhere ("rdma-inject stats -j", "rdmactl testbed status -j"):
-	 * it is never the value of another option, so it is taken out first */
+	 * it is never the value of another option, so it is taken out first;
+	 * not after "--": a command's own words (testbed exec NODE -- CMD -j) */
 	for (i = k = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {	/* the rest as it is */
+			while (i < argc)
+				argv[k++] = argv[i++];
+			break;
+		}
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
 			*json = 1;
 		else

@@ -153,7 +153,7 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 	e->loaded = 1;
 	if (o->trace)
 		e->p.trace = 1;
-	if ((o->slurm_dev || o->listen) && !o->slurm) {
+	if ((o->slurm_dev || o->listen) && !o->slurm && !e->p.slurm.want) {
 		log_err("%s: only with --slurm", o->slurm_dev ? "--dev" : "--listen");
 		return CTL_USAGE;
 	}
@@ -164,9 +164,11 @@ int exp_load(struct exp *e, int argc, char **argv, struct exp_opts *o, void (*us
 			o->slurm_dev);
 		return CTL_USAGE;
 	}
-	if (o->slurm) {
-		snprintf(e->p.slurm.dev, sizeof(e->p.slurm.dev), "%s", o->slurm_dev ?: "");
-		if (slurm_adopt(&e->p, o->listen, e->err, sizeof(e->err))) {
+	if (o->slurm || e->p.slurm.want) {	/* --slurm's options over hosts.slurm's */
+		if (o->slurm_dev)
+			snprintf(e->p.slurm.dev, sizeof(e->p.slurm.dev), "%s", o->slurm_dev);
+		if (slurm_adopt(&e->p, o->listen ?: e->p.slurm.listen[0] ? e->p.slurm.listen : NULL,
+				e->err, sizeof(e->err))) {
 			log_err("%s", e->err);
 			return CTL_USAGE;
 		}

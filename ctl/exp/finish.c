@@ -117,8 +117,9 @@ static void remove_faults(struct exp *e)
 	 * profile's own hosts are separate machines: theirs stay until the
 	 * next rdma-inject there.
 	 */
-	if (exp_per_node(e)) {
-		/* a kernel a node, and the switch's: each live one takes its own
+	if (exp_per_node(e) || e->g.tb.backend == TB_HOSTS) {
+		/* a kernel a node (per-node VMs, a profile's hosts, an
+		 * allocation's), and the switch's: each live one takes its own
 		 * hooks away; a lost node's rules stop with their lease */
 		for (k = 0; k < e->g.n; k++)
 			if (e->g.c[k].fd >= 0)
@@ -132,7 +133,7 @@ static void remove_faults(struct exp *e)
 				 lost > 1 ? "their" : "its");
 		return;
 	}
-	if (lost && (live < 0 || e->g.tb.backend == TB_HOSTS)) {
+	if (lost && live < 0) {
 		log_info("%d agent%s lost: %s rules stop within %d ms (their lease); their hooks "
 			 "and qdiscs stay until the next rdma-inject there", lost, lost > 1 ? "s" : "",
 			 lost > 1 ? "their" : "its", PROTO_LEASE_MS);

@@ -248,6 +248,23 @@ static int check_event(struct pctx *x, struct profile *p, const struct ynode *m,
 	return 0;
 }
 
+/* a fault's port on its nodes: hosts name the interface; an allocation
+ * (hosts.slurm) has no switch. 0, or -EINVAL said */
+static int fault_port_ok(struct pctx *x, const struct profile *p, const struct ynode *m,
+			 const struct prof_fault *pf, const char *where)
+{
+	if (p->slurm.want && pf->sw)
+		return prof_perr(x, ytree_get(m, "port", NULL) ?: m, 0, "%s.port: switch: an "
+				 "allocation (hosts.slurm) has no testbed switch (port: nic puts "
+				 "the rule on the node's own interface)", where);
+	for (int h = 0; h < p->nhosts; h++)	/* hosts: the interface must be named */
+		if ((pf->nodes & (1u << h)) && !(pf->sw ? p->host[h].sw : p->host[h].nic)[0])
+			return prof_perr(x, m, 0, "%s: host %s has no %s interface (hosts.nodes: %s:)",
+					 where, p->host[h].name, pf->sw ? "switch" : "nic",
+					 pf->sw ? "switch" : "nic");
+	return 0;
+}
+
 static int check_faults(struct pctx *x, struct profile *p, const struct ynode *f)
 {
 	static const char *const keys[] = { "name", "rule", "event", "nodes", "dir", "port",
@@ -339,11 +356,8 @@ members:
 		snprintf(buf, sizeof(buf), "%s.nodes", where);
 		if (nodes && prof_check_nodes(x, p, nodes, buf, &pf->nodes))
 			return -EINVAL;
-		for (int h = 0; h < p->nhosts; h++)	/* hosts: the interface must be named */
-			if ((pf->nodes & (1u << h)) && !(pf->sw ? p->host[h].sw : p->host[h].nic)[0])
-				return prof_perr(x, m, 0, "%s: host %s has no %s interface (hosts.nodes: %s:)",
-					    where, p->host[h].name, pf->sw ? "switch" : "nic",
-					    pf->sw ? "switch" : "nic");
+		if (fault_port_ok(x, p, m, pf, where))
+			return -EINVAL;
 		p->nfaults = (int)i + 1;
 	}
 	return 0;

@@ -77,7 +77,9 @@ struct prof_join {
 /* rdmactl run --slurm: the hosts are the allocation's first nodes, their
  * agents started in a job step (ctl/exp/slurm.c) that dial rdmactl */
 struct prof_slurm {
-	int on;
+	int want;		/* hosts.slurm: the nodes come from the allocation at run time */
+	char listen[96];	/* hosts.slurm.listen ("": --listen's, or this host's) */
+	int on;			/* adopted: host[] holds the allocation's first nodes */
 	char dev[32];		/* --dev: every agent's device ("": each picks its own) */
 	char dial[96];		/* ADDR:PORT the agents dial */
 	int nalloc;		/* the allocation's nodes */

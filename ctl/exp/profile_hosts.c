@@ -429,15 +429,65 @@ static int resolve_switch_ports(struct pctx *x, struct profile *p, const struct 
 	return 0;
 }
 
+/* hosts.slurm: {nodes: N, dev:, listen:, wait:}: rdmactl run inside an
+ * allocation takes its first N nodes, named node0.. in its order, and
+ * starts their agents (ctl/exp/slurm.c); nothing else under hosts: */
+static int check_slurm(struct pctx *x, struct profile *p, const struct ynode *h,
+		       const struct ynode *sm)
+{
+	static const char *const others[] = { "token_file", "ssh", "nodes", "switches", "join",
+					      NULL };
+	static const char *const keys[] = { "nodes", "dev", "listen", "wait", NULL };
+	const struct ynode *k;
+	uint64_t n = 0;
+	char *c;
+
+	for (int i = 0; others[i]; i++)
+		if ((k = ytree_get(h, others[i], NULL)))
+			return prof_perr(x, k, 0, "hosts.%s: with hosts.slurm the nodes are the "
+					 "allocation's, and rdmactl starts their agents with a "
+					 "token of its own: no %s", others[i], others[i]);
+	p->join.wait_ns = 60000000000ULL;
+	if (prof_want(x, sm, YN_MAP, "hosts.slurm") ||
+	    prof_keys_known(x, sm, keys, "hosts.slurm") ||
+	    prof_get_num(x, sm, "nodes", "hosts.slurm", NUM_PLAIN, 2, PROF_MAX_HOSTS, "2..16", &n) ||
+	    prof_get_str(x, sm, "dev", "hosts.slurm", p->slurm.dev, sizeof(p->slurm.dev)) ||
+	    prof_get_str(x, sm, "listen", "hosts.slurm", p->slurm.listen,
+			 sizeof(p->slurm.listen)) ||
+	    prof_get_num(x, sm, "wait", "hosts.slurm", NUM_TIME, 1000000000ULL, 86400000000000ULL,
+			 "a time: 1s..24h", &p->join.wait_ns))
+		return -EINVAL;
+	if (!n)
+		return prof_perr(x, sm, 0, "hosts.slurm: missing key 'nodes' (how many of the "
+				 "allocation's nodes: 2..16)");
+	if (p->slurm.dev[0] && strspn(p->slurm.dev, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+				       strlen(p->slurm.dev))
+		return prof_perr(x, ytree_get(sm, "dev", NULL), 0, "hosts.slurm.dev: '%s': expected "
+				 "an RDMA device name ([a-z0-9_-], as mlx5_0)", p->slurm.dev);
+	c = strrchr(p->slurm.listen, ':');
+	if (p->slurm.listen[0] && (!c || c == p->slurm.listen || atoi(c + 1) < 1 ||
+				   atoi(c + 1) > 65535 ||
+				   strspn(c + 1, "0123456789") != strlen(c + 1)))
+		return prof_perr(x, ytree_get(sm, "listen", NULL), 0, "hosts.slurm.listen: '%s': "
+				 "expected ADDR:PORT (an address the nodes reach)", p->slurm.listen);
+	p->slurm.want = 1;
+	p->nodes = (int)n;
+	snprintf(p->backend, sizeof(p->backend), "hosts");
+	return 0;
+}
+
 int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 {
-	static const char *const keys[] = { "token_file", "ssh", "nodes", "switches", "join", NULL };
+	static const char *const keys[] = { "token_file", "ssh", "nodes", "switches", "join",
+					    "slurm", NULL };
 	static const char *const jkeys[] = { "listen", "wait", NULL };
 	const struct ynode *ns, *sm, *sws, *jm;
 	size_t i;
 
 	if (prof_want(x, h, YN_MAP, "hosts") || prof_keys_known(x, h, keys, "hosts"))
 		return -EINVAL;
+	if ((sm = ytree_get(h, "slurm", NULL)))
+		return check_slurm(x, p, h, sm);
 	jm = ytree_get(h, "join", NULL);
 	if (jm) {
 		const struct ynode *l = ytree_get(jm, "listen", NULL);

@@ -91,31 +91,31 @@ int slurm_nodes(char (*names)[32], int max, char *err, size_t len)
 	int n = 0, r;
 
 	if (!list || !*list || !getenv("SLURM_JOB_ID")) {
-		snprintf(err, len, "--slurm: not inside a Slurm allocation (no SLURM_JOB_ID and "
+		snprintf(err, len, "slurm: not inside a Slurm allocation (no SLURM_JOB_ID and "
 			 "SLURM_JOB_NODELIST): run it from an sbatch script or salloc");
 		return -ENOENT;
 	}
 	r = run_capture(argv, out, sizeof(out), why, sizeof(why));
 	if (r) {
-		snprintf(err, len, "--slurm: scontrol show hostnames %s: %s", list,
+		snprintf(err, len, "slurm: scontrol show hostnames %s: %s", list,
 			 why[0] ? why : r == -ENOENT ? "no scontrol in PATH" : strerror(-r));
 		return r;
 	}
 	for (tok = strtok_r(out, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
 		if (n == max) {
-			snprintf(err, len, "--slurm: the allocation has more than %d nodes", max);
+			snprintf(err, len, "slurm: the allocation has more than %d nodes", max);
 			return -E2BIG;
 		}
 		if (strlen(tok) >= 32 || strspn(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 						     "0123456789_.-") != strlen(tok)) {
-			snprintf(err, len, "--slurm: node name '%.64s': expected at most 31 of "
+			snprintf(err, len, "slurm: node name '%.64s': expected at most 31 of "
 				 "[A-Za-z0-9_.-]", tok);
 			return -EINVAL;
 		}
 		snprintf(names[n++], 32, "%s", tok);
 	}
 	if (!n)
-		snprintf(err, len, "--slurm: scontrol show hostnames %s: no node", list);
+		snprintf(err, len, "slurm: scontrol show hostnames %s: no node", list);
 	return n ? n : -ENOENT;
 }
 
@@ -128,13 +128,13 @@ static int self_addr(char *ip, size_t len, char *err, size_t elen)
 	int r;
 
 	if (gethostname(host, sizeof(host))) {
-		snprintf(err, elen, "--slurm: gethostname: %s", strerror(errno));
+		snprintf(err, elen, "slurm: gethostname: %s", strerror(errno));
 		return -errno;
 	}
 	host[sizeof(host) - 1] = 0;
 	r = getaddrinfo(host, NULL, &hints, &res);
 	if (r) {
-		snprintf(err, elen, "--slurm: this host's name '%s': %s (give --listen ADDR:PORT, "
+		snprintf(err, elen, "slurm: this host's name '%s': %s (give --listen ADDR:PORT, "
 			 "an address the nodes reach)", host, gai_strerror(r));
 		return -ENOENT;
 	}
@@ -149,7 +149,7 @@ static int self_addr(char *ip, size_t len, char *err, size_t elen)
 	}
 	freeaddrinfo(res);
 	if (r)
-		snprintf(err, elen, "--slurm: this host's name '%s' has only loopback addresses "
+		snprintf(err, elen, "slurm: this host's name '%s' has only loopback addresses "
 			 "(give --listen ADDR:PORT, an address the nodes reach)", host);
 	return r;
 }
@@ -191,7 +191,7 @@ int slurm_listen(const char *listen, char *dial, size_t dlen, char *bind, size_t
 		if ((r = self_addr(ip, sizeof(ip), err, len)))
 			return r;
 		if ((port = free_port()) < 0) {
-			snprintf(err, len, "--slurm: no free port: %s", strerror(-port));
+			snprintf(err, len, "slurm: no free port: %s", strerror(-port));
 			return port;
 		}
 	}
@@ -221,7 +221,7 @@ int slurm_adopt(struct profile *p, const char *listen, char *err, size_t len)
 	if (n < 0)
 		return n;
 	if (n < p->nodes) {
-		snprintf(err, len, "--slurm: the allocation has %d node%s, the profile wants %d", n,
+		snprintf(err, len, "slurm: the allocation has %d node%s, the profile wants %d", n,
 			 n == 1 ? "" : "s", p->nodes);
 		return -EINVAL;
 	}

@@ -31,10 +31,11 @@ slurm_run() {
 		{ ok=0; why="start: $(tail -n 3 "$W/slurm-start.out" | tr '\n' '|')"; }
 	"$RDMACTL" testbed exec node0 -- sh -c "rm -rf /tmp/sl; mkdir -p /tmp/sl"
 	"$RDMACTL" testbed cp examples/slurm/rdma-run.sbatch node0:/tmp/sl/ &&
-		"$RDMACTL" testbed cp profiles/quickstart.yaml node0:/tmp/sl/ || { ok=0; why="$why cp failed;"; }
+		"$RDMACTL" testbed cp profiles/quickstart.yaml node0:/tmp/sl/ &&
+		"$RDMACTL" testbed cp examples/slurm/allreduce.yaml node0:/tmp/sl/ || { ok=0; why="$why cp failed;"; }
 	# outside an allocation: refused, nothing started
 	out=$("$RDMACTL" testbed exec node0 -- rdmactl run --slurm /tmp/sl/quickstart.yaml 2>&1); rc=$?
-	grep -q "not inside a Slurm allocation" <<< "$out" && [ $rc = 2 ] ||
+	grep -q "slurm: not inside a Slurm allocation" <<< "$out" && [ $rc = 2 ] ||
 		{ ok=0; why="$why outside: rc=$rc $out;"; }
 	out=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 600 sbatch --wait \
 		rdma-run.sbatch quickstart.yaml --set run.iters=10 --set run.rounds=1 --set workload.options.size=256k \
@@ -54,10 +55,11 @@ slurm_run() {
 		.faults[0].port, (.expectations_failed // 0)] | map(tostring) | join(" ")' "$rep" 2>&1)
 	[ "$v" = "ok hosts node0,node1,node2 3 node0,node1,node2 nic 0" ] || { ok=0; why="$why report: $v;"; }
 	[ -z "$(schema_ok "$rep")" ] || { ok=0; why="$why schema: $(schema_ok "$rep");"; }
-	# every node its own device name (rxeI): --dev rxe1 is wrong on node0
-	# and node2, whose agents fail, and the step with them, at once
+	# the example profile of its own (hosts.slurm); every node its own
+	# device name (rxeI): --dev rxe1 is wrong on node0 and node2, whose
+	# agents fail, and the step with them, at once
 	out=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 300 sbatch --wait \
-		rdma-run.sbatch quickstart.yaml --dev rxe1; echo "sbatch exit $?"' 2>&1)
+		rdma-run.sbatch allreduce.yaml --dev rxe1; echo "sbatch exit $?"' 2>&1)
 	bjob=$(grep -oE 'Submitted batch job [0-9]+' <<< "$out" | grep -oE '[0-9]+$')
 	blog=$("$RDMACTL" testbed exec node0 -- cat "/tmp/sl/rdma-testbed-$bjob.out" 2>&1)
 	grep -q "sbatch exit 1" <<< "$out" &&
@@ -89,6 +91,12 @@ slurm_run() {
 		sleep 1
 	done
 	[ -z "$left" ] || { ok=0; why="$why left:$left"; }
+	# and the run's fault rules, hooks and qdiscs are gone from every node
+	for n in node0 node1 node2; do
+		line=$("$RDMACTL" testbed exec "$n" -- rdma-inject -j stats 2>&1 |
+			jq -c '[.rules, .hooks, .qdiscs] | select(map(length) | add > 0)' 2>&1)
+		[ -z "$line" ] || { ok=0; why="$why $n's rdma-inject: $line;"; }
+	done
 	q=$("$RDMACTL" testbed exec node0 -- squeue -h 2>&1)
 	[ -z "$q" ] || { ok=0; why="$why squeue: $q;"; }
 	# the docs show the script that ran, line for line
@@ -104,7 +112,7 @@ slurm_run() {
 	done
 	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b - a}')
 	if [ $ok = 1 ]; then
-		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; doctor --slurm: 3 pairs in $(jq -r '.cost.wall_s' <<< "$dout") s, nothing named; nothing left (agents, steps, jobs, daemons); ${dt} s"
+		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; doctor --slurm: 3 pairs in $(jq -r '.cost.wall_s' <<< "$dout") s, nothing named; nothing left (agents, steps, jobs, rules, qdiscs, daemons); ${dt} s"
 	else
 		fail slurm_run "$why"
 	fi

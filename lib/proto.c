@@ -563,6 +563,21 @@ int net_listen(const char *hostport)
 	return fd;
 }
 
+int net_free_port(uint32_t addr)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(addr) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return -errno;
+	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port > 0 ? port : -EADDRNOTAVAIL;
+}
+
 void net_peer_ip(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;

@@ -90,6 +90,9 @@ int proto_token_load(const char *path, char *buf, size_t len);
 
 /* "host:port" -> listening socket (SO_REUSEADDR), or -errno */
 int net_listen(const char *hostport);
+/* a free TCP port on addr (host order: INADDR_LOOPBACK, INADDR_ANY), or
+ * -errno; the caller binds it right after (a small race) */
+int net_free_port(uint32_t addr);
 /* connect with a deadline; -errno */
 int net_connect(const char *host, int port, int timeout_ms);
 /* the peer's address of a connected socket, for messages ("?" if none) */

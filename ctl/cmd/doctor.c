@@ -157,11 +157,28 @@ static int parse(struct doc *dc, int argc, char **argv, struct dopts *o)
 	return 0;
 }
 
+/* the n joined agents as the sweep's nodes, each reached through one of
+ * its parked connections */
+static void joined_nodes(struct doc *dc, char (*names)[32], int n)
+{
+	struct tb_state *s = &dc->tb;
+	char peer[64];
+
+	s->nodes = n;
+	for (int i = 0; i < n; i++) {
+		snprintf(s->node[i].name, sizeof(s->node[i].name), "%s", names[i]);
+		snprintf(s->node[i].host, sizeof(s->node[i].host), "%s", JOIN_HOST);
+		if (join_info(names[i], peer, sizeof(peer), s->node[i].dev, sizeof(s->node[i].dev)))
+			snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
+		dc->d[dc->n++].tb = i;
+	}
+}
+
 /* the agents that join: a state of hosts, each reached through one of
  * its parked connections. 0, or CTL_USAGE / CTL_FAIL (said) */
 static int join_state(struct doc *dc, const struct dopts *o)
 {
-	char names[DOC_MAX][32], err[512], peer[64];
+	char names[DOC_MAX][32], err[512];
 	struct tb_state *s = &dc->tb;
 	int n;
 
@@ -179,14 +196,7 @@ static int join_state(struct doc *dc, const struct dopts *o)
 	n = join_fleet(o->nodes, o->expect, (double)o->wait_ns / 1e9, dc->ctl->json, names, DOC_MAX);
 	if (n < 0)
 		return n == -EINTR ? CTL_INTERRUPTED : CTL_FAIL;
-	s->nodes = n;
-	for (int i = 0; i < n; i++) {
-		snprintf(s->node[i].name, sizeof(s->node[i].name), "%s", names[i]);
-		snprintf(s->node[i].host, sizeof(s->node[i].host), "%s", JOIN_HOST);
-		if (join_info(names[i], peer, sizeof(peer), s->node[i].dev, sizeof(s->node[i].dev)))
-			snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
-		dc->d[dc->n++].tb = i;
-	}
+	joined_nodes(dc, names, n);
 	return 0;
 }
 
@@ -194,7 +204,7 @@ static int join_state(struct doc *dc, const struct dopts *o)
  * joined (ctl/exp/slurm.c). 0, or CTL_USAGE / CTL_FAIL (said) */
 static int slurm_state(struct doc *dc, struct dopts *o)
 {
-	char names[DOC_MAX][32], err[1024], dial[96], bind[96], peer[64];
+	char names[DOC_MAX][32], err[1024], dial[96], bind[96];
 	const char *want[DOC_MAX];
 	struct tb_state *s = &dc->tb;
 	int n, i, r;
@@ -231,14 +241,7 @@ static int slurm_state(struct doc *dc, struct dopts *o)
 		log_err("%s", r == -EINTR ? "interrupted" : err);
 		return r == -EINTR ? CTL_INTERRUPTED : CTL_FAIL;
 	}
-	s->nodes = n;
-	for (i = 0; i < n; i++) {
-		snprintf(s->node[i].name, sizeof(s->node[i].name), "%s", names[i]);
-		snprintf(s->node[i].host, sizeof(s->node[i].host), "%s", JOIN_HOST);
-		if (join_info(names[i], peer, sizeof(peer), s->node[i].dev, sizeof(s->node[i].dev)))
-			snprintf(s->node[i].dev, sizeof(s->node[i].dev), "-");
-		dc->d[dc->n++].tb = i;
-	}
+	joined_nodes(dc, names, n);
 	return 0;
 }
 

@@ -40,6 +40,7 @@
 #include "ctl/exp/exp.h"
 #include "lib/log.h"
 #include "lib/proc.h"
+#include "lib/proto.h"
 
 /* the output of argv (stdout) into buf, NUL-terminated: 0, or -errno with
  * its stderr's first line in err */
@@ -154,22 +155,6 @@ static int self_addr(char *ip, size_t len, char *err, size_t elen)
 	return r;
 }
 
-/* a free TCP port on every address (bound right after: a small race) */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-
-	if (fd < 0)
-		return -errno;
-	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port > 0 ? port : -EADDRNOTAVAIL;
-}
-
 int slurm_listen(const char *listen, char *dial, size_t dlen, char *bind, size_t blen, char *err,
 		 size_t len)
 {
@@ -190,7 +175,7 @@ int slurm_listen(const char *listen, char *dial, size_t dlen, char *bind, size_t
 	} else {
 		if ((r = self_addr(ip, sizeof(ip), err, len)))
 			return r;
-		if ((port = free_port()) < 0) {
+		if ((port = net_free_port(INADDR_ANY)) < 0) {
 			snprintf(err, len, "slurm: no free port: %s", strerror(-port));
 			return port;
 		}

@@ -46,23 +46,6 @@ static void test_point(const char *name)
 		usleep(500000);
 }
 
-/* a free port on 127.0.0.1 (ssh binds it right after: a small race that
- * ExitOnForwardFailure turns into a clear error) */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-
-	if (fd < 0)
-		return -errno;
-	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &len))
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port > 0 ? port : -EADDRNOTAVAIL;
-}
-
 /* the last line ssh wrote on stderr (its reason), into buf */
 static void ssh_reason(int logfd, char *buf, size_t len)
 {
@@ -126,7 +109,7 @@ static int ssh_spawn(struct ssh_agents *sa, int i, const struct profile *p, cons
 	pid_t pid;
 
 	ssh_target(p, i, &dest, &name, &aport, devopt, sizeof(devopt));
-	sa->lport[i] = free_port();
+	sa->lport[i] = net_free_port(INADDR_LOOPBACK);
 	if (sa->lport[i] < 0)
 		return sa->lport[i];
 	snprintf(fwd, sizeof(fwd), "127.0.0.1:%d:127.0.0.1:%d", sa->lport[i], aport);

@@ -75,17 +75,20 @@ else
 fi
 
 # --- each node its own qemu and kernel, said by its agent
+# (each node's memory as up chose it, 512 MiB at least: what the guest's
+# kernel counts is that less its own)
 st=$("$RDMACTL" -j testbed status); rc=$?
 txt=$("$RDMACTL" testbed status)
-if [ $rc = 0 ] && jq -e '.topology == "per-node" and .healthy and (.nodes | length == 3) and
+mem=$(jq -r '.node_mem_mb' "${RDMATB_STATE_DIR:-/run/rdma-testbed}/testbed.json" 2>/dev/null)
+if [ $rc = 0 ] && [ "${mem:-0}" -ge 512 ] && jq -e --argjson m "${mem:-0}" '.topology == "per-node" and .healthy and (.nodes | length == 3) and
 	([.nodes[] | (.kernel | test("^[0-9]")) and (.boot_id | length == 36) and .cpus == 1 and
-	  .mem_mb > 256 and .mem_mb <= 512 and .qemu_pid > 0] | all) and
+	  .mem_mb > $m - 200 and .mem_mb <= $m and .qemu_pid > 0] | all) and
 	([.nodes[].qemu_pid] | unique | length == 3) and
 	([.nodes | to_entries[] | .value.gid == "::ffff:198.18.0.\(.key + 1)"] | all)' <<< "$st" >/dev/null &&
 	grep -q "BOOT ID" <<< "$txt" && [ "$(grep -cE '^node[0-2] +[0-9]+ +[0-9]' <<< "$txt")" = 3 ]; then
-	pass status_kernels "$(jq -r '[.nodes[] | "\(.name): qemu \(.qemu_pid), \(.kernel), \(.cpus) vCPU, \(.mem_mb) MiB"] | join("; ")' <<< "$st")"
+	pass status_kernels "$(jq -r '[.nodes[] | "\(.name): qemu \(.qemu_pid), \(.kernel), \(.cpus) vCPU, \(.mem_mb) MiB"] | join("; ")' <<< "$st") of $mem given"
 else
-	fail status_kernels "rc=$rc $(head -c 400 <<< "$st") | $(tr '\n' '|' <<< "$txt" | head -c 300)"
+	fail status_kernels "rc=$rc given ${mem:-?} MiB $(jq -c '[.nodes[].mem_mb]' <<< "$st") $(head -c 400 <<< "$st") | $(tr '\n' '|' <<< "$txt" | head -c 300)"
 fi
 
 # --- a boot id a node, read in the node's own kernel

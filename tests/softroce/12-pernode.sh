@@ -12,8 +12,8 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/softroce/lib.sh
 TESTS="switch_delay_as_probed up_per_node status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels
-       exec_cp_per_node switch_faults_traced switch_agent_cli switch_host_traced rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
-       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset search_node_freeze tui_node_fault slurm_run down_clean
+       exec_cp_per_node slurm_run switch_faults_traced switch_agent_cli switch_host_traced rdma_cm_stacks_under_loss node_faults_cli nic_reset_cli
+       node_fault_kv_crash node_fault_coll_reboot node_fault_coll_nic_reset search_node_freeze tui_node_fault down_clean
        killed_up_cleans kernel_per_node switch_xdp"
 INJ=${INJ:-build/bin/rdma-inject}
 plan $TESTS
@@ -68,7 +68,7 @@ if out=$("$RDMACTL" testbed up --topology per-node --nodes 3 2>&1); then
 else
 	fail up_per_node "$(tail -n 30 <<< "$out" | tr '\n' '|')"
 	for t in status_kernels boot_ids_differ rping_cm_across_kernels p2p_across_kernels \
-		 exec_cp_per_node switch_faults_traced switch_agent_cli node_faults_cli nic_reset_cli down_clean; do
+		 exec_cp_per_node slurm_run switch_faults_traced switch_agent_cli node_faults_cli nic_reset_cli down_clean; do
 		fail "$t" "no testbed"
 	done
 	exit 0
@@ -144,6 +144,12 @@ if [ $rc = 0 ] && [ "$got" = "made on the host $$" ] && [ $r0 = 1 ] && [ "$host"
 else
 	fail exec_cp_per_node "cp rc=$rc $(cat "$W/cp.err") got=[$got] node0 test=$r0 hostname=[$host]"
 fi
+
+# --- Slurm on the nodes, and rdmactl run --slurm through the docs' sbatch
+# script (tests/softroce/pernode-slurm.sh); on the fresh nodes, before the
+# node faults
+. tests/softroce/pernode-slurm.sh
+slurm_run
 
 # --- faults at the switch: the profile's loss on the switch ports toward
 # each node (rtbswN egress, through the switch's agent on this host), traced
@@ -392,7 +398,8 @@ net_diag() {
 		"$(bridge fdb show br rtbbr0 2>&1 | grep -i '52:54:00:72:64' | tr '\n' ';')"
 	for n in 0 1 2; do
 		printf '; node%s: %s' $n "$(timeout 20 "$RDMACTL" testbed exec node$n -- sh -c \
-			'ip -o -4 addr; ip neigh; for i in 1 2 3; do ping -c 1 -W 1 198.18.0.$i >/dev/null && echo ping$i ok || echo ping$i FAIL; done' 2>&1 |
+			'ip -o -4 addr; ip neigh; for i in 1 2 3; do ping -c 1 -W 1 198.18.0.$i >/dev/null && echo ping$i ok || echo ping$i FAIL; done;
+			 dmesg | grep -m 2 "NETDEV WATCHDOG"' 2>&1 |
 			tr '\n' ';')"
 	done
 }
@@ -511,11 +518,6 @@ if [ $ok = 1 ] && [ -s "$W/tui.rc" ] && [ "$v" = "1 1" ] && [ -z "$sv" ]; then
 else
 	fail tui_node_fault "$why rc=$(cat "$W/tui.rc" 2>/dev/null) [$v] schema: $sv; screen: $scr"
 fi
-
-# --- Slurm on the nodes, and rdmactl run --slurm through the docs' sbatch
-# script (tests/softroce/pernode-slurm.sh)
-. tests/softroce/pernode-slurm.sh
-slurm_run
 
 out=$("$RDMACTL" testbed down 2>&1); rc=$?
 left=$(host_clean)

@@ -113,7 +113,9 @@ slurm_run() {
 	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b - a}')
 	if [ $ok = 1 ]; then
 		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; doctor --slurm: 3 pairs in $(jq -r '.cost.wall_s' <<< "$dout") s, nothing named; nothing left (agents, steps, jobs, rules, qdiscs, daemons); ${dt} s"
-	else
-		fail slurm_run "$why"
+	else	# a node's virtio NIC that stopped sending says so in its kernel log
+		fail slurm_run "$why; the nodes' NICs: $(for n in node0 node1 node2; do
+			printf '%s: %s; ' "$n" "$(timeout 20 "$RDMACTL" testbed exec "$n" -- sh -c \
+				'dmesg | grep -m 1 "NETDEV WATCHDOG" || echo sending' 2>&1 | head -c 160)"; done)"
 	fi
 }

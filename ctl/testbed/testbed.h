@@ -70,7 +70,7 @@ struct tb_up_opts {
 	int nodes;
 	int mtu;
 	int timeout_s;
-	int mem_mb;		/* 0: 1024 + 64 per node above 3; per node: 3x the image + 160 */
+	int mem_mb;		/* 0: 1024 + 64 per node above 3; per node: 3x the image + 256 */
 	const char *accel;	/* auto|kvm|tcg */
 	enum tb_topology topology;	/* VM backend; TB_TOPO_AUTO: by the node count */
 	const char *kver[TB_MAX_NODES];	/* per-node VMs: node i's kernel version, NULL the default */

@@ -301,7 +301,7 @@ static const struct opt up_opts[] = {
 	       TB_STR(TB_PER_NODE_AUTO_MAX) " nodes, shared above)"),
 	UP_OPT("mem", OPT_UINT, mem, 0, 65536, "0", NULL,
 	       "VM memory in MiB (0: shared 1024 + 64 per node above 3; "
-	       "per-node 3x the image + 160, 512 at least)"),
+	       "per-node 3x the image + 256, 512 at least)"),
 	UP_OPT("accel", OPT_ENUM, accel, 0, 0, "auto", up_accels,
 	       "VM accelerator auto|kvm|tcg: auto probes KVM and falls back to TCG"),
 	UP_OPT("switch", OPT_ENUM, sw, 0, 0, "bridge", up_switches,

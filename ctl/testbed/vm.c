@@ -620,8 +620,9 @@ static void node_kernels(const struct tb_state *s, char *buf, size_t len)
 }
 
 /* a per-node VM's memory: the kernel unpacks the image into a tmpfs of
- * half the memory the image itself leaves, so it needs about three times
- * the image, and room to run (512 MiB at least; 64 MiB steps) */
+ * half the memory the kernel and the image leave (a 156 MiB image in 704
+ * MiB: a 208 MiB root, 63 MiB of it free), so three times the image, and
+ * room to run and write (512 MiB at least; 64 MiB steps) */
 static int node_mem_default(const char *initrd)
 {
 	struct stat st;
@@ -630,7 +631,7 @@ static int node_mem_default(const char *initrd)
 	if (stat(initrd, &st))
 		return 512;
 	mib = (long)(st.st_size >> 20);
-	need = 3 * mib + 160;
+	need = 3 * mib + 256;
 	need = (need + 63) / 64 * 64;
 	return need > 512 ? (int)need : 512;
 }

@@ -124,8 +124,24 @@ SSHD_ROOT=$(unpacked openssh-server /usr/sbin/sshd)
 NFSD_ROOT=$(unpacked nfs-kernel-server /usr/sbin/rpc.nfsd)
 NFSC_ROOT=$(unpacked nfs-common /sbin/mount.nfs)
 # Slurm (rdmatb-slurm, rdmactl run --slurm): the controller, the node
-# daemon and its step daemon, the client, the plugins and libslurmfull
+# daemon and its step daemon, the client, the plugins and libslurmfull;
+# the four downloaded at once when none is in the cache (one apt-get: a
+# few seconds less than four)
 SLURM_ROOTS=
+if ! ls -d "$CACHE"/slurmd-[0-9]* "$CACHE"/slurmctld-[0-9]* "$CACHE"/slurm-client-[0-9]* \
+	"$CACHE"/slurm-wlm-basic-plugins-[0-9]* > /dev/null 2>&1; then
+	tmp=$(mktemp -d "$CACHE/dl.XXXXXX")
+	chown _apt "$tmp" 2>/dev/null || true
+	if (cd "$tmp" && apt-get download -q slurmd slurmctld slurm-client slurm-wlm-basic-plugins >&2); then
+		for deb in "$tmp"/*.deb; do
+			pkg=$(dpkg-deb -f "$deb" Package)
+			ver=$(dpkg-deb -f "$deb" Version | tr ':~' '__')
+			rm -rf "$CACHE/$pkg-$ver"
+			dpkg-deb -x "$deb" "$CACHE/$pkg-$ver"
+		done
+	fi
+	rm -rf "$tmp"
+fi
 for pf in slurmctld:/usr/sbin/slurmctld-wlm slurmd:/usr/sbin/slurmd-wlm \
 	  slurm-client:/usr/bin/srun slurm-wlm-basic-plugins:/usr/lib/x86_64-linux-gnu/slurm-wlm/libslurmfull.so; do
 	r=$(unpacked "${pf%%:*}" "${pf#*:}")
@@ -241,15 +257,18 @@ if [ ! -s "$BASE" ]; then
 			done
 			[ -d "$r$SLIB" ] && cp -a "$r$SLIB"/. "$ST$SLIB/"
 		done
-		for f in "$ST$SLIB"/*.so "$ST"/usr/sbin/slurm* "$ST"/usr/bin/s{run,batch,alloc,queue,info,control,cancel}; do
-			libs=$(LD_LIBRARY_PATH=$ST$SLIB ldd "$f" 2>/dev/null) || continue
-			if grep -q "not found" <<< "$libs"; then
-				case $f in *.so) rm -f "$f"; continue ;; esac
-				die "${f##*/}: $(grep "not found" <<< "$libs" | head -1) (make deps)"
-			fi
-			for lib in $(awk '/=> \//{print $3}' <<< "$libs"); do
-				case $lib in "$ST"*) ;; *) copy_file "$lib" ;; esac
-			done
+		# one ldd over them all ("FILE:" then its libraries): a file with
+		# a library missing is named before them
+		libs=$(LD_LIBRARY_PATH=$ST$SLIB ldd "$ST$SLIB"/*.so "$ST"/usr/sbin/slurm* \
+			"$ST"/usr/bin/s{run,batch,alloc,queue,info,control,cancel} 2>&1 || true)
+		for f in $(awk '/^[^\t]/{f = $1; sub(":$", "", f)} /not found/{print f}' <<< "$libs" | sort -u); do
+			case $f in
+			*.so) rm -f "$f" ;;
+			*) die "${f##*/}: a library not found: $(grep -m 1 "not found" <<< "$libs") (make deps)" ;;
+			esac
+		done
+		for lib in $(awk '/=> \//{print $3}' <<< "$libs" | sort -u); do
+			case $lib in "$ST"*) ;; *) copy_file "$lib" ;; esac
 		done
 	fi
 	printf 'root:x:0:0:root:/root:/bin/sh\nsshd:x:100:65534::/run/sshd:/bin/false\n' > "$ST/etc/passwd"
@@ -307,12 +326,14 @@ if [ ! -s "$BASE" ]; then
 	depmod -b "$ST" "$KVER"
 	echo "$KVER" > "$ST/etc/rdmatb/kver"
 	pack "$ST" "$BASE"
+	# its files, for the overlay: a library the base has is not copied again
+	(cd "$ST" && find . ! -type d) | sed 's|^\.||' | LC_ALL=C sort > "$BASE.list"
 	rm -rf "$ST"
 	trap - EXIT
 	# keep the cache small: this kernel's older base layers are useless now
 	# (another kernel's stay: per-node testbeds may boot several)
 	for f in "$CACHE"/base-"$KVER"-*.cpio "$CACHE"/base-????????????????.cpio; do
-		[ -e "$f" ] && [ "$f" != "$BASE" ] && rm -f "$f"
+		[ -e "$f" ] && [ "$f" != "$BASE" ] && rm -f "$f" "$f.list"
 	done
 fi
 t1=$(date +%s.%N)
@@ -325,6 +346,7 @@ for f in $(find "$ST" -type f -perm -u+x); do
 	file=$(head -c 4 "$f" | od -An -c | tr -d ' ')
 	[ "$file" = "177ELF" ] || continue
 	for lib in $(ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'); do
+		[ -s "$BASE.list" ] && grep -qxF -- "$lib" "$BASE.list" && continue
 		copy_file "$lib"
 	done
 done

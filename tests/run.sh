@@ -22,7 +22,7 @@
 #     check ("N checks" from tests/unit/expect.h);
 #   - with CI=true, any test skipped (a suite's or a binary's exit 77),
 #     unless its reason starts with a [key] from tests/skip-reasons;
-#   - at RUN_DEADLINE seconds (default 3540) the run stops: the suite under
+#   - at RUN_DEADLINE seconds (default 3840) the run stops: the suite under
 #     way is killed and its unreported tests fail, later suites fail as not
 #     started, and the counts are still printed. Each suite's wall time is
 #     printed after it ("time: NAME SECONDS") and again at the end.

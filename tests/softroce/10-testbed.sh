@@ -262,7 +262,7 @@ no_leftovers || fail down_final "leftovers after the shared kernel's down"
 # linked: their download is not what this checks, and took 15 s of it
 C2=$(mktemp -d /tmp/rtb-cache.XXXXXX)
 CD=${RDMATB_CACHE_DIR:-/var/cache/rdma-testbed}
-for d in "$CD"/kernel-* "$CD"/nfs-* "$CD"/openssh-server-*; do
+for d in "$CD"/kernel-* "$CD"/nfs-* "$CD"/openssh-server-* "$CD"/slurm*-[0-9]*; do
 	[ -d "$d" ] && cp -al "$d" "$C2/" 2>/dev/null
 done
 echo 30.0 > "$C2/image-base.s"

@@ -3,8 +3,9 @@
 # Slurm on the nodes and `rdmactl run --slurm` through the docs' sbatch
 # script. Debian's slurmctld runs on node0, slurmd on every node
 # (rdmatb-slurm, started and stopped here). The job runs the script of
-# examples/slurm/ (the one docs/cluster.md shows) on quickstart.yaml,
-# a collective with a 1% drop on every node: rdmactl on node0 starts the
+# examples/slurm/ (the one docs/cluster.md shows) on its allreduce.yaml
+# (hosts.slurm), rc against hadamard with a 1% drop on every node's
+# ingress, then on quickstart.yaml (a testbed profile): rdmactl on node0 starts the
 # agents with srun, they join it, the run ends, the step with it. A
 # device that is not on every node fails at once, naming the node.
 # rdmactl doctor --slurm sweeps the allocation's nodes the same way.
@@ -38,7 +39,7 @@ slurm_run() {
 	grep -q "slurm: not inside a Slurm allocation" <<< "$out" && [ $rc = 2 ] ||
 		{ ok=0; why="$why outside: rc=$rc $out;"; }
 	out=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 600 sbatch --wait \
-		rdma-run.sbatch quickstart.yaml --set run.iters=10 --set run.rounds=1 --set workload.options.size=256k \
+		rdma-run.sbatch allreduce.yaml --set run.iters=10 --set run.rounds=1 --set workload.options.size=256k \
 		--expect "hadamard: lost > 0.2%"; echo "sbatch exit $?"' 2>&1)
 	job=$(grep -oE 'Submitted batch job [0-9]+' <<< "$out" | grep -oE '[0-9]+$')
 	grep -q "sbatch exit 0" <<< "$out" || { ok=0; why="$why $(tr '\n' '|' <<< "$out");"; }
@@ -55,11 +56,11 @@ slurm_run() {
 		.faults[0].port, (.expectations_failed // 0)] | map(tostring) | join(" ")' "$rep" 2>&1)
 	[ "$v" = "ok hosts node0,node1,node2 3 node0,node1,node2 nic 0" ] || { ok=0; why="$why report: $v;"; }
 	[ -z "$(schema_ok "$rep")" ] || { ok=0; why="$why schema: $(schema_ok "$rep");"; }
-	# the example profile of its own (hosts.slurm); every node its own
-	# device name (rxeI): --dev rxe1 is wrong on node0 and node2, whose
-	# agents fail, and the step with them, at once
+	# a testbed profile (quickstart); every node its own device name
+	# (rxeI): --dev rxe1 is wrong on node0 and node2, whose agents fail,
+	# and the step with them, at once
 	out=$("$RDMACTL" testbed exec node0 -- sh -c 'cd /tmp/sl && timeout 300 sbatch --wait \
-		rdma-run.sbatch allreduce.yaml --dev rxe1; echo "sbatch exit $?"' 2>&1)
+		rdma-run.sbatch quickstart.yaml --dev rxe1; echo "sbatch exit $?"' 2>&1)
 	bjob=$(grep -oE 'Submitted batch job [0-9]+' <<< "$out" | grep -oE '[0-9]+$')
 	blog=$("$RDMACTL" testbed exec node0 -- cat "/tmp/sl/rdma-testbed-$bjob.out" 2>&1)
 	grep -q "sbatch exit 1" <<< "$out" &&
@@ -112,7 +113,7 @@ slurm_run() {
 	done
 	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b - a}')
 	if [ $ok = 1 ]; then
-		pass slurm_run "job $job: sbatch rdma-run.sbatch quickstart.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; doctor --slurm: 3 pairs in $(jq -r '.cost.wall_s' <<< "$dout") s, nothing named; nothing left (agents, steps, jobs, rules, qdiscs, daemons); ${dt} s"
+		pass slurm_run "job $job: sbatch rdma-run.sbatch allreduce.yaml on node[0-2]: $(jq -c '[.arms[] | {name, lost: .lost_fraction}]' "$rep"); drops on $(jq -r '[.faults[0].rules[].counters.dropped] | map(tostring) | join("/")' "$rep"); --dev rxe1: '$(grep -oE "node[02]: rdma-agent: [^;]*" <<< "$blog" | head -n 1)'; doctor --slurm: 3 pairs in $(jq -r '.cost.wall_s' <<< "$dout") s, nothing named; nothing left (agents, steps, jobs, rules, qdiscs, daemons); ${dt} s"
 	else	# a node's virtio NIC that stopped sending says so in its kernel log
 		fail slurm_run "$why; the nodes' NICs: $(for n in node0 node1 node2; do
 			printf '%s: %s; ' "$n" "$(timeout 20 "$RDMACTL" testbed exec "$n" -- sh -c \

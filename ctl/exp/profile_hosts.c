@@ -429,6 +429,15 @@ static int resolve_switch_ports(struct pctx *x, struct profile *p, const struct 
 	return 0;
 }
 
+/* "ADDR:PORT": something before the last colon, a port 1..65535 after it */
+static int addr_port_ok(const char *s)
+{
+	const char *c = strrchr(s, ':');
+
+	return c && c != s && atoi(c + 1) >= 1 && atoi(c + 1) <= 65535 &&
+	       strspn(c + 1, "0123456789") == strlen(c + 1);
+}
+
 /* hosts.slurm: {nodes: N, dev:, listen:, wait:}: rdmactl run inside an
  * allocation takes its first N nodes, named node0.. in its order, and
  * starts their agents (ctl/exp/slurm.c); nothing else under hosts: */
@@ -440,7 +449,6 @@ static int check_slurm(struct pctx *x, struct profile *p, const struct ynode *h,
 	static const char *const keys[] = { "nodes", "dev", "listen", "wait", NULL };
 	const struct ynode *k;
 	uint64_t n = 0;
-	char *c;
 
 	for (int i = 0; others[i]; i++)
 		if ((k = ytree_get(h, others[i], NULL)))
@@ -464,10 +472,7 @@ static int check_slurm(struct pctx *x, struct profile *p, const struct ynode *h,
 				       strlen(p->slurm.dev))
 		return prof_perr(x, ytree_get(sm, "dev", NULL), 0, "hosts.slurm.dev: '%s': expected "
 				 "an RDMA device name ([a-z0-9_-], as mlx5_0)", p->slurm.dev);
-	c = strrchr(p->slurm.listen, ':');
-	if (p->slurm.listen[0] && (!c || c == p->slurm.listen || atoi(c + 1) < 1 ||
-				   atoi(c + 1) > 65535 ||
-				   strspn(c + 1, "0123456789") != strlen(c + 1)))
+	if (p->slurm.listen[0] && !addr_port_ok(p->slurm.listen))
 		return prof_perr(x, ytree_get(sm, "listen", NULL), 0, "hosts.slurm.listen: '%s': "
 				 "expected ADDR:PORT (an address the nodes reach)", p->slurm.listen);
 	p->slurm.want = 1;
@@ -491,7 +496,6 @@ int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 	jm = ytree_get(h, "join", NULL);
 	if (jm) {
 		const struct ynode *l = ytree_get(jm, "listen", NULL);
-		char *c;
 
 		p->join.wait_ns = 60000000000ULL;
 		if (prof_want(x, jm, YN_MAP, "hosts.join") ||
@@ -504,9 +508,7 @@ int prof_check_hosts(struct pctx *x, struct profile *p, const struct ynode *h)
 		if (!l)
 			return prof_perr(x, jm, 0, "hosts.join: missing key 'listen' (ADDR:PORT "
 					 "rdmactl listens on, as 0.0.0.0:47000)");
-		c = strrchr(p->join.listen, ':');
-		if (!c || c == p->join.listen || atoi(c + 1) < 1 || atoi(c + 1) > 65535 ||
-		    strspn(c + 1, "0123456789") != strlen(c + 1))
+		if (!addr_port_ok(p->join.listen))
 			return prof_perr(x, l, 0, "hosts.join.listen: '%s': expected ADDR:PORT",
 					 p->join.listen);
 		if (ytree_get(h, "ssh", NULL))

@@ -42,52 +42,10 @@
 #include "lib/proc.h"
 #include "lib/proto.h"
 
-/* the output of argv (stdout) into buf, NUL-terminated: 0, or -errno with
- * its stderr's first line in err */
-static int run_capture(char *const *argv, char *buf, size_t len, char *err, size_t elen)
-{
-	char tmpl[] = "/tmp/rdmactl-slurm.XXXXXX", etmpl[] = "/tmp/rdmactl-slurm.XXXXXX";
-	int out = mkostemp(tmpl, O_CLOEXEC), efd = mkostemp(etmpl, O_CLOEXEC), st = -1, r;
-	ssize_t n;
-	pid_t pid;
-
-	buf[0] = err[0] = 0;
-	if (out < 0 || efd < 0) {
-		r = -errno;
-		goto out;
-	}
-	unlink(tmpl);
-	unlink(etmpl);
-	{
-		struct proc_io io = { open("/dev/null", O_RDONLY | O_CLOEXEC), out, efd, 0 };
-
-		r = proc_spawn(argv, &io, &pid);
-		if (io.in >= 0)
-			close(io.in);
-	}
-	if (r)
-		goto out;
-	r = proc_reap(pid, 30000, &st);
-	if (r == -ETIMEDOUT)
-		st = proc_stop(pid, 1000);
-	n = pread(out, buf, len - 1, 0);
-	buf[n > 0 ? n : 0] = 0;
-	n = pread(efd, err, elen - 1, 0);
-	err[n > 0 ? n : 0] = 0;
-	err[strcspn(err, "\n")] = 0;
-	r = st ? -EIO : 0;
-out:
-	if (out >= 0)
-		close(out);
-	if (efd >= 0)
-		close(efd);
-	return r;
-}
-
 int slurm_nodes(char (*names)[32], int max, char *err, size_t len)
 {
 	const char *list = getenv("SLURM_JOB_NODELIST");
-	char out[16384], why[512], *tok, *save;
+	char out[16384], *tok, *save;
 	char *argv[] = { "scontrol", "show", "hostnames", (char *)list, NULL };
 	int n = 0, r;
 
@@ -96,11 +54,11 @@ int slurm_nodes(char (*names)[32], int max, char *err, size_t len)
 			 "SLURM_JOB_NODELIST): run it from an sbatch script or salloc");
 		return -ENOENT;
 	}
-	r = run_capture(argv, out, sizeof(out), why, sizeof(why));
+	r = proc_run(argv, out, sizeof(out));	/* its stderr is ours: its words, said */
 	if (r) {
 		snprintf(err, len, "slurm: scontrol show hostnames %s: %s", list,
-			 why[0] ? why : r == -ENOENT ? "no scontrol in PATH" : strerror(-r));
-		return r;
+			 r == -ENOENT ? "no scontrol in PATH" : r < 0 ? strerror(-r) : "it failed");
+		return r < 0 ? r : -EIO;
 	}
 	for (tok = strtok_r(out, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
 		if (n == max) {
